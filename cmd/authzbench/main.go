@@ -1,0 +1,104 @@
+// Command authzbench measures how fast authorization engines decide, deployed the way people
+// deploy them, with every decision checked. See `authzbench --help`.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/authzbench/authzbench/internal/opacli"
+)
+
+// Exit statuses, so scripts can tell a bad invocation from a run that found errors.
+const (
+	exitOK          = 0
+	exitFailed      = 1   // the run failed, or responses were not served decisions
+	exitUsage       = 2   // bad flags, scenario, policy or inputs: nothing was measured
+	exitInterrupted = 130 // stopped by Ctrl-C; the partial result was written
+)
+
+// exitError carries an exit status through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(err error) error { return &exitError{exitUsage, err} }
+
+func main() {
+	// "authzbench opa ..." is OPA itself; dispatch before building our own command tree so a
+	// per-decision `opa eval` process pays as little start-up as the real opa binary.
+	opacli.DispatchIfAsked()
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func execute(args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "authzbench:", err)
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return exitUsage // cobra's own errors: unknown flag or command
+}
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "authzbench",
+		Short: "Measure how fast authorization engines decide, with every decision checked",
+		Long: `authzbench measures policy engines (OPA today) the way they are deployed: in-process,
+one CLI process per decision, or as a REST server. It starts what it measures, checks every
+response against the decision it must produce (a 400, an undefined result or a wrong allow/deny
+is an error, never a success), records latencies in HDR histograms up to p99.99, and writes one
+JSON result file that every report can be rebuilt from.`,
+		Example: `  # The quickstart: 4 policies x 3 OPA deployment modes, about 90 seconds
+  authzbench run
+
+  # One workload, one mode, your load
+  authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
+
+  # Your own policy, data and inputs
+  authzbench run --target opa/inproc --policy ./policy --data data.json --inputs inputs.jsonl
+
+  # Re-render a kept result
+  authzbench report results/authzbench-20261122-120000.json --format markdown`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newRunCommand(stdout, stderr), newReportCommand(stdout), newWorkloadsCommand(stdout),
+		newVersionCommand(stdout), newOPACommand())
+	return root
+}
+
+func newOPACommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "opa [opa arguments]",
+		Short: "Run OPA's own command line, linked into authzbench (opa eval, opa run, opa bench ...)",
+		Long: `authzbench links in OPA's command tree, so nothing has to be installed to run it:
+'authzbench opa eval', 'authzbench opa run --server' and 'authzbench opa bench' behave exactly
+as the opa binary of the linked version does. The opa/cli and opa/server targets run it.`,
+		Example: `  authzbench opa version
+  authzbench opa eval --data policy.rego --stdin-input 'data.authz.allow' < input.json`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := opacli.Main(args); code != 0 {
+				return &exitError{code, fmt.Errorf("opa exited with status %d", code)}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/version"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/report"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+type runFlags struct {
+	file        string
+	targets     []string
+	workloads   []string
+	policies    []string
+	data        []string
+	inputs      string
+	query       string
+	workers     int
+	duration    time.Duration
+	warmup      time.Duration
+	requests    int64
+	repeat      int
+	timeout     time.Duration
+	url         string
+	port        int
+	opaBin      string
+	logLevel    string
+	sutArgs     []string
+	out         string
+	format      string
+	allowErrors bool
+	noProgress  bool
+}
+
+func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a benchmark: the quickstart, a scenario file, or one described by flags",
+		Long: `run drives workloads through targets and prints a comparison table.
+
+With no arguments it runs the embedded quickstart scenario: the nop, rbac, api and risk
+workloads through opa/cli, opa/server and opa/inproc, in about 90 seconds on 2 cores.
+With -f it runs a scenario file; with --target/--workload or --policy it runs one described by
+flags. Load flags (--workers, --duration, --requests, --warmup, --repeat, --timeout) override
+the scenario's values for every target.
+
+Targets:   ` + strings.Join(target.Names(), ", ") + `
+Workloads: ` + strings.Join(workload.Names(), ", ") + `
+
+Every response is verified. Throughput counts only ok responses; latency percentiles are over
+ok responses only; any other response (wrong_decision, undefined, non_boolean, http_<code>,
+exit_<code>, transport, timeout) is counted and shown, and makes the exit status 1 unless
+--allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
+the partial result marked "interrupted": true (exit status 130).`,
+		Example: `  authzbench run
+  authzbench run -f experiments/cli-vs-server.yaml --repeat 5
+  authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
+  authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
+  authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
+  authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd, f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "file", "f", "", "scenario YAML file (workloads x targets x load x repetitions)")
+	fl.StringSliceVar(&f.targets, "target", nil, "target to measure, repeatable ("+strings.Join(target.Names(), ", ")+"); default opa/server")
+	fl.StringSliceVar(&f.workloads, "workload", nil, "built-in workload, repeatable ("+strings.Join(workload.Names(), ", ")+"); default rbac")
+	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable")
+	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
+	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
+	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
+	fl.IntVar(&f.workers, "workers", scenario.DefaultWorkers, "closed-loop workers (concurrent requests)")
+	fl.DurationVar(&f.duration, "duration", scenario.DefaultDuration, "measured time per repetition")
+	fl.DurationVar(&f.warmup, "warmup", scenario.DefaultWarmup, "load sent and discarded before measuring")
+	fl.Int64Var(&f.requests, "requests", 0, "measured requests per repetition, instead of --duration (still bounded by 10m)")
+	fl.IntVar(&f.repeat, "repeat", 1, "repetitions: throughput is reported as mean ± sd with a 95% CI, percentiles from all merged")
+	fl.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "per-request timeout; slower answers count as timeout errors")
+	fl.StringVar(&f.url, "url", "", "opa/server: measure this running server (http://127.0.0.1:8181) instead of starting one")
+	fl.IntVar(&f.port, "port", 0, "opa/server: loopback port for the server authzbench starts (default: a free one)")
+	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
+	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA servers authzbench starts (info logging costs ~20% throughput)")
+	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
+	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
+	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
+	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
+	if err := checkFormat(f.format); err != nil {
+		return usageError(err)
+	}
+	s, err := buildScenario(cmd, f)
+	if err != nil {
+		return usageError(err)
+	}
+	opa, err := sut.SelfOPA()
+	if f.opaBin != "" {
+		opa, err = sut.ExternalOPA(f.opaBin)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	if f.port != 0 {
+		if _, err := sut.CheckFree(f.port); err != nil {
+			return usageError(err)
+		}
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stopSignals := onInterrupt(cancel, stderr)
+	defer stopSignals()
+
+	doc := &result.Document{
+		Schema:   result.Schema,
+		Created:  time.Now().UTC(),
+		Command:  append([]string{"authzbench"}, os.Args[1:]...),
+		Scenario: s.Source,
+		Env:      result.CaptureEnv(version.Version),
+	}
+	opts := bench.Options{Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs}}
+	progress := newProgressLine(stderr, f.noProgress)
+	opts.Progress = progress.show
+	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
+		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
+	runErr := bench.Run(ctx, s, opts, doc)
+	progress.clear()
+
+	var stopped *bench.StoppedError
+	if errors.As(runErr, &stopped) || ctx.Err() != nil {
+		doc.Interrupted = true
+		doc.StopReason = context.Cause(ctx).Error()
+		if ctx.Err() == nil {
+			doc.StopReason = runErr.Error()
+		}
+	} else if runErr != nil && len(doc.Runs) > 0 {
+		doc.Interrupted = true
+		doc.StopReason = runErr.Error()
+	}
+
+	path := f.out
+	if path == "" {
+		path = filepath.Join("results", "authzbench-"+doc.Created.Format("20060102-150405")+".json")
+	}
+	if len(doc.Runs) > 0 {
+		if err := result.Write(path, doc); err != nil {
+			return &exitError{exitFailed, err}
+		}
+		if err := render(stdout, doc, f.format); err != nil {
+			return &exitError{exitFailed, err}
+		}
+		fmt.Fprintf(stderr, "authzbench: result written to %s\n", path)
+	}
+
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{exitInterrupted, context.Cause(ctx)}
+	case runErr != nil && len(doc.Runs) == 0:
+		return usageError(runErr)
+	case runErr != nil:
+		return &exitError{exitFailed, runErr}
+	}
+	if bad := errorCount(doc); bad > 0 && !f.allowErrors {
+		return &exitError{exitFailed, fmt.Errorf("%d responses were not served decisions (see the table); --allow-errors to exit 0 anyway", bad)}
+	}
+	return nil
+}
+
+func errorCount(doc *result.Document) uint64 {
+	var n uint64
+	for _, r := range doc.Runs {
+		n += r.Summary.Errors
+	}
+	return n
+}
+
+// buildScenario picks the quickstart, a scenario file, or one from flags, and applies the load
+// flags the user set.
+func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
+	fl := cmd.Flags()
+	var o scenario.Overrides
+	if fl.Changed("workers") {
+		o.Workers = &f.workers
+	}
+	if fl.Changed("duration") {
+		o.Duration = &f.duration
+	}
+	if fl.Changed("warmup") {
+		o.Warmup = &f.warmup
+	}
+	if fl.Changed("requests") {
+		o.Requests = &f.requests
+	}
+	if fl.Changed("timeout") {
+		o.Timeout = &f.timeout
+	}
+	if fl.Changed("repeat") {
+		o.Repeat = &f.repeat
+	}
+	userFlags := len(f.policies) > 0 || len(f.data) > 0 || f.inputs != "" || f.query != ""
+	adHoc := len(f.targets) > 0 || len(f.workloads) > 0 || userFlags
+	if f.file != "" && adHoc {
+		return nil, errors.New("-f runs a scenario file: give workloads and targets in the file, or drop -f to describe the run with flags")
+	}
+	var s *scenario.Scenario
+	var err error
+	switch {
+	case f.file != "":
+		s, err = scenario.Load(f.file)
+	case adHoc:
+		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, Overrides: o}
+		if userFlags {
+			a.User = &workload.UserSpec{Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query}
+		}
+		return scenario.FromFlags(a)
+	default:
+		s, err = scenario.Embedded("quickstart")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, s.Apply(o)
+}
+
+func checkFormat(format string) error {
+	switch format {
+	case "table", "markdown", "json":
+		return nil
+	}
+	return fmt.Errorf("--format %q: want table, markdown or json", format)
+}
+
+func render(w io.Writer, doc *result.Document, format string) error {
+	switch format {
+	case "markdown":
+		return report.Markdown(w, doc)
+	case "json":
+		return report.JSON(w, doc)
+	}
+	return report.Table(w, doc)
+}
+
+// onInterrupt cancels the run on the first Ctrl-C (or SIGTERM) so the partial result is written
+// and the servers are stopped; a second one exits at once.
+func onInterrupt(cancel context.CancelCauseFunc, stderr io.Writer) (stop func()) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			fmt.Fprintf(stderr, "\nauthzbench: %s: stopping the load, stopping servers, writing the partial result (again to quit at once)\n", s)
+			cancel(fmt.Errorf("interrupted by %s", s))
+		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(sig); close(done) }
+}
+
+// progressLine rewrites one stderr line with the state of the run, when stderr is a terminal.
+type progressLine struct {
+	mu      sync.Mutex
+	w       io.Writer
+	enabled bool
+	last    time.Time
+}
+
+func newProgressLine(w io.Writer, disabled bool) *progressLine {
+	p := &progressLine{w: w}
+	if f, ok := w.(*os.File); ok && !disabled {
+		p.enabled = term.IsTerminal(int(f.Fd()))
+	}
+	return p
+}
+
+func (p *progressLine) show(s bench.Status) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	phase := "measuring"
+	if s.Load.Warmup {
+		phase = "warm-up"
+	}
+	line := fmt.Sprintf("[%d/%d] %s on %s, rep %d/%d, %s %s/%s: ok %d, errors %d",
+		s.Step, s.Steps, s.Workload, s.Target, s.Repetition, s.Reps, phase,
+		s.Load.Elapsed.Truncate(100*time.Millisecond), s.Planned, s.Load.OK, s.Load.Errors)
+	if s.RequestsPerSecond > 0 {
+		line += fmt.Sprintf(", %.0f req/s", s.RequestsPerSecond)
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
+}
+
+func (p *progressLine) clear() {
+	if p.enabled {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

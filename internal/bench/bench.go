@@ -1,0 +1,175 @@
+// Package bench carries out a scenario: for each workload and target it starts the system under
+// test, drives the load for each repetition, and folds what was recorded into the result
+// document. It stops what it started whatever happens, and keeps what was measured when a run is
+// cut short (Ctrl-C, a server that died), marking it partial.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Options configure a run beyond its scenario.
+type Options struct {
+	Target target.Options
+	// Progress, when set, is told what is running and how far it got, several times a second.
+	Progress func(Status)
+}
+
+// Status is what a progress line shows.
+type Status struct {
+	Step, Steps       int
+	Workload, Target  string
+	Repetition, Reps  int
+	Load              load.Progress
+	Planned           time.Duration // of the current phase
+	RequestsPerSecond float64
+}
+
+// Run carries out the scenario. The document it returns holds every run measured, even when the
+// error is not nil; the error says why the scenario did not finish.
+func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) error {
+	workloads, err := Prepare(ctx, s)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(o.Target.TempDir, "authzbench-")
+	if err != nil {
+		return fmt.Errorf("create temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	steps := len(workloads) * len(s.Targets)
+	step := 0
+	for _, w := range workloads {
+		for _, t := range s.Targets {
+			step++
+			run, err := runOne(ctx, s, o, tmp, w, t, step, steps)
+			if run != nil {
+				doc.Runs = append(doc.Runs, *run)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Prepare builds every workload of the scenario and compiles its policy with the in-process
+// OPA, so a bad policy or inputs file is reported before any load starts.
+func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, error) {
+	tmp, err := os.MkdirTemp("", "authzbench-check-")
+	if err != nil {
+		return nil, fmt.Errorf("create temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	var out []*workload.Workload
+	var errs []error
+	for i, ref := range s.Workloads {
+		var w *workload.Workload
+		if ref.User != nil {
+			w, err = workload.FromFiles(*ref.User)
+		} else {
+			w, err = workload.Builtin(ref.Name)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		dir, err := os.MkdirTemp(tmp, fmt.Sprintf("w%d-", i))
+		if err != nil {
+			return nil, err
+		}
+		policies, data, err := w.Files(dir)
+		if err == nil {
+			_, err = target.PrepareOPA(ctx, w.Query, policies, data)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, errors.Join(errs...)
+}
+
+func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w *workload.Workload,
+	t scenario.TargetRef, step, steps int) (*result.Run, error) {
+	allow, deny, unverified := w.Counts()
+	run := &result.Run{
+		Target:   t.Name,
+		Workload: w.Name,
+		WorkloadDoc: result.WorkloadInfo{Description: w.Description, Query: w.Query, Inputs: len(w.Inputs),
+			ExpectAllow: allow, ExpectDeny: deny, Unverified: unverified},
+		Load: result.Load{Model: "closed", Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
+			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
+	}
+	topts := o.Target
+	topts.Workers = t.Load.Workers
+	topts.Timeout = t.Timeout
+	topts.TempDir = tmp
+	tg, err := target.New(t.Name, topts)
+	if err != nil {
+		return nil, err
+	}
+	defer tg.Stop(context.Background())
+	if err := tg.Start(ctx, w); err != nil {
+		err = fmt.Errorf("start %s for workload %s: %w", t.Name, w.Name, err)
+		run.Error = err.Error()
+		run.Partial = true
+		run.SUT = tg.Info()
+		return run, err
+	}
+	run.SUT = tg.Info()
+
+	merged := metrics.NewRecorder()
+	for rep := 1; rep <= s.Repeat; rep++ {
+		progress := func(p load.Progress) {
+			if o.Progress == nil {
+				return
+			}
+			st := Status{Step: step, Steps: steps, Workload: w.Name, Target: t.Name, Repetition: rep,
+				Reps: s.Repeat, Load: p, Planned: t.Load.Duration}
+			if p.Warmup {
+				st.Planned = t.Load.Warmup
+			}
+			if secs := p.Elapsed.Seconds(); secs > 0 && !p.Warmup {
+				st.RequestsPerSecond = float64(p.OK) / secs
+			}
+			o.Progress(st)
+		}
+		out := t.Load.Run(ctx, tg, w.Inputs, progress)
+		partial := out.Stopped != nil
+		r, err := result.NewRepetition(out.Recorder, out.Elapsed, partial)
+		if err != nil {
+			return run, err
+		}
+		run.Repetitions = append(run.Repetitions, r)
+		merged.Merge(out.Recorder)
+		if partial {
+			run.Partial = true
+			run.Error = out.Stopped.Error()
+			run.Summary = result.Summarise(run.Repetitions, merged)
+			return run, &StoppedError{Cause: out.Stopped}
+		}
+	}
+	run.Summary = result.Summarise(run.Repetitions, merged)
+	return run, nil
+}
+
+// StoppedError says the load was stopped before a run finished: Ctrl-C, or a server that exited.
+type StoppedError struct{ Cause error }
+
+func (e *StoppedError) Error() string { return "run stopped: " + e.Cause.Error() }
+func (e *StoppedError) Unwrap() error { return e.Cause }

@@ -1,0 +1,238 @@
+// Package load generates requests against a target and records every answer.
+//
+// The closed-loop driver runs a fixed number of workers, each sending its next request as soon
+// as the previous one is answered: it tells how fast a server answers that many impatient
+// clients. Warm-up requests are sent and discarded. Every loop is bounded in time (and in count
+// when a request budget is given), and stops at once when the context is cancelled.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Closed describes a closed-loop run.
+type Closed struct {
+	Workers  int
+	Duration time.Duration // length of the measured phase; ignored when Requests is set
+	Requests int64         // measured requests in all; 0 to run for Duration
+	Warmup   time.Duration // sent and discarded before the measured phase
+	// MaxTime bounds the measured phase when Requests is set, so a slow target cannot keep
+	// the run going for ever.
+	MaxTime time.Duration
+}
+
+// Validate reports settings that cannot run.
+func (c Closed) Validate() error {
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", c.Workers))
+	}
+	if c.Requests < 0 {
+		errs = append(errs, fmt.Errorf("requests must not be negative, got %d", c.Requests))
+	}
+	if c.Requests == 0 && c.Duration <= 0 {
+		errs = append(errs, errors.New("give a positive duration or a request count"))
+	}
+	if c.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", c.Warmup))
+	}
+	return errors.Join(errs...)
+}
+
+// Progress is a snapshot for a live progress line.
+type Progress struct {
+	Warmup  bool
+	Elapsed time.Duration
+	OK      uint64
+	Errors  uint64
+}
+
+// Outcome of one run of the driver.
+type Outcome struct {
+	Recorder *metrics.Recorder // all workers' measurements, merged
+	Elapsed  time.Duration     // measured phase, from its start until the last worker returned
+	// Stopped says why the run ended early: the context's cause (Ctrl-C, a server that died);
+	// nil when it ran to completion.
+	Stopped error
+}
+
+const (
+	phaseWarmup int32 = iota
+	phaseMeasure
+	phaseStop
+)
+
+// Run drives t with the inputs' expectations until the measured phase is over.
+func (c Closed) Run(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+	if c.MaxTime <= 0 {
+		c.MaxTime = 10 * time.Minute
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if died := t.Died(); died != nil {
+		go func() {
+			select {
+			case <-died:
+				cancel(t.Err())
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	expects := make([]workload.Expect, len(inputs))
+	for i, in := range inputs {
+		expects[i] = in.Expect
+	}
+	var phase atomic.Int32
+	recorders := make([]*metrics.Recorder, c.Workers)
+	quotas := splitQuota(c.Requests, c.Workers)
+	var wg sync.WaitGroup
+	for id := range c.Workers {
+		recorders[id] = metrics.NewRecorder()
+		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects,
+			first: id % len(expects), step: c.Workers, quota: quotas[id], phase: &phase}
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run(ctx) }()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	live := func(warm bool, since time.Time) {
+		if progress == nil {
+			return
+		}
+		p := Progress{Warmup: warm, Elapsed: time.Since(since)}
+		for _, r := range recorders {
+			ok, errs := r.Live()
+			p.OK += ok
+			p.Errors += errs
+		}
+		progress(p)
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+
+	// Warm-up: workers run, nothing is recorded.
+	warmStart := time.Now()
+	warmEnd := time.After(c.Warmup)
+warm:
+	for {
+		select {
+		case <-warmEnd:
+			break warm
+		case <-ctx.Done():
+			phase.Store(phaseStop)
+			<-allDone
+			return Outcome{Recorder: merge(recorders), Stopped: context.Cause(ctx)}
+		case <-tick.C:
+			live(true, warmStart)
+		}
+	}
+
+	measureStart := time.Now()
+	phase.Store(phaseMeasure)
+	limit := c.Duration
+	if c.Requests > 0 {
+		limit = c.MaxTime
+	}
+	deadline := time.After(limit)
+	var stopped error
+measure:
+	for {
+		select {
+		case <-allDone: // request budget spent
+			break measure
+		case <-deadline:
+			if c.Requests > 0 {
+				stopped = fmt.Errorf("request budget not reached within %s", c.MaxTime)
+			}
+			break measure
+		case <-ctx.Done():
+			stopped = context.Cause(ctx)
+			break measure
+		case <-tick.C:
+			live(false, measureStart)
+		}
+	}
+	phase.Store(phaseStop)
+	<-allDone
+	elapsed := time.Since(measureStart)
+	live(false, measureStart)
+	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped}
+}
+
+// splitQuota divides a request budget among workers up front, so no worker contends with
+// another for a shared counter.
+func splitQuota(total int64, workers int) []int64 {
+	q := make([]int64, workers)
+	if total <= 0 {
+		return q
+	}
+	for i := range q {
+		q[i] = total / int64(workers)
+		if int64(i) < total%int64(workers) {
+			q[i]++
+		}
+	}
+	return q
+}
+
+func merge(rs []*metrics.Recorder) *metrics.Recorder {
+	out := metrics.NewRecorder()
+	for _, r := range rs {
+		out.Merge(r)
+	}
+	return out
+}
+
+type worker struct {
+	decider target.Decider
+	rec     *metrics.Recorder
+	expects []workload.Expect
+	first   int
+	step    int
+	quota   int64 // measured requests to send; 0 for no limit
+	phase   *atomic.Int32
+}
+
+// run sends requests back to back. Worker k takes inputs k, k+W, k+2W ... so that together the
+// workers walk the inputs round-robin in file order.
+func (w *worker) run(ctx context.Context) {
+	n := len(w.expects)
+	i := w.first
+	var sent int64
+	for {
+		p := w.phase.Load()
+		if p == phaseStop {
+			return
+		}
+		if w.quota > 0 && p == phaseMeasure && sent >= w.quota {
+			return
+		}
+		start := time.Now()
+		out := w.decider.Decide(ctx, i)
+		latency := time.Since(start)
+		if ctx.Err() != nil {
+			return // interrupted mid-request: neither a success nor the server's error
+		}
+		if p == phaseMeasure {
+			class := verify.Classify(w.expects[i], out)
+			w.rec.Record(class, out.Status, latency)
+			if class == verify.OK && w.expects[i] == workload.Unverified {
+				w.rec.UnverifiedOK++
+			}
+			sent++
+		}
+		i = (i + w.step) % n
+	}
+}

@@ -1,0 +1,38 @@
+// Package opacli links OPA's own command tree (opa eval, opa run, opa bench ...) into
+// authzbench, so the CLI and server modes run the real OPA without anything to install.
+//
+// authzbench starts OPA by executing itself with "opa" as its first argument; test binaries do
+// the same through DispatchIfAsked in their TestMain.
+package opacli
+
+import (
+	"errors"
+	"os"
+
+	opacmd "github.com/open-policy-agent/opa/cmd"
+)
+
+// Arg is the first argument that turns an authzbench (or test) process into OPA.
+const Arg = "opa"
+
+// Main runs OPA's command line with args (without the leading "opa") and returns its exit code.
+func Main(args []string) int {
+	root := opacmd.RootCommand
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		var exit *opacmd.ExitError
+		if errors.As(err, &exit) {
+			return exit.Exit
+		}
+		return 1
+	}
+	return 0
+}
+
+// DispatchIfAsked runs OPA and exits when the process was started as "<self> opa ...". Call it
+// first thing in main and in the TestMain of packages whose tests start OPA processes.
+func DispatchIfAsked() {
+	if len(os.Args) > 1 && os.Args[1] == Arg {
+		os.Exit(Main(os.Args[2:]))
+	}
+}

@@ -1,0 +1,194 @@
+// Package report renders result documents for people: a terminal table and Markdown. Renderers
+// read only the result document, so any view can be rebuilt later from a kept result file.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// row is one line of the comparison table.
+type row struct {
+	Workload, Target string
+	RPS              string
+	P50, P95, P99    string
+	P999             string
+	Errors           string
+	Ratio            string
+	Notes            []string
+}
+
+var header = []string{"Workload", "Target", "req/s ± sd", "P50", "P95", "P99", "P99.9", "errors", "× vs first"}
+
+// rows lays out the runs; the ratio compares throughput with the first target run on the same
+// workload, as the study's "Improvement" column does.
+func rows(doc *result.Document) []row {
+	first := map[string]float64{}
+	firstName := map[string]string{}
+	var out []row
+	for _, r := range doc.Runs {
+		s := r.Summary
+		x := row{Workload: r.Workload, Target: r.Target}
+		if r.Partial {
+			x.Target += " (partial)"
+		}
+		x.RPS = formatRPS(s.ThroughputRPS.Mean, s.ThroughputRPS.SD, s.ThroughputRPS.N)
+		if s.OK > 0 {
+			x.P50, x.P95, x.P99, x.P999 = Duration(s.LatencyUS.P50), Duration(s.LatencyUS.P95),
+				Duration(s.LatencyUS.P99), Duration(s.LatencyUS.P999)
+		} else {
+			x.P50, x.P95, x.P99, x.P999 = "-", "-", "-", "-"
+		}
+		x.Errors = "0"
+		if s.Errors > 0 {
+			x.Errors = fmt.Sprintf("%d !", s.Errors)
+			x.Notes = append(x.Notes, fmt.Sprintf("%d of %d responses were not served decisions: %s",
+				s.Errors, s.Requests, ClassList(s.ErrorClasses)))
+		}
+		if r.Error != "" {
+			x.Notes = append(x.Notes, r.Error)
+		}
+		if s.UnverifiedOK > 0 {
+			x.Notes = append(x.Notes, fmt.Sprintf("%d responses had no expected decision to check", s.UnverifiedOK))
+		}
+		if base, ok := first[r.Workload]; !ok {
+			first[r.Workload] = s.ThroughputRPS.Mean
+			firstName[r.Workload] = r.Target
+			x.Ratio = "1.00× (" + r.Target + ")"
+		} else if base > 0 {
+			x.Ratio = fmt.Sprintf("%.2f×", s.ThroughputRPS.Mean/base)
+		} else {
+			x.Ratio = "-"
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// ClassList renders error classes as "http_400: 12, wrong_decision: 3", largest first.
+func ClassList(classes map[string]uint64) string {
+	type kv struct {
+		k string
+		v uint64
+	}
+	var list []kv
+	for k, v := range classes {
+		list = append(list, kv{k, v})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].v != list[j].v {
+			return list[i].v > list[j].v
+		}
+		return list[i].k < list[j].k
+	})
+	parts := make([]string, len(list))
+	for i, e := range list {
+		parts[i] = fmt.Sprintf("%s: %d", e.k, e.v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Table writes the comparison table for a terminal.
+func Table(w io.Writer, doc *result.Document) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	all := rows(doc)
+	for _, r := range all {
+		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return notes(w, doc, all, "")
+}
+
+// Markdown writes the comparison table as GitHub-flavoured Markdown.
+func Markdown(w io.Writer, doc *result.Document) error {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(header, " | "))
+	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(header)))
+	all := rows(doc)
+	for _, r := range all {
+		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, " | "))
+	}
+	fmt.Fprintln(w)
+	return notes(w, doc, all, "- ")
+}
+
+func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
+	for _, r := range all {
+		for _, n := range r.Notes {
+			if _, err := fmt.Fprintf(w, "%s%s on %s: %s\n", bullet, r.Workload, r.Target, n); err != nil {
+				return err
+			}
+		}
+	}
+	if doc.Interrupted {
+		fmt.Fprintf(w, "%sPARTIAL RESULT: the run was stopped before it finished (%s)\n", bullet, doc.StopReason)
+	}
+	fmt.Fprintf(w, "%s%s, %d cores, GOMAXPROCS %d, %s %s, %s, OPA %s, authzbench %s (%s); pinning: %s\n", bullet,
+		doc.Env.CPUModel, doc.Env.Cores, doc.Env.GOMAXPROCS, doc.Env.OS, doc.Env.Kernel, doc.Env.Go,
+		doc.Env.OPA, doc.Env.Authzbench, short(doc.Env.Commit), doc.Env.Pinning)
+	return nil
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// Duration renders microseconds with a unit that keeps three significant digits.
+func Duration(us float64) string {
+	switch {
+	case us < 1:
+		return fmt.Sprintf("%.0fns", us*1e3)
+	case us < 999.5:
+		return sig3(us) + "µs"
+	case us < 999.5e3:
+		return sig3(us/1e3) + "ms"
+	}
+	return sig3(us/1e6) + "s"
+}
+
+// sig3 keeps three significant digits without switching to exponent notation.
+func sig3(v float64) string {
+	switch {
+	case v < 9.995:
+		return fmt.Sprintf("%.2f", v)
+	case v < 99.95:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func formatRPS(mean, sd float64, n int) string {
+	s := thousands(mean)
+	if n > 1 {
+		s += " ± " + thousands(sd)
+	}
+	return s
+}
+
+// thousands renders a rate with thousands separators, and one decimal below 100.
+func thousands(v float64) string {
+	if v < 100 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	n := int64(math.Round(v))
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

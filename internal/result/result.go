@@ -1,0 +1,224 @@
+// Package result defines the result document, the only thing reports, compare and merge read:
+// every view can be rebuilt from it alone. It also captures the environment and writes the
+// document atomically, so an interrupted write never leaves half a file.
+package result
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/target"
+)
+
+// Schema names the document version. Field names are never renamed within a version.
+const Schema = "authzbench/result/v1"
+
+// Document is one authzbench run.
+type Document struct {
+	Schema   string    `json:"schema"`
+	Created  time.Time `json:"created"`
+	Command  []string  `json:"command,omitempty"`
+	Scenario string    `json:"scenario,omitempty"`
+	Env      Env       `json:"env"`
+	// Interrupted marks a partial result: the run was stopped (Ctrl-C, a server that died)
+	// before every step finished. What was measured is kept.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	StopReason  string `json:"stop_reason,omitempty"`
+	Runs        []Run  `json:"runs"`
+}
+
+// Run is one workload through one target under one load setting.
+type Run struct {
+	Target      string       `json:"target"`
+	Workload    string       `json:"workload"`
+	WorkloadDoc WorkloadInfo `json:"workload_info"`
+	SUT         target.Info  `json:"sut"`
+	Load        Load         `json:"load"`
+	Summary     Summary      `json:"summary"`
+	Repetitions []Repetition `json:"repetitions"`
+	// Partial marks a run cut short; Error says why a run could not start or finish.
+	Partial bool   `json:"partial,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// WorkloadInfo says what was asked of the engine.
+type WorkloadInfo struct {
+	Description string `json:"description,omitempty"`
+	Query       string `json:"query"`
+	Inputs      int    `json:"inputs"`
+	ExpectAllow int    `json:"expect_allow"`
+	ExpectDeny  int    `json:"expect_deny"`
+	Unverified  int    `json:"unverified"`
+}
+
+// Load is the load model of a run.
+type Load struct {
+	Model     string  `json:"model"` // closed
+	Workers   int     `json:"workers"`
+	Rate      float64 `json:"rate"`
+	DurationS float64 `json:"duration_s"`
+	WarmupS   float64 `json:"warmup_s"`
+	Requests  int64   `json:"requests,omitempty"` // request budget, when the run was bounded by count
+	TimeoutS  float64 `json:"timeout_s,omitempty"`
+}
+
+// Summary merges all repetitions of a run.
+type Summary struct {
+	Requests      uint64 `json:"requests"`
+	OK            uint64 `json:"ok"`
+	WrongDecision uint64 `json:"wrong_decision"`
+	// Errors counts every response that was not ok, wrong decisions included.
+	Errors       uint64            `json:"errors"`
+	ErrorClasses map[string]uint64 `json:"error_classes"`
+	UnverifiedOK uint64            `json:"unverified_ok,omitempty"`
+	// ThroughputRPS is ok responses per second: mean, sd and 95 % CI across repetitions.
+	ThroughputRPS metrics.Spread `json:"throughput_rps"`
+	// LatencyUS is over ok responses only, from the histogram of all repetitions merged.
+	LatencyUS metrics.Percentiles `json:"latency_us"`
+	// ErrorLatencyUS is over the other responses, kept apart.
+	ErrorLatencyUS *metrics.Percentiles `json:"error_latency_us,omitempty"`
+}
+
+// Repetition is one repetition of a run.
+type Repetition struct {
+	Requests      uint64              `json:"requests"`
+	OK            uint64              `json:"ok"`
+	Errors        uint64              `json:"errors"`
+	ErrorClasses  map[string]uint64   `json:"error_classes,omitempty"`
+	ElapsedS      float64             `json:"elapsed_s"`
+	ThroughputRPS float64             `json:"throughput_rps"`
+	LatencyUS     metrics.Percentiles `json:"latency_us"`
+	HDR           string              `json:"hdr"`                 // ok latencies, ns, V2 compressed
+	ErrorHDR      string              `json:"error_hdr,omitempty"` // other responses, ns
+	Partial       bool                `json:"partial,omitempty"`
+}
+
+// NewRepetition summarises one driver outcome.
+func NewRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (Repetition, error) {
+	rep := Repetition{
+		Requests:     rec.Requests(),
+		OK:           rec.Counts[0],
+		Errors:       rec.ErrorCount(),
+		ErrorClasses: rec.ErrorClasses(),
+		ElapsedS:     elapsed.Seconds(),
+		LatencyUS:    metrics.PercentilesOf(rec.OK, rec.MeanOKNanos()),
+		Partial:      partial,
+	}
+	if elapsed > 0 {
+		rep.ThroughputRPS = float64(rep.OK) / elapsed.Seconds()
+	}
+	var err error
+	if rep.HDR, err = EncodeHistogram(rec.OK); err != nil {
+		return rep, err
+	}
+	if rec.Errors.TotalCount() > 0 {
+		if rep.ErrorHDR, err = EncodeHistogram(rec.Errors); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// Summarise fills the run's summary from its repetitions and the merged recorder.
+func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
+	s := Summary{
+		Requests:      merged.Requests(),
+		OK:            merged.Counts[0],
+		WrongDecision: merged.Counts[1],
+		Errors:        merged.ErrorCount(),
+		ErrorClasses:  merged.ErrorClasses(),
+		UnverifiedOK:  merged.UnverifiedOK,
+		LatencyUS:     metrics.PercentilesOf(merged.OK, merged.MeanOKNanos()),
+	}
+	var rps []float64
+	for _, r := range reps {
+		if r.ElapsedS > 0 {
+			rps = append(rps, r.ThroughputRPS)
+		}
+	}
+	s.ThroughputRPS = metrics.SpreadOf(rps)
+	if merged.Errors.TotalCount() > 0 {
+		p := metrics.PercentilesOf(merged.Errors, 0)
+		s.ErrorLatencyUS = &p
+	}
+	return s
+}
+
+// EncodeHistogram returns the histogram in HdrHistogram's compressed V2 form (base64 text), which
+// other HdrHistogram implementations read too.
+func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", fmt.Errorf("encode histogram: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeHistogram reads a histogram written by EncodeHistogram.
+func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+		return nil, fmt.Errorf("decode histogram: not base64: %w", err)
+	}
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	return h, nil
+}
+
+// Write stores the document at path atomically: a temporary file in the same directory, synced,
+// then renamed over the destination.
+func Write(path string, doc *Document) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write result: %w", err)
+		}
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".authzbench-result-*.json")
+	if err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("write result %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write result %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write result %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write result %s: %w", path, err)
+	}
+	return nil
+}
+
+// Read loads a result document and checks its schema.
+func Read(path string) (*Document, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	var doc Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	if doc.Schema != Schema {
+		return nil, fmt.Errorf("read result %s: schema %q, want %q", path, doc.Schema, Schema)
+	}
+	return &doc, nil
+}

@@ -1,0 +1,111 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Overrides are load settings given on the command line; nil fields keep the scenario's value.
+type Overrides struct {
+	Workers  *int
+	Duration *time.Duration
+	Warmup   *time.Duration
+	Requests *int64
+	Timeout  *time.Duration
+	Repeat   *int
+}
+
+// AdHoc is a scenario described by flags alone.
+type AdHoc struct {
+	Targets   []string
+	Workloads []string
+	User      *workload.UserSpec // --policy/--data/--inputs/--query
+	Overrides Overrides
+}
+
+// FromFlags builds and validates a scenario from flags. Defaults: targets opa/server,
+// workload rbac (or the user's files).
+func FromFlags(a AdHoc) (*Scenario, error) {
+	s := &Scenario{Name: "ad-hoc", Source: "flags", Repeat: 1}
+	var errs []error
+	targets := a.Targets
+	if len(targets) == 0 {
+		targets = []string{"opa/server"}
+	}
+	for _, t := range targets {
+		if !target.Known(t) {
+			errs = append(errs, fmt.Errorf("--target: unknown target %q; known: %s", t, strings.Join(target.Names(), ", ")))
+			continue
+		}
+		ref := DefaultLoad()
+		ref.Name = t
+		s.Targets = append(s.Targets, ref)
+	}
+	for _, w := range a.Workloads {
+		if _, err := workload.Builtin(w); err != nil {
+			errs = append(errs, fmt.Errorf("--workload: %w", err))
+			continue
+		}
+		s.Workloads = append(s.Workloads, WorkloadRef{Name: w})
+	}
+	if a.User != nil {
+		if _, err := workload.FromFiles(*a.User); err != nil {
+			errs = append(errs, err)
+		} else {
+			name := a.User.Name
+			if name == "" {
+				name = "user"
+			}
+			s.Workloads = append(s.Workloads, WorkloadRef{Name: name, User: a.User})
+		}
+	}
+	if len(a.Workloads) == 0 && a.User == nil {
+		s.Workloads = []WorkloadRef{{Name: "rbac"}}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, s.Apply(a.Overrides)
+}
+
+// Apply sets command-line load settings on every target of the scenario and validates them.
+func (s *Scenario) Apply(o Overrides) error {
+	if o.Repeat != nil {
+		if *o.Repeat < 1 {
+			return fmt.Errorf("--repeat must be at least 1, got %d", *o.Repeat)
+		}
+		s.Repeat = *o.Repeat
+	}
+	var errs []error
+	for i := range s.Targets {
+		t := &s.Targets[i]
+		if o.Workers != nil {
+			t.Load.Workers = *o.Workers
+		}
+		if o.Duration != nil {
+			t.Load.Duration = *o.Duration
+			t.Load.Requests = 0
+		}
+		if o.Requests != nil {
+			t.Load.Requests = *o.Requests
+		}
+		if o.Warmup != nil {
+			t.Load.Warmup = *o.Warmup
+		}
+		if o.Timeout != nil {
+			t.Timeout = *o.Timeout
+		}
+		if err := t.Load.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
+		}
+		if t.Timeout <= 0 {
+			errs = append(errs, fmt.Errorf("target %s: --timeout must be positive, got %s", t.Name, t.Timeout))
+		}
+	}
+	return errors.Join(errs...)
+}

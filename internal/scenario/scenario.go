@@ -1,0 +1,337 @@
+// Package scenario reads what a run should do — workloads × targets × load settings ×
+// repetitions — from YAML or from flags, and validates all of it before any load starts,
+// reporting every problem at once with its file and line, like a compiler.
+package scenario
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Scenario is a validated plan.
+type Scenario struct {
+	Name        string
+	Description string
+	Source      string // file the scenario came from, "embedded:<name>", or "flags"
+	Repeat      int
+	Workloads   []WorkloadRef
+	Targets     []TargetRef
+}
+
+// WorkloadRef is a built-in workload by name, or a user's files.
+type WorkloadRef struct {
+	Name string
+	User *workload.UserSpec // nil for a built-in
+}
+
+// TargetRef is a target with its load settings.
+type TargetRef struct {
+	Name string
+	Load load.Closed
+	// Timeout is the per-request timeout.
+	Timeout time.Duration
+}
+
+// Defaults for anything a scenario or the flags leave out.
+const (
+	DefaultWorkers  = 4
+	DefaultDuration = 10 * time.Second
+	DefaultWarmup   = 2 * time.Second
+	DefaultTimeout  = 5 * time.Second
+)
+
+// file is the YAML shape. Fields that need a line number in errors are wrapped in at.
+type file struct {
+	Name        string         `yaml:"name"`
+	Description string         `yaml:"description"`
+	Repeat      at[int]        `yaml:"repeat"`
+	Load        loadSpec       `yaml:"load"`
+	Workloads   []workloadSpec `yaml:"workloads"`
+	Targets     []targetSpec   `yaml:"targets"`
+}
+
+type loadSpec struct {
+	Workers  *at[int]           `yaml:"workers"`
+	Duration *at[time.Duration] `yaml:"duration"`
+	Warmup   *at[time.Duration] `yaml:"warmup"`
+	Requests *at[int64]         `yaml:"requests"`
+	Timeout  *at[time.Duration] `yaml:"timeout"`
+}
+
+// workloadSpec is either a name or {name, policy, data, inputs, query}.
+type workloadSpec struct {
+	Line   int
+	Name   string   `yaml:"name"`
+	Policy []string `yaml:"policy"`
+	Data   []string `yaml:"data"`
+	Inputs string   `yaml:"inputs"`
+	Query  string   `yaml:"query"`
+}
+
+func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
+	w.Line = n.Line
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&w.Name)
+	}
+	type plain workloadSpec
+	var p plain
+	if err := decodeStrict(n, &p); err != nil {
+		return err
+	}
+	*w = workloadSpec(p)
+	w.Line = n.Line
+	return nil
+}
+
+// targetSpec is either a name or {target, load}.
+type targetSpec struct {
+	Line   int
+	Target string   `yaml:"target"`
+	Load   loadSpec `yaml:"load"`
+}
+
+func (t *targetSpec) UnmarshalYAML(n *yaml.Node) error {
+	t.Line = n.Line
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&t.Target)
+	}
+	type plain targetSpec
+	var p plain
+	if err := decodeStrict(n, &p); err != nil {
+		return err
+	}
+	*t = targetSpec(p)
+	t.Line = n.Line
+	return nil
+}
+
+// at is a value with the line it was written on.
+type at[T any] struct {
+	V    T
+	Line int
+	Set  bool
+}
+
+func (a *at[T]) UnmarshalYAML(n *yaml.Node) error {
+	a.Line, a.Set = n.Line, true
+	return n.Decode(&a.V)
+}
+
+// decodeStrict decodes a mapping node, rejecting unknown keys (a typo must not be ignored).
+func decodeStrict(n *yaml.Node, v any) error {
+	if n.Kind == yaml.MappingNode {
+		known := knownKeys(v)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if !known[k.Value] {
+				return fmt.Errorf("line %d: unknown field %q (known: %s)", k.Line, k.Value, strings.Join(sortedKeys(known), ", "))
+			}
+		}
+	}
+	return n.Decode(v)
+}
+
+//go:embed embedded/*.yaml
+var embedded embed.FS
+
+// Embedded returns a scenario shipped inside authzbench, such as "quickstart".
+func Embedded(name string) (*Scenario, error) {
+	b, err := embedded.ReadFile("embedded/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no embedded scenario %q", name)
+	}
+	return Parse("embedded:"+name, b, "")
+}
+
+// Load reads and validates a scenario file. Relative paths in it are taken from its directory.
+func Load(path string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	return Parse(path, b, filepath.Dir(path))
+}
+
+// Parse validates a scenario's YAML; source names it in errors.
+func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
+	var f file
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty scenario", source)
+		}
+		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var errs []error
+	bad := func(line int, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: %s", source, line, fmt.Sprintf(format, args...)))
+	}
+	s := &Scenario{Name: f.Name, Description: f.Description, Source: source, Repeat: 1}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+	}
+	if f.Repeat.Set {
+		if f.Repeat.V < 1 {
+			bad(f.Repeat.Line, "repeat must be at least 1, got %d", f.Repeat.V)
+		}
+		s.Repeat = f.Repeat.V
+	}
+	if len(f.Workloads) == 0 {
+		errs = append(errs, fmt.Errorf("%s: no workloads: list at least one (known: %s)", source, strings.Join(workload.Names(), ", ")))
+	}
+	for _, w := range f.Workloads {
+		ref, err := workloadRef(w, baseDir)
+		if err != nil {
+			bad(w.Line, "%v", err)
+			continue
+		}
+		s.Workloads = append(s.Workloads, ref)
+	}
+	if len(f.Targets) == 0 {
+		errs = append(errs, fmt.Errorf("%s: no targets: list at least one (known: %s)", source, strings.Join(target.Names(), ", ")))
+	}
+	base := resolveLoad(DefaultLoad(), f.Load)
+	for _, t := range f.Targets {
+		if !target.Known(t.Target) {
+			bad(t.Line, "unknown target %q; known: %s", t.Target, strings.Join(target.Names(), ", "))
+			continue
+		}
+		ref := resolveLoad(base, t.Load)
+		ref.Name = t.Target
+		for _, e := range validateLoad(ref, t.Load, f.Load) {
+			bad(e.line, "%s", e.msg)
+		}
+		s.Targets = append(s.Targets, ref)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, error) {
+	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 {
+		if w.Name == "" {
+			return WorkloadRef{}, errors.New("workload without a name")
+		}
+		if _, err := workload.Builtin(w.Name); err != nil {
+			return WorkloadRef{}, err
+		}
+		return WorkloadRef{Name: w.Name}, nil
+	}
+	rel := func(p string) string {
+		if filepath.IsAbs(p) || baseDir == "" {
+			return p
+		}
+		return filepath.Join(baseDir, p)
+	}
+	u := &workload.UserSpec{Name: w.Name, Inputs: rel(w.Inputs), Query: w.Query}
+	if w.Inputs == "" {
+		u.Inputs = ""
+	}
+	for _, p := range w.Policy {
+		u.Policies = append(u.Policies, rel(p))
+	}
+	for _, p := range w.Data {
+		u.Data = append(u.Data, rel(p))
+	}
+	if _, err := workload.FromFiles(*u); err != nil {
+		return WorkloadRef{}, err
+	}
+	if u.Name == "" {
+		u.Name = "user"
+	}
+	return WorkloadRef{Name: u.Name, User: u}, nil
+}
+
+// DefaultLoad is the load of a target nobody configured.
+func DefaultLoad() TargetRef {
+	return TargetRef{
+		Load:    load.Closed{Workers: DefaultWorkers, Duration: DefaultDuration, Warmup: DefaultWarmup},
+		Timeout: DefaultTimeout,
+	}
+}
+
+func resolveLoad(base TargetRef, l loadSpec) TargetRef {
+	if l.Workers != nil {
+		base.Load.Workers = l.Workers.V
+	}
+	if l.Duration != nil {
+		base.Load.Duration = l.Duration.V
+	}
+	if l.Warmup != nil {
+		base.Load.Warmup = l.Warmup.V
+	}
+	if l.Requests != nil {
+		base.Load.Requests = l.Requests.V
+	}
+	if l.Timeout != nil {
+		base.Timeout = l.Timeout.V
+	}
+	return base
+}
+
+type lineError struct {
+	line int
+	msg  string
+}
+
+// validateLoad checks the resolved load, blaming the line that set each bad value.
+func validateLoad(t TargetRef, specs ...loadSpec) []lineError {
+	lineOf := func(pick func(loadSpec) int) int {
+		for _, s := range specs {
+			if l := pick(s); l > 0 {
+				return l
+			}
+		}
+		return 0
+	}
+	var out []lineError
+	if t.Load.Workers < 1 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Workers) }), fmt.Sprintf("workers must be at least 1, got %d", t.Load.Workers)})
+	}
+	if t.Load.Requests < 0 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Requests) }), fmt.Sprintf("requests must not be negative, got %d", t.Load.Requests)})
+	}
+	if t.Load.Requests == 0 && t.Load.Duration <= 0 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Duration) }), fmt.Sprintf("duration must be positive, got %s", t.Load.Duration)})
+	}
+	if t.Load.Warmup < 0 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Warmup) }), fmt.Sprintf("warmup must not be negative, got %s", t.Load.Warmup)})
+	}
+	if t.Timeout <= 0 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Timeout) }), fmt.Sprintf("timeout must be positive, got %s", t.Timeout)})
+	}
+	return out
+}
+
+func lineOfAt[T any](a *at[T]) int {
+	if a == nil {
+		return 0
+	}
+	return a.Line
+}
+
+func (l *loadSpec) UnmarshalYAML(n *yaml.Node) error {
+	type plain loadSpec
+	var p plain
+	if err := decodeStrict(n, &p); err != nil {
+		return err
+	}
+	*l = loadSpec(p)
+	return nil
+}

@@ -1,0 +1,165 @@
+// Package sut starts, watches and stops the systems under test that authzbench launches
+// itself: OPA servers, per-decision OPA processes, and the loopback ports they listen on.
+//
+// It knows nothing about policies or load; it gives each process a clean lifecycle: start with
+// captured stderr, notice an early exit, stop by PID (SIGTERM, then SIGKILL).
+package sut
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/opacli"
+)
+
+// OPA is how to run the OPA command line: authzbench itself ("<self> opa ...") by default, or an
+// external opa binary to benchmark another OPA version.
+type OPA struct {
+	Path   string   // executable
+	Prefix []string // arguments before OPA's own, ["opa"] for authzbench itself
+}
+
+// SelfOPA runs the OPA linked into this executable.
+func SelfOPA() (OPA, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return OPA{}, fmt.Errorf("find own executable to run OPA: %w", err)
+	}
+	return OPA{Path: self, Prefix: []string{opacli.Arg}}, nil
+}
+
+// ExternalOPA runs the opa binary at path, after checking that it exists and is executable.
+func ExternalOPA(path string) (OPA, error) {
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return OPA{}, fmt.Errorf("--opa-bin %s: %w", path, err)
+	}
+	return OPA{Path: p}, nil
+}
+
+// Args returns the full argument list for an OPA invocation.
+func (o OPA) Args(args ...string) []string {
+	return append(append([]string{}, o.Prefix...), args...)
+}
+
+// Command returns an exec.Cmd running OPA with args.
+func (o OPA) Command(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, o.Path, o.Args(args...)...)
+}
+
+// String is the command line as a person would type it.
+func (o OPA) String() string { return strings.Join(append([]string{o.Path}, o.Prefix...), " ") }
+
+// Version asks the OPA command for its version.
+func (o OPA) Version(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := o.Command(ctx, "version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s version: %w", o, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "Version:"); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("%s version: no Version line in %q", o, out)
+}
+
+// Process is a server process authzbench started.
+type Process struct {
+	Name   string
+	cmd    *exec.Cmd
+	stderr *tail
+	done   chan struct{}
+	err    error // exit status, valid once done is closed
+
+	stopping sync.Once
+}
+
+// Start launches cmd, capturing the tail of its stderr and stdout.
+func Start(name string, cmd *exec.Cmd) (*Process, error) {
+	p := &Process{Name: name, cmd: cmd, stderr: newTail(8 << 10), done: make(chan struct{})}
+	cmd.Stdout = p.stderr
+	cmd.Stderr = p.stderr
+	// Own process group, so a Ctrl-C on the terminal reaches authzbench, which then stops the
+	// server itself in order, and so a stop reaches the server's children too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// PID is the process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.done }
+
+// ExitError describes how the process ended, with the tail of its output.
+func (p *Process) ExitError() error {
+	return fmt.Errorf("%s (pid %d) exited: %v; last output:\n%s", p.Name, p.PID(), p.err, p.Tail())
+}
+
+// Tail returns the last lines the process wrote.
+func (p *Process) Tail() string { return strings.TrimRight(p.stderr.String(), "\n") }
+
+// Stop sends SIGTERM to the process group, waits up to grace, then SIGKILLs it.
+func (p *Process) Stop(grace time.Duration) error {
+	var err error
+	p.stopping.Do(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		pgid := -p.PID()
+		if e := syscall.Kill(pgid, syscall.SIGTERM); e != nil && !errors.Is(e, syscall.ESRCH) {
+			err = fmt.Errorf("stop %s (pid %d): %w", p.Name, p.PID(), e)
+		}
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+			_ = syscall.Kill(pgid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
+	return err
+}
+
+// tail keeps the last n bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+	n   int
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.n; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

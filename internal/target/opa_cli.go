@@ -1,0 +1,108 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// opaCLI runs one `opa eval` process per decision, with the policy and data files and the input
+// on stdin, as a script or a CI step would. What it measures is the cold-start tax: process
+// start, policy parse and compile, data load, then one evaluation.
+//
+// The input goes in with --stdin-input: piping it without that flag makes OPA evaluate with no
+// input at all and still exit 0, the mistake that invalidated a published CLI figure.
+type opaCLI struct {
+	noWatch
+	opts    Options
+	args    []string
+	in      [][]byte
+	version string
+}
+
+func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
+	dir, err := workDir(t.opts)
+	if err != nil {
+		return err
+	}
+	policies, data, err := w.Files(dir)
+	if err != nil {
+		return err
+	}
+	// Compile once in-process so a policy error is reported before any load, with file:line.
+	if _, err := PrepareOPA(ctx, w.Query, policies, data); err != nil {
+		return err
+	}
+	if t.version, err = opaVersion(ctx, t.opts.OPA); err != nil {
+		return err
+	}
+	args := []string{"eval", "--format", "json", "--stdin-input"}
+	for _, p := range append(append([]string{}, policies...), data...) {
+		args = append(args, "--data", p)
+	}
+	t.args = t.opts.OPA.Args(append(args, w.Query)...)
+	t.in = make([][]byte, len(w.Inputs))
+	for i, in := range w.Inputs {
+		t.in[i] = in.JSON
+	}
+	return nil
+}
+
+func (t *opaCLI) Worker() Decider { return &cliWorker{t: t} }
+
+type cliWorker struct {
+	t      *opaCLI
+	stdout bytes.Buffer
+	parser fastjson.Parser
+}
+
+func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	ctx, cancel := context.WithTimeout(ctx, w.t.opts.timeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, w.t.opts.OPA.Path, w.t.args...)
+	cmd.Stdin = bytes.NewReader(w.t.in[i])
+	w.stdout.Reset()
+	cmd.Stdout = &w.stdout
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return verify.Outcome{Kind: verify.TimedOut}
+	}
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return verify.Outcome{Kind: verify.ExitStatus, Status: exit.ExitCode()}
+		}
+		return verify.Outcome{Kind: verify.TransportFailure}
+	}
+	return cliDecision(&w.parser, w.stdout.Bytes())
+}
+
+// cliDecision reads `opa eval --format json` output:
+// {"result":[{"expressions":[{"value":true,...}]}]}, or {} when the query is undefined.
+func cliDecision(p *fastjson.Parser, out []byte) verify.Outcome {
+	v, err := p.ParseBytes(out)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		return verify.Outcome{Kind: verify.TransportFailure}
+	}
+	results := v.GetArray("result")
+	if len(results) == 0 {
+		return verify.Outcome{Kind: verify.NoResult}
+	}
+	exprs := results[0].GetArray("expressions")
+	if len(exprs) == 0 {
+		return verify.Outcome{Kind: verify.NoResult}
+	}
+	return decisionOf(exprs[0].Get("value"))
+}
+
+func (t *opaCLI) Info() Info {
+	return Info{Engine: "opa", Mode: "cli", Version: t.version, Command: append([]string{t.opts.OPA.Path}, t.args...)}
+}
+
+func (t *opaCLI) Stop(context.Context) error { return nil }

@@ -1,0 +1,86 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/version"
+
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// opaInproc evaluates with OPA's Go library inside the authzbench process: the engine's own
+// cost, with no transport. The query is prepared once and every input parsed to OPA's value
+// type before timing, so the measured path is only the evaluation.
+type opaInproc struct {
+	noWatch
+	opts   Options
+	query  rego.PreparedEvalQuery
+	inputs []ast.Value
+}
+
+func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
+	dir, err := workDir(t.opts)
+	if err != nil {
+		return err
+	}
+	policies, data, err := w.Files(dir)
+	if err != nil {
+		return err
+	}
+	t.query, err = PrepareOPA(ctx, w.Query, policies, data)
+	if err != nil {
+		return err
+	}
+	t.inputs = make([]ast.Value, len(w.Inputs))
+	for i, in := range w.Inputs {
+		v, err := ast.ValueFromReader(bytes.NewReader(in.JSON))
+		if err != nil {
+			return fmt.Errorf("workload %s input %d: %w", w.Name, i+1, err)
+		}
+		t.inputs[i] = v
+	}
+	return nil
+}
+
+// PrepareOPA compiles the policy and data files exactly as OPA's loader reads them, so a Rego
+// error names its file and line, and prepares query for evaluation.
+func PrepareOPA(ctx context.Context, query string, policies, data []string) (rego.PreparedEvalQuery, error) {
+	paths := append(append([]string{}, policies...), data...)
+	r := rego.New(rego.Query(query), rego.Load(paths, nil))
+	pq, err := r.PrepareForEval(ctx)
+	if err != nil {
+		return pq, fmt.Errorf("compile policy for %s: %w", query, err)
+	}
+	return pq, nil
+}
+
+func (t *opaInproc) Worker() Decider { return inprocWorker{t} }
+
+type inprocWorker struct{ t *opaInproc }
+
+func (w inprocWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	rs, err := w.t.query.Eval(ctx, rego.EvalParsedInput(w.t.inputs[i]))
+	if err != nil {
+		if ctx.Err() != nil {
+			return verify.Outcome{Kind: verify.TimedOut}
+		}
+		return verify.Outcome{Kind: verify.TransportFailure}
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return verify.Outcome{Kind: verify.NoResult}
+	}
+	return decisionOfValue(rs[0].Expressions[0].Value)
+}
+
+func (t *opaInproc) Info() Info {
+	return Info{Engine: "opa", Mode: "inproc", Version: linkedOPAVersion()}
+}
+
+func (t *opaInproc) Stop(context.Context) error { return nil }
+
+func linkedOPAVersion() string { return version.Version }

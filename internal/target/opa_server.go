@@ -1,0 +1,243 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// opaServer drives OPA's REST API: POST /v1/data/<path> with {"input": ...}. By default it starts
+// `opa run --server` on a loopback port with the workload's policy and data and stops it at the
+// end; with Options.URL it measures a server that is already running and loads nothing into it.
+type opaServer struct {
+	opts    Options
+	url     string
+	version string
+	proc    *sut.Process
+	client  *fasthttp.HostClient
+	path    string
+	bodies  [][]byte
+	died    chan struct{}
+	diedErr error
+}
+
+func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
+	t.died = make(chan struct{})
+	t.path = "/v1/data/" + strings.ReplaceAll(strings.TrimPrefix(w.Query, "data."), ".", "/")
+	if t.opts.URL != "" {
+		if err := t.useExternal(); err != nil {
+			return err
+		}
+	} else if err := t.launch(ctx, w); err != nil {
+		return err
+	}
+	t.client = newHostClient(t.url, t.opts)
+	t.bodies = make([][]byte, len(w.Inputs))
+	for i, in := range w.Inputs {
+		t.bodies[i] = append(append([]byte(`{"input":`), in.JSON...), '}')
+	}
+	if t.opts.URL != "" {
+		return probe(ctx, t.url+t.path, t.bodies[0], t.opts.timeout())
+	}
+	return nil
+}
+
+// probe sends one request to a server authzbench did not start, so an unreachable address fails
+// before any load with the network's own words. Its answer is not judged here: a wrong decision
+// or a 404 is what the run is for, and it will be counted there.
+func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, uri, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("--url: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach --url %s: %w", uri, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil
+}
+
+// useExternal points the target at a running server. A URL with a path is taken as the full
+// decision endpoint; without one, the workload's query becomes /v1/data/<path>.
+func (t *opaServer) useExternal() error {
+	u, err := url.Parse(t.opts.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("--url %q: want http://host:port[/path]", t.opts.URL)
+	}
+	if u.Path != "" && u.Path != "/" {
+		t.path = u.Path
+	}
+	t.url = u.Scheme + "://" + u.Host
+	return nil
+}
+
+func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
+	dir, err := workDir(t.opts)
+	if err != nil {
+		return err
+	}
+	policies, data, err := w.Files(dir)
+	if err != nil {
+		return err
+	}
+	// Compile in-process first: a Rego error is reported with file:line before any server starts.
+	if _, err := PrepareOPA(ctx, w.Query, policies, data); err != nil {
+		return err
+	}
+	addr, err := t.listenAddr()
+	if err != nil {
+		return err
+	}
+	args := []string{"run", "--server", "--addr", addr, "--log-level", t.opts.logLevel()}
+	args = append(args, t.opts.SUTArgs...)
+	args = append(args, policies...)
+	args = append(args, data...)
+	t.version, err = opaVersion(ctx, t.opts.OPA)
+	if err != nil {
+		return err
+	}
+	t.proc, err = sut.Start("opa server", t.opts.OPA.Command(context.Background(), args...))
+	if err != nil {
+		return err
+	}
+	t.url = "http://" + addr
+	if err := sut.WaitHealthy(ctx, t.url+"/health", t.proc, 60*time.Second); err != nil {
+		t.proc.Stop(5 * time.Second)
+		return err
+	}
+	go func() {
+		<-t.proc.Exited()
+		t.diedErr = t.proc.ExitError()
+		close(t.died)
+	}()
+	return nil
+}
+
+func (t *opaServer) listenAddr() (string, error) {
+	if t.opts.Port != 0 {
+		return sut.CheckFree(t.opts.Port)
+	}
+	return sut.FreeAddr()
+}
+
+func (t *opaServer) Worker() Decider {
+	return &httpWorker{client: t.client, uri: t.url + t.path, bodies: t.bodies,
+		timeout: t.opts.timeout(), decisions: newDecisionReader("result")}
+}
+
+func (t *opaServer) Died() <-chan struct{} { return t.died }
+func (t *opaServer) Err() error            { return t.diedErr }
+
+func (t *opaServer) Info() Info {
+	info := Info{Engine: "opa", Mode: "server", URL: t.url + t.path, Version: t.version,
+		External: t.opts.URL != "", Connections: t.opts.Workers}
+	if t.proc != nil {
+		info.LogLevel = t.opts.logLevel()
+		info.PID = t.proc.PID()
+		info.Command = append([]string{t.opts.OPA.Path}, t.opts.OPA.Args()...)
+	}
+	return info
+}
+
+func (t *opaServer) Stop(context.Context) error {
+	if t.client != nil {
+		t.client.CloseIdleConnections()
+	}
+	if t.proc == nil {
+		return nil
+	}
+	return t.proc.Stop(5 * time.Second)
+}
+
+// newHostClient returns a keep-alive connection pool sized to the workers, so no worker waits
+// for a connection and no more connections are opened than workers.
+func newHostClient(baseURL string, o Options) *fasthttp.HostClient {
+	u, _ := url.Parse(baseURL)
+	workers := o.Workers
+	if workers < 1 {
+		workers = 1
+	}
+	return &fasthttp.HostClient{
+		Addr:                          hostPort(u),
+		IsTLS:                         u.Scheme == "https",
+		MaxConns:                      workers,
+		MaxIdleConnDuration:           time.Minute,
+		NoDefaultUserAgentHeader:      true,
+		DisableHeaderNamesNormalizing: true,
+		DisablePathNormalizing:        true,
+	}
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return u.Host + ":443"
+	}
+	return u.Host + ":80"
+}
+
+// httpWorker posts prepared bodies on a shared keep-alive pool with its own request and
+// response objects, so the measured path allocates nothing once warm.
+type httpWorker struct {
+	client    *fasthttp.HostClient
+	uri       string
+	bodies    [][]byte
+	timeout   time.Duration
+	decisions *decisionReader
+	req       fasthttp.Request
+	resp      fasthttp.Response
+	ready     bool
+}
+
+func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	if !w.ready {
+		w.req.SetRequestURI(w.uri)
+		w.req.Header.SetMethod(fasthttp.MethodPost)
+		w.req.Header.SetContentType("application/json")
+		w.ready = true
+	}
+	w.req.SetBodyRaw(w.bodies[i])
+	err := w.client.DoTimeout(&w.req, &w.resp, w.timeout)
+	if err != nil {
+		if errors.Is(err, fasthttp.ErrTimeout) {
+			return verify.Outcome{Kind: verify.TimedOut}
+		}
+		return verify.Outcome{Kind: verify.TransportFailure}
+	}
+	if code := w.resp.StatusCode(); code < 200 || code > 299 {
+		return verify.Outcome{Kind: verify.HTTPStatus, Status: code}
+	}
+	return w.decisions.read(w.resp.Body())
+}
+
+// opaVersion asks the OPA command for its version; the linked-in OPA answers without a process.
+func opaVersion(ctx context.Context, o sut.OPA) (string, error) {
+	if len(o.Prefix) > 0 {
+		return linkedOPAVersion(), nil
+	}
+	v, err := o.Version(ctx)
+	if err != nil {
+		return "", err
+	}
+	return v, nil
+}

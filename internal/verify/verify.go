@@ -1,0 +1,103 @@
+// Package verify classifies each response against the decision its input expects.
+//
+// It is the one place that decides what counts as a served decision: a 4xx, an undefined
+// result, a non-boolean result or a wrong allow/deny is an error, never a success. It does no
+// I/O and keeps no state, so it is safe on the measured path.
+package verify
+
+import (
+	"strconv"
+
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Kind is what a target observed for one request, before it is compared with the expectation.
+type Kind uint8
+
+const (
+	// Decided: the engine returned a boolean decision (Outcome.Allow).
+	Decided Kind = iota
+	// NoResult: the engine answered but the decision was undefined (OPA's {} for a path with
+	// no rule, or a rule whose conditions were all false and no default).
+	NoResult
+	// NotBoolean: the engine answered with something that is neither a boolean nor an object
+	// with a boolean "allow".
+	NotBoolean
+	// HTTPStatus: the server answered with a non-2xx status (Outcome.Status).
+	HTTPStatus
+	// ExitStatus: a per-decision process exited non-zero (Outcome.Status).
+	ExitStatus
+	// TransportFailure: the request did not complete (refused, reset, malformed response).
+	TransportFailure
+	// TimedOut: no answer within the request timeout.
+	TimedOut
+)
+
+// Outcome is what a target reports for one request.
+type Outcome struct {
+	Kind   Kind
+	Allow  bool
+	Status int
+}
+
+// Class is the verdict on one response. Only OK responses are served decisions.
+type Class uint8
+
+const (
+	OK Class = iota
+	WrongDecision
+	Undefined
+	NonBoolean
+	HTTPError
+	ExitError
+	Transport
+	Timeout
+	NumClasses
+)
+
+// Classify compares what the target observed with what the input expects.
+func Classify(expect workload.Expect, o Outcome) Class {
+	switch o.Kind {
+	case Decided:
+		if expect == workload.Unverified || o.Allow == (expect == workload.ExpectAllow) {
+			return OK
+		}
+		return WrongDecision
+	case NoResult:
+		return Undefined
+	case NotBoolean:
+		return NonBoolean
+	case HTTPStatus:
+		return HTTPError
+	case ExitStatus:
+		return ExitError
+	case TimedOut:
+		return Timeout
+	}
+	return Transport
+}
+
+// Name is the class name used in results and reports: ok, wrong_decision, undefined,
+// non_boolean, http_<code>, exit_<code>, transport, timeout.
+func Name(c Class, status int) string {
+	switch c {
+	case OK:
+		return "ok"
+	case WrongDecision:
+		return "wrong_decision"
+	case Undefined:
+		return "undefined"
+	case NonBoolean:
+		return "non_boolean"
+	case HTTPError:
+		return "http_" + strconv.Itoa(status)
+	case ExitError:
+		return "exit_" + strconv.Itoa(status)
+	case Timeout:
+		return "timeout"
+	}
+	return "transport"
+}
+
+// HasStatus reports whether the class is split by status code.
+func HasStatus(c Class) bool { return c == HTTPError || c == ExitError }

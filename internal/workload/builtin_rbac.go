@@ -1,0 +1,193 @@
+package workload
+
+import (
+	_ "embed"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+)
+
+//go:embed policies/rbac.rego
+var rbacPolicy []byte
+
+func init() {
+	register(Spec{
+		Name:        "rbac",
+		Description: "role-based access with ownership: user, role and resource lookups in data (~200 users, ~500 resources)",
+		Build:       buildRBAC,
+	})
+}
+
+// rbacData is the data document of the rbac workload, loaded under data.rbac.
+type rbacData struct {
+	Users map[string]rbacUser `json:"users"`
+	// Roles maps a role to the actions it grants per resource type.
+	Roles map[string]map[string][]string `json:"roles"`
+	// Resources maps a resource type and id to the resource.
+	Resources map[string]map[string]rbacResource `json:"resources"`
+}
+
+type rbacUser struct {
+	Roles     []string `json:"roles"`
+	Suspended bool     `json:"suspended"`
+}
+
+type rbacResource struct {
+	Owner        string `json:"owner"`
+	Confidential bool   `json:"confidential"`
+}
+
+// rbacInput is one request of the rbac workload.
+type rbacInput struct {
+	User     string          `json:"user"`
+	Action   string          `json:"action"`
+	Resource rbacResourceRef `json:"resource"`
+}
+
+type rbacResourceRef struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// rbacOwnerActions are what an owner may do to their own resource without any role.
+var rbacOwnerActions = []string{"read", "write"}
+
+// rbacDecide is the reference model of policies/rbac.rego, written in Go from the same
+// specification rather than translated from the Rego. The reason names the first check that
+// decided.
+func rbacDecide(d *rbacData, in rbacInput) (allow bool, reason string) {
+	user, ok := d.Users[in.User]
+	if !ok {
+		return false, "deny: unknown user"
+	}
+	if user.Suspended {
+		return false, "deny: suspended"
+	}
+	res, ok := d.Resources[in.Resource.Type][in.Resource.ID]
+	if !ok {
+		return false, "deny: unknown resource"
+	}
+	if in.Action == "share" && res.Confidential {
+		return false, "deny: confidential"
+	}
+	if slices.Contains(user.Roles, "admin") {
+		return true, "allow: admin"
+	}
+	if res.Owner == in.User && slices.Contains(rbacOwnerActions, in.Action) {
+		return true, "allow: owner"
+	}
+	for _, role := range user.Roles {
+		if slices.Contains(d.Roles[role][in.Resource.Type], in.Action) {
+			return true, "allow: role"
+		}
+	}
+	return false, "deny: no permission"
+}
+
+// rbacTypes are the resource types with how many resources of each the data holds, and the
+// prefix of their ids.
+var rbacTypes = []struct {
+	name, prefix string
+	count        int
+}{
+	{"document", "doc", 200},
+	{"folder", "fld", 100},
+	{"report", "rep", 120},
+	{"dataset", "ds", 80},
+}
+
+const rbacUsers = 200
+
+func buildRBAC(seed int64, n int) (*Workload, error) {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x72626163)) // "rbac"
+	d := &rbacData{
+		Users: map[string]rbacUser{},
+		Roles: map[string]map[string][]string{
+			// admin is granted everything by the policy itself; it needs no table.
+			"admin":   {},
+			"viewer":  {"document": {"read"}, "folder": {"read"}},
+			"editor":  {"document": {"read", "write"}, "folder": {"read", "write"}},
+			"analyst": {"report": {"read", "write"}, "dataset": {"read"}},
+			"auditor": {"document": {"read"}, "folder": {"read"}, "report": {"read"}, "dataset": {"read"}},
+			"manager": {
+				"document": {"read", "write", "delete", "share"},
+				"folder":   {"read", "write", "delete"},
+				"report":   {"read", "share"},
+			},
+		},
+		Resources: map[string]map[string]rbacResource{},
+	}
+	ordinaryRoles := []string{"viewer", "editor", "analyst", "auditor", "manager"}
+
+	userName := func(i int) string { return fmt.Sprintf("user-%03d", i) }
+	for i := range rbacUsers {
+		u := rbacUser{Roles: []string{ordinaryRoles[r.IntN(len(ordinaryRoles))]}}
+		if r.IntN(3) == 0 {
+			second := ordinaryRoles[r.IntN(len(ordinaryRoles))]
+			if second != u.Roles[0] {
+				u.Roles = append(u.Roles, second)
+			}
+		}
+		if r.IntN(50) == 0 {
+			u.Roles = append(u.Roles, "admin")
+		}
+		u.Suspended = r.IntN(20) == 0
+		d.Users[userName(i)] = u
+	}
+
+	// owned lists, per user, the resources they own, so inputs can exercise the owner rule.
+	owned := make([][]rbacResourceRef, rbacUsers)
+	var all []rbacResourceRef
+	for _, t := range rbacTypes {
+		d.Resources[t.name] = map[string]rbacResource{}
+		for i := range t.count {
+			ref := rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, i)}
+			owner := r.IntN(rbacUsers)
+			d.Resources[t.name][ref.ID] = rbacResource{
+				Owner:        userName(owner),
+				Confidential: r.IntN(7) == 0,
+			}
+			owned[owner] = append(owned[owner], ref)
+			all = append(all, ref)
+		}
+	}
+
+	w := &Workload{
+		Name:        "rbac",
+		Description: builtins["rbac"].Description,
+		Query:       "data.authzbench.rbac.allow",
+		Policies:    []File{{Name: "rbac.rego", Content: rbacPolicy}},
+		Data:        mustJSON(map[string]any{"rbac": d}),
+	}
+	for range n {
+		var in rbacInput
+		userIdx := r.IntN(rbacUsers)
+		in.User = userName(userIdx)
+		if r.IntN(25) == 0 {
+			// Someone the directory does not know, numbered past the real users.
+			in.User = userName(rbacUsers + r.IntN(100))
+		}
+		switch p := r.IntN(100); {
+		case p < 4:
+			t := rbacTypes[r.IntN(len(rbacTypes))]
+			in.Resource = rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, t.count+r.IntN(1000))}
+		case p < 34 && len(owned[userIdx]) > 0:
+			in.Resource = owned[userIdx][r.IntN(len(owned[userIdx]))]
+		default:
+			in.Resource = all[r.IntN(len(all))]
+		}
+		switch p := r.IntN(100); {
+		case p < 50:
+			in.Action = "read"
+		case p < 75:
+			in.Action = "write"
+		case p < 88:
+			in.Action = "delete"
+		default:
+			in.Action = "share"
+		}
+		allow, reason := rbacDecide(d, in)
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason})
+	}
+	return w, nil
+}

@@ -1,0 +1,170 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/loader"
+)
+
+// UserSpec names the files of a user-supplied workload.
+type UserSpec struct {
+	Name     string
+	Policies []string // Rego files or directories, loaded as OPA's loader loads them
+	Data     []string // JSON or YAML data files
+	Inputs   string   // JSON Lines: {"input": {...}, "expect": true|false}
+	Query    string   // e.g. data.httpapi.authz.allow; derived from the package when empty
+}
+
+// FromFiles builds a workload from the user's policy, data and inputs files.
+func FromFiles(s UserSpec) (*Workload, error) {
+	if len(s.Policies) == 0 {
+		return nil, errors.New("a user workload needs at least one --policy file or directory")
+	}
+	if s.Inputs == "" {
+		return nil, errors.New("a user workload needs --inputs FILE.jsonl (one {\"input\": ..., \"expect\": true|false} per line)")
+	}
+	for _, p := range append(append([]string{}, s.Policies...), s.Data...) {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("workload %s: %w", s.Name, err)
+		}
+	}
+	query := s.Query
+	if query == "" {
+		var err error
+		if query, err = deriveQuery(s.Policies); err != nil {
+			return nil, err
+		}
+	} else if !strings.HasPrefix(query, "data.") {
+		return nil, fmt.Errorf("--query %q: want a reference under data, such as data.authz.allow", query)
+	}
+	inputs, err := ReadInputs(s.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	name := s.Name
+	if name == "" {
+		name = "user"
+	}
+	return &Workload{
+		Name:        name,
+		Description: "user-supplied: " + strings.Join(s.Policies, ", "),
+		Query:       query,
+		PolicyPaths: s.Policies,
+		DataPaths:   s.Data,
+		Inputs:      inputs,
+	}, nil
+}
+
+// deriveQuery returns data.<package>.allow when the policies define exactly one package and it
+// has a rule named allow.
+func deriveQuery(policies []string) (string, error) {
+	res, err := loader.AllRegos(policies)
+	if err != nil {
+		return "", fmt.Errorf("load policies: %w", err)
+	}
+	packages := map[string]bool{}
+	hasAllow := map[string]bool{}
+	for _, m := range res.ParsedModules() {
+		pkg := m.Package.Path.String()
+		packages[pkg] = true
+		for _, r := range m.Rules {
+			if r.Head.Name.String() == "allow" || r.Head.Ref().String() == "allow" {
+				hasAllow[pkg] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(packages))
+	for p := range packages {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	switch {
+	case len(names) == 0:
+		return "", fmt.Errorf("no Rego policy found in %s", strings.Join(policies, ", "))
+	case len(names) > 1:
+		return "", fmt.Errorf("cannot derive the query: the policies define packages %s; give --query, e.g. --query %s.allow",
+			strings.Join(names, ", "), names[0])
+	case !hasAllow[names[0]]:
+		return "", fmt.Errorf("cannot derive the query: package %s has no rule named allow; give --query", names[0])
+	}
+	return names[0] + ".allow", nil
+}
+
+// ReadInputs reads a JSON Lines file of {"input": {...}, "expect": true|false}; "expect" may be
+// absent (the input is then unverified). Blank lines and lines starting with # are skipped.
+// Every bad line is reported with its number, all at once.
+func ReadInputs(path string) ([]Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read inputs: %w", err)
+	}
+	defer f.Close()
+	var inputs []Input
+	var errs []error
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 || text[0] == '#' {
+			continue
+		}
+		in, err := parseInputLine(text)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
+			if len(errs) >= 20 {
+				errs = append(errs, errors.New("too many errors; stopping"))
+				break
+			}
+			continue
+		}
+		inputs = append(inputs, in)
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", path, err))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("%s: no inputs", path)
+	}
+	return inputs, nil
+}
+
+func parseInputLine(text []byte) (Input, error) {
+	var line struct {
+		Input  json.RawMessage `json:"input"`
+		Expect *bool           `json:"expect"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&line); err != nil {
+		return Input{}, fmt.Errorf("not a JSON object of the form {\"input\": {...}, \"expect\": true|false}: %w", err)
+	}
+	if dec.More() {
+		return Input{}, errors.New("more than one JSON value on the line")
+	}
+	if len(line.Input) == 0 || string(line.Input) == "null" {
+		return Input{}, errors.New(`missing "input"`)
+	}
+	in := Input{JSON: compact(line.Input)}
+	if line.Expect != nil {
+		in.Expect = expectOf(*line.Expect)
+	}
+	return in, nil
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,196 @@
+// Package workload defines what authzbench asks an engine to decide: a policy, the data it
+// reads, and a list of inputs, each carrying the decision it must produce.
+//
+// Built-in workloads are embedded and generated from a fixed seed, so every run and every
+// machine sends the same inputs. Their expected decisions come from a small Go reference model
+// per workload, written independently of the Rego policy; tests check OPA against the model.
+// User-supplied workloads bring their own files and expectations.
+//
+// This package does not run engines or time anything.
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Expect is the decision an input must produce.
+type Expect uint8
+
+const (
+	// Unverified inputs count as ok whatever the engine answers (a user's inputs without
+	// "expect"); the result says how many there were.
+	Unverified Expect = iota
+	ExpectAllow
+	ExpectDeny
+)
+
+func (e Expect) String() string {
+	switch e {
+	case ExpectAllow:
+		return "allow"
+	case ExpectDeny:
+		return "deny"
+	}
+	return "unverified"
+}
+
+// Input is one decision request.
+type Input struct {
+	// JSON is the input document exactly as it is given to the engine (the value of "input").
+	JSON []byte
+	// Expect is the decision the input must produce.
+	Expect Expect
+	// Reason names, for built-in workloads, the rule of the reference model that decided
+	// (for example "deny: not owner"); it lets tests check that denies come from many rules.
+	Reason string
+}
+
+// File is a policy or data file of a built-in workload.
+type File struct {
+	Name    string
+	Content []byte
+}
+
+// Workload is a policy, its data and its inputs.
+type Workload struct {
+	Name        string
+	Description string
+	// Query is the full reference of the decision, such as data.authzbench.rbac.allow.
+	Query string
+
+	// Built-in workloads carry their files in memory ...
+	Policies []File
+	Data     []byte // one JSON object loaded at the root of data; nil for none
+
+	// ... user-supplied ones point at files on disk, loaded exactly as OPA loads them.
+	PolicyPaths []string
+	DataPaths   []string
+
+	Inputs []Input
+}
+
+// DefaultInputs is how many inputs a built-in workload generates: enough that caches keyed on
+// the input do not flatter the engine, few enough to prepare in well under a second.
+const DefaultInputs = 1000
+
+// DefaultSeed makes the built-in input sets identical on every run and machine.
+const DefaultSeed = 20251114
+
+// Spec describes a built-in workload.
+type Spec struct {
+	Name        string
+	Description string
+	// Build generates the workload: n inputs from the seed, each with its expected decision
+	// computed by the workload's Go reference model.
+	Build func(seed int64, n int) (*Workload, error)
+}
+
+var builtins = map[string]Spec{}
+
+// register adds a built-in; called from init functions of the builtin_*.go files.
+func register(s Spec) {
+	if _, dup := builtins[s.Name]; dup {
+		panic("workload: duplicate built-in " + s.Name)
+	}
+	builtins[s.Name] = s
+}
+
+// Names lists the built-in workloads in order of complexity where known, then by name.
+func Names() []string {
+	order := map[string]int{"nop": 0, "rbac": 1, "api": 2, "risk": 3}
+	names := make([]string, 0, len(builtins))
+	for n := range builtins {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		oi, iok := order[names[i]]
+		oj, jok := order[names[j]]
+		switch {
+		case iok && jok:
+			return oi < oj
+		case iok != jok:
+			return iok
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// Builtin returns the built-in workload called name with DefaultInputs inputs.
+func Builtin(name string) (*Workload, error) {
+	s, ok := builtins[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
+	}
+	w, err := s.Build(DefaultSeed, DefaultInputs)
+	if err != nil {
+		return nil, fmt.Errorf("build workload %s: %w", name, err)
+	}
+	return w, nil
+}
+
+// Describe returns the description of a built-in workload.
+func Describe(name string) string { return builtins[name].Description }
+
+// Files returns the policy and data paths OPA should load, writing in-memory files under dir
+// first. Every mode (in-process, CLI, server) loads these same paths, so they all see the same
+// policy and data.
+func (w *Workload) Files(dir string) (policies, data []string, err error) {
+	policies = append(policies, w.PolicyPaths...)
+	data = append(data, w.DataPaths...)
+	for _, f := range w.Policies {
+		p := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(p, f.Content, 0o644); err != nil {
+			return nil, nil, fmt.Errorf("write policy of workload %s: %w", w.Name, err)
+		}
+		policies = append(policies, p)
+	}
+	if len(w.Data) > 0 {
+		p := filepath.Join(dir, "data.json")
+		if err := os.WriteFile(p, w.Data, 0o644); err != nil {
+			return nil, nil, fmt.Errorf("write data of workload %s: %w", w.Name, err)
+		}
+		data = append(data, p)
+	}
+	return policies, data, nil
+}
+
+// Counts returns how many inputs expect allow, deny, or nothing.
+func (w *Workload) Counts() (allow, deny, unverified int) {
+	for _, in := range w.Inputs {
+		switch in.Expect {
+		case ExpectAllow:
+			allow++
+		case ExpectDeny:
+			deny++
+		default:
+			unverified++
+		}
+	}
+	return
+}
+
+// mustJSON encodes a value built by a generator; failure is a programming error.
+func mustJSON(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// expectOf turns a reference model's answer into an Expect.
+func expectOf(allow bool) Expect {
+	if allow {
+		return ExpectAllow
+	}
+	return ExpectDeny
+}
