@@ -94,6 +94,10 @@ func (c Closed) Run(ctx context.Context, t target.Target, inputs []workload.Inpu
 		expects[i] = in.Expect
 	}
 	var phase atomic.Int32
+	if c.Warmup == 0 {
+		phase.Store(phaseMeasure) // no warm-up: not a single request may go unrecorded
+	}
+	measureStart := time.Now()
 	recorders := make([]*metrics.Recorder, c.Workers)
 	quotas := splitQuota(c.Requests, c.Workers)
 	var wg sync.WaitGroup
@@ -126,7 +130,7 @@ func (c Closed) Run(ctx context.Context, t target.Target, inputs []workload.Inpu
 	warmStart := time.Now()
 	warmEnd := time.After(c.Warmup)
 warm:
-	for {
+	for c.Warmup > 0 {
 		select {
 		case <-warmEnd:
 			break warm
@@ -139,8 +143,10 @@ warm:
 		}
 	}
 
-	measureStart := time.Now()
-	phase.Store(phaseMeasure)
+	if c.Warmup > 0 {
+		measureStart = time.Now()
+		phase.Store(phaseMeasure)
+	}
 	limit := c.Duration
 	if c.Requests > 0 {
 		limit = c.MaxTime

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// TestMain lets the test binary stand in for authzbench: as OPA ("<self> opa ...") and, with
+// AUTHZBENCH_TEST_MAIN=1, as the authzbench command itself, so tests can run it as a process
+// and send it signals.
+func TestMain(m *testing.M) {
+	opacli.DispatchIfAsked()
+	if os.Getenv("AUTHZBENCH_TEST_MAIN") == "1" {
+		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = execute(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrorsExitTwoAndSayWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	badYAML := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badYAML, []byte("workloads: [rbca]\ntargets: [opa/server]\n"), 0o644)
+	badInputs := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(badInputs, []byte("{\"input\": {}, \"expect\": true}\nnot json\n"), 0o644)
+	policy := filepath.Join(dir, "p.rego")
+	os.WriteFile(policy, []byte("package p\nallow := true\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown workload", []string{"run", "--workload", "rbca"}, `unknown workload "rbca"; known: nop, rbac`},
+		{"unknown target", []string{"run", "--target", "opa/grpc"}, `unknown target "opa/grpc"; known:`},
+		{"scenario line", []string{"run", "-f", badYAML}, "bad.yaml:1: unknown workload"},
+		{"missing scenario", []string{"run", "-f", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"inputs line", []string{"run", "--policy", policy, "--inputs", badInputs}, "in.jsonl:2:"},
+		{"bad format", []string{"run", "--format", "xml"}, `--format "xml"`},
+		{"zero workers", []string{"run", "--workload", "rbac", "--workers", "0"}, "workers must be at least 1"},
+		{"file and flags", []string{"run", "-f", badYAML, "--workload", "rbac"}, "-f runs a scenario file"},
+		{"unknown flag", []string{"run", "--wrokers", "2"}, "unknown flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run(t, "version")
+	if code != 0 || !strings.Contains(out, "opa        1.22.2") || !strings.Contains(out, "commit") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+func TestOPAPassThrough(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "opa", "eval", "--format", "raw", "1 + 1")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "2" {
+		t.Fatalf("opa eval: %q %v", out, err)
+	}
+}
+
+// Responses that are not served decisions make the exit status 1, unless --allow-errors.
+func TestErrorsMakeTheRunFail(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad", http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	args := []string{"run", "--target", "opa/server", "--url", srv.URL, "--workload", "rbac",
+		"--requests", "50", "--warmup", "0s", "--workers", "1", "-o", out}
+	code, stdout, stderr := run(t, args...)
+	if code != exitFailed || !strings.Contains(stdout, "http_400: 50") || !strings.Contains(stderr, "--allow-errors") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming http_400: 50", code, stdout, stderr)
+	}
+	if code, _, _ := run(t, append(args, "--allow-errors")...); code != 0 {
+		t.Errorf("with --allow-errors: exit %d, want 0", code)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Runs[0].Summary.ErrorClasses["http_400"]; got != 50 || doc.Runs[0].Summary.OK != 0 {
+		t.Errorf("result file: http_400 %d ok %d", got, doc.Runs[0].Summary.OK)
+	}
+}
+
+// Ctrl-C stops the load, stops the server authzbench started, and writes the partial result.
+func TestInterruptKeepsPartialResultAndStopsServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA processes")
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(os.Args[0], "run", "--target", "opa/server", "--workload", "rbac",
+		"--duration", "60s", "--warmup", "0s", "--workers", "2", "-o", out)
+	cmd.Env = append(os.Environ(), "AUTHZBENCH_TEST_MAIN=1")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "scenario ad-hoc") {
+				close(started)
+				break
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("authzbench did not start")
+	}
+	time.Sleep(4 * time.Second) // server start-up plus some measured load
+	cmd.Process.Signal(os.Interrupt)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("authzbench did not stop within 30 s of Ctrl-C")
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want status %d", err, exitInterrupted)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc result.Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Interrupted || len(doc.Runs) != 1 || !doc.Runs[0].Partial || doc.Runs[0].Summary.OK == 0 {
+		t.Fatalf("want an interrupted document with one partial run that measured something: %s", b)
+	}
+	pid := doc.Runs[0].SUT.PID
+	if pid == 0 {
+		t.Fatal("result does not record the server pid")
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("opa server pid %d still exists after authzbench exited (kill 0: %v)", pid, err)
+	}
+}

@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+func selfOPA(t *testing.T) sut.OPA {
+	t.Helper()
+	opa, err := sut.SelfOPA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opa
+}
+
+// Every built-in workload gives the expected decision through every OPA deployment mode: the
+// same files, loaded the same way, must decide the same in-process, per process and served.
+func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA processes")
+	}
+	for _, tc := range []struct {
+		target   string
+		requests int64
+	}{{"opa/inproc", 2000}, {"opa/server", 2000}, {"opa/cli", 12}} {
+		t.Run(strings.ReplaceAll(tc.target, "/", "_"), func(t *testing.T) {
+			s := &scenario.Scenario{Name: "all", Source: "test", Repeat: 1}
+			for _, name := range workload.Names() {
+				s.Workloads = append(s.Workloads, scenario.WorkloadRef{Name: name})
+			}
+			s.Targets = []scenario.TargetRef{{Name: tc.target, Timeout: 30 * time.Second,
+				Load: load.Closed{Workers: 2, Requests: tc.requests, MaxTime: 2 * time.Minute}}}
+			doc := &result.Document{}
+			if err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t)}}, doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range doc.Runs {
+				if r.Summary.OK != uint64(tc.requests) || r.Summary.Errors != 0 {
+					t.Errorf("%s on %s: ok %d errors %d %v, want %d ok", r.Workload, r.Target,
+						r.Summary.OK, r.Summary.Errors, r.Summary.ErrorClasses, tc.requests)
+				}
+			}
+		})
+	}
+}
+
+// A server that exits during the run aborts it with the server's last words, and what was
+// measured before is kept, marked partial.
+func TestServerDyingMidRunIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA processes")
+	}
+	s := &scenario.Scenario{Name: "die", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
+		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 2 * time.Second,
+			Load: load.Closed{Workers: 2, Duration: 20 * time.Second}}}}
+	killed := make(chan int, 1)
+	opts := Options{Target: target.Options{OPA: selfOPA(t)}}
+	var once bool
+	opts.Progress = func(st Status) {
+		if !st.Load.Warmup && st.Load.OK > 100 && !once {
+			once = true
+			killed <- 1
+		}
+	}
+	doc := &result.Document{}
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), s, opts, doc) }()
+	select {
+	case <-killed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no progress")
+	}
+	// The server is the only child process in our process group's children: find it by the
+	// port in its command line via /proc would be fragile; instead kill every opa server child.
+	killOPAChildren(t)
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not stop after the server died")
+	}
+	var stopped *StoppedError
+	if !errors.As(err, &stopped) || !strings.Contains(err.Error(), "opa server") {
+		t.Fatalf("err = %v, want a StoppedError naming the opa server", err)
+	}
+	if len(doc.Runs) != 1 || !doc.Runs[0].Partial || doc.Runs[0].Summary.OK == 0 {
+		t.Fatalf("want one partial run with the requests measured before the exit, got %+v", doc.Runs)
+	}
+}
+
+// killOPAChildren kills this process's child processes running "opa run".
+func killOPAChildren(t *testing.T) {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	me := os.Getpid()
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// stat: pid (comm) state ppid ...
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 || fields[1] != itoa(me) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(cmdline), "run\x00--server") {
+			p, _ := os.FindProcess(atoi(e.Name()))
+			p.Kill()
+			return
+		}
+	}
+	t.Fatal("no opa server child found")
+}
+
+func TestBadPolicyIsReportedWithFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "broken.rego")
+	os.WriteFile(policy, []byte("package broken\n\nallow if {\n  input.x ==\n}\n"), 0o644)
+	inputs := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(inputs, []byte(`{"input": {"x": 1}, "expect": true}`+"\n"), 0o644)
+	s := &scenario.Scenario{Name: "bad", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: "broken", User: &workload.UserSpec{Name: "broken",
+			Policies: []string{policy}, Inputs: inputs, Query: "data.broken.allow"}}},
+		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Closed{Workers: 1, Requests: 1}}}}
+	doc := &result.Document{}
+	err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t)}}, doc)
+	if err == nil || !strings.Contains(err.Error(), "broken.rego:") {
+		t.Fatalf("err = %v, want the file and line of the error", err)
+	}
+	if len(doc.Runs) != 0 {
+		t.Errorf("nothing should have run, got %d runs", len(doc.Runs))
+	}
+}
+
+func TestPortInUse(t *testing.T) {
+	addr, err := sut.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, portText, _ := strings.Cut(addr, ":")
+	l, err := listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = sut.CheckFree(atoi(portText))
+	if err == nil || !strings.Contains(err.Error(), "already in use") {
+		t.Fatalf("err = %v, want already in use", err)
+	}
+}

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// userWorkload writes a policy and n inputs {"id": i} expecting allow when i is even.
+func userWorkload(t *testing.T, n int) *workload.UserSpec {
+	t.Helper()
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "p.rego")
+	if err := os.WriteFile(policy, []byte("package fake\n\nallow if input.id % 2 == 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs := filepath.Join(dir, "inputs.jsonl")
+	f, err := os.Create(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		fmt.Fprintf(f, "{\"input\": {\"id\": %d}, \"expect\": %t}\n", i, i%2 == 0)
+	}
+	f.Close()
+	return &workload.UserSpec{Name: "fake", Policies: []string{policy}, Inputs: inputs}
+}
+
+// runAgainst runs one workload through opa/server pointed at url with a request budget.
+func runAgainst(t *testing.T, url string, spec *workload.UserSpec, workers int, requests int64) result.Run {
+	t.Helper()
+	s := &scenario.Scenario{Name: "fake", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
+		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
+			Load: load.Closed{Workers: workers, Requests: requests, MaxTime: 30 * time.Second}}}}
+	opa, err := sut.SelfOPA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &result.Document{}
+	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: url}}, doc); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if len(doc.Runs) != 1 {
+		t.Fatalf("got %d runs, want 1", len(doc.Runs))
+	}
+	return doc.Runs[0]
+}
+
+// A server that lies in known ways must be reported exactly: every response it got wrong is
+// counted in its class, and none of them counts as throughput or enters the latency histogram.
+func TestFakeServerErrorsAreCountedExactly(t *testing.T) {
+	// By input: id%10 == 0 → 400; id%10 == 5 → the wrong decision; id%10 == 3 → {} (undefined,
+	// as OPA answers a mistyped path); id%10 == 7 → 503; otherwise the right decision.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Input struct{ ID int } `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		id := body.Input.ID
+		switch id % 10 {
+		case 0:
+			http.Error(w, `{"code":"invalid_parameter"}`, http.StatusBadRequest)
+		case 3:
+			io.WriteString(w, `{}`)
+		case 5:
+			fmt.Fprintf(w, `{"result": %t}`, id%2 != 0)
+		case 7:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			fmt.Fprintf(w, `{"result": %t}`, id%2 == 0)
+		}
+	}))
+	defer srv.Close()
+
+	// 100 inputs, 4 workers, 1000 requests: every input is sent exactly 10 times.
+	run := runAgainst(t, srv.URL, userWorkload(t, 100), 4, 1000)
+	s := run.Summary
+	want := map[string]uint64{"http_400": 100, "wrong_decision": 100, "undefined": 100, "http_503": 100}
+	if s.Requests != 1000 || s.OK != 600 || s.Errors != 400 || s.WrongDecision != 100 {
+		t.Errorf("requests %d ok %d errors %d wrong %d; want 1000 600 400 100", s.Requests, s.OK, s.Errors, s.WrongDecision)
+	}
+	for k, v := range want {
+		if s.ErrorClasses[k] != v {
+			t.Errorf("class %s = %d, want %d (all: %v)", k, s.ErrorClasses[k], v, s.ErrorClasses)
+		}
+	}
+	if len(s.ErrorClasses) != len(want) {
+		t.Errorf("error classes %v, want exactly %v", s.ErrorClasses, want)
+	}
+	h, err := result.DecodeHistogram(run.Repetitions[0].HDR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != 600 {
+		t.Errorf("ok latency histogram holds %d values, want 600 (errors must stay out)", h.TotalCount())
+	}
+	if want := float64(600) / run.Repetitions[0].ElapsedS; run.Repetitions[0].ThroughputRPS != want {
+		t.Errorf("throughput %.1f, want ok/elapsed = %.1f", run.Repetitions[0].ThroughputRPS, want)
+	}
+}
+
+// Apache Bench reported "Failed requests: 0" against a path answering 404; we must not.
+func TestEveryNthRequestFailing(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Input struct{ ID int } `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if n.Add(1)%5 == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, `{"result": {"allow": %t, "reasons": []}}`, body.Input.ID%2 == 0)
+	}))
+	defer srv.Close()
+	run := runAgainst(t, srv.URL, userWorkload(t, 50), 2, 999)
+	// The start-up probe is request 1, so the measured requests are 2..1000: 200 of them are
+	// multiples of 5.
+	if got := run.Summary.ErrorClasses["http_404"]; got != 200 || run.Summary.OK != 799 {
+		t.Errorf("http_404 %d ok %d, want 200 and 799 (%v)", got, run.Summary.OK, run.Summary.ErrorClasses)
+	}
+}
+
+// A server that stops answering within the timeout produces timeout errors, not successes.
+func TestSlowServerTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 1 { // the probe is answered, everything after it stalls
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		io.WriteString(w, `{"result": true}`)
+	}))
+	defer srv.Close()
+	defer close(release)
+	spec := userWorkload(t, 4)
+	s := &scenario.Scenario{Name: "slow", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: "fake", User: spec}},
+		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 100 * time.Millisecond,
+			Load: load.Closed{Workers: 2, Requests: 6, MaxTime: 30 * time.Second}}}}
+	opa, _ := sut.SelfOPA()
+	doc := &result.Document{}
+	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: srv.URL}}, doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Runs[0].Summary; got.ErrorClasses["timeout"] != 6 || got.OK != 0 {
+		t.Errorf("ok %d, classes %v; want 6 timeouts", got.OK, got.ErrorClasses)
+	}
+}
+
+func TestUnreachableURLFailsBeforeLoad(t *testing.T) {
+	addr, err := sut.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scenario.Scenario{Name: "x", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
+		Targets:   []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Closed{Workers: 1, Requests: 1}}}}
+	opa, _ := sut.SelfOPA()
+	doc := &result.Document{}
+	err = Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: "http://" + addr}}, doc)
+	if err == nil || !strings.Contains(err.Error(), "cannot reach --url") {
+		t.Fatalf("err = %v, want cannot reach --url", err)
+	}
+	if len(doc.Runs) != 1 || doc.Runs[0].Summary.Requests != 0 || doc.Runs[0].Error == "" {
+		t.Errorf("want one run marked with the error and no requests, got %+v", doc.Runs)
+	}
+}
