@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,6 +50,7 @@ type runFlags struct {
 	format      string
 	allowErrors bool
 	noProgress  bool
+	cpuProfile  string
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -106,6 +108,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
 	return cmd
 }
 
@@ -128,6 +131,14 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		if _, err := sut.CheckFree(f.port); err != nil {
 			return usageError(err)
 		}
+	}
+
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return usageError(err)
+		}
+		defer stop()
 	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -326,4 +337,17 @@ func (p *progressLine) clear() {
 	if p.enabled {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// startCPUProfile profiles the generator, to find what authzbench itself spends per request.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -52,6 +52,28 @@ func newWorkloadsCommand(stdout io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(show)
+	export := &cobra.Command{
+		Use:   "export NAME DIR",
+		Short: "Write a built-in workload's policy, data and inputs to DIR, for other tools",
+		Long: `export writes the files authzbench loads for a built-in workload: the policy (*.rego),
+data.json, inputs.jsonl (one {"input": ..., "expect": ...} per line, the format --inputs reads),
+input-1.json (the first input alone, for opa eval/bench) and body-1.json (the first request body
+POSTed to OPA's REST API, for wrk or curl).`,
+		Example: `  authzbench workloads export rbac /tmp/rbac
+  authzbench opa bench --data /tmp/rbac/rbac.rego --data /tmp/rbac/data.json --input /tmp/rbac/input-1.json data.authzbench.rbac.allow`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			w, err := workload.Builtin(args[0])
+			if err != nil {
+				return usageError(err)
+			}
+			if err := workload.Export(w, args[1]); err != nil {
+				return &exitError{exitFailed, err}
+			}
+			fmt.Fprintf(stdout, "wrote %s to %s (query %s)\n", w.Name, args[1], w.Query)
+			return nil
+		},
+	}
+	cmd.AddCommand(show, export)
 	return cmd
 }

@@ -134,6 +134,8 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	run.SUT = tg.Info()
 
 	merged := metrics.NewRecorder()
+	var usage []load.Outcome // measured phases only, so warm-up costs no CPU per request
+	defer func() { run.Harness = harness(usage, merged.Requests()) }()
 	for rep := 1; rep <= s.Repeat; rep++ {
 		progress := func(p load.Progress) {
 			if o.Progress == nil {
@@ -157,6 +159,7 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 		}
 		run.Repetitions = append(run.Repetitions, r)
 		merged.Merge(out.Recorder)
+		usage = append(usage, out)
 		if partial {
 			run.Partial = true
 			run.Error = out.Stopped.Error()
@@ -173,3 +176,18 @@ type StoppedError struct{ Cause error }
 
 func (e *StoppedError) Error() string { return "run stopped: " + e.Cause.Error() }
 func (e *StoppedError) Unwrap() error { return e.Cause }
+
+// harness sums the process's CPU over the measured phases and takes memory at the first start
+// and the last end.
+func harness(outs []load.Outcome, requests uint64) *result.Harness {
+	if len(outs) == 0 {
+		return nil
+	}
+	first, last := outs[0].UsageStart, outs[len(outs)-1].UsageEnd
+	var cpu time.Duration
+	for _, o := range outs {
+		cpu += o.UsageEnd.CPU - o.UsageStart.CPU
+	}
+	first.CPU, last.CPU = 0, cpu
+	return result.NewHarness(first, last, requests)
+}

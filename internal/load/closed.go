@@ -64,6 +64,8 @@ type Outcome struct {
 	// Stopped says why the run ended early: the context's cause (Ctrl-C, a server that died);
 	// nil when it ran to completion.
 	Stopped error
+	// Usage of the authzbench process at the start and end of the measured phase.
+	UsageStart, UsageEnd metrics.Usage
 }
 
 const (
@@ -98,6 +100,7 @@ func (c Closed) Run(ctx context.Context, t target.Target, inputs []workload.Inpu
 		phase.Store(phaseMeasure) // no warm-up: not a single request may go unrecorded
 	}
 	measureStart := time.Now()
+	usageStart := metrics.SelfUsage()
 	recorders := make([]*metrics.Recorder, c.Workers)
 	quotas := splitQuota(c.Requests, c.Workers)
 	var wg sync.WaitGroup
@@ -144,6 +147,7 @@ warm:
 	}
 
 	if c.Warmup > 0 {
+		usageStart = metrics.SelfUsage()
 		measureStart = time.Now()
 		phase.Store(phaseMeasure)
 	}
@@ -173,8 +177,10 @@ measure:
 	phase.Store(phaseStop)
 	<-allDone
 	elapsed := time.Since(measureStart)
+	usageEnd := metrics.SelfUsage()
 	live(false, measureStart)
-	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped}
+	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped,
+		UsageStart: usageStart, UsageEnd: usageEnd}
 }
 
 // splitQuota divides a request budget among workers up front, so no worker contends with

@@ -43,9 +43,37 @@ type Run struct {
 	Load        Load         `json:"load"`
 	Summary     Summary      `json:"summary"`
 	Repetitions []Repetition `json:"repetitions"`
+	// Harness is what the authzbench process used during the run.
+	Harness *Harness `json:"harness,omitempty"`
 	// Partial marks a run cut short; Error says why a run could not start or finish.
 	Partial bool   `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
+}
+
+// Harness is the authzbench process's own cost during a run: the generator's, plus the engine's
+// for in-process targets. CPU per request lets one compare generators; the RSS figures show
+// memory stays flat however many requests run.
+type Harness struct {
+	CPUSeconds      float64 `json:"cpu_s"`
+	CPUPerRequestUS float64 `json:"cpu_per_request_us"`
+	RSSStartMB      float64 `json:"rss_start_mb"`
+	RSSEndMB        float64 `json:"rss_end_mb"`
+	RSSPeakMB       float64 `json:"rss_peak_mb"` // process lifetime peak
+}
+
+// NewHarness compares usage before and after requests were sent.
+func NewHarness(before, after metrics.Usage, requests uint64) *Harness {
+	mb := func(b uint64) float64 { return float64(b) / (1 << 20) }
+	h := &Harness{
+		CPUSeconds: (after.CPU - before.CPU).Seconds(),
+		RSSStartMB: mb(before.RSS),
+		RSSEndMB:   mb(after.RSS),
+		RSSPeakMB:  mb(after.HWM),
+	}
+	if requests > 0 {
+		h.CPUPerRequestUS = h.CPUSeconds * 1e6 / float64(requests)
+	}
+	return h
 }
 
 // WorkloadInfo says what was asked of the engine.

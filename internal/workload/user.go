@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -167,4 +168,36 @@ func compact(b []byte) []byte {
 		return b
 	}
 	return buf.Bytes()
+}
+
+// Export writes the workload as files other tools read: its policy and data as OPA loads them,
+// inputs.jsonl in the format ReadInputs reads, the first input alone and the first request body
+// of OPA's REST API.
+func Export(w *Workload, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export %s: %w", w.Name, err)
+	}
+	if _, _, err := w.Files(dir); err != nil {
+		return err
+	}
+	var lines bytes.Buffer
+	for _, in := range w.Inputs {
+		lines.WriteString(`{"input":`)
+		lines.Write(in.JSON)
+		if in.Expect != Unverified {
+			fmt.Fprintf(&lines, `,"expect":%t`, in.Expect == ExpectAllow)
+		}
+		lines.WriteString("}\n")
+	}
+	files := map[string][]byte{"inputs.jsonl": lines.Bytes()}
+	if len(w.Inputs) > 0 {
+		files["input-1.json"] = w.Inputs[0].JSON
+		files["body-1.json"] = append(append([]byte(`{"input":`), w.Inputs[0].JSON...), '}')
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("export %s: %w", w.Name, err)
+		}
+	}
+	return nil
 }
