@@ -51,6 +51,7 @@ type runFlags struct {
 	allowErrors bool
 	noProgress  bool
 	cpuProfile  string
+	procs       int
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -108,6 +109,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
+	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
 	return cmd
 }
@@ -153,7 +155,8 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		Scenario: s.Source,
 		Env:      result.CaptureEnv(version.Version),
 	}
-	opts := bench.Options{Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs}}
+	opts := bench.Options{GeneratorProcs: f.procs,
+		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs}}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",

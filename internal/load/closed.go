@@ -109,7 +109,11 @@ func (c Closed) Run(ctx context.Context, t target.Target, inputs []workload.Inpu
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects,
 			first: id % len(expects), step: c.Workers, quota: quotas[id], phase: &phase}
 		wg.Add(1)
-		go func() { defer wg.Done(); w.run(ctx) }()
+		go func() {
+			defer wg.Done()
+			defer closeDecider(w.decider)
+			w.run(ctx)
+		}()
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
@@ -181,6 +185,13 @@ measure:
 	live(false, measureStart)
 	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped,
 		UsageStart: usageStart, UsageEnd: usageEnd}
+}
+
+// closeDecider releases what a worker's decider holds (its connection), if anything.
+func closeDecider(d target.Decider) {
+	if c, ok := d.(interface{ Close() }); ok {
+		c.Close()
+	}
 }
 
 // splitQuota divides a request budget among workers up front, so no worker contends with

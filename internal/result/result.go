@@ -95,6 +95,8 @@ type Load struct {
 	WarmupS   float64 `json:"warmup_s"`
 	Requests  int64   `json:"requests,omitempty"` // request budget, when the run was bounded by count
 	TimeoutS  float64 `json:"timeout_s,omitempty"`
+	// GeneratorProcs is the GOMAXPROCS authzbench drove this run with.
+	GeneratorProcs int `json:"generator_procs,omitempty"`
 }
 
 // Summary merges all repetitions of a run.

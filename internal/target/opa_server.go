@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
+	"github.com/authzbench/authzbench/internal/httpload"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -23,15 +22,15 @@ import (
 // `opa run --server` on a loopback port with the workload's policy and data and stops it at the
 // end; with Options.URL it measures a server that is already running and loads nothing into it.
 type opaServer struct {
-	opts    Options
-	url     string
-	version string
-	proc    *sut.Process
-	client  *fasthttp.HostClient
-	path    string
-	bodies  [][]byte
-	died    chan struct{}
-	diedErr error
+	opts     Options
+	url      string
+	version  string
+	proc     *sut.Process
+	endpoint httpload.Endpoint
+	path     string
+	requests [][]byte // complete HTTP requests, one per input, encoded before the clock starts
+	died     chan struct{}
+	diedErr  error
 }
 
 func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -44,13 +43,23 @@ func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
 	} else if err := t.launch(ctx, w); err != nil {
 		return err
 	}
-	t.client = newHostClient(t.url, t.opts)
-	t.bodies = make([][]byte, len(w.Inputs))
+	var err error
+	if t.endpoint, _, err = httpload.ParseURL(t.url + t.path); err != nil {
+		return err
+	}
+	t.endpoint.Timeout = t.opts.timeout()
+	headers := []httpload.Header{{Name: "Content-Type", Value: "application/json"}}
+	t.requests = make([][]byte, len(w.Inputs))
+	var first []byte
 	for i, in := range w.Inputs {
-		t.bodies[i] = append(append([]byte(`{"input":`), in.JSON...), '}')
+		body := append(append([]byte(`{"input":`), in.JSON...), '}')
+		if i == 0 {
+			first = body
+		}
+		t.requests[i] = httpload.EncodeRequest(t.endpoint, "POST", t.path, headers, body)
 	}
 	if t.opts.URL != "" {
-		return probe(ctx, t.url+t.path, t.bodies[0], t.opts.timeout())
+		return probe(ctx, t.url+t.path, first, t.opts.timeout())
 	}
 	return nil
 }
@@ -139,8 +148,8 @@ func (t *opaServer) listenAddr() (string, error) {
 }
 
 func (t *opaServer) Worker() Decider {
-	return &httpWorker{client: t.client, uri: t.url + t.path, bodies: t.bodies,
-		timeout: t.opts.timeout(), decisions: newDecisionReader("result")}
+	return &httpWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests,
+		decisions: newDecisionReader("result")}
 }
 
 func (t *opaServer) Died() <-chan struct{} { return t.died }
@@ -158,77 +167,36 @@ func (t *opaServer) Info() Info {
 }
 
 func (t *opaServer) Stop(context.Context) error {
-	if t.client != nil {
-		t.client.CloseIdleConnections()
-	}
 	if t.proc == nil {
 		return nil
 	}
 	return t.proc.Stop(5 * time.Second)
 }
 
-// newHostClient returns a keep-alive connection pool sized to the workers, so no worker waits
-// for a connection and no more connections are opened than workers.
-func newHostClient(baseURL string, o Options) *fasthttp.HostClient {
-	u, _ := url.Parse(baseURL)
-	workers := o.Workers
-	if workers < 1 {
-		workers = 1
-	}
-	return &fasthttp.HostClient{
-		Addr:                          hostPort(u),
-		IsTLS:                         u.Scheme == "https",
-		MaxConns:                      workers,
-		MaxIdleConnDuration:           time.Minute,
-		NoDefaultUserAgentHeader:      true,
-		DisableHeaderNamesNormalizing: true,
-		DisablePathNormalizing:        true,
-	}
-}
-
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "https" {
-		return u.Host + ":443"
-	}
-	return u.Host + ":80"
-}
-
-// httpWorker posts prepared bodies on a shared keep-alive pool with its own request and
-// response objects, so the measured path allocates nothing once warm.
+// httpWorker sends prepared requests on its own keep-alive connection, so the measured path
+// is one write, one read and the decision parse, allocating nothing once warm.
 type httpWorker struct {
-	client    *fasthttp.HostClient
-	uri       string
-	bodies    [][]byte
-	timeout   time.Duration
+	conn      *httpload.Conn
+	requests  [][]byte
 	decisions *decisionReader
-	req       fasthttp.Request
-	resp      fasthttp.Response
-	ready     bool
 }
 
 func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
-	if !w.ready {
-		w.req.SetRequestURI(w.uri)
-		w.req.Header.SetMethod(fasthttp.MethodPost)
-		w.req.Header.SetContentType("application/json")
-		w.ready = true
-	}
-	w.req.SetBodyRaw(w.bodies[i])
-	err := w.client.DoTimeout(&w.req, &w.resp, w.timeout)
+	status, body, err := w.conn.Do(ctx, w.requests[i])
 	if err != nil {
-		if errors.Is(err, fasthttp.ErrTimeout) {
+		if errors.Is(err, httpload.ErrTimeout) {
 			return verify.Outcome{Kind: verify.TimedOut}
 		}
 		return verify.Outcome{Kind: verify.TransportFailure}
 	}
-	if code := w.resp.StatusCode(); code < 200 || code > 299 {
-		return verify.Outcome{Kind: verify.HTTPStatus, Status: code}
+	if status < 200 || status > 299 {
+		return verify.Outcome{Kind: verify.HTTPStatus, Status: status}
 	}
-	return w.decisions.read(w.resp.Body())
+	return w.decisions.read(body)
 }
+
+// Close releases the worker's connection.
+func (w *httpWorker) Close() { w.conn.Close() }
 
 // opaVersion asks the OPA command for its version; the linked-in OPA answers without a process.
 func opaVersion(ctx context.Context, o sut.OPA) (string, error) {

@@ -109,6 +109,10 @@ func New(name string, o Options) (Target, error) {
 // Known reports whether name is a target.
 func Known(name string) bool { _, ok := registry[name]; return ok }
 
+// InProcess reports whether the target's engine runs inside the authzbench process, so that
+// the generator and the engine share its Go scheduler.
+func InProcess(name string) bool { return name == "opa/inproc" }
+
 // noWatch is embedded by targets that have no process to watch.
 type noWatch struct{}
 
