@@ -60,6 +60,8 @@ func TestUsageErrorsExitTwoAndSayWhatToDo(t *testing.T) {
 		{"zero workers", []string{"run", "--workload", "rbac", "--workers", "0"}, "workers must be at least 1"},
 		{"file and flags", []string{"run", "-f", badYAML, "--workload", "rbac"}, "-f runs a scenario file"},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, "unknown flag"},
+		{"url without server", []string{"run", "--target", "opa/inproc", "--url", "http://127.0.0.1:1"}, "--url and --port apply to the opa/server"},
+		{"url and port", []string{"run", "--workload", "rbac", "--url", "http://127.0.0.1:1", "--port", "9999"}, "with --url it starts none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(t, tc.args...)

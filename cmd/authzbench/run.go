@@ -122,6 +122,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if err := checkServerFlags(s, f); err != nil {
+		return usageError(err)
+	}
 	opa, err := sut.SelfOPA()
 	if f.opaBin != "" {
 		opa, err = sut.ExternalOPA(f.opaBin)
@@ -200,6 +203,23 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	}
 	if bad := errorCount(doc); bad > 0 && !f.allowErrors {
 		return &exitError{exitFailed, fmt.Errorf("%d responses were not served decisions (see the table); --allow-errors to exit 0 anyway", bad)}
+	}
+	return nil
+}
+
+// checkServerFlags rejects server flags that would be silently ignored.
+func checkServerFlags(s *scenario.Scenario, f runFlags) error {
+	hasServer := false
+	for _, t := range s.Targets {
+		hasServer = hasServer || t.Name == "opa/server"
+	}
+	switch {
+	case (f.url != "" || f.port != 0) && !hasServer:
+		return errors.New("--url and --port apply to the opa/server target, and none is selected")
+	case f.url != "" && f.port != 0:
+		return errors.New("--port sets the port of a server authzbench starts; with --url it starts none")
+	case f.url != "" && (len(f.sutArgs) > 0 || f.opaBin != ""):
+		return errors.New("--sut-arg and --opa-bin configure servers authzbench starts; with --url it starts none")
 	}
 	return nil
 }
