@@ -1,0 +1,452 @@
+package workload
+
+import (
+	_ "embed"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+//go:embed policies/risk.rego
+var riskPolicy []byte
+
+func init() {
+	register(Spec{
+		Name: "risk",
+		Description: "loan risk assessment: hard stops, 3-bureau credit aggregation, DTI/LTV, employment, history, " +
+			"country and industry tables, a weighted score and tiers (97 rules, 400+ lines)",
+		Build: buildRisk,
+	})
+}
+
+// riskData is the data document of the risk workload, loaded under data.risk.
+type riskData struct {
+	Products                      map[string]riskProduct  `json:"products"`
+	Countries                     map[string]riskCountry  `json:"countries"`
+	Industries                    map[string]riskIndustry `json:"industries"`
+	Bureaus                       []string                `json:"bureaus"`
+	Sanctions                     []string                `json:"sanctions"`
+	Weights                       map[string]int          `json:"weights"`
+	Tiers                         map[string]riskTier     `json:"tiers"`
+	MaxAgeAtMaturity              int                     `json:"max_age_at_maturity"`
+	BankruptcyLookbackYears       int                     `json:"bankruptcy_lookback_years"`
+	UnverifiedEmploymentMaxAmount int                     `json:"unverified_employment_max_amount"`
+	IncomeToleranceBPS            int                     `json:"income_tolerance_bps"`
+	MaxOpenDebts                  int                     `json:"max_open_debts"`
+	MinResidualIncome             int                     `json:"min_residual_income"`
+	BaseRateBPS                   int                     `json:"base_rate_bps"`
+}
+
+type riskProduct struct {
+	MinAmount          int  `json:"min_amount"`
+	MaxAmount          int  `json:"max_amount"`
+	MinTermMonths      int  `json:"min_term_months"`
+	MaxTermMonths      int  `json:"max_term_months"`
+	MinScore           int  `json:"min_score"`
+	RequiresCollateral bool `json:"requires_collateral"`
+	MaxIndustryRisk    int  `json:"max_industry_risk"`
+}
+
+type riskCountry struct {
+	Risk    int  `json:"risk"`
+	Blocked bool `json:"blocked"`
+}
+
+type riskIndustry struct {
+	Risk int `json:"risk"`
+}
+
+type riskTier struct {
+	MinScore       int `json:"min_score"`
+	MaxAmountPct   int `json:"max_amount_pct"`
+	MaxDTIBPS      int `json:"max_dti_bps"`
+	MaxLTVBPS      int `json:"max_ltv_bps"`
+	RatePremiumBPS int `json:"rate_premium_bps"`
+}
+
+// riskInput is one loan application.
+type riskInput struct {
+	Applicant riskApplicant `json:"applicant"`
+	Loan      riskLoan      `json:"loan"`
+}
+
+type riskApplicant struct {
+	ID         string          `json:"id"`
+	Age        int             `json:"age"`
+	Country    string          `json:"country"`
+	Industry   string          `json:"industry"`
+	Income     riskIncome      `json:"income"`
+	Employment riskEmployment  `json:"employment"`
+	Bureaus    map[string]*int `json:"bureaus"` // a missing bureau is null
+	History    riskHistory     `json:"history"`
+	Debts      []riskDebt      `json:"debts"`
+}
+
+type riskIncome struct {
+	StatedMonthly   int  `json:"stated_monthly"`
+	VerifiedMonthly int  `json:"verified_monthly"`
+	Verified        bool `json:"verified"`
+}
+
+type riskEmployment struct {
+	Type     string `json:"type"`
+	Years    int    `json:"years"`
+	Verified bool   `json:"verified"`
+}
+
+type riskHistory struct {
+	Late12m            int  `json:"late_12m"`
+	Late24m            int  `json:"late_24m"`
+	Defaults           int  `json:"defaults"`
+	BankruptcyYearsAgo *int `json:"bankruptcy_years_ago"`
+}
+
+type riskDebt struct {
+	Kind    string `json:"kind"`
+	Monthly int    `json:"monthly"`
+}
+
+type riskLoan struct {
+	Product         string `json:"product"`
+	Amount          int    `json:"amount"`
+	TermMonths      int    `json:"term_months"`
+	CollateralValue int    `json:"collateral_value"`
+	MonthlyPayment  int    `json:"monthly_payment"`
+}
+
+func riskTables() *riskData {
+	d := &riskData{
+		Products: map[string]riskProduct{
+			"mortgage": {MinAmount: 50_000, MaxAmount: 1_500_000, MinTermMonths: 60, MaxTermMonths: 360, MinScore: 640, RequiresCollateral: true, MaxIndustryRisk: 5},
+			"auto":     {MinAmount: 5_000, MaxAmount: 120_000, MinTermMonths: 12, MaxTermMonths: 84, MinScore: 600, RequiresCollateral: true, MaxIndustryRisk: 5},
+			"personal": {MinAmount: 1_000, MaxAmount: 60_000, MinTermMonths: 6, MaxTermMonths: 72, MinScore: 660, MaxIndustryRisk: 5},
+			"business": {MinAmount: 10_000, MaxAmount: 500_000, MinTermMonths: 12, MaxTermMonths: 120, MinScore: 680, MaxIndustryRisk: 3},
+		},
+		Countries:  map[string]riskCountry{},
+		Industries: map[string]riskIndustry{},
+		Bureaus:    []string{"equifax", "experian", "transunion"},
+		Weights:    map[string]int{"credit": 30, "dti": 20, "ltv": 10, "employment": 10, "history": 15, "country": 5, "industry": 10},
+		Tiers: map[string]riskTier{
+			"prime":      {MinScore: 8000, MaxAmountPct: 100, MaxDTIBPS: 4300, MaxLTVBPS: 9000, RatePremiumBPS: 150},
+			"near_prime": {MinScore: 6500, MaxAmountPct: 75, MaxDTIBPS: 3600, MaxLTVBPS: 8000, RatePremiumBPS: 325},
+			"subprime":   {MinScore: 5000, MaxAmountPct: 50, MaxDTIBPS: 3000, MaxLTVBPS: 7000, RatePremiumBPS: 600},
+		},
+		MaxAgeAtMaturity:              85,
+		BankruptcyLookbackYears:       7,
+		UnverifiedEmploymentMaxAmount: 20_000,
+		IncomeToleranceBPS:            1000,
+		MaxOpenDebts:                  6,
+		MinResidualIncome:             800,
+		BaseRateBPS:                   425,
+	}
+	countries := []struct {
+		codes   []string
+		risk    int
+		blocked bool
+	}{
+		{[]string{"US", "CA", "DE", "NL", "CH", "SE", "NO", "DK", "FI", "AU", "NZ", "JP"}, 1, false},
+		{[]string{"GB", "FR", "AT", "BE", "IE", "SG", "KR"}, 2, false},
+		{[]string{"ES", "IT", "PT", "PL", "CZ", "CL"}, 3, false},
+		{[]string{"BR", "MX", "IN", "ZA", "TR"}, 4, false},
+		{[]string{"KP", "IR", "SY"}, 5, true},
+	}
+	for _, group := range countries {
+		for _, c := range group.codes {
+			d.Countries[c] = riskCountry{Risk: group.risk, Blocked: group.blocked}
+		}
+	}
+	industries := map[int][]string{
+		1: {"government", "healthcare", "education", "utilities"},
+		2: {"technology", "finance", "manufacturing", "telecom"},
+		3: {"retail", "logistics", "real_estate", "agriculture"},
+		4: {"construction", "hospitality", "mining", "entertainment"},
+		5: {"gambling", "crypto", "aviation_startups", "nightlife"},
+	}
+	for risk, names := range industries {
+		for _, n := range names {
+			d.Industries[n] = riskIndustry{Risk: risk}
+		}
+	}
+	for i := range 12 {
+		d.Sanctions = append(d.Sanctions, fmt.Sprintf("app-%05d", 97*i+13))
+	}
+	return d
+}
+
+// riskDecide is the reference model of policies/risk.rego, written in Go from the same
+// specification with the same integer arithmetic. The reason names the first check that failed,
+// in the order the specification lists them.
+func riskDecide(d *riskData, in riskInput) (allow bool, reason string) {
+	a, l := in.Applicant, in.Loan
+	product, productOK := d.Products[l.Product]
+	country, countryOK := d.Countries[a.Country]
+	industry, industryOK := d.Industries[a.Industry]
+	scores := riskBureauScores(d, a)
+	monthlyDebt := l.MonthlyPayment
+	for _, debt := range a.Debts {
+		monthlyDebt += debt.Monthly
+	}
+	income := a.Income.VerifiedMonthly
+	collateral := productOK && product.RequiresCollateral
+	hasCollateral := l.CollateralValue > 0
+	dtiOver := func(bps int) bool { return monthlyDebt*10000 > bps*income }
+	ltvOver := func(bps int) bool { return l.Amount*10000 > bps*l.CollateralValue }
+
+	checks := []struct {
+		failed bool
+		reason string
+	}{
+		{slices.Contains(d.Sanctions, a.ID), "sanctioned"},
+		{a.Age < 18, "underage"},
+		{a.Age*12+l.TermMonths > d.MaxAgeAtMaturity*12, "over maximum age at maturity"},
+		{countryOK && country.Blocked, "blocked country"},
+		{!countryOK, "unknown country"},
+		{!industryOK, "unknown industry"},
+		{!productOK, "unknown product"},
+		{productOK && (l.Amount < product.MinAmount || l.Amount > product.MaxAmount), "amount out of range"},
+		{productOK && (l.TermMonths < product.MinTermMonths || l.TermMonths > product.MaxTermMonths), "term out of range"},
+		{collateral && !hasCollateral, "collateral required"},
+		{a.History.BankruptcyYearsAgo != nil && *a.History.BankruptcyYearsAgo < d.BankruptcyLookbackYears, "recent bankruptcy"},
+		{a.History.Defaults > 0, "default on record"},
+		{a.Employment.Type == "unemployed" || (!a.Employment.Verified && l.Amount > d.UnverifiedEmploymentMaxAmount), "employment not acceptable"},
+		{!a.Income.Verified, "income not verified"},
+		{a.Income.Verified && a.Income.VerifiedMonthly*10000 < a.Income.StatedMonthly*(10000-d.IncomeToleranceBPS), "income mismatch"},
+		{len(a.Debts) > d.MaxOpenDebts, "too many open debts"},
+		{income-monthlyDebt < d.MinResidualIncome, "residual income too low"},
+		{productOK && industryOK && industry.Risk > product.MaxIndustryRisk, "industry not eligible"},
+		{len(scores) < 2, "thin credit file"},
+	}
+	for _, c := range checks {
+		if c.failed {
+			return false, "deny: " + c.reason
+		}
+	}
+	creditScore := scores[0] // two scores: the lower
+	if len(scores) == 3 {
+		creditScore = scores[1] // three: the median
+	}
+	if creditScore < product.MinScore {
+		return false, "deny: score below product minimum"
+	}
+
+	points := map[string]int{
+		"credit":     riskStep(creditScore, []int{780, 740, 700, 660, 620}, []int{100, 85, 70, 50, 30}, 0),
+		"country":    100 - 20*(country.Risk-1),
+		"industry":   100 - 20*(industry.Risk-1),
+		"employment": riskEmploymentPoints(a.Employment),
+		"history":    max(0, 100-(15*a.History.Late12m+5*(a.History.Late24m-a.History.Late12m))),
+	}
+	switch {
+	case !dtiOver(2000):
+		points["dti"] = 100
+	case !dtiOver(3000):
+		points["dti"] = 80
+	case !dtiOver(3600):
+		points["dti"] = 60
+	case !dtiOver(4300):
+		points["dti"] = 40
+	default:
+		points["dti"] = 0
+	}
+	switch {
+	case !collateral:
+		points["ltv"] = 60
+	case !ltvOver(6000):
+		points["ltv"] = 100
+	case !ltvOver(8000):
+		points["ltv"] = 80
+	case !ltvOver(9000):
+		points["ltv"] = 50
+	default:
+		points["ltv"] = 20
+	}
+	score := 0
+	for name, p := range points {
+		score += d.Weights[name] * p
+	}
+	var tierName string
+	switch {
+	case score >= d.Tiers["prime"].MinScore:
+		tierName = "prime"
+	case score >= d.Tiers["near_prime"].MinScore:
+		tierName = "near_prime"
+	case score >= d.Tiers["subprime"].MinScore:
+		tierName = "subprime"
+	default:
+		return false, "deny: score too low"
+	}
+	tier := d.Tiers[tierName]
+	switch {
+	case l.Amount*100 > product.MaxAmount*tier.MaxAmountPct:
+		return false, "deny: amount over tier limit"
+	case dtiOver(tier.MaxDTIBPS):
+		return false, "deny: dti over tier limit"
+	case collateral && ltvOver(tier.MaxLTVBPS):
+		return false, "deny: ltv over tier limit"
+	}
+	return true, "allow: " + tierName
+}
+
+// riskBureauScores returns the applicant's scores from the known bureaus, ascending.
+func riskBureauScores(d *riskData, a riskApplicant) []int {
+	var scores []int
+	for _, b := range d.Bureaus {
+		if s := a.Bureaus[b]; s != nil {
+			scores = append(scores, *s)
+		}
+	}
+	sort.Ints(scores)
+	return scores
+}
+
+// riskStep returns points[i] for the first threshold the value reaches, or below otherwise.
+func riskStep(value int, thresholds, points []int, below int) int {
+	for i, t := range thresholds {
+		if value >= t {
+			return points[i]
+		}
+	}
+	return below
+}
+
+func riskEmploymentPoints(e riskEmployment) int {
+	switch e.Type {
+	case "salaried":
+		return riskStep(e.Years, []int{5, 2}, []int{100, 80}, 60)
+	case "self_employed":
+		return riskStep(e.Years, []int{3}, []int{70}, 40)
+	case "contract":
+		return 50
+	case "retired":
+		return 70
+	}
+	return 0
+}
+
+func buildRisk(seed int64, n int) (*Workload, error) {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x7269736b))
+	d := riskTables()
+	w := &Workload{
+		Name:        "risk",
+		Description: builtins["risk"].Description,
+		Query:       "data.authzbench.risk.allow",
+		Policies:    []File{{Name: "risk.rego", Content: riskPolicy}},
+		Data:        mustJSON(map[string]any{"risk": d}),
+	}
+	for i := range n {
+		in := riskApplication(r, d, i)
+		allow, reason := riskDecide(d, in)
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason})
+	}
+	return w, nil
+}
+
+// riskApplication draws one application. Most are plausible applicants, so the decision is
+// usually made by the score and the tier limits; a few per cent trip each hard stop.
+func riskApplication(r *rand.Rand, d *riskData, i int) riskInput {
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	chance := func(p float64) bool { return r.Float64() < p }
+	between := func(lo, hi int) int { return lo + r.IntN(hi-lo+1) }
+
+	countries := sortedKeysOf(d.Countries)
+	industries := sortedKeysOf(d.Industries)
+	products := []string{"mortgage", "mortgage", "auto", "auto", "personal", "personal", "business"}
+
+	a := riskApplicant{
+		ID:       fmt.Sprintf("app-%05d", i),
+		Age:      between(21, 66),
+		Country:  pick([]string{"US", "US", "DE", "GB", "FR", "NL", "ES", "IT", "CA", "SE", "PL", "BR", "MX", "IN", "JP"}),
+		Industry: pick(industries),
+		Bureaus:  map[string]*int{},
+	}
+	switch {
+	case chance(0.02):
+		a.Age = between(16, 17)
+	case chance(0.02):
+		a.Country = pick([]string{"KP", "IR", "SY"})
+	case chance(0.01):
+		a.Country = "XX"
+	case chance(0.01):
+		a.Country = pick(countries)
+	}
+	if chance(0.01) {
+		a.Industry = "astrology"
+	}
+	a.Income.StatedMonthly = between(32, 160) * 100
+	a.Income.Verified = !chance(0.03)
+	a.Income.VerifiedMonthly = a.Income.StatedMonthly
+	if chance(0.12) {
+		a.Income.VerifiedMonthly = a.Income.StatedMonthly * between(80, 100) / 100
+	}
+	a.Employment = riskEmployment{Type: pick([]string{"salaried", "salaried", "salaried", "self_employed", "contract", "retired"}),
+		Years: between(0, 25), Verified: !chance(0.04)}
+	if chance(0.02) {
+		a.Employment.Type = "unemployed"
+	}
+	base := between(635, 830)
+	for _, b := range d.Bureaus {
+		if chance(0.06) {
+			continue // this bureau has no file on the applicant
+		}
+		s := base + between(-25, 25)
+		a.Bureaus[b] = &s
+	}
+	a.History.Late12m = riskSkewed(r, 0.75, 4)
+	a.History.Late24m = a.History.Late12m + riskSkewed(r, 0.7, 4)
+	if chance(0.02) {
+		a.History.Defaults = 1
+	}
+	if chance(0.05) {
+		y := between(1, 15)
+		a.History.BankruptcyYearsAgo = &y
+	}
+	debts := riskSkewed(r, 0.3, 4)
+	if chance(0.03) {
+		debts = d.MaxOpenDebts + 1
+	}
+	for range debts {
+		a.Debts = append(a.Debts, riskDebt{Kind: pick([]string{"card", "auto", "student", "personal"}), Monthly: between(1, 8) * 50})
+	}
+
+	name := products[r.IntN(len(products))]
+	product := d.Products[name]
+	l := riskLoan{Product: name, TermMonths: between(product.MinTermMonths, product.MaxTermMonths)}
+	l.Amount = between(product.MinAmount/1000, product.MaxAmount*6/10/1000) * 1000
+	if chance(0.03) {
+		l.Amount = product.MaxAmount + 1000*between(1, 50)
+	}
+	if chance(0.02) {
+		l.TermMonths = product.MaxTermMonths + 12
+	}
+	if chance(0.01) {
+		l.Product = "timeshare"
+	}
+	if product.RequiresCollateral && !chance(0.02) {
+		l.CollateralValue = l.Amount * between(100, 220) / 100
+	}
+	// A simple annuity approximation in whole currency units: principal over the term plus
+	// interest at about 6 % a year on half the principal.
+	l.MonthlyPayment = l.Amount/l.TermMonths + l.Amount*6/100/12/2
+	if chance(0.01) {
+		a.ID = d.Sanctions[r.IntN(len(d.Sanctions))]
+	}
+	return riskInput{Applicant: a, Loan: l}
+}
+
+// riskSkewed draws a small count: 0 with probability p0, otherwise 1..most uniformly.
+func riskSkewed(r *rand.Rand, p0 float64, most int) int {
+	if r.Float64() < p0 {
+		return 0
+	}
+	return 1 + r.IntN(most)
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
