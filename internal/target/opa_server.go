@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-
 	"strings"
 	"time"
 
