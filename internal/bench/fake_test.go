@@ -190,3 +190,27 @@ func TestUnreachableURLFailsBeforeLoad(t *testing.T) {
 		t.Errorf("want one run marked with the error and no requests, got %+v", doc.Runs)
 	}
 }
+
+// Ground truth: a server that takes 2 ms per answer is reported as taking at least that, and
+// not much more, at the median.
+func TestKnownServiceTimeIsMeasured(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		time.Sleep(2 * time.Millisecond)
+		io.WriteString(w, `{"result": true}`)
+	}))
+	defer srv.Close()
+	spec := userWorkload(t, 10)
+	dir := t.TempDir()
+	inputs := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(inputs, []byte(`{"input": {"id": 0}}`+"\n"), 0o644) // unverified: the fake always allows
+	spec.Inputs = inputs
+	run := runAgainst(t, srv.URL, spec, 1, 200)
+	p50 := run.Summary.LatencyUS.P50
+	if p50 < 2000 || p50 > 4000 {
+		t.Errorf("p50 %.0f µs for a 2 ms server; want 2.0 to 4.0 ms", p50)
+	}
+	if run.Summary.UnverifiedOK != 200 {
+		t.Errorf("unverified ok %d, want 200", run.Summary.UnverifiedOK)
+	}
+}

@@ -1,0 +1,101 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func sampleDocument() *result.Document {
+	run := func(workload, target string, rps, sd float64, n int, p50 float64, errors map[string]uint64) result.Run {
+		var errCount uint64
+		for _, v := range errors {
+			errCount += v
+		}
+		return result.Run{Target: target, Workload: workload, Summary: result.Summary{
+			Requests: 1000 + errCount, OK: 1000, Errors: errCount, ErrorClasses: errors,
+			ThroughputRPS: metrics.Spread{Mean: rps, SD: sd, N: n},
+			LatencyUS:     metrics.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 4},
+		}}
+	}
+	partial := run("rbac", "opa/server", 4000, 0, 1, 250, map[string]uint64{})
+	partial.Partial = true
+	partial.Error = "run stopped: opa server (pid 4242) exited: signal: killed"
+	return &result.Document{
+		Schema: result.Schema, Interrupted: true, StopReason: "interrupted by interrupt",
+		Env: result.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux", Kernel: "6.0", Go: "go1.26",
+			OPA: "1.22.2", Authzbench: "devel", Commit: "0123456789abcdef", Pinning: "none"},
+		Runs: []result.Run{
+			run("nop", "opa/cli", 71.1, 7.1, 5, 13600, nil),
+			run("nop", "opa/server", 5080, 203, 5, 181, nil),
+			run("nop", "opa/inproc", 187656, 0, 1, 6.93, nil),
+			run("rbac", "opa/cli", 54.7, 1.9, 5, 18170, map[string]uint64{"http_400": 12, "wrong_decision": 3}),
+			partial,
+		},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestTableGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := Table(&b, sampleDocument()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "table.golden", b.Bytes())
+	for _, must := range []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed"} {
+		if !bytes.Contains(b.Bytes(), []byte(must)) {
+			t.Errorf("table lacks %q", must)
+		}
+	}
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, sampleDocument()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "markdown.golden", b.Bytes())
+}
+
+func TestDuration(t *testing.T) {
+	for _, tc := range []struct {
+		us   float64
+		want string
+	}{{0.5, "500ns"}, {6.93, "6.93µs"}, {12.3, "12.3µs"}, {181, "181µs"}, {999.7, "1.00ms"}, {1500, "1.50ms"},
+		{13600, "13.6ms"}, {2.5e6, "2.50s"}} {
+		if got := Duration(tc.us); got != tc.want {
+			t.Errorf("Duration(%v) = %q, want %q", tc.us, got, tc.want)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for v, want := range map[float64]string{54.66: "54.7", 100: "100", 5080.4: "5,080", 187656: "187,656", 1234567: "1,234,567"} {
+		if got := thousands(v); got != want {
+			t.Errorf("thousands(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseValid(t *testing.T) {
+	s, err := Parse("s.yaml", []byte(`
+name: mix
+repeat: 3
+load: {workers: 2, duration: 5s, warmup: 500ms}
+workloads:
+  - rbac
+  - name: nop
+targets:
+  - opa/cli
+  - target: opa/server
+    load: {workers: 8, requests: 1000, timeout: 1s}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "mix" || s.Repeat != 3 || len(s.Workloads) != 2 || s.Workloads[1].Name != "nop" {
+		t.Fatalf("parsed %+v", s)
+	}
+	cli, server := s.Targets[0], s.Targets[1]
+	if cli.Name != "opa/cli" || cli.Load.Workers != 2 || cli.Load.Duration != 5*time.Second ||
+		cli.Load.Warmup != 500*time.Millisecond || cli.Timeout != DefaultTimeout {
+		t.Errorf("cli: %+v", cli)
+	}
+	if server.Load.Workers != 8 || server.Load.Requests != 1000 || server.Load.Duration != 5*time.Second || server.Timeout != time.Second {
+		t.Errorf("server: a target's load must override the scenario's, which overrides the defaults: %+v", server)
+	}
+}
+
+func TestParseErrorsNameTheLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown workload", "workloads: [rbac, rbca]\ntargets: [opa/server]\n", []string{`s.yaml:1: unknown workload "rbca"; known: nop, rbac`}},
+		{"unknown target", "workloads: [rbac]\ntargets:\n  - opa/server\n  - opa/grpc\n", []string{`s.yaml:4: unknown target "opa/grpc"`}},
+		{"zero workers", "workloads: [rbac]\nload:\n  workers: 0\ntargets: [opa/server]\n", []string{"s.yaml:3: workers must be at least 1"}},
+		{"negative warmup in a target", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      warmup: -1s\n", []string{"s.yaml:5: warmup must not be negative"}},
+		{"repeat zero", "repeat: 0\nworkloads: [rbac]\ntargets: [opa/server]\n", []string{"s.yaml:1: repeat must be at least 1"}},
+		{"unknown top-level field", "workload: [rbac]\ntargets: [opa/server]\n", []string{"field workload not found"}},
+		{"unknown field in a target's load", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load: {wrokers: 2}\n", []string{`line 4: unknown field "wrokers"`}},
+		{"unknown field in a target", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    laod: {}\n", []string{`line 4: unknown field "laod"`}},
+		{"empty", "", []string{"s.yaml: empty scenario"}},
+		{"several at once", "workloads: [rbca]\ntargets: [opa/grpc]\n", []string{"s.yaml:1: unknown workload", "s.yaml:2: unknown target"}},
+		{"no targets", "workloads: [rbac]\n", []string{"s.yaml: no targets"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tc.yaml), "")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestQuickstart(t *testing.T) {
+	s, err := Embedded("quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Workloads) != 4 || len(s.Targets) != 3 {
+		t.Errorf("quickstart has %d workloads and %d targets, want 4 and 3", len(s.Workloads), len(s.Targets))
+	}
+	// Its budget: every step's warm-up and measured time, plus about a second to start each
+	// server, must stay within two minutes.
+	var total time.Duration
+	for _, tg := range s.Targets {
+		total += time.Duration(len(s.Workloads)) * (tg.Load.Warmup + tg.Load.Duration + time.Second)
+	}
+	if total > 2*time.Minute {
+		t.Errorf("quickstart takes about %s, want under 2 minutes", total)
+	}
+}
+
+func TestFromFlags(t *testing.T) {
+	s, err := FromFlags(AdHoc{})
+	if err != nil || len(s.Targets) != 1 || s.Targets[0].Name != "opa/server" || s.Workloads[0].Name != "rbac" {
+		t.Fatalf("defaults: %+v %v", s, err)
+	}
+	workers, repeat := 16, 4
+	s, err = FromFlags(AdHoc{Targets: []string{"opa/inproc", "opa/cli"}, Workloads: []string{"nop"},
+		Overrides: Overrides{Workers: &workers, Repeat: &repeat}})
+	if err != nil || s.Repeat != 4 || s.Targets[1].Load.Workers != 16 {
+		t.Fatalf("overrides: %+v %v", s, err)
+	}
+	_, err = FromFlags(AdHoc{Targets: []string{"opa/grpc"}})
+	if err == nil || !strings.Contains(err.Error(), "known: opa/cli, opa/inproc, opa/server") {
+		t.Errorf("unknown target: %v", err)
+	}
+	zero := 0
+	if _, err := FromFlags(AdHoc{Overrides: Overrides{Workers: &zero}}); err == nil {
+		t.Error("zero workers accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("workloads: [rbac]\ntargets: [opa/server]\n"))
+	f.Add([]byte("load: {workers: 2}\nworkloads: [{name: x, policy: [a.rego], inputs: i.jsonl}]\ntargets: [{target: opa/cli, load: {duration: 1s}}]\n"))
+	f.Add([]byte("repeat: -1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := Parse("fuzz.yaml", b, t.TempDir())
+		if err == nil && (len(s.Targets) == 0 || len(s.Workloads) == 0 || s.Repeat < 1) {
+			t.Fatalf("accepted a scenario that cannot run: %+v", s)
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package target
+
+import (
+	"testing"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/authzbench/authzbench/internal/verify"
+)
+
+func TestDecisionFromOPAResponses(t *testing.T) {
+	allow := verify.Outcome{Kind: verify.Decided, Allow: true}
+	deny := verify.Outcome{Kind: verify.Decided, Allow: false}
+	for _, tc := range []struct {
+		body string
+		want verify.Outcome
+	}{
+		{`{"result":true}`, allow},
+		{`{"result": false, "decision_id": "x"}`, deny},
+		{`{"metrics": {"timer_rego_query_eval_ns": 100}, "result": true}`, allow},
+		{`{}`, verify.Outcome{Kind: verify.NoResult}}, // OPA's answer for a path with no rule
+		{`{"result":{"allow":true,"reasons":[]}}`, allow},
+		{`{"result":{"allow":false}}`, deny},
+		{`{"result":{"allow":"yes"}}`, verify.Outcome{Kind: verify.NotBoolean}},
+		{`{"result":{}}`, verify.Outcome{Kind: verify.NotBoolean}},
+		{`{"result":[1]}`, verify.Outcome{Kind: verify.NotBoolean}},
+		{`{"result":"true"}`, verify.Outcome{Kind: verify.NotBoolean}},
+		{`{"result":null}`, verify.Outcome{Kind: verify.NotBoolean}},
+		{`{"result":tru`, verify.Outcome{Kind: verify.TransportFailure}},
+		{`[true]`, verify.Outcome{Kind: verify.TransportFailure}},
+		{``, verify.Outcome{Kind: verify.TransportFailure}},
+	} {
+		if got := newDecisionReader("result").read([]byte(tc.body)); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.body, got, tc.want)
+		}
+	}
+}
+
+func TestDecisionFromOPAEval(t *testing.T) {
+	var p fastjson.Parser
+	for _, tc := range []struct {
+		out  string
+		want verify.Outcome
+	}{
+		{`{"result":[{"expressions":[{"value":true,"text":"data.x.allow","location":{"row":1,"col":1}}]}]}`, verify.Outcome{Kind: verify.Decided, Allow: true}},
+		{`{"result":[{"expressions":[{"value":false,"text":"data.x.allow"}]}]}`, verify.Outcome{Kind: verify.Decided}},
+		{"{}\n", verify.Outcome{Kind: verify.NoResult}},
+		{`{"result":[{"expressions":[]}]}`, verify.Outcome{Kind: verify.NoResult}},
+		{`{"result":[{"expressions":[{"value":{"allow":true}}]}]}`, verify.Outcome{Kind: verify.Decided, Allow: true}},
+		{`{"errors":[{"message":"x"}]}`, verify.Outcome{Kind: verify.NoResult}},
+		{`panic: oops`, verify.Outcome{Kind: verify.TransportFailure}},
+	} {
+		if got := cliDecision(&p, []byte(tc.out)); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.out, got, tc.want)
+		}
+	}
+}
+
+func FuzzDecision(f *testing.F) {
+	for _, s := range []string{`{"result":true}`, `{}`, `{"result":{"allow":false}}`, `{"result":[{"expressions":[{"value":true}]}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p fastjson.Parser
+		for _, o := range []verify.Outcome{newDecisionReader("result").read(b), cliDecision(&p, b)} {
+			switch o.Kind {
+			case verify.Decided, verify.NoResult, verify.NotBoolean, verify.TransportFailure:
+			default:
+				t.Fatalf("unexpected kind %d for %q", o.Kind, b)
+			}
+			if o.Kind != verify.Decided && o.Allow {
+				t.Fatalf("allow set without a decision for %q", b)
+			}
+		}
+	})
+}

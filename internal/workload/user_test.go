@@ -1,0 +1,147 @@
+package workload
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadInputs(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.jsonl", `{"input": {"user": "ann"}, "expect": true}
+
+# a comment
+{"input": {"user": "bob"}, "expect": false}
+{"input": {"user": "cy"}}
+`)
+	inputs, err := ReadInputs(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		json   string
+		expect Expect
+	}{{`{"user":"ann"}`, ExpectAllow}, {`{"user":"bob"}`, ExpectDeny}, {`{"user":"cy"}`, Unverified}}
+	if len(inputs) != len(want) {
+		t.Fatalf("%d inputs, want %d", len(inputs), len(want))
+	}
+	for i, w := range want {
+		if string(inputs[i].JSON) != w.json || inputs[i].Expect != w.expect {
+			t.Errorf("input %d: %s %s, want %s %s", i, inputs[i].JSON, inputs[i].Expect, w.json, w.expect)
+		}
+	}
+}
+
+func TestReadInputsErrorsNameTheLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"not json", "{\"input\": {}}\nnot json\n", "bad.jsonl:2: not a JSON object"},
+		{"missing input", "{\"expect\": true}\n", `bad.jsonl:1: missing "input"`},
+		{"expect not boolean", "{\"input\": {}, \"expect\": \"yes\"}\n", "bad.jsonl:1:"},
+		{"typo", "{\"input\": {}, \"exepct\": true}\n", `bad.jsonl:1: not a JSON object of the form {"input": {...}, "expect": true|false}: json: unknown field "exepct"`},
+		{"two values", "{\"input\": {}} {\"input\": {}}\n", "bad.jsonl:1: more than one JSON value"},
+		{"empty", "\n# nothing\n", "bad.jsonl: no inputs"},
+		{"several", "x\n{\"input\": {}}\ny\n", "bad.jsonl:3:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadInputs(writeFile(t, dir, "bad.jsonl", tc.content))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := ReadInputs(filepath.Join(dir, "absent.jsonl")); err == nil || !strings.Contains(err.Error(), "absent.jsonl") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestQueryDerivation(t *testing.T) {
+	dir := t.TempDir()
+	inputs := writeFile(t, dir, "in.jsonl", `{"input": {}, "expect": true}`+"\n")
+	one := writeFile(t, dir, "one.rego", "package httpapi.authz\n\nallow if input.user == \"ann\"\n")
+	other := writeFile(t, dir, "other.rego", "package other\n\nallow := true\n")
+	noAllow := writeFile(t, dir, "noallow.rego", "package quiet\n\npermit := true\n")
+
+	w, err := FromFiles(UserSpec{Policies: []string{one}, Inputs: inputs})
+	if err != nil || w.Query != "data.httpapi.authz.allow" || w.Name != "user" {
+		t.Errorf("one package: %v %v", w, err)
+	}
+	_, err = FromFiles(UserSpec{Policies: []string{one, other}, Inputs: inputs})
+	if err == nil || !strings.Contains(err.Error(), "data.httpapi.authz, data.other") {
+		t.Errorf("two packages: %v", err)
+	}
+	_, err = FromFiles(UserSpec{Policies: []string{noAllow}, Inputs: inputs})
+	if err == nil || !strings.Contains(err.Error(), "no rule named allow") {
+		t.Errorf("no allow: %v", err)
+	}
+	_, err = FromFiles(UserSpec{Policies: []string{one}, Inputs: inputs, Query: "httpapi.authz.allow"})
+	if err == nil || !strings.Contains(err.Error(), "want a reference under data") {
+		t.Errorf("query without data.: %v", err)
+	}
+	w, err = FromFiles(UserSpec{Policies: []string{one, other}, Inputs: inputs, Query: "data.other.allow"})
+	if err != nil || w.Query != "data.other.allow" {
+		t.Errorf("explicit query: %v %v", w, err)
+	}
+	if _, err := FromFiles(UserSpec{Policies: []string{filepath.Join(dir, "nope.rego")}, Inputs: inputs}); err == nil {
+		t.Error("a missing policy file was accepted")
+	}
+}
+
+func TestExportRoundTrip(t *testing.T) {
+	w, err := Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := Export(w, dir); err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := ReadInputs(filepath.Join(dir, "inputs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) != len(w.Inputs) || inputs[7].Expect != w.Inputs[7].Expect || string(inputs[7].JSON) != string(w.Inputs[7].JSON) {
+		t.Errorf("exported inputs differ from the workload's")
+	}
+	u, err := FromFiles(UserSpec{Policies: []string{filepath.Join(dir, "rbac.rego")}, Data: []string{filepath.Join(dir, "data.json")},
+		Inputs: filepath.Join(dir, "inputs.jsonl")})
+	if err != nil || u.Query != w.Query {
+		t.Errorf("exported files as a user workload: %v %v", u, err)
+	}
+}
+
+func FuzzReadInputs(f *testing.F) {
+	f.Add([]byte(`{"input": {"a": 1}, "expect": true}` + "\n"))
+	f.Add([]byte("# c\n\n{\"input\": []}\n"))
+	f.Add([]byte(`{"input": null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "f.jsonl")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs, err := ReadInputs(p)
+		if err != nil {
+			return
+		}
+		if len(inputs) == 0 {
+			t.Fatal("no error and no inputs")
+		}
+		for _, in := range inputs {
+			if len(in.JSON) == 0 {
+				t.Fatal("an input with an empty document")
+			}
+		}
+	})
+}
