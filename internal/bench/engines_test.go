@@ -146,20 +146,3 @@ func TestBadPolicyIsReportedWithFileAndLine(t *testing.T) {
 		t.Errorf("nothing should have run, got %d runs", len(doc.Runs))
 	}
 }
-
-func TestPortInUse(t *testing.T) {
-	addr, err := sut.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, portText, _ := strings.Cut(addr, ":")
-	l, err := listen(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, err = sut.CheckFree(atoi(portText))
-	if err == nil || !strings.Contains(err.Error(), "already in use") {
-		t.Fatalf("err = %v, want already in use", err)
-	}
-}

@@ -1,0 +1,155 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// fakeTarget answers allow for even inputs after an optional delay, and counts what it was asked.
+type fakeTarget struct {
+	delay   time.Duration
+	calls   atomic.Int64
+	mu      sync.Mutex
+	seen    map[int]int
+	died    chan struct{}
+	diedErr error
+}
+
+func (f *fakeTarget) Start(context.Context, *workload.Workload) error { return nil }
+func (f *fakeTarget) Worker() target.Decider                          { return f }
+func (f *fakeTarget) Died() <-chan struct{}                           { return f.died }
+func (f *fakeTarget) Err() error                                      { return f.diedErr }
+func (f *fakeTarget) Info() target.Info                               { return target.Info{} }
+func (f *fakeTarget) Stop(context.Context) error                      { return nil }
+
+func (f *fakeTarget) Decide(ctx context.Context, i int) verify.Outcome {
+	f.calls.Add(1)
+	f.mu.Lock()
+	f.seen[i]++
+	f.mu.Unlock()
+	if f.delay > 0 {
+		select {
+		case <-time.After(f.delay):
+		case <-ctx.Done():
+			return verify.Outcome{Kind: verify.TimedOut}
+		}
+	}
+	return verify.Outcome{Kind: verify.Decided, Allow: i%2 == 0}
+}
+
+func inputs(n int) []workload.Input {
+	in := make([]workload.Input, n)
+	for i := range in {
+		in[i] = workload.Input{Expect: workload.ExpectDeny}
+		if i%2 == 0 {
+			in[i].Expect = workload.ExpectAllow
+		}
+	}
+	return in
+}
+
+func TestRequestBudgetIsExactAndRoundRobin(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}}
+	out := Closed{Workers: 3, Requests: 300}.Run(context.Background(), f, inputs(10), nil)
+	if out.Stopped != nil {
+		t.Fatal(out.Stopped)
+	}
+	if got := out.Recorder.Requests(); got != 300 || out.Recorder.Counts[verify.OK] != 300 {
+		t.Errorf("recorded %d (ok %d), want 300", got, out.Recorder.Counts[verify.OK])
+	}
+	if f.calls.Load() != 300 {
+		t.Errorf("target asked %d times, want 300: no warm-up was requested", f.calls.Load())
+	}
+	// 3 workers stepping by 3 through 10 inputs visit every input equally: 30 each.
+	for i := range 10 {
+		if f.seen[i] != 30 {
+			t.Errorf("input %d sent %d times, want 30 (%v)", i, f.seen[i], f.seen)
+			break
+		}
+	}
+}
+
+func TestWarmupIsDiscarded(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond}
+	out := Closed{Workers: 2, Requests: 20, Warmup: 100 * time.Millisecond}.Run(context.Background(), f, inputs(4), nil)
+	if got := out.Recorder.Requests(); got != 20 {
+		t.Errorf("recorded %d, want 20", got)
+	}
+	if f.calls.Load() <= 20 {
+		t.Errorf("target asked %d times; the warm-up should have sent more than the 20 measured", f.calls.Load())
+	}
+}
+
+func TestDurationBoundsTheRun(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond}
+	start := time.Now()
+	out := Closed{Workers: 2, Duration: 200 * time.Millisecond}.Run(context.Background(), f, inputs(4), nil)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a 200 ms run took %s", took)
+	}
+	if out.Elapsed < 200*time.Millisecond || out.Recorder.Requests() == 0 {
+		t.Errorf("elapsed %s with %d requests", out.Elapsed, out.Recorder.Requests())
+	}
+}
+
+func TestRequestBudgetIsBoundedInTime(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}, delay: 10 * time.Millisecond}
+	out := Closed{Workers: 1, Requests: 1_000_000, MaxTime: 100 * time.Millisecond}.Run(context.Background(), f, inputs(2), nil)
+	if out.Stopped == nil {
+		t.Error("a budget not reached within MaxTime must be reported")
+	}
+}
+
+func TestCancelStopsAndKeepsWhatWasMeasured(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("interrupted by test")) })
+	out := Closed{Workers: 2, Duration: time.Minute}.Run(ctx, f, inputs(4), nil)
+	if out.Stopped == nil || out.Stopped.Error() != "interrupted by test" {
+		t.Fatalf("stopped: %v", out.Stopped)
+	}
+	if out.Recorder.Requests() == 0 || out.Recorder.ErrorCount() != 0 {
+		t.Errorf("requests %d, errors %d: measured requests are kept, interrupted ones are not errors",
+			out.Recorder.Requests(), out.Recorder.ErrorCount())
+	}
+}
+
+func TestTargetDeathStopsTheRun(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond, died: make(chan struct{})}
+	f.diedErr = errors.New("server exited")
+	time.AfterFunc(50*time.Millisecond, func() { close(f.died) })
+	out := Closed{Workers: 2, Duration: time.Minute}.Run(context.Background(), f, inputs(4), nil)
+	if out.Stopped == nil || out.Stopped.Error() != "server exited" {
+		t.Fatalf("stopped: %v", out.Stopped)
+	}
+}
+
+func TestSplitQuota(t *testing.T) {
+	got := splitQuota(10, 4)
+	want := []int64{3, 3, 2, 2}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("splitQuota(10, 4) = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := (Closed{Workers: 0, Duration: time.Second}).Validate(); err == nil {
+		t.Error("zero workers accepted")
+	}
+	if err := (Closed{Workers: 1}).Validate(); err == nil {
+		t.Error("neither duration nor requests accepted")
+	}
+	if err := (Closed{Workers: 1, Requests: 5, Warmup: -time.Second}).Validate(); err == nil {
+		t.Error("negative warm-up accepted")
+	}
+}

@@ -1,0 +1,82 @@
+package sut
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStopEndsTheProcess(t *testing.T) {
+	p, err := Start("sleeper", exec.Command("sleep", "60"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Stop(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	default:
+		t.Fatal("Stop returned before the process exited")
+	}
+	if err := syscall.Kill(p.PID(), 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("pid %d still exists: %v", p.PID(), err)
+	}
+	if err := p.Stop(time.Second); err != nil {
+		t.Errorf("a second Stop: %v", err)
+	}
+}
+
+func TestStopKillsWhatIgnoresTerm(t *testing.T) {
+	p, err := Start("stubborn", exec.Command("sh", "-c", "trap '' TERM; echo ready; sleep 60"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	p.Stop(200 * time.Millisecond)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stop took %s", took)
+	}
+}
+
+func TestEarlyExitIsReportedWithItsOutput(t *testing.T) {
+	p, err := Start("failing server", exec.Command("sh", "-c", "echo 'listen tcp: address already in use' >&2; exit 1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = WaitHealthy(context.Background(), "http://127.0.0.1:1/health", p, 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "failing server") {
+		t.Errorf("err = %v, want the server's last words", err)
+	}
+}
+
+func TestTailKeepsTheEnd(t *testing.T) {
+	tl := newTail(10)
+	tl.Write([]byte("0123456789"))
+	tl.Write([]byte("abc"))
+	if got := tl.String(); got != "3456789abc" {
+		t.Errorf("tail %q", got)
+	}
+}
+
+func TestCheckFree(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	if _, err := CheckFree(port); err == nil || !strings.Contains(err.Error(), "already in use") {
+		t.Errorf("busy port: %v", err)
+	}
+	addr, err := FreeAddr()
+	if err != nil || !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("FreeAddr: %q %v", addr, err)
+	}
+}
