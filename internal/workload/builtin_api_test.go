@@ -130,12 +130,7 @@ func TestAPIDecide(t *testing.T) {
 		return apiInput{Token: tok, Method: method, Path: path, NowNS: now.UnixNano(), Usage: apiUsage{RequestsInWindow: used}}
 	}
 	good := token(nil)
-	tests := []struct {
-		name   string
-		in     apiInput
-		allow  bool
-		reason string
-	}{
+	tests := []handCase[apiInput]{
 		{"read an item", req(good, "GET", "/v1/items/42", wednesday, 0), true, "allow: GET /v1/items/*"},
 		{"last request in budget", req(good, "GET", "/v1/items/42", wednesday, 9), true, "allow: GET /v1/items/*"},
 		{"over budget", req(good, "GET", "/v1/items/42", wednesday, 10), false, "deny: rate limit exceeded"},
@@ -159,24 +154,10 @@ func TestAPIDecide(t *testing.T) {
 		{"delete on a Saturday", req(token(func(c *apiClaims) { c.Scope += " items:delete"; c.Exp = saturday.Unix() + 60 }), "DELETE", "/v1/items/42", saturday, 0), false, "deny: outside business hours"},
 		{"delete at closing time", req(token(func(c *apiClaims) { c.Scope += " items:delete"; c.Exp = evening.Unix() + 60 }), "DELETE", "/v1/items/42", evening, 0), false, "deny: outside business hours"},
 	}
-	// The same cases go through OPA too, so a disagreement on a hand-written case shows up
-	// here by name rather than somewhere among the generated inputs.
-	pq := prepareOPA(t, &Workload{
+	checkHandCases(t, &Workload{
 		Name:     "api",
 		Query:    "data.authzbench.api.allow",
 		Policies: []File{{Name: "api.rego", Content: apiPolicy}},
 		Data:     mustJSON(map[string]any{"api": d}),
-	})
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			allow, reason := apiDecide(d, tc.in)
-			if allow != tc.allow || reason != tc.reason {
-				t.Errorf("apiDecide = %v, %q; want %v, %q\ninput: %s", allow, reason, tc.allow, tc.reason, mustJSON(tc.in))
-			}
-			opaAllow, defined, err := opaDecide(pq, mustJSON(tc.in))
-			if err != nil || !defined || opaAllow != tc.allow {
-				t.Errorf("OPA on %s: allow %v, defined %v, error %v; want allow %v", mustJSON(tc.in), opaAllow, defined, err, tc.allow)
-			}
-		})
-	}
+	}, tests, func(in apiInput) (bool, string) { return apiDecide(d, in) })
 }

@@ -64,12 +64,7 @@ func TestRBACDecide(t *testing.T) {
 		},
 	}
 	doc := func(id string) rbacResourceRef { return rbacResourceRef{Type: "document", ID: id} }
-	tests := []struct {
-		name   string
-		in     rbacInput
-		allow  bool
-		reason string
-	}{
+	tests := []handCase[rbacInput]{
 		{"viewer reads a document", rbacInput{"ann", "read", doc("d1")}, true, "allow: role"},
 		{"viewer may not write", rbacInput{"ann", "write", doc("d1")}, false, "deny: no permission"},
 		{"second role grants", rbacInput{"bob", "read", rbacResourceRef{"report", "r1"}}, true, "allow: role"},
@@ -85,24 +80,10 @@ func TestRBACDecide(t *testing.T) {
 		{"confidential is never shared, even by an admin", rbacInput{"cat", "share", doc("d2")}, false, "deny: confidential"},
 		{"confidential may still be read by its owner", rbacInput{"ann", "read", doc("d2")}, true, "allow: owner"},
 	}
-	// The same cases go through OPA too, so a disagreement on a hand-written case shows up
-	// here by name rather than somewhere among the generated inputs.
-	pq := prepareOPA(t, &Workload{
+	checkHandCases(t, &Workload{
 		Name:     "rbac",
 		Query:    "data.authzbench.rbac.allow",
 		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:     mustJSON(map[string]any{"rbac": d}),
-	})
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			allow, reason := rbacDecide(d, tc.in)
-			if allow != tc.allow || reason != tc.reason {
-				t.Errorf("rbacDecide(%+v) = %v, %q; want %v, %q", tc.in, allow, reason, tc.allow, tc.reason)
-			}
-			opaAllow, defined, err := opaDecide(pq, mustJSON(tc.in))
-			if err != nil || !defined || opaAllow != tc.allow {
-				t.Errorf("OPA on %s: allow %v, defined %v, error %v; want allow %v", mustJSON(tc.in), opaAllow, defined, err, tc.allow)
-			}
-		})
-	}
+	}, tests, func(in rbacInput) (bool, string) { return rbacDecide(d, in) })
 }

@@ -67,12 +67,7 @@ func TestRiskDecide(t *testing.T) {
 		}
 	}
 	edit := func(f func(*riskInput)) riskInput { in := good(); f(&in); return in }
-	tests := []struct {
-		name   string
-		in     riskInput
-		allow  bool
-		reason string
-	}{
+	tests := []handCase[riskInput]{
 		{"strong applicant", good(), true, "allow: prime"},
 		{"sanctioned", edit(func(in *riskInput) { in.Applicant.ID = d.Sanctions[0] }), false, "deny: sanctioned"},
 		{"seventeen", edit(func(in *riskInput) { in.Applicant.Age = 17 }), false, "deny: underage"},
@@ -107,22 +102,10 @@ func TestRiskDecide(t *testing.T) {
 			in.Loan.MonthlyPayment = 1550
 		}), false, "deny: residual income too low"},
 	}
-	pq := prepareOPA(t, &Workload{
+	checkHandCases(t, &Workload{
 		Name:     "risk",
 		Query:    "data.authzbench.risk.allow",
 		Policies: []File{{Name: "risk.rego", Content: riskPolicy}},
 		Data:     mustJSON(map[string]any{"risk": d}),
-	})
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			allow, reason := riskDecide(d, tc.in)
-			if allow != tc.allow || reason != tc.reason {
-				t.Errorf("riskDecide = %v, %q; want %v, %q\ninput: %s", allow, reason, tc.allow, tc.reason, mustJSON(tc.in))
-			}
-			opaAllow, defined, err := opaDecide(pq, mustJSON(tc.in))
-			if err != nil || !defined || opaAllow != tc.allow {
-				t.Errorf("OPA: allow %v, defined %v, error %v; want allow %v", opaAllow, defined, err, tc.allow)
-			}
-		})
-	}
+	}, tests, func(in riskInput) (bool, string) { return riskDecide(d, in) })
 }

@@ -130,3 +130,33 @@ func assertSameWorkload(t *testing.T, a, b *Workload) {
 		}
 	}
 }
+
+// handCase is a hand-written input with the decision and the reason the reference model must
+// give for it.
+type handCase[I any] struct {
+	name   string
+	in     I
+	allow  bool
+	reason string
+}
+
+// checkHandCases runs each case through the reference model and through OPA with the
+// workload's policy and data, so a disagreement on a hand-written case shows up by name rather
+// than somewhere among the generated inputs.
+func checkHandCases[I any](t *testing.T, w *Workload, cases []handCase[I], decide func(I) (bool, string)) {
+	t.Helper()
+	pq := prepareOPA(t, w)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := mustJSON(tc.in)
+			allow, reason := decide(tc.in)
+			if allow != tc.allow || reason != tc.reason {
+				t.Errorf("reference model: %v, %q; want %v, %q\ninput: %s", allow, reason, tc.allow, tc.reason, in)
+			}
+			opaAllow, defined, err := opaDecide(pq, in)
+			if err != nil || !defined || opaAllow != tc.allow {
+				t.Errorf("OPA: allow %v, defined %v, error %v; want allow %v\ninput: %s", opaAllow, defined, err, tc.allow, in)
+			}
+		})
+	}
+}
