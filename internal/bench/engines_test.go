@@ -146,3 +146,41 @@ func TestBadPolicyIsReportedWithFileAndLine(t *testing.T) {
 		t.Errorf("nothing should have run, got %d runs", len(doc.Runs))
 	}
 }
+
+// --opa-bin runs another opa executable for the cli and server modes; here a wrapper script
+// around this test binary stands in for it.
+func TestExternalOPABinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA processes")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(t.TempDir(), "opa")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec '"+self+"' opa \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opa, err := sut.ExternalOPA(wrapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scenario.Scenario{Name: "external", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
+		Targets: []scenario.TargetRef{
+			{Name: "opa/server", Timeout: 10 * time.Second, Load: load.Closed{Workers: 2, Requests: 100}},
+			{Name: "opa/cli", Timeout: 10 * time.Second, Load: load.Closed{Workers: 1, Requests: 3}},
+		}}
+	doc := &result.Document{}
+	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa}}, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Runs {
+		if r.SUT.Version != "1.22.2" || r.SUT.Command[0] != wrapper || len(r.SUT.Command) < 5 || r.Summary.Errors != 0 {
+			t.Errorf("%s: version %q, command %v, errors %d", r.Target, r.SUT.Version, r.SUT.Command, r.Summary.Errors)
+		}
+	}
+	if _, err := sut.ExternalOPA(filepath.Join(t.TempDir(), "missing-opa")); err == nil {
+		t.Error("a missing --opa-bin was accepted")
+	}
+}

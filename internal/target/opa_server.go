@@ -25,6 +25,7 @@ type opaServer struct {
 	url      string
 	version  string
 	proc     *sut.Process
+	command  []string // the server's command line, as started
 	endpoint httpload.Endpoint
 	path     string
 	requests [][]byte // complete HTTP requests, one per input, encoded before the clock starts
@@ -122,6 +123,7 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
+	t.command = append([]string{t.opts.OPA.Path}, t.opts.OPA.Args(args...)...)
 	t.proc, err = sut.Start("opa server", t.opts.OPA.Command(context.Background(), args...))
 	if err != nil {
 		return err
@@ -160,7 +162,7 @@ func (t *opaServer) Info() Info {
 	if t.proc != nil {
 		info.LogLevel = t.opts.logLevel()
 		info.PID = t.proc.PID()
-		info.Command = append([]string{t.opts.OPA.Path}, t.opts.OPA.Args()...)
+		info.Command = t.command
 	}
 	return info
 }
