@@ -343,13 +343,13 @@ func (p *progressLine) show(s bench.Status) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	phase := "measuring"
+	line := fmt.Sprintf("[%d/%d] %s on %s, rep %d/%d, ", s.Step, s.Steps, s.Workload, s.Target, s.Repetition, s.Reps)
+	elapsed := s.Load.Elapsed.Truncate(100 * time.Millisecond)
 	if s.Load.Warmup {
-		phase = "warm-up"
+		line += fmt.Sprintf("warm-up %s/%s (discarded)", elapsed, s.Planned)
+	} else {
+		line += fmt.Sprintf("measuring %s/%s: ok %d, errors %d", elapsed, s.Planned, s.Load.OK, s.Load.Errors)
 	}
-	line := fmt.Sprintf("[%d/%d] %s on %s, rep %d/%d, %s %s/%s: ok %d, errors %d",
-		s.Step, s.Steps, s.Workload, s.Target, s.Repetition, s.Reps, phase,
-		s.Load.Elapsed.Truncate(100*time.Millisecond), s.Planned, s.Load.OK, s.Load.Errors)
 	if s.RequestsPerSecond > 0 {
 		line += fmt.Sprintf(", %.0f req/s", s.RequestsPerSecond)
 	}
