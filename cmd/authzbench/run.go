@@ -36,6 +36,8 @@ type runFlags struct {
 	inputs      string
 	query       string
 	workers     int
+	rate        float64
+	connections int
 	duration    time.Duration
 	warmup      time.Duration
 	requests    int64
@@ -64,7 +66,8 @@ func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 With no arguments it runs the embedded quickstart scenario: the nop, rbac, api and risk
 workloads through opa/cli, opa/server and opa/inproc, in about 90 seconds on 2 cores.
 With -f it runs a scenario file; with --target/--workload or --policy it runs one described by
-flags. Load flags (--workers, --duration, --requests, --warmup, --repeat, --timeout) override
+flags. Load flags (--workers, --rate, --connections, --duration, --requests, --warmup, --repeat,
+--timeout) override
 the scenario's values for every target.
 
 Targets:   ` + strings.Join(target.Names(), ", ") + `
@@ -78,6 +81,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 		Example: `  authzbench run
   authzbench run -f experiments/cli-vs-server.yaml --repeat 5
   authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
+  authzbench run --target opa/server --workload rbac --rate 2000 --connections 64 --duration 20s
   authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
   authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
   authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c`,
@@ -95,6 +99,8 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
 	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
 	fl.IntVar(&f.workers, "workers", scenario.DefaultWorkers, "closed-loop workers (concurrent requests)")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: send this many requests per second at fixed times, latency measured from the intended send time (0: closed loop)")
+	fl.IntVar(&f.connections, "connections", scenario.DefaultConnections, "open loop: bound on requests in flight, one connection each")
 	fl.DurationVar(&f.duration, "duration", scenario.DefaultDuration, "measured time per repetition")
 	fl.DurationVar(&f.warmup, "warmup", scenario.DefaultWarmup, "load sent and discarded before measuring")
 	fl.Int64Var(&f.requests, "requests", 0, "measured requests per repetition, instead of --duration (still bounded by 10m)")
@@ -239,6 +245,12 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	var o scenario.Overrides
 	if fl.Changed("workers") {
 		o.Workers = &f.workers
+	}
+	if fl.Changed("rate") {
+		o.Rate = &f.rate
+	}
+	if fl.Changed("connections") {
+		o.Connections = &f.connections
 	}
 	if fl.Changed("duration") {
 		o.Duration = &f.duration

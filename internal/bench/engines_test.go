@@ -42,7 +42,7 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 				s.Workloads = append(s.Workloads, scenario.WorkloadRef{Name: name})
 			}
 			s.Targets = []scenario.TargetRef{{Name: tc.target, Timeout: 30 * time.Second,
-				Load: load.Closed{Workers: 2, Requests: tc.requests, MaxTime: 2 * time.Minute}}}
+				Load: load.Spec{Workers: 2, Requests: tc.requests, MaxTime: 2 * time.Minute}}}
 			doc := &result.Document{}
 			if err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t)}}, doc); err != nil {
 				t.Fatal(err)
@@ -66,7 +66,7 @@ func TestServerDyingMidRunIsReported(t *testing.T) {
 	s := &scenario.Scenario{Name: "die", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 2 * time.Second,
-			Load: load.Closed{Workers: 2, Duration: 20 * time.Second}}}}
+			Load: load.Spec{Workers: 2, Duration: 20 * time.Second}}}}
 	killed := make(chan int, 1)
 	opts := Options{Target: target.Options{OPA: selfOPA(t)}}
 	var once bool
@@ -136,7 +136,7 @@ func TestBadPolicyIsReportedWithFileAndLine(t *testing.T) {
 	s := &scenario.Scenario{Name: "bad", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "broken", User: &workload.UserSpec{Name: "broken",
 			Policies: []string{policy}, Inputs: inputs, Query: "data.broken.allow"}}},
-		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Closed{Workers: 1, Requests: 1}}}}
+		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}}
 	doc := &result.Document{}
 	err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t)}}, doc)
 	if err == nil || !strings.Contains(err.Error(), "broken.rego:") {
@@ -168,8 +168,8 @@ func TestExternalOPABinary(t *testing.T) {
 	s := &scenario.Scenario{Name: "external", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
 		Targets: []scenario.TargetRef{
-			{Name: "opa/server", Timeout: 10 * time.Second, Load: load.Closed{Workers: 2, Requests: 100}},
-			{Name: "opa/cli", Timeout: 10 * time.Second, Load: load.Closed{Workers: 1, Requests: 3}},
+			{Name: "opa/server", Timeout: 10 * time.Second, Load: load.Spec{Workers: 2, Requests: 100}},
+			{Name: "opa/cli", Timeout: 10 * time.Second, Load: load.Spec{Workers: 1, Requests: 3}},
 		}}
 	doc := &result.Document{}
 	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa}}, doc); err != nil {

@@ -48,7 +48,7 @@ func runAgainst(t *testing.T, url string, spec *workload.UserSpec, workers int, 
 	s := &scenario.Scenario{Name: "fake", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
-			Load: load.Closed{Workers: workers, Requests: requests, MaxTime: 30 * time.Second}}}}
+			Load: load.Spec{Workers: workers, Requests: requests, MaxTime: 30 * time.Second}}}}
 	opa, err := sut.SelfOPA()
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestSlowServerTimesOut(t *testing.T) {
 	s := &scenario.Scenario{Name: "slow", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "fake", User: spec}},
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 100 * time.Millisecond,
-			Load: load.Closed{Workers: 2, Requests: 6, MaxTime: 30 * time.Second}}}}
+			Load: load.Spec{Workers: 2, Requests: 6, MaxTime: 30 * time.Second}}}}
 	opa, _ := sut.SelfOPA()
 	doc := &result.Document{}
 	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: srv.URL}}, doc); err != nil {
@@ -179,7 +179,7 @@ func TestUnreachableURLFailsBeforeLoad(t *testing.T) {
 	}
 	s := &scenario.Scenario{Name: "x", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
-		Targets:   []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Closed{Workers: 1, Requests: 1}}}}
+		Targets:   []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}}
 	opa, _ := sut.SelfOPA()
 	doc := &result.Document{}
 	err = Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: "http://" + addr}}, doc)
@@ -212,5 +212,37 @@ func TestKnownServiceTimeIsMeasured(t *testing.T) {
 	}
 	if run.Summary.UnverifiedOK != 200 {
 		t.Errorf("unverified ok %d, want 200", run.Summary.UnverifiedOK)
+	}
+}
+
+// An open-loop run records its model, its schedule and both latency views in the result.
+func TestOpenLoopResult(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Input struct{ ID int } `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		fmt.Fprintf(w, `{"result": %t}`, body.Input.ID%2 == 0)
+	}))
+	defer srv.Close()
+	spec := userWorkload(t, 20)
+	s := &scenario.Scenario{Name: "open", Source: "test", Repeat: 2,
+		Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
+		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
+			Load: load.Spec{Rate: 200, Connections: 4, Duration: time.Second, Warmup: 200 * time.Millisecond}}}}
+	doc := &result.Document{}
+	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL}}, doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Runs[0]
+	o := r.Summary.Open
+	if r.Load.Model != "open" || r.Load.Rate != 200 || r.Load.Connections != 4 || o == nil {
+		t.Fatalf("load %+v, open %+v", r.Load, o)
+	}
+	if o.Intended != 400 || o.Sent < 380 || r.Summary.Errors != 0 || len(r.Repetitions) != 2 || r.Repetitions[0].Uncorrected == "" {
+		t.Errorf("summary %+v, open %+v", r.Summary, o)
+	}
+	if o.AchievedRPS.N != 2 || o.AchievedRPS.Mean < 190 {
+		t.Errorf("achieved %+v", o.AchievedRPS)
 	}
 }

@@ -1,14 +1,7 @@
-// Package load generates requests against a target and records every answer.
-//
-// The closed-loop driver runs a fixed number of workers, each sending its next request as soon
-// as the previous one is answered: it tells how fast a server answers that many impatient
-// clients. Warm-up requests are sent and discarded. Every loop is bounded in time (and in count
-// when a request budget is given), and stops at once when the context is cancelled.
 package load
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -20,81 +13,21 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// Closed describes a closed-loop run.
-type Closed struct {
-	Workers  int
-	Duration time.Duration // length of the measured phase; ignored when Requests is set
-	Requests int64         // measured requests in all; 0 to run for Duration
-	Warmup   time.Duration // sent and discarded before the measured phase
-	// MaxTime bounds the measured phase when Requests is set, so a slow target cannot keep
-	// the run going for ever.
-	MaxTime time.Duration
-}
-
-// Validate reports settings that cannot run.
-func (c Closed) Validate() error {
-	var errs []error
-	if c.Workers < 1 {
-		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", c.Workers))
-	}
-	if c.Requests < 0 {
-		errs = append(errs, fmt.Errorf("requests must not be negative, got %d", c.Requests))
-	}
-	if c.Requests == 0 && c.Duration <= 0 {
-		errs = append(errs, errors.New("give a positive duration or a request count"))
-	}
-	if c.Warmup < 0 {
-		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", c.Warmup))
-	}
-	return errors.Join(errs...)
-}
-
-// Progress is a snapshot for a live progress line.
-type Progress struct {
-	Warmup  bool
-	Elapsed time.Duration
-	OK      uint64
-	Errors  uint64
-}
-
-// Outcome of one run of the driver.
-type Outcome struct {
-	Recorder *metrics.Recorder // all workers' measurements, merged
-	Elapsed  time.Duration     // measured phase, from its start until the last worker returned
-	// Stopped says why the run ended early: the context's cause (Ctrl-C, a server that died);
-	// nil when it ran to completion.
-	Stopped error
-	// Usage of the authzbench process at the start and end of the measured phase.
-	UsageStart, UsageEnd metrics.Usage
-}
-
 const (
 	phaseWarmup int32 = iota
 	phaseMeasure
 	phaseStop
 )
 
-// Run drives t with the inputs' expectations until the measured phase is over.
-func (c Closed) Run(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+// runClosed runs the closed loop.
+func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
 	if c.MaxTime <= 0 {
 		c.MaxTime = 10 * time.Minute
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if died := t.Died(); died != nil {
-		go func() {
-			select {
-			case <-died:
-				cancel(t.Err())
-			case <-ctx.Done():
-			}
-		}()
-	}
-
-	expects := make([]workload.Expect, len(inputs))
-	for i, in := range inputs {
-		expects[i] = in.Expect
-	}
+	watchDied(ctx, t, cancel)
+	expects := expectsOf(inputs)
 	var phase atomic.Int32
 	if c.Warmup == 0 {
 		phase.Store(phaseMeasure) // no warm-up: not a single request may go unrecorded
@@ -258,4 +191,27 @@ func (w *worker) run(ctx context.Context) {
 		}
 		i = (i + w.step) % n
 	}
+}
+
+// watchDied cancels the run when the target's system under test goes away.
+func watchDied(ctx context.Context, t target.Target, cancel context.CancelCauseFunc) {
+	died := t.Died()
+	if died == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-died:
+			cancel(t.Err())
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func expectsOf(inputs []workload.Input) []workload.Expect {
+	expects := make([]workload.Expect, len(inputs))
+	for i, in := range inputs {
+		expects[i] = in.Expect
+	}
+	return expects
 }

@@ -58,7 +58,7 @@ func inputs(n int) []workload.Input {
 
 func TestRequestBudgetIsExactAndRoundRobin(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}}
-	out := Closed{Workers: 3, Requests: 300}.Run(context.Background(), f, inputs(10), nil)
+	out := Spec{Workers: 3, Requests: 300}.Run(context.Background(), f, inputs(10), nil)
 	if out.Stopped != nil {
 		t.Fatal(out.Stopped)
 	}
@@ -79,7 +79,7 @@ func TestRequestBudgetIsExactAndRoundRobin(t *testing.T) {
 
 func TestWarmupIsDiscarded(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond}
-	out := Closed{Workers: 2, Requests: 20, Warmup: 100 * time.Millisecond}.Run(context.Background(), f, inputs(4), nil)
+	out := Spec{Workers: 2, Requests: 20, Warmup: 100 * time.Millisecond}.Run(context.Background(), f, inputs(4), nil)
 	if got := out.Recorder.Requests(); got != 20 {
 		t.Errorf("recorded %d, want 20", got)
 	}
@@ -91,7 +91,7 @@ func TestWarmupIsDiscarded(t *testing.T) {
 func TestDurationBoundsTheRun(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond}
 	start := time.Now()
-	out := Closed{Workers: 2, Duration: 200 * time.Millisecond}.Run(context.Background(), f, inputs(4), nil)
+	out := Spec{Workers: 2, Duration: 200 * time.Millisecond}.Run(context.Background(), f, inputs(4), nil)
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("a 200 ms run took %s", took)
 	}
@@ -102,7 +102,7 @@ func TestDurationBoundsTheRun(t *testing.T) {
 
 func TestRequestBudgetIsBoundedInTime(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}, delay: 10 * time.Millisecond}
-	out := Closed{Workers: 1, Requests: 1_000_000, MaxTime: 100 * time.Millisecond}.Run(context.Background(), f, inputs(2), nil)
+	out := Spec{Workers: 1, Requests: 1_000_000, MaxTime: 100 * time.Millisecond}.Run(context.Background(), f, inputs(2), nil)
 	if out.Stopped == nil {
 		t.Error("a budget not reached within MaxTime must be reported")
 	}
@@ -112,7 +112,7 @@ func TestCancelStopsAndKeepsWhatWasMeasured(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("interrupted by test")) })
-	out := Closed{Workers: 2, Duration: time.Minute}.Run(ctx, f, inputs(4), nil)
+	out := Spec{Workers: 2, Duration: time.Minute}.Run(ctx, f, inputs(4), nil)
 	if out.Stopped == nil || out.Stopped.Error() != "interrupted by test" {
 		t.Fatalf("stopped: %v", out.Stopped)
 	}
@@ -126,7 +126,7 @@ func TestTargetDeathStopsTheRun(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond, died: make(chan struct{})}
 	f.diedErr = errors.New("server exited")
 	time.AfterFunc(50*time.Millisecond, func() { close(f.died) })
-	out := Closed{Workers: 2, Duration: time.Minute}.Run(context.Background(), f, inputs(4), nil)
+	out := Spec{Workers: 2, Duration: time.Minute}.Run(context.Background(), f, inputs(4), nil)
 	if out.Stopped == nil || out.Stopped.Error() != "server exited" {
 		t.Fatalf("stopped: %v", out.Stopped)
 	}
@@ -143,13 +143,13 @@ func TestSplitQuota(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	if err := (Closed{Workers: 0, Duration: time.Second}).Validate(); err == nil {
+	if err := (Spec{Workers: 0, Duration: time.Second}).Validate(); err == nil {
 		t.Error("zero workers accepted")
 	}
-	if err := (Closed{Workers: 1}).Validate(); err == nil {
+	if err := (Spec{Workers: 1}).Validate(); err == nil {
 		t.Error("neither duration nor requests accepted")
 	}
-	if err := (Closed{Workers: 1, Requests: 5, Warmup: -time.Second}).Validate(); err == nil {
+	if err := (Spec{Workers: 1, Requests: 5, Warmup: -time.Second}).Validate(); err == nil {
 		t.Error("negative warm-up accepted")
 	}
 }

@@ -40,6 +40,13 @@ type Recorder struct {
 	// UnverifiedOK counts ok responses to inputs that carried no expected decision.
 	UnverifiedOK uint64
 
+	// Open loop only (nil otherwise): latency of ok responses from the actual send, which is what
+	// a tool without coordinated-omission correction would report, and how late each send
+	// started after its intended time.
+	Uncorrected *hdrhistogram.Histogram
+	Lateness    *hdrhistogram.Histogram
+	Late        uint64 // sends that started later than the late threshold
+
 	// Live counters for a progress line; written by the owning worker only.
 	liveOK, liveErrors atomic.Uint64
 	_                  [48]byte // keep neighbouring recorders' counters off this cache line
@@ -55,14 +62,32 @@ func NewRecorder() *Recorder {
 	return &Recorder{OK: NewHistogram(), Errors: NewHistogram(), Statuses: map[statusKey]uint64{}}
 }
 
+// NewOpenRecorder returns an empty recorder for an open-loop run.
+func NewOpenRecorder() *Recorder {
+	r := NewRecorder()
+	r.Uncorrected, r.Lateness = NewHistogram(), NewHistogram()
+	return r
+}
+
+// RecordSend adds what an open-loop send adds beyond Record: how late it started and, for an ok
+// response, its latency measured from the actual send.
+func (r *Recorder) RecordSend(ok bool, lateness, fromActualSend, lateAfter time.Duration) {
+	if lateness > lateAfter {
+		r.Late++
+	}
+	r.Lateness.RecordValue(clamp(int64(lateness))) //nolint:errcheck // clamped into range
+	if ok {
+		r.Uncorrected.RecordValue(clamp(int64(fromActualSend))) //nolint:errcheck // clamped into range
+	}
+}
+
+func clamp(ns int64) int64 {
+	return min(max(ns, lowestNanos), highestNanos)
+}
+
 // Record adds one classified response and its latency.
 func (r *Recorder) Record(c verify.Class, status int, latency time.Duration) {
-	ns := int64(latency)
-	if ns > highestNanos {
-		ns = highestNanos // counted at the ceiling rather than lost
-	} else if ns < lowestNanos {
-		ns = lowestNanos
-	}
+	ns := clamp(int64(latency)) // beyond the ceiling: counted there rather than lost
 	r.Counts[c]++
 	if c == verify.OK {
 		r.OK.RecordValue(ns) //nolint:errcheck // clamped into range above
@@ -92,6 +117,14 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	r.okNanos += other.okNanos
 	r.UnverifiedOK += other.UnverifiedOK
+	if other.Uncorrected != nil {
+		if r.Uncorrected == nil {
+			r.Uncorrected, r.Lateness = NewHistogram(), NewHistogram()
+		}
+		r.Uncorrected.Merge(other.Uncorrected)
+		r.Lateness.Merge(other.Lateness)
+		r.Late += other.Late
+	}
 	r.liveOK.Add(other.liveOK.Load())
 	r.liveErrors.Add(other.liveErrors.Load())
 }

@@ -38,6 +38,16 @@ func rows(doc *result.Document) []row {
 		if r.Partial {
 			x.Target += " (partial)"
 		}
+		if o := s.Open; o != nil {
+			x.Target += fmt.Sprintf(" @%s/s", thousands(r.Load.Rate))
+			if o.RateMissed {
+				x.Target += " RATE MISSED"
+				x.Notes = append(x.Notes, fmt.Sprintf("RATE MISSED: %d of %d due sends went out (%s/s achieved of %s/s asked), %d started more than %s late; the server did not see the load asked for",
+					o.Sent, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate), o.LateSends, Duration(o.LateAfterUS)))
+			}
+			x.Notes = append(x.Notes, fmt.Sprintf("open loop: latency from the intended send time; from the actual send it would read p50 %s, p99 %s",
+				Duration(o.UncorrectedLatencyUS.P50), Duration(o.UncorrectedLatencyUS.P99)))
+		}
 		x.RPS = formatRPS(s.ThroughputRPS.Mean, s.ThroughputRPS.SD, s.ThroughputRPS.N)
 		if s.OK > 0 {
 			x.P50, x.P95, x.P99, x.P999 = Duration(s.LatencyUS.P50), Duration(s.LatencyUS.P95),

@@ -88,13 +88,14 @@ type WorkloadInfo struct {
 
 // Load is the load model of a run.
 type Load struct {
-	Model     string  `json:"model"` // closed
-	Workers   int     `json:"workers"`
-	Rate      float64 `json:"rate"`
-	DurationS float64 `json:"duration_s"`
-	WarmupS   float64 `json:"warmup_s"`
-	Requests  int64   `json:"requests,omitempty"` // request budget, when the run was bounded by count
-	TimeoutS  float64 `json:"timeout_s,omitempty"`
+	Model       string  `json:"model"` // closed or open
+	Workers     int     `json:"workers"`
+	Rate        float64 `json:"rate"`                  // open loop: intended requests per second
+	Connections int     `json:"connections,omitempty"` // open loop: bound on requests in flight
+	DurationS   float64 `json:"duration_s"`
+	WarmupS     float64 `json:"warmup_s"`
+	Requests    int64   `json:"requests,omitempty"` // request budget, when the run was bounded by count
+	TimeoutS    float64 `json:"timeout_s,omitempty"`
 	// GeneratorProcs is the GOMAXPROCS authzbench drove this run with.
 	GeneratorProcs int `json:"generator_procs,omitempty"`
 }
@@ -114,6 +115,24 @@ type Summary struct {
 	LatencyUS metrics.Percentiles `json:"latency_us"`
 	// ErrorLatencyUS is over the other responses, kept apart.
 	ErrorLatencyUS *metrics.Percentiles `json:"error_latency_us,omitempty"`
+	// Open loop only.
+	Open *OpenSummary `json:"open,omitempty"`
+}
+
+// OpenSummary says how an open-loop run kept its schedule, and what latency would have looked
+// like measured from the actual send instead of the intended one.
+type OpenSummary struct {
+	AchievedRPS metrics.Spread `json:"achieved_rps"`
+	Intended    int64          `json:"intended_sends"`
+	Sent        int64          `json:"sent"`
+	LateSends   int64          `json:"late_sends"`
+	LateAfterUS float64        `json:"late_after_us"`
+	// RateMissed: fewer than 95 % of the due sends went out, or more than 1 % went out late, in
+	// some repetition. Latency is still measured from the intended times, but the load the
+	// server saw was not the load asked for.
+	RateMissed           bool                `json:"rate_missed"`
+	LatenessUS           metrics.Percentiles `json:"lateness_us"`
+	UncorrectedLatencyUS metrics.Percentiles `json:"uncorrected_latency_us"`
 }
 
 // Repetition is one repetition of a run.
@@ -128,6 +147,27 @@ type Repetition struct {
 	HDR           string              `json:"hdr"`                 // ok latencies, ns, V2 compressed
 	ErrorHDR      string              `json:"error_hdr,omitempty"` // other responses, ns
 	Partial       bool                `json:"partial,omitempty"`
+	// Open loop only.
+	AchievedRPS float64 `json:"achieved_rps,omitempty"`
+	Intended    int64   `json:"intended_sends,omitempty"`
+	LateSends   int64   `json:"late_sends,omitempty"`
+	RateMissed  bool    `json:"rate_missed,omitempty"`
+	LateHDR     string  `json:"late_hdr,omitempty"`        // lateness of every send, ns
+	Uncorrected string  `json:"uncorrected_hdr,omitempty"` // ok latencies from the actual send, ns
+}
+
+// SetSchedule adds an open-loop run's schedule figures to the repetition.
+func (r *Repetition) SetSchedule(intended, sent, late int64, missed bool, rec *metrics.Recorder, window time.Duration) error {
+	r.Intended, r.LateSends, r.RateMissed = intended, late, missed
+	if window > 0 {
+		r.AchievedRPS = float64(sent) / window.Seconds()
+	}
+	var err error
+	if r.LateHDR, err = EncodeHistogram(rec.Lateness); err != nil {
+		return err
+	}
+	r.Uncorrected, err = EncodeHistogram(rec.Uncorrected)
+	return err
 }
 
 // NewRepetition summarises one driver outcome.
@@ -177,6 +217,21 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 	if merged.Errors.TotalCount() > 0 {
 		p := metrics.PercentilesOf(merged.Errors, 0)
 		s.ErrorLatencyUS = &p
+	}
+	if merged.Lateness != nil {
+		o := &OpenSummary{LateSends: int64(merged.Late), Sent: int64(merged.Requests()), LateAfterUS: 1000,
+			LatenessUS:           metrics.PercentilesOf(merged.Lateness, 0),
+			UncorrectedLatencyUS: metrics.PercentilesOf(merged.Uncorrected, 0)}
+		var achieved []float64
+		for _, r := range reps {
+			o.Intended += r.Intended
+			o.RateMissed = o.RateMissed || r.RateMissed
+			if r.ElapsedS > 0 {
+				achieved = append(achieved, r.AchievedRPS)
+			}
+		}
+		o.AchievedRPS = metrics.SpreadOf(achieved)
+		s.Open = o
 	}
 	return s
 }

@@ -12,12 +12,14 @@ import (
 
 // Overrides are load settings given on the command line; nil fields keep the scenario's value.
 type Overrides struct {
-	Workers  *int
-	Duration *time.Duration
-	Warmup   *time.Duration
-	Requests *int64
-	Timeout  *time.Duration
-	Repeat   *int
+	Workers     *int
+	Rate        *float64
+	Connections *int
+	Duration    *time.Duration
+	Warmup      *time.Duration
+	Requests    *int64
+	Timeout     *time.Duration
+	Repeat      *int
 }
 
 // AdHoc is a scenario described by flags alone.
@@ -86,6 +88,12 @@ func (s *Scenario) Apply(o Overrides) error {
 		t := &s.Targets[i]
 		if o.Workers != nil {
 			t.Load.Workers = *o.Workers
+		}
+		if o.Rate != nil {
+			t.Load.Rate = *o.Rate
+		}
+		if o.Connections != nil {
+			t.Load.Connections = *o.Connections
 		}
 		if o.Duration != nil {
 			t.Load.Duration = *o.Duration

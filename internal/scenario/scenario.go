@@ -40,7 +40,7 @@ type WorkloadRef struct {
 // TargetRef is a target with its load settings.
 type TargetRef struct {
 	Name string
-	Load load.Closed
+	Load load.Spec
 	// Timeout is the per-request timeout.
 	Timeout time.Duration
 }
@@ -51,6 +51,8 @@ const (
 	DefaultDuration = 10 * time.Second
 	DefaultWarmup   = 2 * time.Second
 	DefaultTimeout  = 5 * time.Second
+	// DefaultConnections bounds the requests in flight of an open-loop run.
+	DefaultConnections = 64
 )
 
 // file is the YAML shape. Fields that need a line number in errors are wrapped in at.
@@ -64,11 +66,13 @@ type file struct {
 }
 
 type loadSpec struct {
-	Workers  *at[int]           `yaml:"workers"`
-	Duration *at[time.Duration] `yaml:"duration"`
-	Warmup   *at[time.Duration] `yaml:"warmup"`
-	Requests *at[int64]         `yaml:"requests"`
-	Timeout  *at[time.Duration] `yaml:"timeout"`
+	Workers     *at[int]           `yaml:"workers"`
+	Rate        *at[float64]       `yaml:"rate"`
+	Connections *at[int]           `yaml:"connections"`
+	Duration    *at[time.Duration] `yaml:"duration"`
+	Warmup      *at[time.Duration] `yaml:"warmup"`
+	Requests    *at[int64]         `yaml:"requests"`
+	Timeout     *at[time.Duration] `yaml:"timeout"`
 }
 
 // workloadSpec is either a name or {name, policy, data, inputs, query}.
@@ -261,7 +265,8 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, error) {
 // DefaultLoad is the load of a target nobody configured.
 func DefaultLoad() TargetRef {
 	return TargetRef{
-		Load:    load.Closed{Workers: DefaultWorkers, Duration: DefaultDuration, Warmup: DefaultWarmup},
+		Load: load.Spec{Workers: DefaultWorkers, Connections: DefaultConnections,
+			Duration: DefaultDuration, Warmup: DefaultWarmup},
 		Timeout: DefaultTimeout,
 	}
 }
@@ -269,6 +274,12 @@ func DefaultLoad() TargetRef {
 func resolveLoad(base TargetRef, l loadSpec) TargetRef {
 	if l.Workers != nil {
 		base.Load.Workers = l.Workers.V
+	}
+	if l.Rate != nil {
+		base.Load.Rate = l.Rate.V
+	}
+	if l.Connections != nil {
+		base.Load.Connections = l.Connections.V
 	}
 	if l.Duration != nil {
 		base.Load.Duration = l.Duration.V
@@ -301,6 +312,15 @@ func validateLoad(t TargetRef, specs ...loadSpec) []lineError {
 		return 0
 	}
 	var out []lineError
+	if t.Load.Rate < 0 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Rate) }), fmt.Sprintf("rate must not be negative, got %g", t.Load.Rate)})
+	}
+	if t.Load.Rate > 0 && t.Load.Connections < 1 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Connections) }), fmt.Sprintf("connections must be at least 1, got %d", t.Load.Connections)})
+	}
+	if t.Load.Rate > 0 && t.Load.Requests > 0 {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Requests) }), "an open-loop run (rate) is bounded by its duration, not by requests"})
+	}
 	if t.Load.Workers < 1 {
 		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Workers) }), fmt.Sprintf("workers must be at least 1, got %d", t.Load.Workers)})
 	}

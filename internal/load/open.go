@@ -1,0 +1,197 @@
+package load
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// LateAfter is how far behind its intended time a send may start before it counts as late.
+const LateAfter = time.Millisecond
+
+// runOpen sends request k at start + k/rate, whatever happened to earlier requests. Up to
+// Connections requests are in flight; a send that comes due while all are busy waits, and its
+// latency is measured from its intended time, so a server that stalls is charged for every
+// request that arrived during the stall (the correction for coordinated omission). The
+// latency from the actual send is kept too, to show how much smaller it would have looked.
+func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watchDied(ctx, t, cancel)
+	expects := expectsOf(inputs)
+
+	interval := float64(time.Second) / c.Rate
+	// Start a little ahead so every connection's goroutine is running when the first send is due.
+	start := time.Now().Add(20 * time.Millisecond)
+	warmEnd := start.Add(c.Warmup)
+	end := warmEnd.Add(c.Duration)
+	firstMeasured := int64(math.Ceil(float64(c.Warmup) / interval))
+	pastLast := int64(math.Ceil(float64(c.Warmup+c.Duration) / interval))
+
+	// Connections can number in the thousands, so they share a few recorders (a short lock at
+	// the end of each request) rather than each holding its own histograms.
+	shards := make([]*shard, min(c.Connections, 2*runtime.GOMAXPROCS(0)))
+	for i := range shards {
+		shards[i] = &shard{rec: metrics.NewOpenRecorder()}
+	}
+	// One pacer hands out sends at their intended times to whichever connection is free; when
+	// none is, the send waits, and that wait is part of its latency.
+	due := make(chan int64)
+	pacerDone := make(chan struct{})
+	go func() {
+		defer close(pacerDone)
+		pace(ctx, due, start, end, interval)
+	}()
+	var wg sync.WaitGroup
+	for id := range c.Connections {
+		w := openWorker{decider: t.Worker(), shard: shards[id%len(shards)], expects: expects,
+			due: due, start: start, warmEnd: warmEnd, interval: interval}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer closeDecider(w.decider)
+			w.run(ctx)
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	var usageStart metrics.Usage
+	measuring := false
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var stopped error
+	report := func() {
+		if progress == nil {
+			return
+		}
+		now := time.Now()
+		p := Progress{Warmup: now.Before(warmEnd), Elapsed: now.Sub(start)}
+		if !p.Warmup {
+			p.Elapsed = now.Sub(warmEnd)
+		}
+		for _, s := range shards {
+			ok, errs := s.rec.Live()
+			p.OK += ok
+			p.Errors += errs
+		}
+		progress(p)
+	}
+	warmTimer := time.NewTimer(time.Until(warmEnd))
+	defer warmTimer.Stop()
+wait:
+	for {
+		select {
+		case <-allDone:
+			break wait
+		case <-warmTimer.C:
+			usageStart, measuring = metrics.SelfUsage(), true
+		case <-ctx.Done():
+			stopped = context.Cause(ctx)
+			<-allDone
+			break wait
+		case <-tick.C:
+			report()
+		}
+	}
+	usageEnd := metrics.SelfUsage()
+	if !measuring {
+		usageStart = usageEnd
+	}
+	report()
+	rec := metrics.NewOpenRecorder()
+	for _, s := range shards {
+		rec.Merge(s.rec)
+	}
+	elapsed := c.Duration
+	if stopped != nil {
+		elapsed = max(0, time.Since(warmEnd))
+	}
+	return Outcome{
+		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd,
+		Schedule: &Schedule{Intended: pastLast - firstMeasured, Sent: int64(rec.Requests()), Late: int64(rec.Late), LateAfter: LateAfter},
+	}
+}
+
+type shard struct {
+	mu  sync.Mutex
+	rec *metrics.Recorder
+}
+
+type openWorker struct {
+	decider        target.Decider
+	shard          *shard
+	expects        []workload.Expect
+	due            <-chan int64
+	start, warmEnd time.Time
+	interval       float64 // nanoseconds between intended sends
+}
+
+func (w *openWorker) run(ctx context.Context) {
+	n := int64(len(w.expects))
+	for slot := range w.due {
+		intended := w.start.Add(time.Duration(float64(slot) * w.interval))
+		sent := time.Now()
+		i := int(slot % n)
+		out := w.decider.Decide(ctx, i)
+		done := time.Now()
+		if ctx.Err() != nil {
+			return
+		}
+		if sent.Before(w.warmEnd) {
+			continue // a warm-up send; one sent after the warm-up counts even if it was due
+			// before, so a backlog the warm-up built is charged to the measured phase
+		}
+		class := verify.Classify(w.expects[i], out)
+		w.shard.mu.Lock()
+		w.shard.rec.Record(class, out.Status, done.Sub(intended))
+		w.shard.rec.RecordSend(class == verify.OK, sent.Sub(intended), done.Sub(sent), LateAfter)
+		if class == verify.OK && w.expects[i] == workload.Unverified {
+			w.shard.rec.UnverifiedOK++
+		}
+		w.shard.mu.Unlock()
+	}
+}
+
+// pace sends slot k on due at start + k*interval until end, then closes due. A slot that no
+// connection takes before end is not sent (and the schedule says so).
+func pace(ctx context.Context, due chan<- int64, start, end time.Time, interval float64) {
+	defer close(due)
+	stop := time.NewTimer(time.Until(end))
+	defer stop.Stop()
+	for slot := int64(0); ; slot++ {
+		intended := start.Add(time.Duration(float64(slot) * interval))
+		if !intended.Before(end) {
+			return
+		}
+		sleepUntil(intended)
+		select {
+		case due <- slot:
+		case <-stop.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// sleepUntil waits until t. The Go runtime's timers can wake up to a millisecond late (its
+// network poller sleeps in whole milliseconds), which at hundreds of requests a second would
+// make most sends late; so the last stretch is a precise sleep of the thread itself.
+func sleepUntil(t time.Time) {
+	wait := time.Until(t)
+	if wait > 2*time.Millisecond {
+		time.Sleep(wait - time.Millisecond)
+		wait = time.Until(t)
+	}
+	if wait > 0 {
+		preciseSleep(wait)
+	}
+}

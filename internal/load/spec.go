@@ -1,0 +1,111 @@
+// Package load generates requests against a target and records every answer.
+//
+// Two models: closed loop, a fixed number of workers each sending its next request as soon as
+// the previous one is answered (how fast a server answers that many impatient clients); and
+// open loop, requests sent at fixed intended times whatever happened to earlier ones (how a
+// server behaves under an arrival rate, latency measured from the intended send time so a stall
+// cannot hide). Warm-up requests are sent and discarded. Every loop is bounded in time (and in
+// count when a request budget is given), and stops at once when the context is cancelled.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Spec describes the load of a run: closed loop with Workers, or open loop at Rate.
+type Spec struct {
+	Workers int     // closed loop: concurrent workers
+	Rate    float64 // open loop: requests per second; 0 for closed loop
+	// Connections bounds the requests in flight in open loop (one connection each); sends due
+	// while all are busy wait, and their latency counts the wait.
+	Connections int
+	Duration    time.Duration // length of the measured phase; ignored when Requests is set
+	Requests    int64         // measured requests in all; 0 to run for Duration
+	Warmup      time.Duration // sent and discarded before the measured phase
+	// MaxTime bounds the measured phase when Requests is set, so a slow target cannot keep
+	// the run going for ever.
+	MaxTime time.Duration
+}
+
+// Validate reports settings that cannot run.
+func (c Spec) Validate() error {
+	var errs []error
+	switch {
+	case c.Rate < 0:
+		errs = append(errs, fmt.Errorf("rate must not be negative, got %g", c.Rate))
+	case c.Rate > 0 && c.Connections < 1:
+		errs = append(errs, fmt.Errorf("connections must be at least 1, got %d", c.Connections))
+	case c.Rate > 0 && c.Requests > 0:
+		errs = append(errs, errors.New("an open-loop run is bounded by its duration; a request count applies to closed loop"))
+	case c.Rate == 0 && c.Workers < 1:
+		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", c.Workers))
+	}
+	if c.Requests < 0 {
+		errs = append(errs, fmt.Errorf("requests must not be negative, got %d", c.Requests))
+	}
+	if c.Requests == 0 && c.Duration <= 0 {
+		errs = append(errs, errors.New("give a positive duration or a request count"))
+	}
+	if c.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", c.Warmup))
+	}
+	return errors.Join(errs...)
+}
+
+// Progress is a snapshot for a live progress line.
+type Progress struct {
+	Warmup  bool
+	Elapsed time.Duration
+	OK      uint64
+	Errors  uint64
+}
+
+// Outcome of one run of the driver.
+type Outcome struct {
+	Recorder *metrics.Recorder // all workers' measurements, merged
+	Elapsed  time.Duration     // measured phase, from its start until the last worker returned
+	// Stopped says why the run ended early: the context's cause (Ctrl-C, a server that died);
+	// nil when it ran to completion.
+	Stopped error
+	// Usage of the authzbench process at the start and end of the measured phase.
+	UsageStart, UsageEnd metrics.Usage
+	// Open loop only: how well the generator kept its schedule.
+	Schedule *Schedule
+}
+
+// Schedule says how an open-loop generator kept to its intended send times.
+type Schedule struct {
+	Intended  int64         // sends due in the measured phase
+	Sent      int64         // sends made in the measured phase
+	Late      int64         // sent more than LateAfter after their intended time
+	LateAfter time.Duration // the lateness that counts as late
+}
+
+// Achieved is the rate actually sent.
+func (s *Schedule) Achieved(window time.Duration) float64 {
+	if window <= 0 {
+		return 0
+	}
+	return float64(s.Sent) / window.Seconds()
+}
+
+// Missed reports whether the generator did not keep the rate: fewer than 95 % of the due sends
+// went out, or more than 1 % went out late.
+func (s *Schedule) Missed() bool {
+	return s.Sent*100 < s.Intended*95 || s.Late*100 > s.Sent
+}
+
+// Run drives t with the inputs until the measured phase is over.
+func (c Spec) Run(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+	if c.Rate > 0 {
+		return c.runOpen(ctx, t, inputs, progress)
+	}
+	return c.runClosed(ctx, t, inputs, progress)
+}
