@@ -36,20 +36,14 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	usageStart := metrics.SelfUsage()
 	recorders := make([]*metrics.Recorder, c.Workers)
 	quotas := splitQuota(c.Requests, c.Workers)
-	var wg sync.WaitGroup
+	var workers group
 	for id := range c.Workers {
 		recorders[id] = metrics.NewRecorder()
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects,
 			first: id % len(expects), step: c.Workers, quota: quotas[id], phase: &phase}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer closeDecider(w.decider)
-			w.run(ctx)
-		}()
+		workers.start(w.decider, func() { w.run(ctx) })
 	}
-	allDone := make(chan struct{})
-	go func() { wg.Wait(); close(allDone) }()
+	allDone := workers.done()
 
 	live := func(warm bool, since time.Time) {
 		if progress == nil {
@@ -118,6 +112,26 @@ measure:
 	live(false, measureStart)
 	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped,
 		UsageStart: usageStart, UsageEnd: usageEnd}
+}
+
+// group runs load workers and says when all have returned.
+type group struct{ wg sync.WaitGroup }
+
+// start runs fn in its own goroutine and releases the decider's connection when fn returns.
+func (g *group) start(d target.Decider, fn func()) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer closeDecider(d)
+		fn()
+	}()
+}
+
+// done is closed when every worker has returned.
+func (g *group) done() <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { g.wg.Wait(); close(ch) }()
+	return ch
 }
 
 // closeDecider releases what a worker's decider holds (its connection), if anything.

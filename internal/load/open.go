@@ -49,19 +49,13 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 		defer close(pacerDone)
 		pace(ctx, due, start, end, interval)
 	}()
-	var wg sync.WaitGroup
+	var workers group
 	for id := range c.Connections {
 		w := openWorker{decider: t.Worker(), shard: shards[id%len(shards)], expects: expects,
 			due: due, start: start, warmEnd: warmEnd, interval: interval}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer closeDecider(w.decider)
-			w.run(ctx)
-		}()
+		workers.start(w.decider, func() { w.run(ctx) })
 	}
-	allDone := make(chan struct{})
-	go func() { wg.Wait(); close(allDone) }()
+	allDone := workers.done()
 
 	var usageStart metrics.Usage
 	measuring := false
