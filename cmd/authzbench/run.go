@@ -35,7 +35,9 @@ type runFlags struct {
 	data        []string
 	inputs      string
 	query       string
-	workers     int
+	workers     []int
+	rates       []float64
+	loadPoints  []string
 	rate        float64
 	connections int
 	duration    time.Duration
@@ -82,6 +84,9 @@ the partial result marked "interrupted": true (exit status 130).`,
   authzbench run -f experiments/cli-vs-server.yaml --repeat 5
   authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
   authzbench run --target opa/server --workload rbac --rate 2000 --connections 64 --duration 20s
+  authzbench run --target opa/server --workload nop,rbac --rates 100,1000,2000,5000
+  authzbench run --target opa/server --workload rbac --load-points 100x8,500x32,1000x64
+  authzbench run --target opa/server --workload rbac,api,risk --workers 1,2,4,8,16
   authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
   authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
   authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c`,
@@ -98,7 +103,9 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
 	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
 	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
-	fl.IntVar(&f.workers, "workers", scenario.DefaultWorkers, "closed-loop workers (concurrent requests)")
+	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
+	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
+	fl.StringSliceVar(&f.loadPoints, "load-points", nil, "open loop: RATExCONNECTIONS steps (100x8,500x32,1000x64)")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: send this many requests per second at fixed times, latency measured from the intended send time (0: closed loop)")
 	fl.IntVar(&f.connections, "connections", scenario.DefaultConnections, "open loop: bound on requests in flight, one connection each")
 	fl.DurationVar(&f.duration, "duration", scenario.DefaultDuration, "measured time per repetition")
@@ -244,7 +251,22 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	fl := cmd.Flags()
 	var o scenario.Overrides
 	if fl.Changed("workers") {
-		o.Workers = &f.workers
+		if len(f.workers) == 1 {
+			o.Workers = &f.workers[0]
+		} else {
+			o.Sweep.Workers = f.workers
+		}
+	}
+	o.Sweep.Rates = f.rates
+	for _, p := range f.loadPoints {
+		lp, err := scenario.ParseLoadPoint(p)
+		if err != nil {
+			return nil, fmt.Errorf("--load-points: %w", err)
+		}
+		o.Sweep.LoadPoints = append(o.Sweep.LoadPoints, lp)
+	}
+	if (len(f.rates) > 0 || len(f.loadPoints) > 0) && (fl.Changed("rate") || (len(f.loadPoints) > 0 && fl.Changed("connections"))) {
+		return nil, errors.New("--rates and --load-points set the rate (and --load-points the connections) of each step; drop --rate/--connections")
 	}
 	if fl.Changed("rate") {
 		o.Rate = &f.rate

@@ -19,7 +19,7 @@ func sampleDocument() *result.Document {
 		for _, v := range errors {
 			errCount += v
 		}
-		return result.Run{Target: target, Workload: workload, Summary: result.Summary{
+		return result.Run{Target: target, Workload: workload, Load: result.Load{Model: "closed", Workers: 4}, Summary: result.Summary{
 			Requests: 1000 + errCount, OK: 1000, Errors: errCount, ErrorClasses: errors,
 			ThroughputRPS: metrics.Spread{Mean: rps, SD: sd, N: n},
 			LatencyUS:     metrics.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 4},
@@ -28,6 +28,11 @@ func sampleDocument() *result.Document {
 	partial := run("rbac", "opa/server", 4000, 0, 1, 250, map[string]uint64{})
 	partial.Partial = true
 	partial.Error = "run stopped: opa server (pid 4242) exited: signal: killed"
+	open := run("rbac", "opa/server", 1800, 0, 1, 900, nil)
+	open.Load = result.Load{Model: "open", Rate: 2000, Connections: 64}
+	open.Summary.Open = &result.OpenSummary{Intended: 20000, Sent: 18000, LateSends: 2000, LateAfterUS: 1000, RateMissed: true,
+		AchievedRPS:          metrics.Spread{Mean: 1800, N: 1},
+		UncorrectedLatencyUS: metrics.Percentiles{P50: 300, P99: 2400}}
 	return &result.Document{
 		Schema: result.Schema, Interrupted: true, StopReason: "interrupted by interrupt",
 		Env: result.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux", Kernel: "6.0", Go: "go1.26",
@@ -38,6 +43,7 @@ func sampleDocument() *result.Document {
 			run("nop", "opa/inproc", 187656, 0, 1, 6.93, nil),
 			run("rbac", "opa/cli", 54.7, 1.9, 5, 18170, map[string]uint64{"http_400": 12, "wrong_decision": 3}),
 			partial,
+			open,
 		},
 	}
 }
@@ -65,7 +71,8 @@ func TestTableGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "table.golden", b.Bytes())
-	for _, must := range []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed"} {
+	for _, must := range []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed",
+		"missed the rate: 18000 of 20000 due sends", "2,000/s x64", "from the actual send it would read p50 300µs, p99 2.40ms"} {
 		if !bytes.Contains(b.Bytes(), []byte(must)) {
 			t.Errorf("table lacks %q", must)
 		}

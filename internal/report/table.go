@@ -16,6 +16,7 @@ import (
 // row is one line of the comparison table.
 type row struct {
 	Workload, Target string
+	Load             string
 	RPS              string
 	P50, P95, P99    string
 	P999             string
@@ -24,7 +25,7 @@ type row struct {
 	Notes            []string
 }
 
-var header = []string{"Workload", "Target", "req/s ± sd", "P50", "P95", "P99", "P99.9", "errors", "× vs first"}
+var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P95", "P99", "P99.9", "errors", "× vs first"}
 
 // rows lays out the runs; the ratio compares throughput with the first target run on the same
 // workload, as the study's "Improvement" column does.
@@ -34,15 +35,14 @@ func rows(doc *result.Document) []row {
 	var out []row
 	for _, r := range doc.Runs {
 		s := r.Summary
-		x := row{Workload: r.Workload, Target: r.Target}
+		x := row{Workload: r.Workload, Target: r.Target, Load: loadLabel(r.Load)}
 		if r.Partial {
 			x.Target += " (partial)"
 		}
 		if o := s.Open; o != nil {
-			x.Target += fmt.Sprintf(" @%s/s", thousands(r.Load.Rate))
 			if o.RateMissed {
 				x.Target += " RATE MISSED"
-				x.Notes = append(x.Notes, fmt.Sprintf("RATE MISSED: %d of %d due sends went out (%s/s achieved of %s/s asked), %d started more than %s late; the server did not see the load asked for",
+				x.Notes = append(x.Notes, fmt.Sprintf("the generator missed the rate: %d of %d due sends went out (%s/s achieved of %s/s asked), %d started more than %s late; the server did not see the load asked for",
 					o.Sent, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate), o.LateSends, Duration(o.LateAfterUS)))
 			}
 			x.Notes = append(x.Notes, fmt.Sprintf("open loop: latency from the intended send time; from the actual send it would read p50 %s, p99 %s",
@@ -81,6 +81,17 @@ func rows(doc *result.Document) []row {
 	return out
 }
 
+// loadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
+func loadLabel(l result.Load) string {
+	if l.Model == "open" {
+		return fmt.Sprintf("%s/s x%d", thousands(l.Rate), l.Connections)
+	}
+	if l.Workers == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", l.Workers)
+}
+
 // ClassList renders error classes as "http_400: 12, wrong_decision: 3", largest first.
 func ClassList(classes map[string]uint64) string {
 	type kv struct {
@@ -110,7 +121,7 @@ func Table(w io.Writer, doc *result.Document) error {
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, "\t"))
+		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -124,7 +135,7 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(header)))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, " | "))
+		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, " | "))
 	}
 	fmt.Fprintln(w)
 	return notes(w, doc, all, "- ")

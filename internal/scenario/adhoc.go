@@ -20,6 +20,8 @@ type Overrides struct {
 	Requests    *int64
 	Timeout     *time.Duration
 	Repeat      *int
+	// Sweep replaces every target's load by its steps.
+	Sweep Sweep
 }
 
 // AdHoc is a scenario described by flags alone.
@@ -84,6 +86,12 @@ func (s *Scenario) Apply(o Overrides) error {
 		s.Repeat = *o.Repeat
 	}
 	var errs []error
+	if o.Sweep.kinds() > 1 {
+		return errors.New("one sweep at a time: --workers with several values, --rates or --load-points")
+	}
+	if err := o.Sweep.check(); err != nil {
+		return err
+	}
 	for i := range s.Targets {
 		t := &s.Targets[i]
 		if o.Workers != nil {
@@ -108,6 +116,16 @@ func (s *Scenario) Apply(o Overrides) error {
 		if o.Timeout != nil {
 			t.Timeout = *o.Timeout
 		}
+	}
+	if o.Sweep.kinds() == 1 {
+		var steps []TargetRef
+		for _, t := range s.Targets {
+			steps = append(steps, o.Sweep.expand(t)...)
+		}
+		s.Targets = steps
+	}
+	for i := range s.Targets {
+		t := &s.Targets[i]
 		if err := t.Load.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
 		}

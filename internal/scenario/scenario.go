@@ -73,6 +73,10 @@ type loadSpec struct {
 	Warmup      *at[time.Duration] `yaml:"warmup"`
 	Requests    *at[int64]         `yaml:"requests"`
 	Timeout     *at[time.Duration] `yaml:"timeout"`
+	// Sweeps: one step per value, each a run of its own with its own warm-up.
+	WorkerSweep *at[[]int]     `yaml:"workers_sweep"`
+	Rates       *at[[]float64] `yaml:"rates"`
+	LoadPoints  *at[[]string]  `yaml:"load_points"`
 }
 
 // workloadSpec is either a name or {name, policy, data, inputs, query}.
@@ -216,10 +220,17 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		}
 		ref := resolveLoad(base, t.Load)
 		ref.Name = t.Target
-		for _, e := range validateLoad(ref, t.Load, f.Load) {
-			bad(e.line, "%s", e.msg)
+		sweep, line, err := sweepOf(t.Load, f.Load)
+		if err != nil {
+			bad(line, "%v", err)
+			continue
 		}
-		s.Targets = append(s.Targets, ref)
+		for _, step := range sweep.expand(ref) {
+			for _, e := range validateLoad(step, t.Load, f.Load) {
+				bad(e.line, "%s", e.msg)
+			}
+			s.Targets = append(s.Targets, step)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +118,54 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted a scenario that cannot run: %+v", s)
 		}
 	})
+}
+
+func TestSweeps(t *testing.T) {
+	s, err := Parse("s.yaml", []byte(`
+load: {duration: 2s, workers_sweep: [1, 2, 4]}
+workloads: [rbac]
+targets:
+  - opa/server
+  - target: opa/inproc
+    load: {rates: [100, 1000]}
+  - target: opa/cli
+    load: {load_points: [100x8, 500x32]}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range s.Targets {
+		got = append(got, fmt.Sprintf("%s w%d r%g c%d", tg.Name, tg.Load.Workers, tg.Load.Rate, tg.Load.Connections))
+	}
+	want := []string{"opa/server w1 r0 c64", "opa/server w2 r0 c64", "opa/server w4 r0 c64",
+		"opa/inproc w4 r100 c64", "opa/inproc w4 r1000 c64", "opa/cli w4 r100 c8", "opa/cli w4 r500 c32"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("steps:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"load: {rates: [100], workers_sweep: [1]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "s.yaml:1: one sweep at a time"},
+		{"load: {load_points: [100y8]}\nworkloads: [rbac]\ntargets: [opa/server]\n", `s.yaml:1: load point "100y8"`},
+		{"load: {rates: [0]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "rates must be positive"},
+	} {
+		if _, err := Parse("s.yaml", []byte(bad.yaml), ""); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: err %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+	s, err = FromFlags(AdHoc{Targets: []string{"opa/server"}, Overrides: Overrides{Sweep: Sweep{Workers: []int{1, 8}}}})
+	if err != nil || len(s.Targets) != 2 || s.Targets[1].Load.Workers != 8 {
+		t.Errorf("flag sweep: %+v %v", s, err)
+	}
+}
+
+func TestExperimentsParse(t *testing.T) {
+	files, _ := filepath.Glob("../../experiments/*.yaml")
+	if len(files) < 4 {
+		t.Fatalf("found %d experiment files", len(files))
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 }
