@@ -16,6 +16,7 @@ import (
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -156,8 +157,12 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	run.SUT = tg.Info()
 
 	merged := metrics.NewRecorder()
-	var usage []load.Outcome // measured phases only, so warm-up costs no CPU per request
-	defer func() { run.Harness = harness(usage, merged.Requests()) }()
+	var outcomes []load.Outcome // one per repetition: usage and resources count measured phases only
+	defer func() { run.Harness = harness(outcomes, merged.Requests()) }()
+	if run.SUT.PID != 0 {
+		sampler := sut.StartSampler(run.SUT.PID, 250*time.Millisecond)
+		defer func() { run.SUTResources = sutResources(sampler.Stop(), outcomes) }()
+	}
 	for rep := 1; rep <= s.Repeat; rep++ {
 		progress := func(p load.Progress) {
 			if o.Progress == nil {
@@ -186,7 +191,7 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 		}
 		run.Repetitions = append(run.Repetitions, r)
 		merged.Merge(out.Recorder)
-		usage = append(usage, out)
+		outcomes = append(outcomes, out)
 		if partial {
 			run.Partial = true
 			run.Error = out.Stopped.Error()
@@ -215,6 +220,29 @@ type StoppedError struct{ Cause error }
 
 func (e *StoppedError) Error() string { return "run stopped: " + e.Cause.Error() }
 func (e *StoppedError) Unwrap() error { return e.Cause }
+
+// sutResources summarises the server's samples over the measured phases: CPU averaged over
+// the repetitions, peaks over all of them.
+func sutResources(samples []sut.Sample, outs []load.Outcome) *sut.Resources {
+	var total sut.Resources
+	n := 0
+	for _, o := range outs {
+		r, ok := sut.Summarise(samples, o.MeasuredFrom, o.MeasuredFrom.Add(o.Elapsed))
+		if !ok {
+			continue
+		}
+		n++
+		total.CPUCoresMean += r.CPUCoresMean
+		total.CPUCoresMax = max(total.CPUCoresMax, r.CPUCoresMax)
+		total.RSSMaxMB = max(total.RSSMaxMB, r.RSSMaxMB)
+		total.Samples += r.Samples
+	}
+	if n == 0 {
+		return nil
+	}
+	total.CPUCoresMean /= float64(n)
+	return &total
+}
 
 // harness sums the process's CPU over the measured phases and takes memory at the first start
 // and the last end.

@@ -48,6 +48,9 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range doc.Runs {
+				if (r.Target == "opa/server") != (r.SUTResources != nil) {
+					t.Errorf("%s on %s: server resources %+v; want them for the server only", r.Workload, r.Target, r.SUTResources)
+				}
 				if r.Summary.OK != uint64(tc.requests) || r.Summary.Errors != 0 {
 					t.Errorf("%s on %s: ok %d errors %d %v, want %d ok", r.Workload, r.Target,
 						r.Summary.OK, r.Summary.Errors, r.Summary.ErrorClasses, tc.requests)

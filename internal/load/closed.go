@@ -111,7 +111,7 @@ measure:
 	usageEnd := metrics.SelfUsage()
 	live(false, measureStart)
 	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped,
-		UsageStart: usageStart, UsageEnd: usageEnd}
+		UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: measureStart}
 }
 
 // group runs load workers and says when all have returned.

@@ -109,7 +109,7 @@ wait:
 		elapsed = max(0, time.Since(warmEnd))
 	}
 	return Outcome{
-		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd,
+		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
 		Schedule: &Schedule{Intended: pastLast - firstMeasured, Sent: int64(rec.Requests()), Late: int64(rec.Late), LateAfter: LateAfter},
 	}
 }

@@ -76,6 +76,8 @@ type Outcome struct {
 	Stopped error
 	// Usage of the authzbench process at the start and end of the measured phase.
 	UsageStart, UsageEnd metrics.Usage
+	// MeasuredFrom is when the measured phase began; it ended Elapsed later.
+	MeasuredFrom time.Time
 	// Open loop only: how well the generator kept its schedule.
 	Schedule *Schedule
 }

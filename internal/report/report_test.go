@@ -9,6 +9,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/sut"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -27,6 +28,7 @@ func sampleDocument() *result.Document {
 	}
 	partial := run("rbac", "opa/server", 4000, 0, 1, 250, map[string]uint64{})
 	partial.Partial = true
+	partial.SUTResources = &sut.Resources{CPUCoresMean: 1.234, CPUCoresMax: 1.9, RSSMaxMB: 61.4, Samples: 20}
 	partial.Error = "run stopped: opa server (pid 4242) exited: signal: killed"
 	open := run("rbac", "opa/server", 1800, 0, 1, 900, nil)
 	open.Load = result.Load{Model: "open", Rate: 2000, Connections: 64}
@@ -72,7 +74,7 @@ func TestTableGolden(t *testing.T) {
 	}
 	golden(t, "table.golden", b.Bytes())
 	for _, must := range []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed",
-		"missed the rate: 18000 of 20000 due sends", "2,000/s x64", "from the actual send it would read p50 300µs, p99 2.40ms"} {
+		"missed the rate: 18000 of 20000 due sends", "2,000/s x64", "1.23 cores, 61 MB", "from the actual send it would read p50 300µs, p99 2.40ms"} {
 		if !bytes.Contains(b.Bytes(), []byte(must)) {
 			t.Errorf("table lacks %q", must)
 		}

@@ -21,11 +21,12 @@ type row struct {
 	P50, P95, P99    string
 	P999             string
 	Errors           string
+	SUT              string
 	Ratio            string
 	Notes            []string
 }
 
-var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P95", "P99", "P99.9", "errors", "× vs first"}
+var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P95", "P99", "P99.9", "errors", "SUT CPU, RSS", "× vs first"}
 
 // rows lays out the runs; the ratio compares throughput with the first target run on the same
 // workload, as the study's "Improvement" column does.
@@ -56,6 +57,10 @@ func rows(doc *result.Document) []row {
 			x.P50, x.P95, x.P99, x.P999 = "-", "-", "-", "-"
 		}
 		x.Errors = "0"
+		x.SUT = "-"
+		if res := r.SUTResources; res != nil {
+			x.SUT = fmt.Sprintf("%.2f cores, %.0f MB", res.CPUCoresMean, res.RSSMaxMB)
+		}
 		if s.Errors > 0 {
 			x.Errors = fmt.Sprintf("%d !", s.Errors)
 			x.Notes = append(x.Notes, fmt.Sprintf("%d of %d responses were not served decisions: %s",
@@ -121,7 +126,7 @@ func Table(w io.Writer, doc *result.Document) error {
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, "\t"))
+		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -135,7 +140,7 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(header)))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.Ratio}, " | "))
+		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, " | "))
 	}
 	fmt.Fprintln(w)
 	return notes(w, doc, all, "- ")

@@ -14,6 +14,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
 )
 
@@ -45,6 +46,9 @@ type Run struct {
 	Repetitions []Repetition `json:"repetitions"`
 	// Harness is what the authzbench process used during the run.
 	Harness *Harness `json:"harness,omitempty"`
+	// SUTResources is what the server authzbench started used during the measured phases:
+	// its process tree's CPU and resident memory, sampled every 250 ms.
+	SUTResources *sut.Resources `json:"sut_resources,omitempty"`
 	// Partial marks a run cut short; Error says why a run could not start or finish.
 	Partial bool   `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`

@@ -80,3 +80,23 @@ func TestCheckFree(t *testing.T) {
 		t.Errorf("FreeAddr: %q %v", addr, err)
 	}
 }
+
+// A process that burns one core is measured at about one core.
+func TestSamplerMeasuresABusyProcess(t *testing.T) {
+	p, err := Start("spinner", exec.Command("sh", "-c", "while :; do :; done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	s := StartSampler(p.PID(), 100*time.Millisecond)
+	time.Sleep(1500 * time.Millisecond)
+	samples := s.Stop()
+	r, ok := Summarise(samples, time.Time{}, time.Now())
+	if !ok {
+		t.Fatalf("no summary from %d samples", len(samples))
+	}
+	t.Logf("%+v", r)
+	if r.CPUCoresMean < 0.5 || r.CPUCoresMean > 1.2 || r.RSSMaxMB <= 0 || r.CPUCoresMax < r.CPUCoresMean {
+		t.Errorf("a one-core spinner measured %+v", r)
+	}
+}
