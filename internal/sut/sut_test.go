@@ -3,7 +3,9 @@ package sut
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -98,5 +100,25 @@ func TestSamplerMeasuresABusyProcess(t *testing.T) {
 	t.Logf("%+v", r)
 	if r.CPUCoresMean < 0.5 || r.CPUCoresMean > 1.2 || r.RSSMaxMB <= 0 || r.CPUCoresMax < r.CPUCoresMean {
 		t.Errorf("a one-core spinner measured %+v", r)
+	}
+}
+
+func TestTrivialServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go ServeTrivial(l)
+	for i := range 3 {
+		resp, err := http.Post("http://"+l.Addr().String()+"/v1/data/x", "application/json", strings.NewReader(`{"input":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != `{"result":true}` {
+			t.Errorf("request %d: %d %q", i, resp.StatusCode, b)
+		}
 	}
 }

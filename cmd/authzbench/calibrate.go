@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/version"
+	"github.com/spf13/cobra"
+
+	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/report"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
+)
+
+func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
+	c := bench.Calibration{}
+	var serve, out string
+	var withWrk bool
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Measure the generator's own ceiling against a trivial loopback server",
+		Long: `calibrate starts a server that answers every request with a fixed allow and does nothing
+else, in a process of its own, and drives it closed loop then open loop. What it reports is
+authzbench's own ceiling on this machine, and its CPU per request: any figure near it measures
+the generator, not the engine. With --wrk it drives the same server with wrk in the same run.`,
+		Example: `  authzbench calibrate
+  authzbench calibrate --rate 20000 --wrk`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if serve != "" {
+				return serveTrivial(serve)
+			}
+			if c.Workers < 1 || c.Rate <= 0 || c.Connections < 1 || c.Duration <= 0 {
+				return usageError(errors.New("--workers, --rate, --connections and --duration must be positive"))
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			if withWrk {
+				if c.Wrk, err = exec.LookPath("wrk"); err != nil {
+					return usageError(fmt.Errorf("--wrk: %w (Debian package wrk)", err))
+				}
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			defer onInterrupt(cancel, stderr)()
+			doc := &result.Document{Schema: result.Schema, Created: time.Now().UTC(), Scenario: "calibrate",
+				Command: append([]string{"authzbench"}, os.Args[1:]...), Env: result.CaptureEnv(version.Version)}
+			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial server: %d workers closed loop, then %.0f req/s open loop\n", c.Workers, c.Rate)
+			w, err := bench.Calibrate(ctx, c, func(addr string) *exec.Cmd {
+				return exec.Command(self, "calibrate", "--serve", addr)
+			}, bench.Options{Target: target.Options{}}, doc)
+			if len(doc.Runs) > 0 {
+				if out == "" {
+					out = filepath.Join("results", "calibrate-"+doc.Created.Format("20060102-150405")+".json")
+				}
+				if werr := result.Write(out, doc); werr != nil {
+					return &exitError{exitFailed, werr}
+				}
+				report.Table(stdout, doc)
+				printCalibration(stdout, doc, w)
+				fmt.Fprintf(stderr, "authzbench: result written to %s\n", out)
+			}
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&c.Workers, "workers", 8, "closed-loop workers (and wrk connections)")
+	fl.Float64Var(&c.Rate, "rate", 20000, "open-loop rate to hold, requests per second")
+	fl.IntVar(&c.Connections, "connections", 64, "open-loop bound on requests in flight")
+	fl.DurationVar(&c.Duration, "duration", 5*time.Second, "measured time of each step")
+	fl.BoolVar(&withWrk, "wrk", false, "also drive the same server with wrk, and compare")
+	fl.StringVarP(&out, "out", "o", "", "result file (default results/calibrate-<time>.json)")
+	fl.StringVar(&serve, "serve", "", "run the trivial server on this address (used by calibrate itself)")
+	fl.MarkHidden("serve")
+	return cmd
+}
+
+func serveTrivial(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	return sut.ServeTrivial(l)
+}
+
+func printCalibration(w io.Writer, doc *result.Document, wrk *bench.WrkFigures) {
+	for _, r := range doc.Runs {
+		s := r.Summary
+		cpu := 0.0
+		if r.Harness != nil {
+			cpu = r.Harness.CPUPerRequestUS
+		}
+		if o := s.Open; o != nil {
+			late := 0.0
+			if o.Sent > 0 {
+				late = 100 * float64(o.LateSends) / float64(o.Sent)
+			}
+			verdict := "held"
+			if o.RateMissed {
+				verdict = "MISSED"
+			}
+			fmt.Fprintf(w, "open loop at %.0f req/s: %s, achieved %.0f req/s, %.2f %% of sends more than 1 ms late, generator CPU %.1f µs/request\n",
+				r.Load.Rate, verdict, o.AchievedRPS.Mean, late, cpu)
+			continue
+		}
+		fmt.Fprintf(w, "closed-loop ceiling with %d workers: %.0f req/s, generator CPU %.1f µs/request\n",
+			r.Load.Workers, s.ThroughputRPS.Mean, cpu)
+		if wrk != nil && wrk.RequestsPerSecond > 0 {
+			fmt.Fprintf(w, "wrk -t2 -c%d against the same server: %.0f req/s (authzbench at %.2f of it), wrk CPU %.1f µs/request\n",
+				r.Load.Workers, wrk.RequestsPerSecond, s.ThroughputRPS.Mean/wrk.RequestsPerSecond, wrk.CPUPerRequestUS)
+		}
+	}
+}

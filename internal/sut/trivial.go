@@ -1,0 +1,77 @@
+package sut
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"strconv"
+)
+
+// trivialResponse is an OPA-shaped allow, so the opa/server target can drive the trivial server.
+var trivialResponse = []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"result\":true}")
+
+// ServeTrivial answers every HTTP/1.1 request on l with a fixed allow, doing as little as a
+// server can: read the request line and headers, skip the body, write the canned answer. It is
+// what `authzbench calibrate` drives, so the figures show the generator's ceiling, not a
+// server's.
+func ServeTrivial(l net.Listener) error {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		go serveConn(c)
+	}
+}
+
+func serveConn(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 16<<10)
+	for {
+		length, keep, err := readRequest(r)
+		if err != nil {
+			return
+		}
+		if _, err := r.Discard(length); err != nil {
+			return
+		}
+		if _, err := c.Write(trivialResponse); err != nil || !keep {
+			return
+		}
+	}
+}
+
+// readRequest reads a request line and headers, returning the body length and whether the
+// client keeps the connection.
+func readRequest(r *bufio.Reader) (length int, keepAlive bool, err error) {
+	keepAlive = true
+	first := true
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return 0, false, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if first {
+			first = false
+			if len(line) == 0 {
+				return 0, false, io.ErrUnexpectedEOF
+			}
+			continue
+		}
+		if len(line) == 0 {
+			return length, keepAlive, nil
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
+				return 0, false, io.ErrUnexpectedEOF
+			}
+		case bytes.EqualFold(name, []byte("Connection")):
+			keepAlive = !bytes.EqualFold(value, []byte("close"))
+		}
+	}
+}
