@@ -55,6 +55,7 @@ type runFlags struct {
 	allowErrors bool
 	noProgress  bool
 	cpuProfile  string
+	floor       bool
 	procs       int
 }
 
@@ -120,6 +121,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
+	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
 	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
@@ -304,12 +306,19 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 		if userFlags {
 			a.User = &workload.UserSpec{Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query}
 		}
-		return scenario.FromFlags(a)
+		s, err := scenario.FromFlags(a)
+		if err == nil && f.floor {
+			s.SetFloor(true)
+		}
+		return s, err
 	default:
 		s, err = scenario.Embedded("quickstart")
 	}
 	if err != nil {
 		return nil, err
+	}
+	if fl.Changed("floor") {
+		s.SetFloor(f.floor)
 	}
 	return s, s.Apply(o)
 }

@@ -20,17 +20,25 @@ type row struct {
 	RPS              string
 	P50, P95, P99    string
 	P999             string
+	OverFloor        string
 	Errors           string
 	SUT              string
 	Ratio            string
 	Notes            []string
 }
 
-var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P95", "P99", "P99.9", "errors", "SUT CPU, RSS", "× vs first"}
+var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P50 over nop", "P95", "P99", "P99.9", "errors", "SUT CPU, RSS", "× vs first"}
 
 // rows lays out the runs; the ratio compares throughput with the first target run on the same
 // workload, as the study's "Improvement" column does.
 func rows(doc *result.Document) []row {
+	// The floor of each target under each load: the nop workload's median, if it ran.
+	floor := map[string]float64{}
+	for _, r := range doc.Runs {
+		if r.Workload == "nop" && r.Summary.OK > 0 {
+			floor[r.Target+"|"+loadLabel(r.Load)] = r.Summary.LatencyUS.P50
+		}
+	}
 	first := map[string]float64{}
 	firstName := map[string]string{}
 	var out []row
@@ -55,6 +63,10 @@ func rows(doc *result.Document) []row {
 				Duration(s.LatencyUS.P99), Duration(s.LatencyUS.P999)
 		} else {
 			x.P50, x.P95, x.P99, x.P999 = "-", "-", "-", "-"
+		}
+		x.OverFloor = "-"
+		if f, ok := floor[r.Target+"|"+x.Load]; ok && r.Workload != "nop" && s.OK > 0 {
+			x.OverFloor = signedDuration(s.LatencyUS.P50 - f)
 		}
 		x.Errors = "0"
 		x.SUT = "-"
@@ -126,7 +138,7 @@ func Table(w io.Writer, doc *result.Document) error {
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, "\t"))
+		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.Load, r.RPS, r.P50, r.OverFloor, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -140,7 +152,7 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(header)))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.Load, r.RPS, r.P50, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, " | "))
+		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.Load, r.RPS, r.P50, r.OverFloor, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, " | "))
 	}
 	fmt.Fprintln(w)
 	return notes(w, doc, all, "- ")
@@ -181,6 +193,14 @@ func Duration(us float64) string {
 		return sig3(us/1e3) + "ms"
 	}
 	return sig3(us/1e6) + "s"
+}
+
+// signedDuration renders a difference of microseconds with its sign.
+func signedDuration(us float64) string {
+	if us < 0 {
+		return "-" + Duration(-us)
+	}
+	return "+" + Duration(us)
 }
 
 // sig3 keeps three significant digits without switching to exponent notation.

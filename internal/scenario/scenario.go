@@ -28,7 +28,10 @@ type Scenario struct {
 	Source      string // file the scenario came from, "embedded:<name>", or "flags"
 	Repeat      int
 	Workloads   []WorkloadRef
-	Targets     []TargetRef
+	// Floor runs the nop workload through every target too, so each row can show what its
+	// policy costs above the transport and the harness.
+	Floor   bool
+	Targets []TargetRef
 }
 
 // WorkloadRef is a built-in workload by name, or a user's files.
@@ -60,6 +63,7 @@ type file struct {
 	Name        string         `yaml:"name"`
 	Description string         `yaml:"description"`
 	Repeat      at[int]        `yaml:"repeat"`
+	Floor       *bool          `yaml:"floor"`
 	Load        loadSpec       `yaml:"load"`
 	Workloads   []workloadSpec `yaml:"workloads"`
 	Targets     []targetSpec   `yaml:"targets"`
@@ -235,7 +239,22 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	s.SetFloor(f.Floor == nil || *f.Floor) // on unless the scenario turns it off
 	return s, nil
+}
+
+// SetFloor turns the floor on or off: on, the nop workload runs first if it is not listed.
+func (s *Scenario) SetFloor(on bool) {
+	s.Floor = on
+	if !on {
+		return
+	}
+	for _, w := range s.Workloads {
+		if w.User == nil && w.Name == "nop" {
+			return
+		}
+	}
+	s.Workloads = append([]WorkloadRef{{Name: "nop"}}, s.Workloads...)
 }
 
 func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, error) {

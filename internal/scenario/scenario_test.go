@@ -169,3 +169,23 @@ func TestExperimentsParse(t *testing.T) {
 		}
 	}
 }
+
+func TestFloorIsOnByDefaultInScenarios(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("workloads: [rbac]\ntargets: [opa/server]\n"), "")
+	if err != nil || len(s.Workloads) != 2 || s.Workloads[0].Name != "nop" || !s.Floor {
+		t.Fatalf("default floor: %+v %v", s, err)
+	}
+	s, err = Parse("s.yaml", []byte("floor: false\nworkloads: [rbac]\ntargets: [opa/server]\n"), "")
+	if err != nil || len(s.Workloads) != 1 || s.Floor {
+		t.Fatalf("floor off: %+v %v", s, err)
+	}
+	s, _ = FromFlags(AdHoc{Workloads: []string{"api"}})
+	if len(s.Workloads) != 1 {
+		t.Errorf("flags: floor must be asked for, got %+v", s.Workloads)
+	}
+	s.SetFloor(true)
+	s.SetFloor(true)
+	if len(s.Workloads) != 2 {
+		t.Errorf("floor added twice or not at all: %+v", s.Workloads)
+	}
+}
