@@ -56,6 +56,7 @@ type runFlags struct {
 	noProgress  bool
 	cpuProfile  string
 	floor       bool
+	serverTimes int
 	procs       int
 }
 
@@ -121,6 +122,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
+	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server: ask OPA for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
@@ -174,7 +176,8 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		Env:      result.CaptureEnv(version.Version),
 	}
 	opts := bench.Options{GeneratorProcs: f.procs,
-		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs}}
+		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
+			ServerMetricsEvery: f.serverTimes}}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",

@@ -246,3 +246,35 @@ func TestOpenLoopResult(t *testing.T) {
 		t.Errorf("achieved %+v", o.AchievedRPS)
 	}
 }
+
+// Every Nth request asks for the server's timers, and they are reported apart.
+func TestServerTimersAreSampled(t *testing.T) {
+	var timed atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Query().Get("metrics") == "true" {
+			timed.Add(1)
+			io.WriteString(w, `{"metrics":{"timer_rego_query_eval_ns":20000,"timer_server_handler_ns":50000},"result":true}`)
+			return
+		}
+		io.WriteString(w, `{"result":true}`)
+	}))
+	defer srv.Close()
+	spec := userWorkload(t, 10)
+	dir := t.TempDir()
+	spec.Inputs = filepath.Join(dir, "in.jsonl")
+	os.WriteFile(spec.Inputs, []byte(`{"input": {"id": 0}}`+"\n"), 0o644)
+	s := &scenario.Scenario{Name: "timers", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
+		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
+			Load: load.Spec{Workers: 2, Requests: 100, MaxTime: 30 * time.Second}}}}
+	doc := &result.Document{}
+	o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL, ServerMetricsEvery: 10}}
+	if err := Run(context.Background(), s, o, doc); err != nil {
+		t.Fatal(err)
+	}
+	st := doc.Runs[0].Summary.Server
+	if st == nil || st.Sampled != 10 || st.EvalUS.P50 < 19.9 || st.EvalUS.P50 > 20.1 || st.HandlerUS.P50 < 49.9 || st.HandlerUS.P50 > 50.1 {
+		t.Errorf("server timers %+v (server saw %d timed requests)", st, timed.Load())
+	}
+}

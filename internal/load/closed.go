@@ -198,6 +198,9 @@ func (w *worker) run(ctx context.Context) {
 		if p == phaseMeasure {
 			class := verify.Classify(w.expects[i], out)
 			w.rec.Record(class, out.Status, latency)
+			if class == verify.OK {
+				w.rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
+			}
 			if class == verify.OK && w.expects[i] == workload.Unverified {
 				w.rec.UnverifiedOK++
 			}

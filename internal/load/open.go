@@ -147,6 +147,9 @@ func (w *openWorker) run(ctx context.Context) {
 		w.shard.mu.Lock()
 		w.shard.rec.Record(class, out.Status, done.Sub(intended))
 		w.shard.rec.RecordSend(class == verify.OK, sent.Sub(intended), done.Sub(sent), LateAfter)
+		if class == verify.OK {
+			w.shard.rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
+		}
 		if class == verify.OK && w.expects[i] == workload.Unverified {
 			w.shard.rec.UnverifiedOK++
 		}

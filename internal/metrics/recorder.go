@@ -47,6 +47,9 @@ type Recorder struct {
 	Lateness    *hdrhistogram.Histogram
 	Late        uint64 // sends that started later than the late threshold
 
+	// The server's own timers for the ok responses that reported them; nil until one did.
+	ServerEval, ServerHandler *hdrhistogram.Histogram
+
 	// Live counters for a progress line; written by the owning worker only.
 	liveOK, liveErrors atomic.Uint64
 	_                  [48]byte // keep neighbouring recorders' counters off this cache line
@@ -85,6 +88,22 @@ func clamp(ns int64) int64 {
 	return min(max(ns, lowestNanos), highestNanos)
 }
 
+// RecordServer adds the server's own timers of an ok response, when it reported them.
+func (r *Recorder) RecordServer(evalNS, handlerNS int64) {
+	if evalNS <= 0 && handlerNS <= 0 {
+		return
+	}
+	if r.ServerEval == nil {
+		r.ServerEval, r.ServerHandler = NewHistogram(), NewHistogram()
+	}
+	if evalNS > 0 {
+		r.ServerEval.RecordValue(clamp(evalNS)) //nolint:errcheck // clamped into range
+	}
+	if handlerNS > 0 {
+		r.ServerHandler.RecordValue(clamp(handlerNS)) //nolint:errcheck // clamped into range
+	}
+}
+
 // Record adds one classified response and its latency.
 func (r *Recorder) Record(c verify.Class, status int, latency time.Duration) {
 	ns := clamp(int64(latency)) // beyond the ceiling: counted there rather than lost
@@ -117,6 +136,13 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	r.okNanos += other.okNanos
 	r.UnverifiedOK += other.UnverifiedOK
+	if other.ServerEval != nil {
+		if r.ServerEval == nil {
+			r.ServerEval, r.ServerHandler = NewHistogram(), NewHistogram()
+		}
+		r.ServerEval.Merge(other.ServerEval)
+		r.ServerHandler.Merge(other.ServerHandler)
+	}
 	if other.Uncorrected != nil {
 		if r.Uncorrected == nil {
 			r.Uncorrected, r.Lateness = NewHistogram(), NewHistogram()

@@ -78,6 +78,11 @@ func rows(doc *result.Document) []row {
 			x.Notes = append(x.Notes, fmt.Sprintf("%d of %d responses were not served decisions: %s",
 				s.Errors, s.Requests, ClassList(s.ErrorClasses)))
 		}
+		if st := s.Server; st != nil {
+			x.Notes = append(x.Notes, fmt.Sprintf("server's own timers (%d responses): evaluation p50 %s, p99 %s; handler p50 %s, p99 %s; client p50 %s, p99 %s",
+				st.Sampled, Duration(st.EvalUS.P50), Duration(st.EvalUS.P99), Duration(st.HandlerUS.P50), Duration(st.HandlerUS.P99),
+				Duration(s.LatencyUS.P50), Duration(s.LatencyUS.P99)))
+		}
 		if r.Error != "" {
 			x.Notes = append(x.Notes, r.Error)
 		}

@@ -121,6 +121,16 @@ type Summary struct {
 	ErrorLatencyUS *metrics.Percentiles `json:"error_latency_us,omitempty"`
 	// Open loop only.
 	Open *OpenSummary `json:"open,omitempty"`
+	// Server is the server's own account of the ok responses that reported it.
+	Server *ServerTimes `json:"server,omitempty"`
+}
+
+// ServerTimes are the server's own timers (OPA: timer_rego_query_eval_ns and
+// timer_server_handler_ns), beside the latency the client measured.
+type ServerTimes struct {
+	Sampled   int64               `json:"sampled"`
+	EvalUS    metrics.Percentiles `json:"eval_us"`
+	HandlerUS metrics.Percentiles `json:"handler_us"`
 }
 
 // OpenSummary says how an open-loop run kept its schedule, and what latency would have looked
@@ -221,6 +231,10 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 	if merged.Errors.TotalCount() > 0 {
 		p := metrics.PercentilesOf(merged.Errors, 0)
 		s.ErrorLatencyUS = &p
+	}
+	if merged.ServerEval != nil {
+		s.Server = &ServerTimes{Sampled: merged.ServerHandler.TotalCount(),
+			EvalUS: metrics.PercentilesOf(merged.ServerEval, 0), HandlerUS: metrics.PercentilesOf(merged.ServerHandler, 0)}
 	}
 	if merged.Lateness != nil {
 		o := &OpenSummary{LateSends: int64(merged.Late), Sent: int64(merged.Requests()), LateAfterUS: 1000,

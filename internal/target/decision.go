@@ -21,7 +21,12 @@ func (d *decisionReader) read(body []byte) verify.Outcome {
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return verify.Outcome{Kind: verify.TransportFailure}
 	}
-	return decisionOf(v.Get(d.field))
+	out := decisionOf(v.Get(d.field))
+	if m := v.Get("metrics"); m != nil {
+		out.ServerEvalNS = m.GetInt64("timer_rego_query_eval_ns")
+		out.ServerHandlerNS = m.GetInt64("timer_server_handler_ns")
+	}
+	return out
 }
 
 // decisionOf reads a decision value: a boolean, or an object with a boolean "allow".

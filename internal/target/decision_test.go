@@ -17,7 +17,7 @@ func TestDecisionFromOPAResponses(t *testing.T) {
 	}{
 		{`{"result":true}`, allow},
 		{`{"result": false, "decision_id": "x"}`, deny},
-		{`{"metrics": {"timer_rego_query_eval_ns": 100}, "result": true}`, allow},
+		{`{"metrics": {"timer_rego_query_eval_ns": 100}, "result": true}`, verify.Outcome{Kind: verify.Decided, Allow: true, ServerEvalNS: 100}},
 		{`{}`, verify.Outcome{Kind: verify.NoResult}}, // OPA's answer for a path with no rule
 		{`{"result":{"allow":true,"reasons":[]}}`, allow},
 		{`{"result":{"allow":false}}`, deny},
@@ -73,4 +73,12 @@ func FuzzDecision(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDecisionCarriesServerTimers(t *testing.T) {
+	got := newDecisionReader("result").read([]byte(`{"metrics":{"timer_rego_query_eval_ns":2500,"timer_server_handler_ns":9100},"result":false}`))
+	want := verify.Outcome{Kind: verify.Decided, ServerEvalNS: 2500, ServerHandlerNS: 9100}
+	if got != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
 }

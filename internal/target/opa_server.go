@@ -29,6 +29,7 @@ type opaServer struct {
 	endpoint httpload.Endpoint
 	path     string
 	requests [][]byte // complete HTTP requests, one per input, encoded before the clock starts
+	timed    [][]byte // the same asking for the server's timers (?metrics=true), if sampled
 	died     chan struct{}
 	diedErr  error
 }
@@ -57,6 +58,17 @@ func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
 			first = body
 		}
 		t.requests[i] = httpload.EncodeRequest(t.endpoint, "POST", t.path, headers, body)
+	}
+	if t.opts.ServerMetricsEvery > 0 {
+		timedPath := t.path + "?metrics=true"
+		if strings.Contains(t.path, "?") {
+			timedPath = t.path + "&metrics=true"
+		}
+		t.timed = make([][]byte, len(w.Inputs))
+		for i, in := range w.Inputs {
+			body := append(append([]byte(`{"input":`), in.JSON...), '}')
+			t.timed[i] = httpload.EncodeRequest(t.endpoint, "POST", timedPath, headers, body)
+		}
 	}
 	if t.opts.URL != "" {
 		return probe(ctx, t.url+t.path, first, t.opts.timeout())
@@ -149,8 +161,8 @@ func (t *opaServer) listenAddr() (string, error) {
 }
 
 func (t *opaServer) Worker() Decider {
-	return &httpWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests,
-		decisions: newDecisionReader("result")}
+	return &httpWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, timed: t.timed,
+		timedEvery: t.opts.ServerMetricsEvery, decisions: newDecisionReader("result")}
 }
 
 func (t *opaServer) Died() <-chan struct{} { return t.died }
@@ -177,13 +189,23 @@ func (t *opaServer) Stop(context.Context) error {
 // httpWorker sends prepared requests on its own keep-alive connection, so the measured path
 // is one write, one read and the decision parse, allocating nothing once warm.
 type httpWorker struct {
-	conn      *httpload.Conn
-	requests  [][]byte
-	decisions *decisionReader
+	conn       *httpload.Conn
+	requests   [][]byte
+	timed      [][]byte // requests asking for the server's timers, every timedEvery-th send
+	timedEvery int
+	sends      int
+	decisions  *decisionReader
 }
 
 func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
-	status, body, err := w.conn.Do(ctx, w.requests[i])
+	req := w.requests[i]
+	if w.timedEvery > 0 {
+		if w.sends%w.timedEvery == 0 {
+			req = w.timed[i]
+		}
+		w.sends++
+	}
+	status, body, err := w.conn.Do(ctx, req)
 	if err != nil {
 		if errors.Is(err, httpload.ErrTimeout) {
 			return verify.Outcome{Kind: verify.TimedOut}

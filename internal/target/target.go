@@ -63,6 +63,9 @@ type Options struct {
 	Timeout  time.Duration // per-request timeout; 5 s by default
 	Workers  int           // concurrent workers, to size connection pools
 	TempDir  string        // where built-in workloads are written for the cli and server modes
+	// ServerMetricsEvery asks OPA's REST server for its own timers (?metrics=true) on every Nth
+	// request of each connection; 0 never. Those requests cost the server a little more.
+	ServerMetricsEvery int
 }
 
 func (o Options) timeout() time.Duration {

@@ -38,6 +38,9 @@ type Outcome struct {
 	Kind   Kind
 	Allow  bool
 	Status int
+	// The server's own timers, when it reported them (OPA's ?metrics=true): the policy
+	// evaluation and the whole request handler, in nanoseconds; 0 when not reported.
+	ServerEvalNS, ServerHandlerNS int64
 }
 
 // Class is the verdict on one response. Only OK responses are served decisions.
