@@ -185,7 +185,7 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 			return run, err
 		}
 		if sc := out.Schedule; sc != nil {
-			if err := r.SetSchedule(sc.Intended, sc.Sent, sc.Late, sc.Missed(), out.Recorder, out.Elapsed); err != nil {
+			if err := r.SetSchedule(sc.Intended, sc.Sent, sc.Late, sc.GeneratorLate, sc.Missed(), out.Recorder, out.Elapsed); err != nil {
 				return run, err
 			}
 		}

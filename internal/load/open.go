@@ -44,11 +44,8 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	// One pacer hands out sends at their intended times to whichever connection is free; when
 	// none is, the send waits, and that wait is part of its latency.
 	due := make(chan int64)
-	pacerDone := make(chan struct{})
-	go func() {
-		defer close(pacerDone)
-		pace(ctx, due, start, end, interval)
-	}()
+	pacerLate := make(chan int64, 1)
+	go func() { pacerLate <- pace(ctx, due, start, warmEnd, end, interval) }()
 	var workers group
 	for id := range c.Connections {
 		w := openWorker{decider: t.Worker(), shard: shards[id%len(shards)], expects: expects,
@@ -100,6 +97,7 @@ wait:
 		usageStart = usageEnd
 	}
 	report()
+	generatorLate := <-pacerLate
 	rec := metrics.NewOpenRecorder()
 	for _, s := range shards {
 		rec.Merge(s.rec)
@@ -110,7 +108,8 @@ wait:
 	}
 	return Outcome{
 		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
-		Schedule: &Schedule{Intended: pastLast - firstMeasured, Sent: int64(rec.Requests()), Late: int64(rec.Late), LateAfter: LateAfter},
+		Schedule: &Schedule{Intended: pastLast - firstMeasured, Sent: int64(rec.Requests()), Late: int64(rec.Late),
+			GeneratorLate: generatorLate, LateAfter: LateAfter},
 	}
 }
 
@@ -158,23 +157,30 @@ func (w *openWorker) run(ctx context.Context) {
 }
 
 // pace sends slot k on due at start + k*interval until end, then closes due. A slot that no
-// connection takes before end is not sent (and the schedule says so).
-func pace(ctx context.Context, due chan<- int64, start, end time.Time, interval float64) {
+// connection takes before end is not sent (and the schedule says so). It returns how many
+// measured sends the pacer itself woke up late for: the generator's own lateness, apart from
+// sends that waited for a free connection.
+func pace(ctx context.Context, due chan<- int64, start, warmEnd, end time.Time, interval float64) (generatorLate int64) {
 	defer close(due)
 	stop := time.NewTimer(time.Until(end))
 	defer stop.Stop()
 	for slot := int64(0); ; slot++ {
 		intended := start.Add(time.Duration(float64(slot) * interval))
 		if !intended.Before(end) {
-			return
+			return generatorLate
 		}
-		sleepUntil(intended)
+		if time.Until(intended) > 0 {
+			sleepUntil(intended)
+			if time.Since(intended) > LateAfter && !intended.Before(warmEnd) {
+				generatorLate++
+			}
+		}
 		select {
 		case due <- slot:
 		case <-stop.C:
-			return
+			return generatorLate
 		case <-ctx.Done():
-			return
+			return generatorLate
 		}
 	}
 }

@@ -32,7 +32,7 @@ func sampleDocument() *result.Document {
 	partial.Error = "run stopped: opa server (pid 4242) exited: signal: killed"
 	open := run("rbac", "opa/server", 1800, 0, 1, 900, nil)
 	open.Load = result.Load{Model: "open", Rate: 2000, Connections: 64}
-	open.Summary.Open = &result.OpenSummary{Intended: 20000, Sent: 18000, LateSends: 2000, LateAfterUS: 1000, RateMissed: true,
+	open.Summary.Open = &result.OpenSummary{Intended: 20000, Sent: 18000, LateSends: 2000, GeneratorLate: 500, LateAfterUS: 1000, RateMissed: true,
 		AchievedRPS:          metrics.Spread{Mean: 1800, N: 1},
 		UncorrectedLatencyUS: metrics.Percentiles{P50: 300, P99: 2400}}
 	return &result.Document{
@@ -74,7 +74,7 @@ func TestTableGolden(t *testing.T) {
 	}
 	golden(t, "table.golden", b.Bytes())
 	for _, must := range []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed",
-		"missed the rate: 18000 of 20000 due sends", "2,000/s x64", "1.23 cores, 61 MB", "+4.57ms", "from the actual send it would read p50 300µs, p99 2.40ms"} {
+		"missed the rate: 18000 of 20000 due sends", "1500 sends waited more than 1.00ms for a free connection", "2,000/s x64", "1.23 cores, 61 MB", "+4.57ms", "from the actual send it would read p50 300µs, p99 2.40ms"} {
 		if !bytes.Contains(b.Bytes(), []byte(must)) {
 			t.Errorf("table lacks %q", must)
 		}

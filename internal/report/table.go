@@ -51,8 +51,12 @@ func rows(doc *result.Document) []row {
 		if o := s.Open; o != nil {
 			if o.RateMissed {
 				x.Target += " RATE MISSED"
-				x.Notes = append(x.Notes, fmt.Sprintf("the generator missed the rate: %d of %d due sends went out (%s/s achieved of %s/s asked), %d started more than %s late; the server did not see the load asked for",
-					o.Sent, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate), o.LateSends, Duration(o.LateAfterUS)))
+				x.Notes = append(x.Notes, fmt.Sprintf("the generator missed the rate: %d of %d due sends went out (%s/s achieved of %s/s asked), it was itself more than %s late for %d; the server did not see the load asked for",
+					o.Sent, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate), Duration(o.LateAfterUS), o.GeneratorLate))
+			}
+			if waited := o.LateSends - o.GeneratorLate; waited > 0 {
+				x.Notes = append(x.Notes, fmt.Sprintf("%d sends waited more than %s for a free connection: the server fell behind, and their latency counts the wait",
+					waited, Duration(o.LateAfterUS)))
 			}
 			x.Notes = append(x.Notes, fmt.Sprintf("open loop: latency from the intended send time; from the actual send it would read p50 %s, p99 %s",
 				Duration(o.UncorrectedLatencyUS.P50), Duration(o.UncorrectedLatencyUS.P99)))

@@ -139,8 +139,10 @@ type OpenSummary struct {
 	AchievedRPS metrics.Spread `json:"achieved_rps"`
 	Intended    int64          `json:"intended_sends"`
 	Sent        int64          `json:"sent"`
-	LateSends   int64          `json:"late_sends"`
-	LateAfterUS float64        `json:"late_after_us"`
+	LateSends   int64          `json:"late_sends"` // for any reason, a busy pool included
+	// GeneratorLate counts sends the generator itself was late for (short of CPU).
+	GeneratorLate int64   `json:"generator_late_sends"`
+	LateAfterUS   float64 `json:"late_after_us"`
 	// RateMissed: fewer than 95 % of the due sends went out, or more than 1 % went out late, in
 	// some repetition. Latency is still measured from the intended times, but the load the
 	// server saw was not the load asked for.
@@ -165,14 +167,15 @@ type Repetition struct {
 	AchievedRPS float64 `json:"achieved_rps,omitempty"`
 	Intended    int64   `json:"intended_sends,omitempty"`
 	LateSends   int64   `json:"late_sends,omitempty"`
+	GenLate     int64   `json:"generator_late_sends,omitempty"`
 	RateMissed  bool    `json:"rate_missed,omitempty"`
 	LateHDR     string  `json:"late_hdr,omitempty"`        // lateness of every send, ns
 	Uncorrected string  `json:"uncorrected_hdr,omitempty"` // ok latencies from the actual send, ns
 }
 
 // SetSchedule adds an open-loop run's schedule figures to the repetition.
-func (r *Repetition) SetSchedule(intended, sent, late int64, missed bool, rec *metrics.Recorder, window time.Duration) error {
-	r.Intended, r.LateSends, r.RateMissed = intended, late, missed
+func (r *Repetition) SetSchedule(intended, sent, late, generatorLate int64, missed bool, rec *metrics.Recorder, window time.Duration) error {
+	r.Intended, r.LateSends, r.GenLate, r.RateMissed = intended, late, generatorLate, missed
 	if window > 0 {
 		r.AchievedRPS = float64(sent) / window.Seconds()
 	}
@@ -243,6 +246,7 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 		var achieved []float64
 		for _, r := range reps {
 			o.Intended += r.Intended
+			o.GeneratorLate += r.GenLate
 			o.RateMissed = o.RateMissed || r.RateMissed
 			if r.ElapsedS > 0 {
 				achieved = append(achieved, r.AchievedRPS)
