@@ -101,11 +101,13 @@ func (s *Schedule) Achieved(window time.Duration) float64 {
 	return float64(s.Sent) / window.Seconds()
 }
 
-// Missed reports whether the generator did not keep the rate: fewer than 95 % of the due sends
-// went out, or it was itself late for more than 1 % of them. Sends that waited for a free
-// connection are not the generator's fault: the server was slow, and their latency says so.
+// Missed reports whether the load asked for was not delivered: fewer than 95 % of the due sends
+// went out (the generator, or every connection, could not keep up), or the generator itself
+// woke up late for more than 5 % of them. A few late wake-ups are the noise of a shared
+// machine, counted and shown but not a missed rate; sends that waited for a free connection are
+// the server's doing, and their latency already counts the wait.
 func (s *Schedule) Missed() bool {
-	return s.Sent*100 < s.Intended*95 || s.GeneratorLate*100 > s.Intended
+	return s.Sent*100 < s.Intended*95 || s.GeneratorLate*100 > s.Intended*5
 }
 
 // Run drives t with the inputs until the measured phase is over.

@@ -74,7 +74,7 @@ func TestTableGolden(t *testing.T) {
 	}
 	golden(t, "table.golden", b.Bytes())
 	for _, must := range []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed",
-		"missed the rate: 18000 of 20000 due sends", "1500 sends waited more than 1.00ms for a free connection", "2,000/s x64", "1.23 cores, 61 MB", "+4.57ms", "from the actual send it would read p50 300µs, p99 2.40ms"} {
+		"the rate was not delivered: 18000 of 20000 due sends", "1500 sends waited more than 1.00ms for a free connection", "2,000/s x64", "1.23 cores, 61 MB", "+4.57ms", "from the actual send it would read p50 300µs, p99 2.40ms"} {
 		if !bytes.Contains(b.Bytes(), []byte(must)) {
 			t.Errorf("table lacks %q", must)
 		}

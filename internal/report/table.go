@@ -51,8 +51,8 @@ func rows(doc *result.Document) []row {
 		if o := s.Open; o != nil {
 			if o.RateMissed {
 				x.Target += " RATE MISSED"
-				x.Notes = append(x.Notes, fmt.Sprintf("the generator missed the rate: %d of %d due sends went out (%s/s achieved of %s/s asked), it was itself more than %s late for %d; the server did not see the load asked for",
-					o.Sent, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate), Duration(o.LateAfterUS), o.GeneratorLate))
+				x.Notes = append(x.Notes, fmt.Sprintf("the rate was not delivered: %d of %d due sends went out (%s/s of %s/s asked); the generator itself was more than %s late for %d of them, the rest waited for one of the %d connections to come free",
+					o.Sent, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate), Duration(o.LateAfterUS), o.GeneratorLate, r.Load.Connections))
 			}
 			if waited := o.LateSends - o.GeneratorLate; waited > 0 {
 				x.Notes = append(x.Notes, fmt.Sprintf("%d sends waited more than %s for a free connection: the server fell behind, and their latency counts the wait",

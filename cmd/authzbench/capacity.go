@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/version"
+	"github.com/spf13/cobra"
+
+	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/report"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+func newCapacityCommand(stdout, stderr io.Writer) *cobra.Command {
+	c := bench.CapacitySearch{}
+	var sloText, out, url, opaBin string
+	cmd := &cobra.Command{
+		Use:   "capacity",
+		Short: "Find the highest request rate that meets a latency and error SLO",
+		Long: `capacity drives one target open loop at rising rates (doubling from --start), then bisects
+between the last rate that met the SLO and the first that did not, and prints the knee with both
+rates' percentiles. Latency is measured from each request's intended send time, so a server that
+falls behind fails the SLO instead of slowing the load down. The search is bounded by --max-steps
+probes of --step each.`,
+		Example: `  authzbench capacity --target opa/server --workload risk --slo p99=5ms,errors=0.1%
+  authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			slo, err := bench.ParseSLO(sloText)
+			if err != nil {
+				return usageError(err)
+			}
+			c.SLO = slo
+			if !target.Known(c.Target) {
+				_, err := target.New(c.Target, target.Options{})
+				return usageError(err)
+			}
+			if _, err := workload.Builtin(c.Workload); err != nil {
+				return usageError(err)
+			}
+			opa, err := sut.SelfOPA()
+			if opaBin != "" {
+				opa, err = sut.ExternalOPA(opaBin)
+			}
+			if err != nil {
+				return usageError(err)
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			defer onInterrupt(cancel, stderr)()
+			doc := &result.Document{Schema: result.Schema, Created: time.Now().UTC(), Scenario: "capacity",
+				Command: append([]string{"authzbench"}, os.Args[1:]...), Env: result.CaptureEnv(version.Version)}
+			fmt.Fprintf(stderr, "authzbench: capacity of %s on %s against %s\n", c.Target, c.Workload, slo)
+			o := bench.Options{Target: target.Options{OPA: opa, URL: url}}
+			o.Progress = newProgressLine(stderr, false).show
+			knee, err := bench.Capacity(ctx, c, o, doc)
+			if len(doc.Runs) > 0 {
+				if out == "" {
+					out = filepath.Join("results", "capacity-"+doc.Created.Format("20060102-150405")+".json")
+				}
+				if werr := result.Write(out, doc); werr != nil {
+					return &exitError{exitFailed, werr}
+				}
+				report.Table(stdout, doc)
+				fmt.Fprintln(stdout, "\nsearch:")
+				for _, p := range knee.Probes {
+					fmt.Fprintln(stdout, bench.FormatProbe(p))
+				}
+				printKnee(stdout, knee, slo)
+				fmt.Fprintf(stderr, "authzbench: result written to %s\n", out)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return &exitError{exitInterrupted, context.Cause(ctx)}
+				}
+				return &exitError{exitFailed, err}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&c.Target, "target", "opa/server", "target to measure")
+	fl.StringVar(&c.Workload, "workload", "rbac", "built-in workload")
+	fl.StringVar(&sloText, "slo", "p99=5ms,errors=0.1%", "what each rate must meet: pNN=DURATION[,errors=N%]")
+	fl.Float64Var(&c.Start, "start", 100, "first rate, requests per second")
+	fl.Float64Var(&c.Max, "max", 100000, "highest rate to try")
+	fl.IntVar(&c.Connections, "connections", 64, "bound on requests in flight")
+	fl.DurationVar(&c.Step, "step", 5*time.Second, "measured time of each probe")
+	fl.DurationVar(&c.Warmup, "warmup", time.Second, "warm-up of each probe")
+	fl.IntVar(&c.MaxSteps, "max-steps", 12, "most probes to run")
+	fl.Float64Var(&c.Resolution, "resolution", 0.05, "stop bisecting when the failing rate is within this fraction of the passing one")
+	fl.StringVar(&url, "url", "", "opa/server: measure this running server instead of starting one")
+	fl.StringVar(&opaBin, "opa-bin", "", "run this opa binary instead of the OPA linked in")
+	fl.StringVarP(&out, "out", "o", "", "result file (default results/capacity-<time>.json)")
+	return cmd
+}
+
+func printKnee(w io.Writer, k bench.Knee, slo bench.SLO) {
+	describe := func(p *bench.Probe) string {
+		l := p.Run.Summary.LatencyUS
+		return fmt.Sprintf("%.0f req/s (p50 %s, p99 %s, p99.9 %s, errors %d)", p.Rate,
+			report.Duration(l.P50), report.Duration(l.P99), report.Duration(l.P999), p.Run.Summary.Errors)
+	}
+	switch {
+	case k.Pass == nil && k.Fail != nil:
+		fmt.Fprintf(w, "\nno rate met %s: even %s failed (%s); try a lower --start\n", slo, describe(k.Fail), k.Fail.Why)
+	case k.Pass != nil && k.Fail == nil:
+		fmt.Fprintf(w, "\nevery rate tried met %s, up to %s; raise --max or --max-steps to find the knee\n", slo, describe(k.Pass))
+	case k.Pass != nil:
+		fmt.Fprintf(w, "\nknee for %s:\n  last passing: %s\n  first failing: %s: %s\n", slo, describe(k.Pass), describe(k.Fail), k.Fail.Why)
+	}
+}

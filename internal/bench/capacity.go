@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
+)
+
+// SLO is what a rate must meet: a latency percentile (measured from the intended send time) at
+// or under a bound, and an error ratio at or under a bound.
+type SLO struct {
+	Percentile float64 // e.g. 99
+	Latency    time.Duration
+	ErrorRatio float64 // e.g. 0.001 for 0.1 %
+}
+
+func (s SLO) String() string {
+	return fmt.Sprintf("p%g<=%s, errors<=%g%%", s.Percentile, s.Latency, 100*s.ErrorRatio)
+}
+
+// ParseSLO reads "p99=5ms,errors=0.1%".
+func ParseSLO(text string) (SLO, error) {
+	slo := SLO{}
+	seenLatency := false
+	for _, part := range strings.Split(text, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return slo, fmt.Errorf("--slo %q: want pNN=DURATION[,errors=N%%]", text)
+		}
+		switch {
+		case strings.HasPrefix(k, "p"):
+			p, err := strconv.ParseFloat(k[1:], 64)
+			if err != nil || p <= 0 || p >= 100 {
+				return slo, fmt.Errorf("--slo %q: percentile %q, want p50 to p99.99", text, k)
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return slo, fmt.Errorf("--slo %q: latency %q, want a duration such as 5ms", text, v)
+			}
+			slo.Percentile, slo.Latency, seenLatency = p, d, true
+		case k == "errors":
+			pct, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+			if err != nil || pct < 0 || pct > 100 || !strings.HasSuffix(v, "%") {
+				return slo, fmt.Errorf("--slo %q: errors %q, want a percentage such as 0.1%%", text, v)
+			}
+			slo.ErrorRatio = pct / 100
+		default:
+			return slo, fmt.Errorf("--slo %q: unknown term %q (pNN=DURATION, errors=N%%)", text, k)
+		}
+	}
+	if !seenLatency {
+		return slo, fmt.Errorf("--slo %q: give a latency percentile, such as p99=5ms", text)
+	}
+	return slo, nil
+}
+
+// Probe is one rate tried.
+type Probe struct {
+	Rate    float64
+	Pass    bool
+	Why     string // why it failed
+	Latency time.Duration
+	Run     result.Run
+}
+
+// CapacitySearch finds the highest open-loop rate that meets an SLO: doubling from Start until
+// a rate fails, then bisecting between the last pass and the first failure until they are
+// within Resolution of each other, within MaxSteps probes.
+type CapacitySearch struct {
+	Target, Workload string
+	SLO              SLO
+	Start, Max       float64
+	Connections      int
+	Step, Warmup     time.Duration
+	MaxSteps         int
+	Resolution       float64 // relative, e.g. 0.05
+}
+
+// Knee is the answer: the last rate that passed and the first that failed.
+type Knee struct {
+	Pass, Fail *Probe
+	Probes     []Probe
+}
+
+// Capacity runs the search; every probe's run goes into doc.
+func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Document) (Knee, error) {
+	var knee Knee
+	if c.Start <= 0 || c.Max < c.Start || c.MaxSteps < 1 {
+		return knee, errors.New("capacity: start must be positive, max at least start, and steps at least 1")
+	}
+	probe := func(rate float64) (*Probe, error) {
+		s := &scenario.Scenario{Name: "capacity", Source: "capacity", Repeat: 1,
+			Workloads: []scenario.WorkloadRef{{Name: c.Workload}},
+			Targets: []scenario.TargetRef{{Name: c.Target, Timeout: scenario.DefaultTimeout,
+				Load: load.Spec{Rate: rate, Connections: c.Connections, Duration: c.Step, Warmup: c.Warmup}}}}
+		before := len(doc.Runs)
+		if err := Run(ctx, s, o, doc); err != nil {
+			return nil, err
+		}
+		if len(doc.Runs) != before+1 {
+			return nil, fmt.Errorf("capacity: probe at %.0f req/s produced no run", rate)
+		}
+		p := judge(c.SLO, rate, doc.Runs[len(doc.Runs)-1])
+		knee.Probes = append(knee.Probes, p)
+		return &knee.Probes[len(knee.Probes)-1], nil
+	}
+	rate := c.Start
+	for len(knee.Probes) < c.MaxSteps {
+		p, err := probe(rate)
+		if err != nil {
+			return knee, err
+		}
+		if !p.Pass {
+			knee.Fail = p
+			break
+		}
+		knee.Pass = p
+		if rate >= c.Max {
+			return knee, nil
+		}
+		rate = math.Min(rate*2, c.Max)
+	}
+	for knee.Pass != nil && knee.Fail != nil && len(knee.Probes) < c.MaxSteps &&
+		(knee.Fail.Rate-knee.Pass.Rate)/knee.Pass.Rate > c.Resolution {
+		p, err := probe(math.Round((knee.Pass.Rate + knee.Fail.Rate) / 2))
+		if err != nil {
+			return knee, err
+		}
+		if p.Pass {
+			knee.Pass = p
+		} else {
+			knee.Fail = p
+		}
+	}
+	return knee, nil
+}
+
+// judge decides whether one run met the SLO. A run whose generator missed the rate fails: the
+// server was not shown to hold a load it never received.
+func judge(slo SLO, rate float64, r result.Run) Probe {
+	p := Probe{Rate: rate, Run: r}
+	s := r.Summary
+	if s.Requests == 0 {
+		p.Why = "no responses"
+		return p
+	}
+	h, err := result.DecodeHistogram(r.Repetitions[0].HDR)
+	if err == nil && h.TotalCount() > 0 {
+		p.Latency = time.Duration(h.ValueAtQuantile(slo.Percentile))
+	}
+	errRatio := float64(s.Errors) / float64(s.Requests)
+	switch {
+	case s.OK == 0:
+		p.Why = "no ok responses"
+	case errRatio > slo.ErrorRatio:
+		p.Why = fmt.Sprintf("errors %.3g%% > %g%%", 100*errRatio, 100*slo.ErrorRatio)
+	case p.Latency > slo.Latency:
+		p.Why = fmt.Sprintf("p%g %s > %s", slo.Percentile, p.Latency.Round(10*time.Microsecond), slo.Latency)
+	case s.Open != nil && s.Open.RateMissed:
+		p.Why = "the rate was not delivered (see the run's notes)"
+	default:
+		p.Pass = true
+	}
+	return p
+}
+
+// formatProbe is one line of the search's trace.
+func formatProbe(p Probe) string {
+	verdict := "pass"
+	if !p.Pass {
+		verdict = "FAIL: " + p.Why
+	}
+	return fmt.Sprintf("%8.0f req/s  p-latency %-10s %s", p.Rate, p.Latency.Round(10*time.Microsecond), verdict)
+}
+
+// FormatProbe is one line of the search's trace, for the command line.
+func FormatProbe(p Probe) string { return formatProbe(p) }
