@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/version"
@@ -31,7 +32,8 @@ func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `calibrate starts a server that answers every request with a fixed allow and does nothing
 else, in a process of its own, and drives it closed loop then open loop. What it reports is
 authzbench's own ceiling on this machine, and its CPU per request: any figure near it measures
-the generator, not the engine. With --wrk it drives the same server with wrk in the same run.`,
+the generator, not the engine. With --wrk it drives the same server with wrk in the same run.
+The generator uses every core here: the point is its ceiling, not sparing a server.`,
 		Example: `  authzbench calibrate
   authzbench calibrate --rate 20000 --wrk`,
 		Args: cobra.NoArgs,
@@ -59,7 +61,7 @@ the generator, not the engine. With --wrk it drives the same server with wrk in 
 			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial server: %d workers closed loop, then %.0f req/s open loop\n", c.Workers, c.Rate)
 			w, err := bench.Calibrate(ctx, c, func(addr string) *exec.Cmd {
 				return exec.Command(self, "calibrate", "--serve", addr)
-			}, bench.Options{Target: target.Options{}}, doc)
+			}, bench.Options{GeneratorProcs: runtime.NumCPU(), Target: target.Options{}}, doc)
 			if len(doc.Runs) > 0 {
 				if out == "" {
 					out = filepath.Join("results", "calibrate-"+doc.Created.Format("20060102-150405")+".json")
