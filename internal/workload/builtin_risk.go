@@ -210,6 +210,10 @@ func riskDecide(d *riskData, in riskInput) (allow bool, reason string) {
 		{a.History.BankruptcyYearsAgo != nil && *a.History.BankruptcyYearsAgo < d.BankruptcyLookbackYears, "recent bankruptcy"},
 		{a.History.Defaults > 0, "default on record"},
 		{a.Employment.Type == "unemployed" || (!a.Employment.Verified && l.Amount > d.UnverifiedEmploymentMaxAmount), "employment not acceptable"},
+		// The policy has no employment points for a type it does not know, so its score, and
+		// with it the tier, is undefined and the loan is not approved. The generator draws
+		// only known types; this keeps the model faithful for hand-written inputs.
+		{!slices.Contains(riskEmploymentTypes, a.Employment.Type), "unknown employment type"},
 		{!a.Income.Verified, "income not verified"},
 		{a.Income.Verified && a.Income.VerifiedMonthly*10000 < a.Income.StatedMonthly*(10000-d.IncomeToleranceBPS), "income mismatch"},
 		{len(a.Debts) > d.MaxOpenDebts, "too many open debts"},
@@ -309,6 +313,9 @@ func riskStep(value int, thresholds, points []int, below int) int {
 	}
 	return below
 }
+
+// riskEmploymentTypes are the employment types the policy scores.
+var riskEmploymentTypes = []string{"salaried", "self_employed", "contract", "retired", "unemployed"}
 
 func riskEmploymentPoints(e riskEmployment) int {
 	switch e.Type {

@@ -78,6 +78,7 @@ func TestRiskDecide(t *testing.T) {
 		{"no collateral", edit(func(in *riskInput) { in.Loan.CollateralValue = 0 }), false, "deny: collateral required"},
 		{"bankrupt 3 years ago", edit(func(in *riskInput) { in.Applicant.History.BankruptcyYearsAgo = score(3) }), false, "deny: recent bankruptcy"},
 		{"bankrupt 7 years ago is past", edit(func(in *riskInput) { in.Applicant.History.BankruptcyYearsAgo = score(7) }), true, "allow: prime"},
+		{"unknown employment type", edit(func(in *riskInput) { in.Applicant.Employment.Type = "freelance" }), false, "deny: unknown employment type"},
 		{"income 11 % below stated", edit(func(in *riskInput) { in.Applicant.Income.VerifiedMonthly = 7120 }), false, "deny: income mismatch"},
 		{"income exactly 10 % below stated", edit(func(in *riskInput) { in.Applicant.Income.VerifiedMonthly = 7200 }), true, "allow: prime"},
 		{"one bureau", edit(func(in *riskInput) { in.Applicant.Bureaus = map[string]*int{"equifax": score(800)} }), false, "deny: thin credit file"},
