@@ -57,6 +57,7 @@ type runFlags struct {
 	cpuProfile  string
 	floor       bool
 	serverTimes int
+	noReuse     bool
 	procs       int
 }
 
@@ -123,6 +124,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server: ask OPA for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
+	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
@@ -177,7 +179,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	}
 	opts := bench.Options{GeneratorProcs: f.procs,
 		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
-			ServerMetricsEvery: f.serverTimes}}
+			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse}}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",

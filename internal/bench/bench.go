@@ -200,6 +200,13 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 		}
 	}
 	run.Summary = result.Summarise(run.Repetitions, merged)
+	if c := run.Summary.Connections; c != nil {
+		c.Reused = !o.Target.NoReuse
+		c.Expected = int64(topts.Workers) * int64(s.Repeat) // a fresh pool per repetition, at most
+		if o.Target.NoReuse {
+			c.Expected = int64(run.Summary.Requests)
+		}
+	}
 	return run, nil
 }
 

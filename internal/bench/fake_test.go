@@ -278,3 +278,37 @@ func TestServerTimersAreSampled(t *testing.T) {
 		t.Errorf("server timers %+v (server saw %d timed requests)", st, timed.Load())
 	}
 }
+
+// --no-reuse opens a connection per request, and the result says so, with the connect time.
+func TestNoReuseOpensAConnectionPerRequest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Input struct{ ID int } `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		fmt.Fprintf(w, `{"result": %t}`, body.Input.ID%2 == 0)
+	}))
+	defer srv.Close()
+	for _, noReuse := range []bool{true, false} {
+		spec := userWorkload(t, 10)
+		s := &scenario.Scenario{Name: "reuse", Source: "test", Repeat: 1,
+			Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
+			Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
+				Load: load.Spec{Workers: 2, Requests: 60, MaxTime: 30 * time.Second}}}}
+		doc := &result.Document{}
+		o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL, NoReuse: noReuse}}
+		if err := Run(context.Background(), s, o, doc); err != nil {
+			t.Fatal(err)
+		}
+		c := doc.Runs[0].Summary.Connections
+		switch {
+		case noReuse && (c == nil || c.Opened != 60 || c.Expected != 60 || c.Reused || c.ConnectUS.P50 <= 0):
+			t.Errorf("no reuse: %+v", c)
+		case !noReuse && (c == nil || c.Opened != 2 || c.Expected != 2 || !c.Reused):
+			t.Errorf("reuse: %+v", c)
+		}
+		if doc.Runs[0].Summary.OK != 60 {
+			t.Errorf("ok %d, want 60", doc.Runs[0].Summary.OK)
+		}
+	}
+}

@@ -198,6 +198,7 @@ func (w *worker) run(ctx context.Context) {
 		if p == phaseMeasure {
 			class := verify.Classify(w.expects[i], out)
 			w.rec.Record(class, out.Status, latency)
+			w.rec.RecordConnect(out.ConnectNS)
 			if class == verify.OK {
 				w.rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
 			}

@@ -145,6 +145,7 @@ func (w *openWorker) run(ctx context.Context) {
 		class := verify.Classify(w.expects[i], out)
 		w.shard.mu.Lock()
 		w.shard.rec.Record(class, out.Status, done.Sub(intended))
+		w.shard.rec.RecordConnect(out.ConnectNS)
 		w.shard.rec.RecordSend(class == verify.OK, sent.Sub(intended), done.Sub(sent), LateAfter)
 		if class == verify.OK {
 			w.shard.rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)

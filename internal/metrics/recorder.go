@@ -47,6 +47,9 @@ type Recorder struct {
 	Lateness    *hdrhistogram.Histogram
 	Late        uint64 // sends that started later than the late threshold
 
+	// Connect time of the measured requests that opened a connection; nil until one did.
+	Connect *hdrhistogram.Histogram
+
 	// The server's own timers for the ok responses that reported them; nil until one did.
 	ServerEval, ServerHandler *hdrhistogram.Histogram
 
@@ -86,6 +89,17 @@ func (r *Recorder) RecordSend(ok bool, lateness, fromActualSend, lateAfter time.
 
 func clamp(ns int64) int64 {
 	return min(max(ns, lowestNanos), highestNanos)
+}
+
+// RecordConnect adds the connect time of a request that opened a connection.
+func (r *Recorder) RecordConnect(ns int64) {
+	if ns <= 0 {
+		return
+	}
+	if r.Connect == nil {
+		r.Connect = NewHistogram()
+	}
+	r.Connect.RecordValue(clamp(ns)) //nolint:errcheck // clamped into range
 }
 
 // RecordServer adds the server's own timers of an ok response, when it reported them.
@@ -136,6 +150,12 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	r.okNanos += other.okNanos
 	r.UnverifiedOK += other.UnverifiedOK
+	if other.Connect != nil {
+		if r.Connect == nil {
+			r.Connect = NewHistogram()
+		}
+		r.Connect.Merge(other.Connect)
+	}
 	if other.ServerEval != nil {
 		if r.ServerEval == nil {
 			r.ServerEval, r.ServerHandler = NewHistogram(), NewHistogram()

@@ -29,6 +29,7 @@ func sampleDocument() *result.Document {
 	partial := run("rbac", "opa/server", 4000, 0, 1, 250, map[string]uint64{})
 	partial.Partial = true
 	partial.SUTResources = &sut.Resources{CPUCoresMean: 1.234, CPUCoresMax: 1.9, RSSMaxMB: 61.4, Samples: 20}
+	partial.Summary.Connections = &result.Connections{Opened: 1000, Expected: 1000, ConnectUS: metrics.Percentiles{P50: 85, P99: 410}}
 	partial.Error = "run stopped: opa server (pid 4242) exited: signal: killed"
 	open := run("rbac", "opa/server", 1800, 0, 1, 900, nil)
 	open.Load = result.Load{Model: "open", Rate: 2000, Connections: 64}
@@ -74,7 +75,7 @@ func TestTableGolden(t *testing.T) {
 	}
 	golden(t, "table.golden", b.Bytes())
 	for _, must := range []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed",
-		"the rate was not delivered: 18000 of 20000 due sends", "1500 sends waited more than 1.00ms for a free connection", "2,000/s x64", "1.23 cores, 61 MB", "+4.57ms", "from the actual send it would read p50 300µs, p99 2.40ms"} {
+		"the rate was not delivered: 18000 of 20000 due sends", "1500 sends waited more than 1.00ms for a free connection", "2,000/s x64", "1.23 cores, 61 MB", "+4.57ms", "no connection reuse: 1000 connections opened for 1000 expected; connect p50 85.0µs, p99 410µs", "from the actual send it would read p50 300µs, p99 2.40ms"} {
 		if !bytes.Contains(b.Bytes(), []byte(must)) {
 			t.Errorf("table lacks %q", must)
 		}

@@ -82,6 +82,10 @@ func rows(doc *result.Document) []row {
 			x.Notes = append(x.Notes, fmt.Sprintf("%d of %d responses were not served decisions: %s",
 				s.Errors, s.Requests, ClassList(s.ErrorClasses)))
 		}
+		if c := s.Connections; c != nil && !c.Reused {
+			x.Notes = append(x.Notes, fmt.Sprintf("no connection reuse: %d connections opened for %d expected; connect p50 %s, p99 %s of each request's latency",
+				c.Opened, c.Expected, Duration(c.ConnectUS.P50), Duration(c.ConnectUS.P99)))
+		}
 		if st := s.Server; st != nil {
 			x.Notes = append(x.Notes, fmt.Sprintf("server's own timers (%d responses): evaluation p50 %s, p99 %s; handler p50 %s, p99 %s; client p50 %s, p99 %s",
 				st.Sampled, Duration(st.EvalUS.P50), Duration(st.EvalUS.P99), Duration(st.HandlerUS.P50), Duration(st.HandlerUS.P99),

@@ -123,6 +123,18 @@ type Summary struct {
 	Open *OpenSummary `json:"open,omitempty"`
 	// Server is the server's own account of the ok responses that reported it.
 	Server *ServerTimes `json:"server,omitempty"`
+	// Connections says how many measured requests opened a connection, and what that cost.
+	Connections *Connections `json:"connections,omitempty"`
+}
+
+// Connections are the connections opened by measured requests: with reuse, a few at the start
+// at most (one per worker); with --no-reuse, one per request. The connect time (TCP, and TLS)
+// is part of those requests' latency, and shown apart here.
+type Connections struct {
+	Opened    int64               `json:"opened"`
+	Expected  int64               `json:"expected"` // at most, with reuse; exactly, without
+	Reused    bool                `json:"reused"`
+	ConnectUS metrics.Percentiles `json:"connect_us"`
 }
 
 // ServerTimes are the server's own timers (OPA: timer_rego_query_eval_ns and
@@ -234,6 +246,9 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 	if merged.Errors.TotalCount() > 0 {
 		p := metrics.PercentilesOf(merged.Errors, 0)
 		s.ErrorLatencyUS = &p
+	}
+	if merged.Connect != nil {
+		s.Connections = &Connections{Opened: merged.Connect.TotalCount(), ConnectUS: metrics.PercentilesOf(merged.Connect, 0)}
 	}
 	if merged.ServerEval != nil {
 		s.Server = &ServerTimes{Sampled: merged.ServerHandler.TotalCount(),

@@ -49,6 +49,7 @@ func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	t.endpoint.Timeout = t.opts.timeout()
+	t.endpoint.KeepAlive = !t.opts.NoReuse
 	headers := []httpload.Header{{Name: "Content-Type", Value: "application/json"}}
 	t.requests = make([][]byte, len(w.Inputs))
 	var first []byte
@@ -206,16 +207,19 @@ func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		w.sends++
 	}
 	status, body, err := w.conn.Do(ctx, req)
+	connect := int64(w.conn.ConnectTime)
 	if err != nil {
 		if errors.Is(err, httpload.ErrTimeout) {
-			return verify.Outcome{Kind: verify.TimedOut}
+			return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect}
 		}
-		return verify.Outcome{Kind: verify.TransportFailure}
+		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
 	}
 	if status < 200 || status > 299 {
-		return verify.Outcome{Kind: verify.HTTPStatus, Status: status}
+		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
 	}
-	return w.decisions.read(body)
+	out := w.decisions.read(body)
+	out.ConnectNS = connect
+	return out
 }
 
 // Close releases the worker's connection.

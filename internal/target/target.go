@@ -66,6 +66,9 @@ type Options struct {
 	// ServerMetricsEvery asks OPA's REST server for its own timers (?metrics=true) on every Nth
 	// request of each connection; 0 never. Those requests cost the server a little more.
 	ServerMetricsEvery int
+	// NoReuse opens a new connection for every request (and asks the server to close it), as
+	// load tools' no-connection-reuse options do.
+	NoReuse bool
 }
 
 func (o Options) timeout() time.Duration {

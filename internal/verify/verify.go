@@ -41,6 +41,9 @@ type Outcome struct {
 	// The server's own timers, when it reported them (OPA's ?metrics=true): the policy
 	// evaluation and the whole request handler, in nanoseconds; 0 when not reported.
 	ServerEvalNS, ServerHandlerNS int64
+	// ConnectNS is the part of the request spent opening a connection (TCP, and TLS), when this
+	// request opened one; 0 when it reused one.
+	ConnectNS int64
 }
 
 // Class is the verdict on one response. Only OK responses are served decisions.
