@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // Exit statuses, so scripts can tell a bad invocation from a run that found errors.
@@ -36,6 +37,7 @@ func main() {
 	// "authzbench opa ..." is OPA itself; dispatch before building our own command tree so a
 	// per-decision `opa eval` process pays as little start-up as the real opa binary.
 	opacli.DispatchIfAsked()
+	sut.DispatchPinIfAsked()
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // TestMain lets the test binary stand in for authzbench: as OPA ("<self> opa ...") and, with
@@ -25,6 +26,7 @@ import (
 // and send it signals.
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
+	sut.DispatchPinIfAsked()
 	if os.Getenv("AUTHZBENCH_TEST_MAIN") == "1" {
 		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -58,6 +58,8 @@ type runFlags struct {
 	floor       bool
 	serverTimes int
 	noReuse     bool
+	pinSUT      string
+	pinLoad     string
 	procs       int
 }
 
@@ -124,6 +126,8 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server: ask OPA for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
+	fl.StringVar(&f.pinSUT, "pin-sut", "", "pin the servers authzbench starts to these CPUs (0 or 1-3); Linux")
+	fl.StringVar(&f.pinLoad, "pin-load", "", "pin authzbench itself, the generator, to these CPUs; Linux")
 	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
@@ -156,6 +160,20 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 			return usageError(err)
 		}
 	}
+	var pinSUT, pinLoad []int
+	if f.pinSUT != "" {
+		if pinSUT, err = sut.ParseCPUs(f.pinSUT); err != nil {
+			return usageError(fmt.Errorf("--pin-sut: %w", err))
+		}
+	}
+	if f.pinLoad != "" {
+		if pinLoad, err = sut.ParseCPUs(f.pinLoad); err != nil {
+			return usageError(fmt.Errorf("--pin-load: %w", err))
+		}
+		if err := sut.PinProcess(pinLoad); err != nil {
+			return usageError(fmt.Errorf("--pin-load: %w", err))
+		}
+	}
 
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
@@ -177,9 +195,10 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		Scenario: s.Source,
 		Env:      result.CaptureEnv(version.Version),
 	}
-	opts := bench.Options{GeneratorProcs: f.procs,
+	doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
+	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad),
 		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
-			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse}}
+			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinSUT: pinSUT}}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
@@ -225,6 +244,19 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		return &exitError{exitFailed, fmt.Errorf("%d responses were not served decisions (see the table); --allow-errors to exit 0 anyway", bad)}
 	}
 	return nil
+}
+
+// pinningDescription says in the result where the generator and the servers ran.
+func pinningDescription(load, servers []int) string {
+	switch {
+	case len(load) == 0 && len(servers) == 0:
+		return "none: generator and system under test share all cores"
+	case len(servers) == 0:
+		return "generator on CPUs " + sut.FormatCPUs(load) + "; servers unpinned"
+	case len(load) == 0:
+		return "servers on CPUs " + sut.FormatCPUs(servers) + "; generator unpinned"
+	}
+	return "generator on CPUs " + sut.FormatCPUs(load) + ", servers on CPUs " + sut.FormatCPUs(servers)
 }
 
 // checkServerFlags rejects server flags that would be silently ignored.

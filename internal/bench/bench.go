@@ -27,6 +27,8 @@ type Options struct {
 	// GeneratorProcs is the Go scheduler parallelism (GOMAXPROCS) while driving a target that
 	// runs in another process; 0 picks GeneratorProcsDefault. In-process targets get every core.
 	GeneratorProcs int
+	// CPUs is how many CPUs the generator may use (after --pin-load); 0 for all of them.
+	CPUs int
 	// Progress, when set, is told what is running and how far it got, several times a second.
 	Progress func(Status)
 }
@@ -123,15 +125,19 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	if t.Load.Rate > 0 {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = "open", t.Load.Rate, t.Load.Connections, 0
 	}
+	cpus := runtime.NumCPU()
+	if o.CPUs > 0 {
+		cpus = o.CPUs
+	}
 	procs := o.GeneratorProcs
 	if procs <= 0 {
-		procs = GeneratorProcsDefault()
+		procs = max(1, min(GeneratorProcsDefault(), cpus))
 	}
 	if target.InProcess(t.Name) || (t.Load.Rate > 0 && o.GeneratorProcs <= 0) {
 		// In-process engines need every core; so does an open-loop pacer, which must find a free
 		// processor the moment a send is due (with one, 2.4 % of sends at 2,000/s started more
 		// than 1 ms late; with two, 0.6 %).
-		procs = runtime.NumCPU()
+		procs = cpus
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	run.Load.GeneratorProcs = procs

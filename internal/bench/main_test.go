@@ -13,6 +13,7 @@ import (
 // and as the trivial server of calibrate.
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
+	sut.DispatchPinIfAsked()
 	if len(os.Args) > 2 && os.Args[1] == "trivial-server" {
 		l, err := net.Listen("tcp", os.Args[2])
 		if err != nil {

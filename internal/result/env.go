@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/authzbench/authzbench/internal/buildinfo"
+	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // Env records where a result was measured; two results are comparable only when their
@@ -36,7 +37,7 @@ func CaptureEnv(opaVersion string) Env {
 	host, _ := os.Hostname()
 	return Env{
 		CPUModel:   cpuModel(),
-		Cores:      runtime.NumCPU(),
+		Cores:      sut.MachineCPUs(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		OS:         runtime.GOOS,
 		Kernel:     kernel(),

@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,6 +122,41 @@ func TestTrivialServer(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || string(b) != `{"result":true}` {
 			t.Errorf("request %d: %d %q", i, resp.StatusCode, b)
+		}
+	}
+}
+
+func TestPinnedProcessRunsOnItsCPUs(t *testing.T) {
+	cmd, err := Pinned(exec.Command("/bin/sleep", "5"), []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start("pinned sleeper", cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	var cpus []int
+	for range 50 { // until the wrapper has exec'd the program
+		time.Sleep(20 * time.Millisecond)
+		comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "comm"))
+		if strings.TrimSpace(string(comm)) == "sleep" {
+			cpus, err = Affinity(p.PID())
+			break
+		}
+	}
+	if err != nil || len(cpus) != 1 || cpus[0] != 0 {
+		t.Errorf("affinity %v (%v), want [0]", cpus, err)
+	}
+}
+
+func TestParseCPUs(t *testing.T) {
+	if got, err := ParseCPUs("1,0-1"); err != nil || FormatCPUs(got) != "0,1" {
+		t.Errorf("%v %v", got, err)
+	}
+	for _, bad := range []string{"", "a", "1-0", "-1", "0,99"} {
+		if _, err := ParseCPUs(bad); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }

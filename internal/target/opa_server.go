@@ -137,7 +137,13 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	t.command = append([]string{t.opts.OPA.Path}, t.opts.OPA.Args(args...)...)
-	t.proc, err = sut.Start("opa server", t.opts.OPA.Command(context.Background(), args...))
+	cmd := t.opts.OPA.Command(context.Background(), args...)
+	if len(t.opts.PinSUT) > 0 {
+		if cmd, err = sut.Pinned(cmd, t.opts.PinSUT); err != nil {
+			return err
+		}
+	}
+	t.proc, err = sut.Start("opa server", cmd)
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,8 @@ type Options struct {
 	// NoReuse opens a new connection for every request (and asks the server to close it), as
 	// load tools' no-connection-reuse options do.
 	NoReuse bool
+	// PinSUT pins the servers authzbench starts to these CPUs; empty leaves them free.
+	PinSUT []int
 }
 
 func (o Options) timeout() time.Duration {
