@@ -8,11 +8,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"time"
 
-	"github.com/open-policy-agent/opa/v1/version"
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
@@ -56,16 +54,13 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
-			doc := &result.Document{Schema: result.Schema, Created: time.Now().UTC(), Scenario: "calibrate",
-				Command: append([]string{"authzbench"}, os.Args[1:]...), Env: result.CaptureEnv(version.Version)}
+			doc := newDocument("calibrate")
 			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial server: %d workers closed loop, then %.0f req/s open loop\n", c.Workers, c.Rate)
 			w, err := bench.Calibrate(ctx, c, func(addr string) *exec.Cmd {
 				return exec.Command(self, "calibrate", "--serve", addr)
 			}, bench.Options{GeneratorProcs: runtime.NumCPU(), Target: target.Options{}}, doc)
 			if len(doc.Runs) > 0 {
-				if out == "" {
-					out = filepath.Join("results", "calibrate-"+doc.Created.Format("20060102-150405")+".json")
-				}
+				out = resultPath(out, "calibrate", doc)
 				if werr := result.Write(out, doc); werr != nil {
 					return &exitError{exitFailed, werr}
 				}

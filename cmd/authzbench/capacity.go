@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/open-policy-agent/opa/v1/version"
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
@@ -56,16 +53,13 @@ probes of --step each.`,
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
-			doc := &result.Document{Schema: result.Schema, Created: time.Now().UTC(), Scenario: "capacity",
-				Command: append([]string{"authzbench"}, os.Args[1:]...), Env: result.CaptureEnv(version.Version)}
+			doc := newDocument("capacity")
 			fmt.Fprintf(stderr, "authzbench: capacity of %s on %s against %s\n", c.Target, c.Workload, slo)
 			o := bench.Options{Target: target.Options{OPA: opa, URL: url}}
 			o.Progress = newProgressLine(stderr, false).show
 			knee, err := bench.Capacity(ctx, c, o, doc)
 			if len(doc.Runs) > 0 {
-				if out == "" {
-					out = filepath.Join("results", "capacity-"+doc.Created.Format("20060102-150405")+".json")
-				}
+				out = resultPath(out, "capacity", doc)
 				if werr := result.Write(out, doc); werr != nil {
 					return &exitError{exitFailed, werr}
 				}

@@ -188,13 +188,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	stopSignals := onInterrupt(cancel, stderr)
 	defer stopSignals()
 
-	doc := &result.Document{
-		Schema:   result.Schema,
-		Created:  time.Now().UTC(),
-		Command:  append([]string{"authzbench"}, os.Args[1:]...),
-		Scenario: s.Source,
-		Env:      result.CaptureEnv(version.Version),
-	}
+	doc := newDocument(s.Source)
 	doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
 	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad),
 		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
@@ -218,10 +212,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		doc.StopReason = runErr.Error()
 	}
 
-	path := f.out
-	if path == "" {
-		path = filepath.Join("results", "authzbench-"+doc.Created.Format("20060102-150405")+".json")
-	}
+	path := resultPath(f.out, "authzbench", doc)
 	if len(doc.Runs) > 0 {
 		if err := result.Write(path, doc); err != nil {
 			return &exitError{exitFailed, err}
@@ -453,4 +444,23 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// newDocument starts a result document for this invocation.
+func newDocument(scenario string) *result.Document {
+	return &result.Document{
+		Schema:   result.Schema,
+		Created:  time.Now().UTC(),
+		Command:  append([]string{"authzbench"}, os.Args[1:]...),
+		Scenario: scenario,
+		Env:      result.CaptureEnv(version.Version),
+	}
+}
+
+// resultPath is --out, or results/<prefix>-<time>.json.
+func resultPath(out, prefix string, doc *result.Document) string {
+	if out != "" {
+		return out
+	}
+	return filepath.Join("results", prefix+"-"+doc.Created.Format("20060102-150405")+".json")
 }

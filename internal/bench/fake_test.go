@@ -217,14 +217,7 @@ func TestKnownServiceTimeIsMeasured(t *testing.T) {
 
 // An open-loop run records its model, its schedule and both latency views in the result.
 func TestOpenLoopResult(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Input struct{ ID int } `json:"input"`
-		}
-		json.NewDecoder(r.Body).Decode(&body)
-		fmt.Fprintf(w, `{"result": %t}`, body.Input.ID%2 == 0)
-	}))
-	defer srv.Close()
+	srv := parityServer(t)
 	spec := userWorkload(t, 20)
 	s := &scenario.Scenario{Name: "open", Source: "test", Repeat: 2,
 		Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
@@ -281,14 +274,7 @@ func TestServerTimersAreSampled(t *testing.T) {
 
 // --no-reuse opens a connection per request, and the result says so, with the connect time.
 func TestNoReuseOpensAConnectionPerRequest(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Input struct{ ID int } `json:"input"`
-		}
-		json.NewDecoder(r.Body).Decode(&body)
-		fmt.Fprintf(w, `{"result": %t}`, body.Input.ID%2 == 0)
-	}))
-	defer srv.Close()
+	srv := parityServer(t)
 	for _, noReuse := range []bool{true, false} {
 		spec := userWorkload(t, 10)
 		s := &scenario.Scenario{Name: "reuse", Source: "test", Repeat: 1,
@@ -311,4 +297,17 @@ func TestNoReuseOpensAConnectionPerRequest(t *testing.T) {
 			t.Errorf("ok %d, want 60", doc.Runs[0].Summary.OK)
 		}
 	}
+}
+
+// parityServer answers like the userWorkload policy: allow for even ids.
+func parityServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Input struct{ ID int } `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		fmt.Fprintf(w, `{"result": %t}`, body.Input.ID%2 == 0)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
