@@ -59,6 +59,11 @@ type runFlags struct {
 	serverTimes int
 	noReuse     bool
 	pinSUT      string
+	httpMethod  string
+	headers     []string
+	body        string
+	decPath     string
+	decStatus   string
 	pinLoad     string
 	procs       int
 }
@@ -77,7 +82,7 @@ flags. Load flags (--workers, --rate, --connections, --duration, --requests, --w
 --timeout) override
 the scenario's values for every target.
 
-Targets:   ` + strings.Join(target.Names(), ", ") + `
+Targets:   ` + strings.Join(target.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
 Workloads: ` + strings.Join(workload.Names(), ", ") + `
 
 Every response is verified. Throughput counts only ok responses; latency percentiles are over
@@ -94,7 +99,10 @@ the partial result marked "interrupted": true (exit status 130).`,
   authzbench run --target opa/server --workload rbac,api,risk --workers 1,2,4,8,16
   authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
   authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
-  authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c`,
+  authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c
+  authzbench run --target http --url http://127.0.0.1:8080/v1/authorize --header 'Authorization: Bearer t' \
+    --body '{"subject": {{input.user}}, "action": {{input.action}}}' --decision-path /decision \
+    --inputs inputs.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd, f, stdout, stderr)
@@ -126,6 +134,11 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server: ask OPA for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
+	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
+	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
+	fl.StringVar(&f.body, "body", "", "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)")
+	fl.StringVar(&f.decPath, "decision-path", "", "http target: JSON pointer to the decision in a 2xx or 403 response (/allow, /result/decision): true/false or \"allow\"/\"deny\"")
+	fl.StringVar(&f.decStatus, "decision-status", "", "http target: decision from the status alone, such as 200=allow,403=deny")
 	fl.StringVar(&f.pinSUT, "pin-sut", "", "pin the servers authzbench starts to these CPUs (0 or 1-3); Linux")
 	fl.StringVar(&f.pinLoad, "pin-load", "", "pin authzbench itself, the generator, to these CPUs; Linux")
 	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
@@ -190,9 +203,15 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 
 	doc := newDocument(s.Source)
 	doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
+	httpOpts := target.HTTPOptions{Method: f.httpMethod, Headers: f.headers, Body: f.body, DecisionPath: f.decPath}
+	if f.decStatus != "" {
+		if httpOpts.DecisionStatus, err = target.ParseDecisionStatus(f.decStatus); err != nil {
+			return usageError(err)
+		}
+	}
 	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad),
 		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
-			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinSUT: pinSUT}}
+			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinSUT: pinSUT, HTTP: httpOpts}}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
@@ -252,12 +271,19 @@ func pinningDescription(load, servers []int) string {
 
 // checkServerFlags rejects server flags that would be silently ignored.
 func checkServerFlags(s *scenario.Scenario, f runFlags) error {
-	hasServer := false
+	hasServer, hasHTTP := false, false
 	for _, t := range s.Targets {
 		hasServer = hasServer || t.Name == "opa/server"
+		hasHTTP = hasHTTP || t.Name == "http"
 	}
 	switch {
-	case (f.url != "" || f.port != 0) && !hasServer:
+	case hasHTTP && f.url == "":
+		return errors.New("the http target needs --url, the decision endpoint (http://127.0.0.1:8080/v1/authorize)")
+	case hasHTTP && (f.decPath == "") == (f.decStatus == ""):
+		return errors.New("the http target needs one of --decision-path (/allow) or --decision-status (200=allow,403=deny)")
+	case f.port != 0 && !hasServer:
+		return errors.New("--port applies to the opa/server target, and none is selected")
+	case f.url != "" && !hasServer && !hasHTTP:
 		return errors.New("--url and --port apply to the opa/server target, and none is selected")
 	case f.url != "" && f.port != 0:
 		return errors.New("--port sets the port of a server authzbench starts; with --url it starts none")

@@ -99,7 +99,7 @@ func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, e
 			return nil, err
 		}
 		policies, data, err := w.Files(dir)
-		if err == nil {
+		if err == nil && len(policies) > 0 {
 			_, err = target.PrepareOPA(ctx, w.Query, policies, data)
 		}
 		if err != nil {

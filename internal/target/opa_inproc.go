@@ -50,6 +50,9 @@ func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 // PrepareOPA compiles the policy and data files exactly as OPA's loader reads them, so a Rego
 // error names its file and line, and prepares query for evaluation.
 func PrepareOPA(ctx context.Context, query string, policies, data []string) (rego.PreparedEvalQuery, error) {
+	if len(policies) == 0 || query == "" {
+		return rego.PreparedEvalQuery{}, fmt.Errorf("the OPA targets need a policy (--policy) and a query; only the http target runs inputs alone")
+	}
 	paths := append(append([]string{}, policies...), data...)
 	r := rego.New(rego.Query(query), rego.Load(paths, nil))
 	pq, err := r.PrepareForEval(ctx)

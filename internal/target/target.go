@@ -69,6 +69,8 @@ type Options struct {
 	// NoReuse opens a new connection for every request (and asks the server to close it), as
 	// load tools' no-connection-reuse options do.
 	NoReuse bool
+	// HTTP configures the generic http target.
+	HTTP HTTPOptions
 	// PinSUT pins the servers authzbench starts to these CPUs; empty leaves them free.
 	PinSUT []int
 }
@@ -93,6 +95,7 @@ var registry = map[string]constructor{
 	"opa/inproc": func(o Options) Target { return &opaInproc{opts: o} },
 	"opa/cli":    func(o Options) Target { return &opaCLI{opts: o} },
 	"opa/server": func(o Options) Target { return &opaServer{opts: o} },
+	"http":       func(o Options) Target { return &httpTarget{opts: o} },
 }
 
 // Names lists the known targets.

@@ -55,6 +55,7 @@ const (
 	Undefined
 	NonBoolean
 	HTTPError
+	RateLimited // HTTP 429: the server refused to decide; never a success
 	ExitError
 	Transport
 	Timeout
@@ -74,6 +75,9 @@ func Classify(expect workload.Expect, o Outcome) Class {
 	case NotBoolean:
 		return NonBoolean
 	case HTTPStatus:
+		if o.Status == 429 {
+			return RateLimited
+		}
 		return HTTPError
 	case ExitStatus:
 		return ExitError
@@ -97,6 +101,8 @@ func Name(c Class, status int) string {
 		return "non_boolean"
 	case HTTPError:
 		return "http_" + strconv.Itoa(status)
+	case RateLimited:
+		return "rate_limited"
 	case ExitError:
 		return "exit_" + strconv.Itoa(status)
 	case Timeout:

@@ -21,13 +21,12 @@ type UserSpec struct {
 	Data     []string // JSON or YAML data files
 	Inputs   string   // JSON Lines: {"input": {...}, "expect": true|false}
 	Query    string   // e.g. data.httpapi.authz.allow; derived from the package when empty
+	// Policies may be empty for targets that bring their own policy (the http target); the
+	// OPA targets then refuse the workload.
 }
 
 // FromFiles builds a workload from the user's policy, data and inputs files.
 func FromFiles(s UserSpec) (*Workload, error) {
-	if len(s.Policies) == 0 {
-		return nil, errors.New("a user workload needs at least one --policy file or directory")
-	}
 	if s.Inputs == "" {
 		return nil, errors.New("a user workload needs --inputs FILE.jsonl (one {\"input\": ..., \"expect\": true|false} per line)")
 	}
@@ -37,12 +36,12 @@ func FromFiles(s UserSpec) (*Workload, error) {
 		}
 	}
 	query := s.Query
-	if query == "" {
+	if query == "" && len(s.Policies) > 0 {
 		var err error
 		if query, err = deriveQuery(s.Policies); err != nil {
 			return nil, err
 		}
-	} else if !strings.HasPrefix(query, "data.") {
+	} else if query != "" && !strings.HasPrefix(query, "data.") {
 		return nil, fmt.Errorf("--query %q: want a reference under data, such as data.authz.allow", query)
 	}
 	inputs, err := ReadInputs(s.Inputs)
@@ -55,7 +54,7 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	}
 	return &Workload{
 		Name:        name,
-		Description: "user-supplied: " + strings.Join(s.Policies, ", "),
+		Description: "user-supplied: " + strings.Join(append(append([]string{}, s.Policies...), s.Inputs), ", "),
 		Query:       query,
 		PolicyPaths: s.Policies,
 		DataPaths:   s.Data,

@@ -1,0 +1,414 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/authzbench/authzbench/internal/verify"
+)
+
+// record is one call of Recorder.Record.
+type record struct {
+	class   verify.Class
+	status  int
+	latency time.Duration
+}
+
+func recordAll(r *Recorder, rs []record) {
+	for _, x := range rs {
+		r.Record(x.class, x.status, x.latency)
+	}
+}
+
+// repeat returns n copies of one record.
+func repeat(n int, x record) []record {
+	out := make([]record, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}
+
+func TestRecorderCounts(t *testing.T) {
+	ok := record{verify.OK, 0, 100 * time.Microsecond}
+	for _, tc := range []struct {
+		name       string
+		records    []record
+		requests   uint64
+		errors     uint64
+		okHist     int64 // values in the OK histogram
+		errHist    int64 // values in the Errors histogram
+		classes    map[string]uint64
+		meanOKNano float64
+	}{
+		{name: "empty", classes: map[string]uint64{}},
+		{name: "only ok", records: repeat(3, ok), requests: 3, okHist: 3, classes: map[string]uint64{}, meanOKNano: 100e3},
+		{
+			name: "statuses split by code",
+			records: []record{
+				{verify.HTTPError, 400, time.Millisecond},
+				{verify.HTTPError, 400, time.Millisecond},
+				{verify.HTTPError, 503, time.Millisecond},
+				{verify.ExitError, 1, time.Millisecond},
+				{verify.ExitError, 2, time.Millisecond},
+			},
+			requests: 5, errors: 5, errHist: 5,
+			classes: map[string]uint64{"http_400": 2, "http_503": 1, "exit_1": 1, "exit_2": 1},
+		},
+		{
+			name: "every error class once beside ok",
+			records: append(repeat(2, ok),
+				record{verify.WrongDecision, 0, time.Millisecond},
+				record{verify.Undefined, 0, time.Millisecond},
+				record{verify.NonBoolean, 0, time.Millisecond},
+				record{verify.HTTPError, 500, time.Millisecond},
+				record{verify.ExitError, 137, time.Millisecond},
+				record{verify.Transport, 0, time.Millisecond},
+				record{verify.Timeout, 0, 5 * time.Second},
+			),
+			requests: 9, errors: 7, okHist: 2, errHist: 7, meanOKNano: 100e3,
+			classes: map[string]uint64{"wrong_decision": 1, "undefined": 1, "non_boolean": 1, "http_500": 1,
+				"exit_137": 1, "transport": 1, "timeout": 1},
+		},
+		{
+			// The status of a class that is not split by status is ignored.
+			name:     "status ignored for wrong decisions",
+			records:  []record{{verify.WrongDecision, 400, time.Millisecond}, {verify.WrongDecision, 503, time.Millisecond}},
+			requests: 2, errors: 2, errHist: 2,
+			classes: map[string]uint64{"wrong_decision": 2},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRecorder()
+			recordAll(r, tc.records)
+			if got := r.Requests(); got != tc.requests {
+				t.Errorf("Requests() = %d, want %d", got, tc.requests)
+			}
+			if got := r.ErrorCount(); got != tc.errors {
+				t.Errorf("ErrorCount() = %d, want %d", got, tc.errors)
+			}
+			if got := r.OK.TotalCount(); got != tc.okHist {
+				t.Errorf("OK histogram holds %d values, want %d", got, tc.okHist)
+			}
+			if got := r.Errors.TotalCount(); got != tc.errHist {
+				t.Errorf("Errors histogram holds %d values, want %d", got, tc.errHist)
+			}
+			if got := r.ErrorClasses(); !reflect.DeepEqual(got, tc.classes) {
+				t.Errorf("ErrorClasses() = %v, want %v", got, tc.classes)
+			}
+			if got := r.MeanOKNanos(); got != tc.meanOKNano {
+				t.Errorf("MeanOKNanos() = %v, want %v", got, tc.meanOKNano)
+			}
+			okLive, errLive := r.Live()
+			if okLive != uint64(tc.okHist) || errLive != uint64(tc.errHist) {
+				t.Errorf("Live() = %d, %d, want %d, %d", okLive, errLive, tc.okHist, tc.errHist)
+			}
+		})
+	}
+}
+
+// TestRecorderKeepsLatenciesApart: ok latencies go only to the OK histogram, error latencies
+// only to Errors, so a fast 400 cannot flatter the ok percentiles nor a slow timeout spoil them.
+func TestRecorderKeepsLatenciesApart(t *testing.T) {
+	r := NewRecorder()
+	recordAll(r, repeat(10, record{verify.OK, 0, 100 * time.Microsecond}))
+	recordAll(r, repeat(4, record{verify.HTTPError, 400, 7 * time.Millisecond}))
+	recordAll(r, repeat(2, record{verify.Timeout, 0, 3 * time.Second}))
+
+	for _, tc := range []struct {
+		name      string
+		h         *hdrhistogram.Histogram
+		count     int64
+		min, max  time.Duration
+		meanNanos float64
+	}{
+		{"ok", r.OK, 10, 100 * time.Microsecond, 100 * time.Microsecond, 100e3},
+		{"errors", r.Errors, 6, 7 * time.Millisecond, 3 * time.Second, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.h.TotalCount(); got != tc.count {
+				t.Errorf("count %d, want %d", got, tc.count)
+			}
+			if got := tc.h.Min(); !tc.h.ValuesAreEquivalent(got, int64(tc.min)) {
+				t.Errorf("min %s, want %s", time.Duration(got), tc.min)
+			}
+			if got := tc.h.Max(); !tc.h.ValuesAreEquivalent(got, int64(tc.max)) {
+				t.Errorf("max %s, want %s", time.Duration(got), tc.max)
+			}
+		})
+	}
+	if got := r.MeanOKNanos(); got != 100e3 {
+		t.Errorf("MeanOKNanos() = %v, want exactly 100000: error latencies must not move it", got)
+	}
+}
+
+// TestRecorderClamps: values outside [1 ns, 60 s] are counted at the nearest bound, not dropped.
+func TestRecorderClamps(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		class   verify.Class
+		latency time.Duration
+		stored  int64 // the value the histogram must hold (as an equivalent value)
+	}{
+		{"ok at the ceiling", verify.OK, 60 * time.Second, int64(60 * time.Second)},
+		{"ok two minutes", verify.OK, 2 * time.Minute, int64(60 * time.Second)},
+		{"ok a day", verify.OK, 24 * time.Hour, int64(60 * time.Second)},
+		{"timeout ten minutes", verify.Timeout, 10 * time.Minute, int64(60 * time.Second)},
+		{"http error two minutes", verify.HTTPError, 2 * time.Minute, int64(60 * time.Second)},
+		{"ok zero", verify.OK, 0, 1},
+		{"ok negative", verify.OK, -time.Second, 1},
+		{"transport zero", verify.Transport, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRecorder()
+			r.Record(tc.class, 500, tc.latency)
+			h := r.Errors
+			if tc.class == verify.OK {
+				h = r.OK
+			}
+			if h.TotalCount() != 1 {
+				t.Fatalf("histogram holds %d values, want 1: a value out of range was dropped", h.TotalCount())
+			}
+			if got := h.Max(); !h.ValuesAreEquivalent(got, tc.stored) {
+				t.Errorf("stored %d ns, want %d", got, tc.stored)
+			}
+			if r.Requests() != 1 {
+				t.Errorf("Requests() = %d, want 1", r.Requests())
+			}
+			if tc.class == verify.OK {
+				// The exact mean is over the clamped value too, so it agrees with the histogram.
+				if got := r.MeanOKNanos(); got != float64(tc.stored) {
+					t.Errorf("MeanOKNanos() = %v, want %d", got, tc.stored)
+				}
+			}
+		})
+	}
+}
+
+func TestRecorderMerge(t *testing.T) {
+	a, b, all := NewRecorder(), NewRecorder(), NewRecorder()
+	aRecs := append(repeat(50, record{verify.OK, 0, 250 * time.Microsecond}),
+		record{verify.HTTPError, 400, time.Millisecond},
+		record{verify.HTTPError, 503, 2 * time.Millisecond},
+		record{verify.WrongDecision, 0, 300 * time.Microsecond})
+	bRecs := append(repeat(30, record{verify.OK, 0, 1 * time.Millisecond}),
+		record{verify.HTTPError, 400, 4 * time.Millisecond},
+		record{verify.ExitError, 1, 40 * time.Millisecond},
+		record{verify.OK, 0, 3 * time.Minute})
+	for i := range 20 {
+		bRecs = append(bRecs, record{verify.OK, 0, time.Duration(i+1) * 17 * time.Microsecond})
+	}
+	recordAll(a, aRecs)
+	recordAll(b, bRecs)
+	recordAll(all, aRecs)
+	recordAll(all, bRecs)
+	a.UnverifiedOK, b.UnverifiedOK = 3, 4
+	a.Merge(b)
+
+	if got, want := a.Requests(), uint64(len(aRecs)+len(bRecs)); got != want {
+		t.Errorf("Requests() = %d, want %d", got, want)
+	}
+	if got := a.ErrorCount(); got != 5 {
+		t.Errorf("ErrorCount() = %d, want 5", got)
+	}
+	if a.Counts != all.Counts {
+		t.Errorf("Counts = %v, want %v", a.Counts, all.Counts)
+	}
+	want := map[string]uint64{"http_400": 2, "http_503": 1, "wrong_decision": 1, "exit_1": 1}
+	if got := a.ErrorClasses(); !reflect.DeepEqual(got, want) {
+		t.Errorf("ErrorClasses() = %v, want %v", got, want)
+	}
+	if a.UnverifiedOK != 7 {
+		t.Errorf("UnverifiedOK = %d, want 7", a.UnverifiedOK)
+	}
+	if got, want := a.MeanOKNanos(), all.MeanOKNanos(); got != want {
+		t.Errorf("MeanOKNanos() = %v after merge, want %v as if recorded in one", got, want)
+	}
+	for name, hs := range map[string][2]*hdrhistogram.Histogram{"ok": {a.OK, all.OK}, "errors": {a.Errors, all.Errors}} {
+		t.Run(name, func(t *testing.T) {
+			if !reflect.DeepEqual(hs[0].Distribution(), hs[1].Distribution()) {
+				t.Errorf("merged histogram differs from one recorded in one piece")
+			}
+			if hs[0].TotalCount() != hs[1].TotalCount() {
+				t.Errorf("count %d, want %d", hs[0].TotalCount(), hs[1].TotalCount())
+			}
+		})
+	}
+	okLive, errLive := a.Live()
+	if okLive != all.Counts[verify.OK] || errLive != 5 {
+		t.Errorf("Live() = %d, %d, want %d, 5", okLive, errLive, all.Counts[verify.OK])
+	}
+}
+
+// TestRecorderMergeOptional: the histograms that exist only for some runs (connect times, server
+// timers, open-loop schedule) are created on the receiving side when the other side has them.
+func TestRecorderMergeOptional(t *testing.T) {
+	plain := NewRecorder()
+	other := NewOpenRecorder()
+	other.RecordConnect(80_000)
+	other.RecordConnect(0) // reused connection: not a connect
+	other.RecordServer(2_000, 9_000)
+	other.RecordServer(0, 0) // not reported
+	other.RecordSend(true, 2*time.Millisecond, 300*time.Microsecond, time.Millisecond)
+	other.RecordSend(false, 10*time.Microsecond, 0, time.Millisecond)
+	plain.Merge(other)
+
+	for _, tc := range []struct {
+		name  string
+		h     *hdrhistogram.Histogram
+		count int64
+	}{
+		{"connect", plain.Connect, 1},
+		{"server eval", plain.ServerEval, 1},
+		{"server handler", plain.ServerHandler, 1},
+		{"lateness", plain.Lateness, 2},
+		{"uncorrected", plain.Uncorrected, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.h == nil {
+				t.Fatal("histogram not created by Merge")
+			}
+			if got := tc.h.TotalCount(); got != tc.count {
+				t.Errorf("count %d, want %d", got, tc.count)
+			}
+		})
+	}
+	if plain.Late != 1 {
+		t.Errorf("Late = %d, want 1", plain.Late)
+	}
+	// Merging a recorder without them leaves them as they are.
+	plain.Merge(NewRecorder())
+	if plain.Connect.TotalCount() != 1 || plain.Late != 1 {
+		t.Errorf("merging an empty recorder changed the optional figures")
+	}
+}
+
+func TestPercentilesOfUniform(t *testing.T) {
+	h := NewHistogram()
+	for us := int64(1); us <= 10000; us++ {
+		if err := h.RecordValue(us * 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := PercentilesOf(h, 0)
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"p50", p.P50, 5000},
+		{"p75", p.P75, 7500},
+		{"p90", p.P90, 9000},
+		{"p95", p.P95, 9500},
+		{"p99", p.P99, 9900},
+		{"p99.9", p.P999, 9990},
+		{"p99.99", p.P9999, 9999},
+		{"max", p.Max, 10000},
+		{"mean", p.Mean, 5000.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// HDR with 3 significant figures: within 0.1 %.
+			if math.Abs(tc.got-tc.want)/tc.want > 0.001 {
+				t.Errorf("%s = %.3f µs, want %.1f within 0.1 %%", tc.name, tc.got, tc.want)
+			}
+		})
+	}
+	if exact := PercentilesOf(h, 5000.5e3); exact.Mean != 5000.5 {
+		t.Errorf("with an exact mean of 5000500 ns, Mean = %v µs, want 5000.5", exact.Mean)
+	}
+	if p.P50 > p.P75 || p.P75 > p.P90 || p.P90 > p.P95 || p.P95 > p.P99 || p.P99 > p.P999 || p.P999 > p.P9999 || p.P9999 > p.Max {
+		t.Errorf("percentiles out of order: %+v", p)
+	}
+}
+
+func TestPercentilesOfSmallHistograms(t *testing.T) {
+	one := NewHistogram()
+	one.RecordValue(1500) //nolint:errcheck // in range
+	for _, tc := range []struct {
+		name string
+		h    *hdrhistogram.Histogram
+		mean float64
+		want Percentiles
+	}{
+		{"empty", NewHistogram(), 0, Percentiles{}},
+		{"empty with a mean given", NewHistogram(), 1234, Percentiles{}},
+		// 1500 ns is exact in an HDR histogram of 3 significant figures (below 2048).
+		{"one value", one, 0, Percentiles{P50: 1.5, P75: 1.5, P90: 1.5, P95: 1.5, P99: 1.5, P999: 1.5, P9999: 1.5, Max: 1.5, Mean: 1.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PercentilesOf(tc.h, tc.mean); got != tc.want {
+				t.Errorf("PercentilesOf = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSpreadOfTable(t *testing.T) {
+	const eps = 1e-6
+	for _, tc := range []struct {
+		name string
+		xs   []float64
+		want Spread
+	}{
+		{"no samples", nil, Spread{}},
+		{"empty slice", []float64{}, Spread{}},
+		{"one sample", []float64{42}, Spread{Mean: 42, CI95: [2]float64{42, 42}, N: 1}},
+		// mean 2; sd = sqrt(((1-2)² + (3-2)²) / 1) = sqrt(2); t(1) = 12.706;
+		// half-width 12.706 * sqrt(2) / sqrt(2) = 12.706.
+		{"two samples", []float64{1, 3}, Spread{Mean: 2, SD: math.Sqrt2, CI95: [2]float64{2 - 12.706, 2 + 12.706}, N: 2}},
+		// mean 100; deviations 0, 2, -2, 5, -5: sum of squares 58; sd = sqrt(58/4) = 3.807887;
+		// t(4) = 2.776; half-width 2.776 * 3.807887 / sqrt(5) = 4.727358.
+		{"five samples", []float64{100, 102, 98, 105, 95},
+			Spread{Mean: 100, SD: 3.8078865529319543, CI95: [2]float64{95.272642, 104.727358}, N: 5}},
+		// mean 10; sd sqrt(10/4) = 1.581139; half-width 2.776 * 1.581139 / sqrt(5) = 2.776 * 0.707107 = 1.962928.
+		{"five samples around ten", []float64{8, 9, 10, 11, 12},
+			Spread{Mean: 10, SD: 1.5811388300841898, CI95: [2]float64{8.037072, 11.962928}, N: 5}},
+		{"identical samples", []float64{7, 7, 7}, Spread{Mean: 7, CI95: [2]float64{7, 7}, N: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := SpreadOf(tc.xs)
+			if got.N != tc.want.N {
+				t.Errorf("N = %d, want %d", got.N, tc.want.N)
+			}
+			for _, f := range []struct {
+				name      string
+				got, want float64
+			}{
+				{"mean", got.Mean, tc.want.Mean},
+				{"sd", got.SD, tc.want.SD},
+				{"ci95 low", got.CI95[0], tc.want.CI95[0]},
+				{"ci95 high", got.CI95[1], tc.want.CI95[1]},
+			} {
+				if math.Abs(f.got-f.want) > eps {
+					t.Errorf("%s = %.7f, want %.7f", f.name, f.got, f.want)
+				}
+			}
+		})
+	}
+}
+
+// TestSpreadOfUsesStudentT checks the t quantile used for a few sample sizes: the half-width
+// of the interval of samples {0, 2} repeated is t(n-1) * sd / sqrt(n).
+func TestSpreadOfUsesStudentT(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		tQuan float64
+	}{{2, 12.706}, {3, 4.303}, {5, 2.776}, {10, 2.262}, {31, 2.042}, {200, 1.96}} {
+		t.Run(fmt.Sprint("n=", tc.n), func(t *testing.T) {
+			xs := make([]float64, tc.n)
+			for i := range xs {
+				xs[i] = float64(2 * (i % 2))
+			}
+			s := SpreadOf(xs)
+			half := (s.CI95[1] - s.CI95[0]) / 2
+			want := tc.tQuan * s.SD / math.Sqrt(float64(tc.n))
+			if math.Abs(half-want) > 1e-9 {
+				t.Errorf("half-width %.6f, want %.6f (t = %.3f)", half, want, tc.tQuan)
+			}
+		})
+	}
+}

@@ -1,0 +1,5 @@
+package scenariotest.authz
+
+default allow := false
+
+allow if input.user == "ann"

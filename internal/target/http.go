@@ -1,0 +1,208 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/authzbench/authzbench/internal/httpload"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// HTTPOptions describe any JSON authorization endpoint, such as a gateway's POST /v1/authorize.
+type HTTPOptions struct {
+	Method  string   // POST by default
+	Headers []string // "Name: value"
+	// Body is a template filled from each input before the clock starts: {{input}} is the whole
+	// input document, {{input.a.b}} the JSON of one of its fields. Empty: the input itself.
+	Body string
+	// The decision is read either from the body of a 2xx or 403 response, at a JSON pointer
+	// (/decision, /result/allow) holding true/false or "allow"/"deny" ...
+	DecisionPath string
+	// ... or from the status alone: {200: true, 403: false}. Other statuses are http_<code>.
+	DecisionStatus map[int]bool
+}
+
+// ParseDecisionStatus reads "200=allow,403=deny".
+func ParseDecisionStatus(s string) (map[int]bool, error) {
+	m := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		code, verdict, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(code)
+		if !ok || err != nil || n < 100 || n > 599 || (verdict != "allow" && verdict != "deny") {
+			return nil, fmt.Errorf("--decision-status %q: want STATUS=allow|deny pairs, such as 200=allow,403=deny", s)
+		}
+		m[n] = verdict == "allow"
+	}
+	return m, nil
+}
+
+// httpTarget drives a generic HTTP authorization endpoint that is already running.
+type httpTarget struct {
+	noWatch
+	opts     Options
+	endpoint httpload.Endpoint
+	requests [][]byte
+	pointer  []string
+}
+
+var placeholder = regexp.MustCompile(`\{\{\s*(input(?:\.[A-Za-z0-9_-]+)*)\s*\}\}`)
+
+func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
+	h := t.opts.HTTP
+	if t.opts.URL == "" {
+		return fmt.Errorf("the http target needs --url, the decision endpoint (http://127.0.0.1:8080/v1/authorize)")
+	}
+	if (h.DecisionPath == "") == (len(h.DecisionStatus) == 0) {
+		return fmt.Errorf("the http target needs one of --decision-path (a JSON pointer such as /allow) or --decision-status (200=allow,403=deny)")
+	}
+	if h.DecisionPath != "" {
+		if !strings.HasPrefix(h.DecisionPath, "/") {
+			return fmt.Errorf("--decision-path %q: a JSON pointer starts with /, such as /result/allow", h.DecisionPath)
+		}
+		for _, tok := range strings.Split(h.DecisionPath[1:], "/") {
+			t.pointer = append(t.pointer, strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
+		}
+	}
+	e, path, err := httpload.ParseURL(t.opts.URL)
+	if err != nil {
+		return err
+	}
+	e.Timeout, e.KeepAlive = t.opts.timeout(), !t.opts.NoReuse
+	t.endpoint = e
+	method := h.Method
+	if method == "" {
+		method = "POST"
+	}
+	headers := []httpload.Header{{Name: "Content-Type", Value: "application/json"}}
+	for _, hv := range h.Headers {
+		name, value, ok := strings.Cut(hv, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("--header %q: want Name: value", hv)
+		}
+		headers = append(headers, httpload.Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+	}
+	t.requests = make([][]byte, len(w.Inputs))
+	var first []byte
+	for i, in := range w.Inputs {
+		body, err := fillBody(h.Body, in.JSON)
+		if err != nil {
+			return fmt.Errorf("body template, input %d: %w", i+1, err)
+		}
+		if i == 0 {
+			first = body
+		}
+		t.requests[i] = httpload.EncodeRequest(e, method, path, headers, body)
+	}
+	return probe(ctx, t.opts.URL, first, t.opts.timeout())
+}
+
+// fillBody replaces each {{input...}} with the JSON of that part of the input.
+func fillBody(template string, input []byte) ([]byte, error) {
+	if template == "" {
+		return input, nil
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	var failed error
+	out := placeholder.ReplaceAllStringFunc(template, func(m string) string {
+		ref := placeholder.FindStringSubmatch(m)[1]
+		v := doc
+		for _, key := range strings.Split(ref, ".")[1:] {
+			obj, ok := v.(map[string]any)
+			if !ok {
+				failed = fmt.Errorf("%s: the input has no field %q", ref, key)
+				return m
+			}
+			if v, ok = obj[key]; !ok {
+				failed = fmt.Errorf("%s: the input has no field %q", ref, key)
+				return m
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			failed = err
+		}
+		return string(b)
+	})
+	return []byte(out), failed
+}
+
+func (t *httpTarget) Worker() Decider {
+	return &genericWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, pointer: t.pointer,
+		byStatus: t.opts.HTTP.DecisionStatus}
+}
+
+type genericWorker struct {
+	conn     *httpload.Conn
+	requests [][]byte
+	pointer  []string
+	byStatus map[int]bool
+	parser   fastjson.Parser
+}
+
+func (w *genericWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	status, body, err := w.conn.Do(ctx, w.requests[i])
+	connect := int64(w.conn.ConnectTime)
+	switch {
+	case errors.Is(err, httpload.ErrTimeout):
+		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect}
+	case err != nil:
+		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
+	}
+	if w.byStatus != nil {
+		if allow, ok := w.byStatus[status]; ok {
+			return verify.Outcome{Kind: verify.Decided, Allow: allow, ConnectNS: connect}
+		}
+		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
+	}
+	// A 403 commonly carries a deny in its body; any other non-2xx status is an error, a 401
+	// above all (the harness's credentials were refused, which decides nothing).
+	if (status < 200 || status > 299) && status != 403 {
+		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
+	}
+	v, err := w.parser.ParseBytes(body)
+	if err != nil {
+		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
+	}
+	out := pointerDecision(v.Get(w.pointer...))
+	out.ConnectNS = connect
+	return out
+}
+
+// pointerDecision reads true/false, or the strings allow/deny (any case), as a decision.
+func pointerDecision(v *fastjson.Value) verify.Outcome {
+	if v == nil {
+		return verify.Outcome{Kind: verify.NoResult}
+	}
+	if v.Type() == fastjson.TypeString {
+		switch strings.ToLower(string(v.GetStringBytes())) {
+		case "allow", "permit", "allowed":
+			return verify.Outcome{Kind: verify.Decided, Allow: true}
+		case "deny", "denied", "forbid":
+			return verify.Outcome{Kind: verify.Decided, Allow: false}
+		}
+		return verify.Outcome{Kind: verify.NotBoolean}
+	}
+	return decisionOf(v)
+}
+
+func (w *genericWorker) Close() { w.conn.Close() }
+
+func (t *httpTarget) Info() Info {
+	return Info{Engine: "http", Mode: "endpoint", URL: t.opts.URL, External: true, Connections: t.opts.Workers}
+}
+
+func (t *httpTarget) Stop(context.Context) error { return nil }
