@@ -67,13 +67,21 @@ func TestRecorderCounts(t *testing.T) {
 				record{verify.Undefined, 0, time.Millisecond},
 				record{verify.NonBoolean, 0, time.Millisecond},
 				record{verify.HTTPError, 500, time.Millisecond},
+				record{verify.RateLimited, 429, time.Millisecond},
 				record{verify.ExitError, 137, time.Millisecond},
 				record{verify.Transport, 0, time.Millisecond},
 				record{verify.Timeout, 0, 5 * time.Second},
 			),
-			requests: 9, errors: 7, okHist: 2, errHist: 7, meanOKNano: 100e3,
+			requests: 10, errors: 8, okHist: 2, errHist: 8, meanOKNano: 100e3,
 			classes: map[string]uint64{"wrong_decision": 1, "undefined": 1, "non_boolean": 1, "http_500": 1,
-				"exit_137": 1, "transport": 1, "timeout": 1},
+				"rate_limited": 1, "exit_137": 1, "transport": 1, "timeout": 1},
+		},
+		{
+			// Rate limits are one class, not split by status.
+			name:     "rate limited",
+			records:  repeat(3, record{verify.RateLimited, 429, time.Millisecond}),
+			requests: 3, errors: 3, errHist: 3,
+			classes: map[string]uint64{"rate_limited": 3},
 		},
 		{
 			// The status of a class that is not split by status is ignored.

@@ -1,0 +1,448 @@
+package scenario
+
+import (
+	"bytes"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// targetRef builds the TargetRef a test expects.
+func targetRef(name string, workers int, duration, warmup, timeout time.Duration) TargetRef {
+	return TargetRef{Name: name, Timeout: timeout,
+		Load: load.Spec{Workers: workers, Connections: DefaultConnections, Duration: duration, Warmup: warmup}}
+}
+
+func TestParseValidTable(t *testing.T) {
+	defaults := func(name string) TargetRef {
+		return targetRef(name, DefaultWorkers, DefaultDuration, DefaultWarmup, DefaultTimeout)
+	}
+	nop, rbac, api := WorkloadRef{Name: "nop"}, WorkloadRef{Name: "rbac"}, WorkloadRef{Name: "api"}
+	for _, tc := range []struct {
+		name string
+		yaml string
+		want Scenario
+	}{
+		{
+			name: "string forms take the defaults",
+			yaml: "workloads: [rbac]\ntargets: [opa/server]\n",
+			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true,
+				Workloads: []WorkloadRef{nop, rbac}, Targets: []TargetRef{defaults("opa/server")}},
+		},
+		{
+			name: "object forms",
+			yaml: "workloads:\n  - name: api\n  - {name: rbac}\ntargets:\n  - target: opa/inproc\n  - {target: opa/cli}\n",
+			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true,
+				Workloads: []WorkloadRef{nop, api, rbac}, Targets: []TargetRef{defaults("opa/inproc"), defaults("opa/cli")}},
+		},
+		{
+			name: "mixed forms keep their order",
+			yaml: "name: mixed\ndescription: both forms\nrepeat: 2\nfloor: false\nworkloads: [api, {name: nop}, rbac]\n" +
+				"targets: [opa/cli, {target: opa/server}, opa/inproc]\n",
+			want: Scenario{Name: "mixed", Description: "both forms", Source: "s.yaml", Repeat: 2,
+				Workloads: []WorkloadRef{api, nop, rbac},
+				Targets:   []TargetRef{defaults("opa/cli"), defaults("opa/server"), defaults("opa/inproc")}},
+		},
+		{
+			name: "top-level load overrides the defaults",
+			yaml: "load: {workers: 2, duration: 3s, warmup: 0s, timeout: 750ms}\nworkloads: [nop]\ntargets: [opa/server, {target: opa/cli}]\n",
+			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true, Workloads: []WorkloadRef{nop},
+				Targets: []TargetRef{
+					targetRef("opa/server", 2, 3*time.Second, 0, 750*time.Millisecond),
+					targetRef("opa/cli", 2, 3*time.Second, 0, 750*time.Millisecond),
+				}},
+		},
+		{
+			name: "a target's load overrides the top-level load, field by field",
+			yaml: `
+load:
+  workers: 2
+  duration: 3s
+  warmup: 1s
+workloads: [nop]
+targets:
+  - opa/cli
+  - target: opa/server
+    load:
+      workers: 16
+      timeout: 2s
+  - target: opa/inproc
+    load: {warmup: 0s, requests: 5000}
+`,
+			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true, Workloads: []WorkloadRef{nop},
+				Targets: []TargetRef{
+					targetRef("opa/cli", 2, 3*time.Second, time.Second, DefaultTimeout),
+					targetRef("opa/server", 16, 3*time.Second, time.Second, 2*time.Second),
+					{Name: "opa/inproc", Timeout: DefaultTimeout, Load: load.Spec{Workers: 2, Connections: DefaultConnections,
+						Duration: 3 * time.Second, Requests: 5000}},
+				}},
+		},
+		{
+			name: "open loop",
+			yaml: "load: {rate: 500, connections: 8}\nworkloads: [nop]\ntargets: [opa/server]\n",
+			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true, Workloads: []WorkloadRef{nop},
+				Targets: []TargetRef{{Name: "opa/server", Timeout: DefaultTimeout, Load: load.Spec{Workers: DefaultWorkers,
+					Rate: 500, Connections: 8, Duration: DefaultDuration, Warmup: DefaultWarmup}}}},
+		},
+		{
+			// A user workload's files are taken from the scenario's directory.
+			name: "user workload",
+			yaml: "workloads:\n  - name: mine\n    policy: [user/authz.rego]\n    inputs: user/inputs.jsonl\ntargets: [opa/inproc]\n",
+			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true,
+				Workloads: []WorkloadRef{nop, {Name: "mine", User: &workload.UserSpec{Name: "mine",
+					Policies: []string{filepath.Join("testdata", "user", "authz.rego")},
+					Inputs:   filepath.Join("testdata", "user", "inputs.jsonl")}}},
+				Targets: []TargetRef{defaults("opa/inproc")}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse("s.yaml", []byte(tc.yaml), "testdata")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, tc.want) {
+				t.Errorf("parsed\n %+v\nwant\n %+v", *got, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseUserWorkloadQuery: the query of a user workload is derived when the scenario gives
+// none.
+func TestParseUserWorkloadQuery(t *testing.T) {
+	s, err := Load(filepath.Join("testdata", "user.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Workloads) != 2 || s.Workloads[1].User == nil {
+		t.Fatalf("workloads %+v, want the floor and the user workload", s.Workloads)
+	}
+	w, err := workload.FromFiles(*s.Workloads[1].User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Query != "data.scenariotest.authz.allow" || len(w.Inputs) != 2 || w.Name != "mine" {
+		t.Errorf("user workload: name %q, query %q, %d inputs; want mine, data.scenariotest.authz.allow, 2", w.Name, w.Query, len(w.Inputs))
+	}
+	if s.Name != "user" || s.Source != filepath.Join("testdata", "user.yaml") {
+		t.Errorf("name %q, source %q", s.Name, s.Source)
+	}
+}
+
+func TestParseErrorsNameSourceAndLine(t *testing.T) {
+	knownTargets := strings.Join(target.Names(), ", ")
+	knownWorkloads := strings.Join(workload.Names(), ", ")
+	for _, tc := range []struct {
+		name string
+		yaml string
+		// want is the whole error text, one line per error.
+		want string
+	}{
+		{"unknown workload", "workloads:\n  - rbac\n  - rbca\ntargets: [opa/server]\n",
+			`s.yaml:3: unknown workload "rbca"; known: ` + knownWorkloads},
+		{"unknown workload in object form", "workloads:\n  - name: rbca\ntargets: [opa/server]\n",
+			`s.yaml:2: unknown workload "rbca"; known: ` + knownWorkloads},
+		{"unknown target", "workloads: [rbac]\ntargets:\n  - opa/server\n  - opa/grpc\n",
+			`s.yaml:4: unknown target "opa/grpc"; known: ` + knownTargets},
+		{"unknown target in object form", "workloads: [rbac]\ntargets:\n  - target: opa/wasm\n    load: {workers: 2}\n",
+			`s.yaml:3: unknown target "opa/wasm"; known: ` + knownTargets},
+		{"workers 0 at top level", "workloads: [rbac]\nload:\n  workers: 0\ntargets: [opa/server]\n",
+			"s.yaml:3: workers must be at least 1, got 0"},
+		{"workers 0 in a target", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      workers: 0\n",
+			"s.yaml:5: workers must be at least 1, got 0"},
+		{"negative warmup at top level", "load: {warmup: -1s}\nworkloads: [rbac]\ntargets: [opa/server]\n",
+			"s.yaml:1: warmup must not be negative, got -1s"},
+		{"negative warmup in a target", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      warmup: -500ms\n",
+			"s.yaml:5: warmup must not be negative, got -500ms"},
+		{"repeat 0", "repeat: 0\nworkloads: [rbac]\ntargets: [opa/server]\n",
+			"s.yaml:1: repeat must be at least 1, got 0"},
+		{"repeat negative", "workloads: [rbac]\nrepeat: -3\ntargets: [opa/server]\n",
+			"s.yaml:2: repeat must be at least 1, got -3"},
+		{"zero timeout", "workloads: [rbac]\ntargets:\n  - target: opa/cli\n    load: {timeout: 0s}\n",
+			"s.yaml:4: timeout must be positive, got 0s"},
+		{"no workloads", "targets: [opa/server]\n", "s.yaml: no workloads: list at least one (known: " + knownWorkloads + ")"},
+		{"no targets", "workloads: [rbac]\n", "s.yaml: no targets: list at least one (known: " + knownTargets + ")"},
+		{"empty file", "", "s.yaml: empty scenario"},
+		{"only a comment", "# nothing here\n", "s.yaml: empty scenario"},
+		{
+			name: "several errors at once",
+			yaml: "repeat: 0\nload:\n  workers: 0\nworkloads: [rbca, nop]\ntargets:\n  - opa/grpc\n  - opa/server\n",
+			want: "s.yaml:1: repeat must be at least 1, got 0\n" +
+				`s.yaml:4: unknown workload "rbca"; known: ` + knownWorkloads + "\n" +
+				`s.yaml:6: unknown target "opa/grpc"; known: ` + knownTargets + "\n" +
+				"s.yaml:3: workers must be at least 1, got 0",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("s.yaml", []byte(tc.yaml), "")
+			if err == nil {
+				t.Fatalf("accepted: %+v", s)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error\n%s\nwant\n%s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseRejectsUnknownFields: a misspelt key is an error naming it and its line, never
+// silently ignored (a typo in "workers" would otherwise run with the default).
+func TestParseRejectsUnknownFields(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		line       string // "line N" as the message gives it
+		field      string
+	}{
+		{"top level", "workloads: [rbac]\ntargets: [opa/server]\nworkres: 8\n", "line 3", "workres"},
+		{"top-level load", "load:\n  workers: 2\n  duratoin: 5s\nworkloads: [rbac]\ntargets: [opa/server]\n", "line 3", "duratoin"},
+		{"inside a target's load", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      wrokers: 2\n", "line 5", "wrokers"},
+		{"inside a target", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    lod: {workers: 2}\n", "line 4", "lod"},
+		{"inside a workload", "workloads:\n  - name: rbac\n    polcy: [x.rego]\ntargets: [opa/server]\n", "line 3", "polcy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("s.yaml", []byte(tc.yaml), "")
+			if err == nil {
+				t.Fatalf("unknown field %q ignored: %+v", tc.field, s)
+			}
+			for _, want := range []string{"s.yaml", tc.line, tc.field} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestParseUnknownFieldsUseSourceLineForm: every other scenario error reads "s.yaml:N: ..."
+// like a compiler's; unknown fields read "s.yaml: line N: ...", and the top-level one names a Go
+// type instead of listing the known keys.
+func TestParseUnknownFieldsUseSourceLineForm(t *testing.T) {
+	t.Skip(`BUG: scenario/scenario.go:189 Parse wraps YAML decode errors as "s.yaml: unmarshal errors:\n  line 3: field workres not found in type scenario.file" (top level: names the Go type, lists no known keys) and "s.yaml: line 5: unknown field ..." (inside a load), not "s.yaml:N: ..." like every other scenario error`)
+	for _, tc := range []struct{ yaml, want string }{
+		{"workloads: [rbac]\ntargets: [opa/server]\nworkres: 8\n", `s.yaml:3: unknown field "workres"`},
+		{"workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      wrokers: 2\n", `s.yaml:5: unknown field "wrokers"`},
+	} {
+		if _, err := Parse("s.yaml", []byte(tc.yaml), ""); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("err %v, want it to start %q", err, tc.want)
+		}
+	}
+}
+
+// TestParseRejectsNonFiniteRate: a rate of .inf or .nan cannot be scheduled.
+func TestParseRejectsNonFiniteRate(t *testing.T) {
+	t.Skip("BUG: scenario/scenario.go validateLoad (line 345) and load/spec.go Validate accept rate: .nan (NaN > 0 is false, so it silently runs closed loop) and rate: .inf (load/open.go:30 interval = 1s/Inf = 0, then Ceil(warmup/0) = +Inf converted to int64)")
+	for _, rate := range []string{".nan", ".inf"} {
+		t.Run(rate, func(t *testing.T) {
+			if s, err := Parse("s.yaml", []byte("load: {rate: "+rate+"}\nworkloads: [rbac]\ntargets: [opa/server]\n"), ""); err == nil {
+				t.Errorf("rate %s accepted: %+v", rate, s.Targets)
+			}
+		})
+	}
+}
+
+func TestEmbeddedQuickstartShape(t *testing.T) {
+	s, err := Embedded("quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var workloads []string
+	for _, w := range s.Workloads {
+		workloads = append(workloads, w.Name)
+	}
+	if got, want := strings.Join(workloads, " "), "nop rbac api risk"; got != want {
+		t.Errorf("workloads %q, want %q", got, want)
+	}
+	want := []TargetRef{
+		targetRef("opa/cli", 2, 4*time.Second, time.Second, DefaultTimeout),
+		targetRef("opa/server", 4, 4*time.Second, time.Second, DefaultTimeout),
+		targetRef("opa/inproc", 2, 4*time.Second, time.Second, DefaultTimeout),
+	}
+	if !reflect.DeepEqual(s.Targets, want) {
+		t.Errorf("targets\n %+v\nwant\n %+v", s.Targets, want)
+	}
+	if s.Name != "quickstart" || s.Source != "embedded:quickstart" || s.Repeat != 1 || !s.Floor {
+		t.Errorf("name %q source %q repeat %d floor %t", s.Name, s.Source, s.Repeat, s.Floor)
+	}
+	if _, err := Embedded("quickstrat"); err == nil || err.Error() != `no embedded scenario "quickstrat"` {
+		t.Errorf("unknown embedded scenario: %v", err)
+	}
+}
+
+func TestFromFlagsDefaults(t *testing.T) {
+	s, err := FromFlags(AdHoc{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Scenario{Name: "ad-hoc", Source: "flags", Repeat: 1,
+		Workloads: []WorkloadRef{{Name: "rbac"}},
+		Targets:   []TargetRef{targetRef("opa/server", DefaultWorkers, DefaultDuration, DefaultWarmup, DefaultTimeout)}}
+	if !reflect.DeepEqual(*s, want) {
+		t.Errorf("defaults\n %+v\nwant\n %+v", *s, want)
+	}
+}
+
+func TestFromFlagsErrors(t *testing.T) {
+	knownTargets := strings.Join(target.Names(), ", ")
+	for _, tc := range []struct {
+		name string
+		in   AdHoc
+		want string
+	}{
+		{"unknown target", AdHoc{Targets: []string{"opa/grpc"}},
+			`--target: unknown target "opa/grpc"; known: ` + knownTargets},
+		{"unknown workload", AdHoc{Workloads: []string{"rbca"}},
+			`--workload: unknown workload "rbca"; known: ` + strings.Join(workload.Names(), ", ")},
+		{"both at once", AdHoc{Targets: []string{"opa/server", "no/such-target"}, Workloads: []string{"nop", "nosuchworkload"}},
+			`--target: unknown target "no/such-target"; known: ` + knownTargets + "\n" +
+				`--workload: unknown workload "nosuchworkload"; known: ` + strings.Join(workload.Names(), ", ")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := FromFlags(tc.in)
+			if err == nil {
+				t.Fatalf("accepted: %+v", s)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error\n%s\nwant\n%s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplyOverrides(t *testing.T) {
+	ptr := func(v int) *int { return &v }
+	dur := func(d time.Duration) *time.Duration { return &d }
+	base := func() *Scenario {
+		s, err := Parse("s.yaml", []byte("load: {requests: 100}\nworkloads: [nop]\ntargets: [opa/cli, opa/server]\n"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	withRequests := func(name string) TargetRef {
+		r := targetRef(name, DefaultWorkers, DefaultDuration, DefaultWarmup, DefaultTimeout)
+		r.Load.Requests = 100
+		return r
+	}
+	rate, requests := 250.0, int64(42)
+	for _, tc := range []struct {
+		name       string
+		o          Overrides
+		wantRepeat int
+		want       func(TargetRef) TargetRef
+	}{
+		{"nothing", Overrides{}, 1, func(r TargetRef) TargetRef { return r }},
+		{"workers", Overrides{Workers: ptr(32)}, 1, func(r TargetRef) TargetRef { r.Load.Workers = 32; return r }},
+		{"repeat", Overrides{Repeat: ptr(5)}, 5, func(r TargetRef) TargetRef { return r }},
+		// A duration on the command line replaces a request budget from the scenario.
+		{"duration", Overrides{Duration: dur(7 * time.Second)}, 1, func(r TargetRef) TargetRef {
+			r.Load.Duration, r.Load.Requests = 7*time.Second, 0
+			return r
+		}},
+		{"requests", Overrides{Requests: &requests}, 1, func(r TargetRef) TargetRef { r.Load.Requests = 42; return r }},
+		{"warmup", Overrides{Warmup: dur(0)}, 1, func(r TargetRef) TargetRef { r.Load.Warmup = 0; return r }},
+		{"timeout", Overrides{Timeout: dur(time.Second)}, 1, func(r TargetRef) TargetRef { r.Timeout = time.Second; return r }},
+		{"open loop", Overrides{Rate: &rate, Connections: ptr(4), Duration: dur(time.Second)}, 1, func(r TargetRef) TargetRef {
+			r.Load.Rate, r.Load.Connections, r.Load.Duration, r.Load.Requests = 250, 4, time.Second, 0
+			return r
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base()
+			if err := s.Apply(tc.o); err != nil {
+				t.Fatal(err)
+			}
+			want := []TargetRef{tc.want(withRequests("opa/cli")), tc.want(withRequests("opa/server"))}
+			if !reflect.DeepEqual(s.Targets, want) {
+				t.Errorf("targets\n %+v\nwant\n %+v", s.Targets, want)
+			}
+			if s.Repeat != tc.wantRepeat {
+				t.Errorf("repeat %d, want %d", s.Repeat, tc.wantRepeat)
+			}
+		})
+	}
+}
+
+func TestApplyRejects(t *testing.T) {
+	ptr := func(v int) *int { return &v }
+	dur := func(d time.Duration) *time.Duration { return &d }
+	negRate := -1.0
+	for _, tc := range []struct {
+		name string
+		o    Overrides
+		want string
+	}{
+		{"repeat 0", Overrides{Repeat: ptr(0)}, "--repeat must be at least 1, got 0"},
+		{"workers 0", Overrides{Workers: ptr(0)}, "target opa/server: workers must be at least 1, got 0"},
+		{"negative warmup", Overrides{Warmup: dur(-time.Second)}, "target opa/server: warmup must not be negative, got -1s"},
+		{"zero timeout", Overrides{Timeout: dur(0)}, "target opa/server: --timeout must be positive, got 0s"},
+		{"negative rate", Overrides{Rate: &negRate}, "target opa/server: rate must not be negative, got -1"},
+		{"two sweeps", Overrides{Sweep: Sweep{Workers: []int{1, 2}, Rates: []float64{10}}},
+			"one sweep at a time: --workers with several values, --rates or --load-points"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := FromFlags(AdHoc{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Apply(tc.o)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Apply = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzScenarioParse: Parse never panics, and what it accepts can run. (Named apart from
+// FuzzParse in scenario_test.go so `-fuzz FuzzParse` still selects a single fuzzer.)
+func FuzzScenarioParse(f *testing.F) {
+	for _, seed := range []string{
+		"workloads: [rbac]\ntargets: [opa/server]\n",
+		"name: x\nrepeat: 2\nfloor: false\nload: {workers: 2, duration: 1s, warmup: 0s, timeout: 1s}\nworkloads: [nop, {name: api}]\n" +
+			"targets: [opa/cli, {target: opa/inproc, load: {workers: 1, requests: 10}}]\n",
+		"load: {rate: 100, connections: 2}\nworkloads: [nop]\ntargets: [opa/server]\n",
+		"load: {workers_sweep: [1, 2]}\nworkloads: [nop]\ntargets: [opa/server]\n",
+		"load: {load_points: [10x1]}\nworkloads: [nop]\ntargets: [opa/server]\n",
+		"workloads:\n  - name: u\n    policy: [p.rego]\n    inputs: i.jsonl\ntargets: [opa/server]\n",
+		"repeat: 0\nworkloads: [rbca]\ntargets: [opa/grpc]\n",
+		"targets:\n  - target: opa/server\n    load:\n      wrokers: 2\n",
+		"- a\n- b\n",
+		"workloads: !!map {}\n",
+		"&a [*a]",
+		"",
+	} {
+		f.Add([]byte(seed))
+	}
+	baseDir := f.TempDir() // empty: every file a scenario names is missing
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// File loading is not the parser's business and a path such as / or ../.. would make
+		// the fuzzer walk the disk: keep to inputs that name no files outside the temp dir.
+		if bytes.Contains(b, []byte("/.")) || bytes.Contains(b, []byte("..")) ||
+			((bytes.Contains(b, []byte("policy")) || bytes.Contains(b, []byte("data"))) && bytes.Contains(b, []byte(": /"))) {
+			t.Skip()
+		}
+		s, err := Parse("fuzz.yaml", b, baseDir)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an error without a message")
+			}
+			return
+		}
+		if len(s.Targets) == 0 || len(s.Workloads) == 0 || s.Repeat < 1 {
+			t.Fatalf("accepted a scenario that cannot run: %+v", s)
+		}
+		for _, tg := range s.Targets {
+			if err := tg.Load.Validate(); err != nil {
+				t.Fatalf("accepted target %s whose load does not validate: %v", tg.Name, err)
+			}
+			if tg.Timeout <= 0 {
+				t.Fatalf("accepted target %s with timeout %s", tg.Name, tg.Timeout)
+			}
+		}
+	})
+}

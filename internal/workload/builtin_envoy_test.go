@@ -1,0 +1,19 @@
+package workload
+
+import "testing"
+
+func TestEnvoyMatchesReferenceModel(t *testing.T) {
+	w, err := buildEnvoy(DefaultSeed, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reasons := checkAgainstOPA(t, w); len(reasons) < 3 {
+		t.Errorf("denies come from %d rules, want at least 3: %v", len(reasons), reasons)
+	}
+}
+
+func TestEnvoyIsDeterministic(t *testing.T) {
+	a, _ := buildEnvoy(DefaultSeed, 100)
+	b, _ := buildEnvoy(DefaultSeed, 100)
+	assertSameWorkload(t, a, b)
+}

@@ -1,0 +1,3 @@
+package broken
+
+allow if {

@@ -1,0 +1,3 @@
+package quiet
+
+permit := true

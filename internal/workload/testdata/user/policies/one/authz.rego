@@ -1,0 +1,5 @@
+package httpapi.authz
+
+default allow := false
+
+allow if input.user == "ann"

@@ -1,0 +1,5 @@
+package shared
+
+default allow := false
+
+allow if not deny

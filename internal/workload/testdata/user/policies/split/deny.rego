@@ -1,0 +1,3 @@
+package shared
+
+deny if input.user == "mallory"

@@ -1,0 +1,3 @@
+package team.a
+
+allow := true

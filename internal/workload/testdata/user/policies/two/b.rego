@@ -1,0 +1,3 @@
+package team.b
+
+allow := false
