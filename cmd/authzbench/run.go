@@ -65,6 +65,7 @@ type runFlags struct {
 	decPath     string
 	decStatus   string
 	pinLoad     string
+	pin         string
 	procs       int
 }
 
@@ -141,6 +142,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringVar(&f.decStatus, "decision-status", "", "http target: decision from the status alone, such as 200=allow,403=deny")
 	fl.StringVar(&f.pinSUT, "pin-sut", "", "pin the servers authzbench starts to these CPUs (0 or 1-3); Linux")
 	fl.StringVar(&f.pinLoad, "pin-load", "", "pin authzbench itself, the generator, to these CPUs; Linux")
+	fl.StringVar(&f.pin, "pin", "", "auto: on a machine of 2 to 4 CPUs, run the generator on CPU 0 and servers on the rest (the default for scenario files); none: leave them unpinned (the default for flags)")
 	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
@@ -203,13 +205,27 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 
 	doc := newDocument(s.Source)
 	doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
+	pinMode := s.Pin
+	if f.pin != "" {
+		if f.pin != "auto" && f.pin != "none" {
+			return usageError(fmt.Errorf("--pin %q: want auto or none", f.pin))
+		}
+		pinMode = f.pin
+	}
+	var autoPin *bench.Pinning
+	if pinMode == "auto" && pinLoad == nil && pinSUT == nil {
+		if autoPin = bench.AutoPinning(); autoPin != nil {
+			doc.Env.Pinning = fmt.Sprintf("auto: generator on CPUs %s, servers on CPUs %s for targets in another process; in-process targets unpinned",
+				sut.FormatCPUs(autoPin.Load), sut.FormatCPUs(autoPin.SUT))
+		}
+	}
 	httpOpts := target.HTTPOptions{Method: f.httpMethod, Headers: f.headers, Body: f.body, DecisionPath: f.decPath}
 	if f.decStatus != "" {
 		if httpOpts.DecisionStatus, err = target.ParseDecisionStatus(f.decStatus); err != nil {
 			return usageError(err)
 		}
 	}
-	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad),
+	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad), AutoPin: autoPin,
 		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
 			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinSUT: pinSUT, HTTP: httpOpts}}
 	progress := newProgressLine(stderr, f.noProgress)

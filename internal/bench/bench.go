@@ -29,6 +29,9 @@ type Options struct {
 	GeneratorProcs int
 	// CPUs is how many CPUs the generator may use (after --pin-load); 0 for all of them.
 	CPUs int
+	// AutoPin, when set, pins the generator and the servers it starts apart for each run with a
+	// server in another process, and gives an in-process engine every CPU.
+	AutoPin *Pinning
 	// Progress, when set, is told what is running and how far it got, several times a second.
 	Progress func(Status)
 }
@@ -129,6 +132,14 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	if o.CPUs > 0 {
 		cpus = o.CPUs
 	}
+	var autoSUT []int
+	if o.AutoPin != nil {
+		n, sutCPUs, desc, err := applyPinning(o.AutoPin, target.InProcess(t.Name))
+		if err != nil {
+			return nil, fmt.Errorf("pin for %s: %w", t.Name, err)
+		}
+		cpus, autoSUT, run.Pinning = n, sutCPUs, desc
+	}
 	procs := o.GeneratorProcs
 	if procs <= 0 {
 		procs = max(1, min(GeneratorProcsDefault(), cpus))
@@ -142,6 +153,9 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	run.Load.GeneratorProcs = procs
 	topts := o.Target
+	if autoSUT != nil {
+		topts.PinSUT = autoSUT
+	}
 	topts.Workers = t.Load.Workers
 	if t.Load.Rate > 0 {
 		topts.Workers = t.Load.Connections
@@ -214,6 +228,36 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 		}
 	}
 	return run, nil
+}
+
+// Pinning is a split of the machine's CPUs between the generator and the servers.
+type Pinning struct{ Load, SUT []int }
+
+// AutoPinning splits a small machine (2 to 4 CPUs): the generator on CPU 0, servers on the
+// rest. Larger machines are left to the user (--pin-sut, --pin-load); nil when not applied.
+func AutoPinning() *Pinning {
+	n := sut.MachineCPUs()
+	if n < 2 || n > 4 {
+		return nil
+	}
+	p := &Pinning{Load: []int{0}}
+	for c := 1; c < n; c++ {
+		p.SUT = append(p.SUT, c)
+	}
+	return p
+}
+
+// applyPinning pins this process for one run and says what it did.
+func applyPinning(p *Pinning, inProcess bool) (generatorCPUs int, sutCPUs []int, description string, err error) {
+	if inProcess {
+		all := make([]int, sut.MachineCPUs())
+		for i := range all {
+			all[i] = i
+		}
+		return len(all), nil, "none: the engine runs in the generator's process", sut.PinProcess(all)
+	}
+	return len(p.Load), p.SUT, "generator on CPUs " + sut.FormatCPUs(p.Load) + ", server on CPUs " + sut.FormatCPUs(p.SUT),
+		sut.PinProcess(p.Load)
 }
 
 // GeneratorProcsDefault is half the cores, at least one. A generator waiting on a server's

@@ -187,3 +187,39 @@ func TestExternalOPABinary(t *testing.T) {
 		t.Error("a missing --opa-bin was accepted")
 	}
 }
+
+// On a small machine, scenarios pin the generator and a server apart, and leave an in-process
+// engine every CPU; each run says what it did.
+func TestAutoPinning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA processes")
+	}
+	plan := AutoPinning()
+	if plan == nil {
+		t.Skip("auto pinning applies to machines of 2 to 4 CPUs")
+	}
+	defer func() { // leave the test process on every CPU
+		all := make([]int, sut.MachineCPUs())
+		for i := range all {
+			all[i] = i
+		}
+		sut.PinProcess(all)
+	}()
+	s := &scenario.Scenario{Name: "pin", Source: "test", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{{Name: "nop"}},
+		Targets: []scenario.TargetRef{
+			{Name: "opa/server", Timeout: 5 * time.Second, Load: load.Spec{Workers: 2, Requests: 200}},
+			{Name: "opa/inproc", Timeout: 5 * time.Second, Load: load.Spec{Workers: 2, Requests: 200}},
+		}}
+	doc := &result.Document{}
+	if err := Run(context.Background(), s, Options{AutoPin: plan, Target: target.Options{OPA: selfOPA(t)}}, doc); err != nil {
+		t.Fatal(err)
+	}
+	server, inproc := doc.Runs[0], doc.Runs[1]
+	if !strings.Contains(server.Pinning, "server on CPUs 1") || server.Load.GeneratorProcs != 1 || server.Summary.OK != 200 {
+		t.Errorf("server run: pinning %q, procs %d, ok %d", server.Pinning, server.Load.GeneratorProcs, server.Summary.OK)
+	}
+	if !strings.HasPrefix(inproc.Pinning, "none") || inproc.Load.GeneratorProcs != sut.MachineCPUs() {
+		t.Errorf("in-process run: pinning %q, procs %d", inproc.Pinning, inproc.Load.GeneratorProcs)
+	}
+}

@@ -476,3 +476,30 @@ func TestReadRejects(t *testing.T) {
 		}
 	})
 }
+
+// FuzzDecodeHistogram: a result file is user-editable text; decoding its histograms must fail
+// cleanly, never panic, and what decodes must have counts that add up.
+func FuzzDecodeHistogram(f *testing.F) {
+	for _, h := range []*hdrhistogram.Histogram{histogramOf(), histogramOf(1234), histogramOf(uniform(1000, 2_000_000, 997)...)} {
+		s, err := EncodeHistogram(h)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(s)
+	}
+	f.Add("not base64!")
+	f.Add("HISTFAAAAB54nJNpmSzMwMDAxAABzFCaEUqLMTMAAFm8AZ8=")
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := DecodeHistogram(s)
+		if err != nil {
+			return
+		}
+		var n int64
+		for _, bar := range h.Distribution() {
+			n += bar.Count
+		}
+		if n != h.TotalCount() {
+			t.Fatalf("buckets hold %d values, total count says %d", n, h.TotalCount())
+		}
+	})
+}

@@ -44,6 +44,9 @@ type Run struct {
 	Load        Load         `json:"load"`
 	Summary     Summary      `json:"summary"`
 	Repetitions []Repetition `json:"repetitions"`
+	// Pinning says where the generator and the server ran, when authzbench pinned them for
+	// this run (scenarios on small machines); env.pinning says what was asked.
+	Pinning string `json:"pinning,omitempty"`
 	// Harness is what the authzbench process used during the run.
 	Harness *Harness `json:"harness,omitempty"`
 	// SUTResources is what the server authzbench started used during the measured phases:

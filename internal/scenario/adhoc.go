@@ -35,7 +35,7 @@ type AdHoc struct {
 // FromFlags builds and validates a scenario from flags. Defaults: targets opa/server,
 // workload rbac (or the user's files).
 func FromFlags(a AdHoc) (*Scenario, error) {
-	s := &Scenario{Name: "ad-hoc", Source: "flags", Repeat: 1}
+	s := &Scenario{Name: "ad-hoc", Source: "flags", Repeat: 1, Pin: "none"}
 	var errs []error
 	targets := a.Targets
 	if len(targets) == 0 {

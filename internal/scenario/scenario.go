@@ -30,7 +30,10 @@ type Scenario struct {
 	Workloads   []WorkloadRef
 	// Floor runs the nop workload through every target too, so each row can show what its
 	// policy costs above the transport and the harness.
-	Floor   bool
+	Floor bool
+	// Pin is "auto" (pin generator and servers apart on a small machine: the default for
+	// scenario files) or "none".
+	Pin     string
 	Targets []TargetRef
 }
 
@@ -64,6 +67,7 @@ type file struct {
 	Description string         `yaml:"description"`
 	Repeat      at[int]        `yaml:"repeat"`
 	Floor       *bool          `yaml:"floor"`
+	Pin         at[string]     `yaml:"pin"`
 	Load        loadSpec       `yaml:"load"`
 	Workloads   []workloadSpec `yaml:"workloads"`
 	Targets     []targetSpec   `yaml:"targets"`
@@ -195,6 +199,13 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	s := &Scenario{Name: f.Name, Description: f.Description, Source: source, Repeat: 1}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+	}
+	s.Pin = "auto"
+	if f.Pin.Set {
+		if f.Pin.V != "auto" && f.Pin.V != "none" {
+			bad(f.Pin.Line, "pin %q: want auto or none", f.Pin.V)
+		}
+		s.Pin = f.Pin.V
 	}
 	if f.Repeat.Set {
 		if f.Repeat.V < 1 {

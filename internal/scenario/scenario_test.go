@@ -189,3 +189,20 @@ func TestFloorIsOnByDefaultInScenarios(t *testing.T) {
 		t.Errorf("floor added twice or not at all: %+v", s.Workloads)
 	}
 }
+
+func TestPinDefaults(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("workloads: [rbac]\ntargets: [opa/server]\n"), "")
+	if err != nil || s.Pin != "auto" {
+		t.Errorf("scenario files pin apart by default: %q %v", s.Pin, err)
+	}
+	s, _ = Parse("s.yaml", []byte("pin: none\nworkloads: [rbac]\ntargets: [opa/server]\n"), "")
+	if s.Pin != "none" {
+		t.Errorf("pin: none gave %q", s.Pin)
+	}
+	if _, err := Parse("s.yaml", []byte("pin: sometimes\nworkloads: [rbac]\ntargets: [opa/server]\n"), ""); err == nil || !strings.Contains(err.Error(), "s.yaml:1: pin") {
+		t.Errorf("bad pin: %v", err)
+	}
+	if s, _ := FromFlags(AdHoc{}); s.Pin != "none" {
+		t.Errorf("flags leave pinning off by default: %q", s.Pin)
+	}
+}
