@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/metrics"
@@ -38,6 +39,8 @@ type Spec struct {
 func (c Spec) Validate() error {
 	var errs []error
 	switch {
+	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		errs = append(errs, fmt.Errorf("rate must be a finite number, got %g", c.Rate))
 	case c.Rate < 0:
 		errs = append(errs, fmt.Errorf("rate must not be negative, got %g", c.Rate))
 	case c.Rate > 0 && c.Connections < 1:

@@ -198,7 +198,7 @@ func short(commit string) string {
 // Duration renders microseconds with a unit that keeps three significant digits.
 func Duration(us float64) string {
 	switch {
-	case us < 1:
+	case us < 0.9995:
 		return fmt.Sprintf("%.0fns", us*1e3)
 	case us < 999.5:
 		return sig3(us) + "µs"

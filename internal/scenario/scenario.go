@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -184,13 +186,19 @@ func Load(path string) (*Scenario, error) {
 // Parse validates a scenario's YAML; source names it in errors.
 func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	var f file
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
+	var root yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty scenario", source)
 		}
-		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%s: %s", source, sourceLine(source, strings.TrimPrefix(err.Error(), "yaml: ")))
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if err := decodeStrict(doc, &f); err != nil {
+		return nil, errors.New(sourceLine(source, strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	var errs []error
 	bad := func(line int, format string, args ...any) {
@@ -353,6 +361,9 @@ func validateLoad(t TargetRef, specs ...loadSpec) []lineError {
 		return 0
 	}
 	var out []lineError
+	if math.IsNaN(t.Load.Rate) || math.IsInf(t.Load.Rate, 0) {
+		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Rate) }), fmt.Sprintf("rate must be a finite number, got %g", t.Load.Rate)})
+	}
 	if t.Load.Rate < 0 {
 		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Rate) }), fmt.Sprintf("rate must not be negative, got %g", t.Load.Rate)})
 	}
@@ -395,4 +406,15 @@ func (l *loadSpec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*l = loadSpec(p)
 	return nil
+}
+
+var yamlLine = regexp.MustCompile(`^(?:unmarshal errors:\s*)?line (\d+): `)
+
+// sourceLine turns a YAML error's "line N: ..." into "source:N: ...", the form of every other
+// scenario error.
+func sourceLine(source, msg string) string {
+	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+		return source + ":" + msg[m[2]:m[3]] + ": " + msg[m[1]:]
+	}
+	return source + ": " + msg
 }

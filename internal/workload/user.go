@@ -148,8 +148,8 @@ func parseInputLine(text []byte) (Input, error) {
 	if err := dec.Decode(&line); err != nil {
 		return Input{}, fmt.Errorf("not a JSON object of the form {\"input\": {...}, \"expect\": true|false}: %w", err)
 	}
-	if dec.More() {
-		return Input{}, errors.New("more than one JSON value on the line")
+	if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
+		return Input{}, fmt.Errorf("more than one JSON value on the line, or text after it: %q", truncated(rest))
 	}
 	if len(line.Input) == 0 || string(line.Input) == "null" {
 		return Input{}, errors.New(`missing "input"`)
@@ -199,4 +199,11 @@ func Export(w *Workload, dir string) error {
 		}
 	}
 	return nil
+}
+
+func truncated(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
 }
