@@ -215,7 +215,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	var autoPin *bench.Pinning
 	if pinMode == "auto" && pinLoad == nil && pinSUT == nil {
 		if autoPin = bench.AutoPinning(); autoPin != nil {
-			doc.Env.Pinning = fmt.Sprintf("auto: generator on CPUs %s, servers on CPUs %s for targets in another process; in-process targets unpinned",
+			doc.Env.Pinning = fmt.Sprintf("auto: generator on CPUs %s, servers authzbench starts on CPUs %s; other targets unpinned",
 				sut.FormatCPUs(autoPin.Load), sut.FormatCPUs(autoPin.SUT))
 		}
 	}

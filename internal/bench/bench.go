@@ -134,7 +134,7 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	}
 	var autoSUT []int
 	if o.AutoPin != nil {
-		n, sutCPUs, desc, err := applyPinning(o.AutoPin, target.InProcess(t.Name))
+		n, sutCPUs, desc, err := applyPinning(o.AutoPin, !target.StartsServer(t.Name, o.Target))
 		if err != nil {
 			return nil, fmt.Errorf("pin for %s: %w", t.Name, err)
 		}
@@ -247,14 +247,16 @@ func AutoPinning() *Pinning {
 	return p
 }
 
-// applyPinning pins this process for one run and says what it did.
-func applyPinning(p *Pinning, inProcess bool) (generatorCPUs int, sutCPUs []int, description string, err error) {
-	if inProcess {
+// applyPinning pins this process for one run and says what it did. Only a server authzbench
+// starts is pinned apart; otherwise (an in-process engine, per-decision processes that are the
+// generator's children, a server run by someone else) every CPU stays available.
+func applyPinning(p *Pinning, unpinned bool) (generatorCPUs int, sutCPUs []int, description string, err error) {
+	if unpinned {
 		all := make([]int, sut.MachineCPUs())
 		for i := range all {
 			all[i] = i
 		}
-		return len(all), nil, "none: the engine runs in the generator's process", sut.PinProcess(all)
+		return len(all), nil, "none: no server process of its own to pin apart", sut.PinProcess(all)
 	}
 	return len(p.Load), p.SUT, "generator on CPUs " + sut.FormatCPUs(p.Load) + ", server on CPUs " + sut.FormatCPUs(p.SUT),
 		sut.PinProcess(p.Load)

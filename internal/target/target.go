@@ -120,6 +120,11 @@ func New(name string, o Options) (Target, error) {
 // Known reports whether name is a target.
 func Known(name string) bool { _, ok := registry[name]; return ok }
 
+// StartsServer reports whether the target runs a server process of its own that authzbench
+// starts (and can pin): not the in-process engine, not one `opa eval` per decision (children of
+// the generator), not a server someone else runs.
+func StartsServer(name string, o Options) bool { return name == "opa/server" && o.URL == "" }
+
 // InProcess reports whether the target's engine runs inside the authzbench process, so that
 // the generator and the engine share its Go scheduler.
 func InProcess(name string) bool { return name == "opa/inproc" }
