@@ -252,10 +252,7 @@ func AutoPinning() *Pinning {
 // generator's children, a server run by someone else) every CPU stays available.
 func applyPinning(p *Pinning, unpinned bool) (generatorCPUs int, sutCPUs []int, description string, err error) {
 	if unpinned {
-		all := make([]int, sut.MachineCPUs())
-		for i := range all {
-			all[i] = i
-		}
+		all := sut.AllCPUs()
 		return len(all), nil, "none: no server process of its own to pin apart", sut.PinProcess(all)
 	}
 	return len(p.Load), p.SUT, "generator on CPUs " + sut.FormatCPUs(p.Load) + ", server on CPUs " + sut.FormatCPUs(p.SUT),

@@ -198,13 +198,7 @@ func TestAutoPinning(t *testing.T) {
 	if plan == nil {
 		t.Skip("auto pinning applies to machines of 2 to 4 CPUs")
 	}
-	defer func() { // leave the test process on every CPU
-		all := make([]int, sut.MachineCPUs())
-		for i := range all {
-			all[i] = i
-		}
-		sut.PinProcess(all)
-	}()
+	defer sut.PinProcess(sut.AllCPUs()) // leave the test process on every CPU
 	s := &scenario.Scenario{Name: "pin", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "nop"}},
 		Targets: []scenario.TargetRef{

@@ -134,6 +134,22 @@ func (g *group) done() <-chan struct{} {
 	return ch
 }
 
+// recordResponse classifies one response and records everything it carries: its latency (in
+// the ok or the error histogram), its connect time and, for ok responses, the server's own
+// timers and whether it had an expectation to check. Both drivers record through it.
+func recordResponse(rec *metrics.Recorder, expect workload.Expect, out verify.Outcome, latency time.Duration) verify.Class {
+	class := verify.Classify(expect, out)
+	rec.Record(class, out.Status, latency)
+	rec.RecordConnect(out.ConnectNS)
+	if class == verify.OK {
+		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
+		if expect == workload.Unverified {
+			rec.UnverifiedOK++
+		}
+	}
+	return class
+}
+
 // closeDecider releases what a worker's decider holds (its connection), if anything.
 func closeDecider(d target.Decider) {
 	if c, ok := d.(interface{ Close() }); ok {
@@ -196,15 +212,7 @@ func (w *worker) run(ctx context.Context) {
 			return // interrupted mid-request: neither a success nor the server's error
 		}
 		if p == phaseMeasure {
-			class := verify.Classify(w.expects[i], out)
-			w.rec.Record(class, out.Status, latency)
-			w.rec.RecordConnect(out.ConnectNS)
-			if class == verify.OK {
-				w.rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
-			}
-			if class == verify.OK && w.expects[i] == workload.Unverified {
-				w.rec.UnverifiedOK++
-			}
+			recordResponse(w.rec, w.expects[i], out, latency)
 			sent++
 		}
 		i = (i + w.step) % n

@@ -142,17 +142,9 @@ func (w *openWorker) run(ctx context.Context) {
 			continue // a warm-up send; one sent after the warm-up counts even if it was due
 			// before, so a backlog the warm-up built is charged to the measured phase
 		}
-		class := verify.Classify(w.expects[i], out)
 		w.shard.mu.Lock()
-		w.shard.rec.Record(class, out.Status, done.Sub(intended))
-		w.shard.rec.RecordConnect(out.ConnectNS)
+		class := recordResponse(w.shard.rec, w.expects[i], out, done.Sub(intended))
 		w.shard.rec.RecordSend(class == verify.OK, sent.Sub(intended), done.Sub(sent), LateAfter)
-		if class == verify.OK {
-			w.shard.rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
-		}
-		if class == verify.OK && w.expects[i] == workload.Unverified {
-			w.shard.rec.UnverifiedOK++
-		}
 		w.shard.mu.Unlock()
 	}
 }

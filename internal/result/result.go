@@ -13,6 +13,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
@@ -258,7 +259,7 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 			EvalUS: metrics.PercentilesOf(merged.ServerEval, 0), HandlerUS: metrics.PercentilesOf(merged.ServerHandler, 0)}
 	}
 	if merged.Lateness != nil {
-		o := &OpenSummary{LateSends: int64(merged.Late), Sent: int64(merged.Requests()), LateAfterUS: 1000,
+		o := &OpenSummary{LateSends: int64(merged.Late), Sent: int64(merged.Requests()), LateAfterUS: float64(load.LateAfter) / 1e3,
 			LatenessUS:           metrics.PercentilesOf(merged.Lateness, 0),
 			UncorrectedLatencyUS: metrics.PercentilesOf(merged.Uncorrected, 0)}
 		var achieved []float64

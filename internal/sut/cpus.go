@@ -63,6 +63,15 @@ func MachineCPUs() int {
 	return highest + 1
 }
 
+// AllCPUs lists every CPU of the machine, to undo a pinning.
+func AllCPUs() []int {
+	all := make([]int, MachineCPUs())
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
 // FormatCPUs writes a CPU list back: "0,2,3".
 func FormatCPUs(cpus []int) string {
 	parts := make([]string, len(cpus))
