@@ -158,6 +158,7 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 		Query:       "data.authzbench.rbac.allow",
 		Policies:    []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:        mustJSON(map[string]any{"rbac": d}),
+		Cedar:       rbacCedar(d),
 	}
 	for range n {
 		var in rbacInput
@@ -187,7 +188,7 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 			in.Action = "share"
 		}
 		allow, reason := rbacDecide(d, in)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: rbacCedarRequest(in)})
 	}
 	return w, nil
 }

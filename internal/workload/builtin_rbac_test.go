@@ -80,10 +80,29 @@ func TestRBACDecide(t *testing.T) {
 		{"confidential is never shared, even by an admin", rbacInput{"cat", "share", doc("d2")}, false, "deny: confidential"},
 		{"confidential may still be read by its owner", rbacInput{"ann", "read", doc("d2")}, true, "allow: owner"},
 	}
-	checkHandCases(t, &Workload{
+	w := &Workload{
 		Name:     "rbac",
 		Query:    "data.authzbench.rbac.allow",
 		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:     mustJSON(map[string]any{"rbac": d}),
-	}, tests, func(in rbacInput) (bool, string) { return rbacDecide(d, in) })
+		Cedar:    rbacCedar(d),
+	}
+	checkHandCases(t, w, tests, func(in rbacInput) (bool, string) { return rbacDecide(d, in) })
+	// Cedar's schema names the resource types, so a request for a type it does not know is
+	// refused before any policy runs; every other case must decide as in Rego.
+	var typed []handCase[rbacInput]
+	for _, tc := range tests {
+		if _, known := rbacCedarTypes[tc.in.Resource.Type]; known {
+			typed = append(typed, tc)
+		}
+	}
+	checkCedarHandCases(t, w, typed, rbacCedarRequest)
+}
+
+func TestRBACCedarAgrees(t *testing.T) {
+	w, err := buildRBAC(DefaultSeed, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstCedar(t, w)
 }

@@ -49,6 +49,11 @@ type Input struct {
 	// Reason names, for built-in workloads, the rule of the reference model that decided
 	// (for example "deny: not owner"); it lets tests check that denies come from many rules.
 	Reason string
+	// Cedar is the same request for Cedar, as the JSON object the cedar targets read:
+	// {"principal": {"type": ..., "id": ...}, "action": ..., "resource": ..., "context": {...}}
+	// and, for requests that carry their own entities, "entities": [...]. Nil when the
+	// workload has no Cedar version. JSON is nil for a Cedar-only workload.
+	Cedar []byte
 }
 
 // File is a policy or data file of a built-in workload.
@@ -73,6 +78,72 @@ type Workload struct {
 	DataPaths   []string
 
 	Inputs []Input
+
+	// Cedar is the workload written in Cedar, deciding every input alike; nil for a workload
+	// with no Cedar version.
+	Cedar *Cedar
+}
+
+// Cedar is a workload's Cedar policies, schema and entities. Every input of the workload
+// carries its Cedar request (Input.Cedar), and the two versions must agree on every one.
+type Cedar struct {
+	// Built-in workloads carry their files in memory ...
+	Policies []File
+	Schema   *File  // Cedar schema in the human-readable form; nil for none
+	Entities []byte // JSON array of entities; nil for none
+
+	// ... user-supplied ones point at files on disk.
+	PolicyPaths  []string
+	SchemaPath   string
+	EntitiesPath string
+
+	// Differences says what the Cedar version is handed ready-made because Cedar cannot
+	// compute it (a JWT signature check, a division), so a comparison says what it compares.
+	// Empty when both versions do the same work.
+	Differences string
+}
+
+// HasRego reports whether the workload has a Rego policy for the OPA targets.
+func (w *Workload) HasRego() bool { return len(w.Policies) > 0 || len(w.PolicyPaths) > 0 }
+
+// HasCedar reports whether the workload has a Cedar version for the cedar targets.
+func (w *Workload) HasCedar() bool { return w.Cedar != nil }
+
+// CedarFiles returns the Cedar policy, entities and schema paths, writing in-memory files under
+// dir first, so that the in-process and served engines load the same files. entities and schema
+// are empty when the workload has none.
+func (w *Workload) CedarFiles(dir string) (policies []string, entities, schema string, err error) {
+	c := w.Cedar
+	if c == nil {
+		return nil, "", "", fmt.Errorf("workload %s has no Cedar version", w.Name)
+	}
+	policies = append(policies, c.PolicyPaths...)
+	entities, schema = c.EntitiesPath, c.SchemaPath
+	write := func(name string, b []byte) (string, error) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return "", fmt.Errorf("write Cedar files of workload %s: %w", w.Name, err)
+		}
+		return p, nil
+	}
+	for _, f := range c.Policies {
+		p, err := write(f.Name, f.Content)
+		if err != nil {
+			return nil, "", "", err
+		}
+		policies = append(policies, p)
+	}
+	if len(c.Entities) > 0 {
+		if entities, err = write("entities.json", c.Entities); err != nil {
+			return nil, "", "", err
+		}
+	}
+	if c.Schema != nil {
+		if schema, err = write(c.Schema.Name, c.Schema.Content); err != nil {
+			return nil, "", "", err
+		}
+	}
+	return policies, entities, schema, nil
 }
 
 // DefaultInputs is how many inputs a built-in workload generates: enough that caches keyed on
