@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/authzbench/authzbench/internal/cedarserver"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 )
@@ -37,6 +38,7 @@ func main() {
 	// "authzbench opa ..." is OPA itself; dispatch before building our own command tree so a
 	// per-decision `opa eval` process pays as little start-up as the real opa binary.
 	opacli.DispatchIfAsked()
+	cedarserver.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -82,7 +84,7 @@ JSON result file that every report can be rebuilt from.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCommand(stdout, stderr), newCalibrateCommand(stdout, stderr), newCapacityCommand(stdout, stderr), newReportCommand(stdout), newWorkloadsCommand(stdout),
-		newVersionCommand(stdout), newOPACommand())
+		newVersionCommand(stdout), newOPACommand(), newCedarServerCommand(stderr))
 	return root
 }
 
@@ -99,6 +101,28 @@ as the opa binary of the linked version does. The opa/cli and opa/server targets
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := opacli.Main(args); code != 0 {
 				return &exitError{code, fmt.Errorf("opa exited with status %d", code)}
+			}
+			return nil
+		},
+	}
+}
+
+func newCedarServerCommand(stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   cedarserver.Arg + " --policies FILE [--entities FILE] [--schema FILE] [--addr HOST:PORT]",
+		Short: "Serve a Cedar policy set over HTTP (Cedar ships no server; the cedar/server target runs this)",
+		Long: `Cedar ships no server, so authzbench serves cedar-go itself, in its own process, over a small
+JSON API (docs/cedar-server.md): POST /v1/is_authorized with principal, action, resource,
+context and optional per-request entities, answered with the decision and the ids of the
+policies that determined it. The cedar/server target starts it; run it yourself to put your
+own load tool in front of Cedar.`,
+		Example: `  authzbench cedar-server --policies policy.cedar --entities entities.json --schema app.cedarschema
+  curl -s localhost:8181/v1/is_authorized -d '{"principal":{"type":"User","id":"alice"},
+    "action":{"type":"Action","id":"view"},"resource":{"type":"Photo","id":"p1"},"context":{}}'`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := cedarserver.Main(args, stderr); code != 0 {
+				return &exitError{code, fmt.Errorf("%s exited with status %d", cedarserver.Arg, code)}
 			}
 			return nil
 		},

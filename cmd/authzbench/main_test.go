@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/cedarserver"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -26,6 +27,7 @@ import (
 // and send it signals.
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
+	cedarserver.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	if os.Getenv("AUTHZBENCH_TEST_MAIN") == "1" {
 		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))

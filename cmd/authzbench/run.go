@@ -289,7 +289,7 @@ func pinningDescription(load, servers []int) string {
 func checkServerFlags(s *scenario.Scenario, f runFlags) error {
 	hasServer, hasHTTP := false, false
 	for _, t := range s.Targets {
-		hasServer = hasServer || t.Name == "opa/server"
+		hasServer = hasServer || t.Name == "opa/server" || t.Name == "cedar/server"
 		hasHTTP = hasHTTP || t.Name == "http"
 	}
 	switch {
@@ -298,9 +298,9 @@ func checkServerFlags(s *scenario.Scenario, f runFlags) error {
 	case hasHTTP && (f.decPath == "") == (f.decStatus == ""):
 		return errors.New("the http target needs one of --decision-path (/allow) or --decision-status (200=allow,403=deny)")
 	case f.port != 0 && !hasServer:
-		return errors.New("--port applies to the opa/server target, and none is selected")
+		return errors.New("--port applies to the opa/server and cedar/server targets, and none is selected")
 	case f.url != "" && !hasServer && !hasHTTP:
-		return errors.New("--url and --port apply to the opa/server target, and none is selected")
+		return errors.New("--url and --port apply to the opa/server and cedar/server targets, and none is selected")
 	case f.url != "" && f.port != 0:
 		return errors.New("--port sets the port of a server authzbench starts; with --url it starts none")
 	case f.url != "" && (len(f.sutArgs) > 0 || f.opaBin != ""):

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/authzbench/authzbench/internal/cedarserver"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 )
@@ -13,6 +14,7 @@ import (
 // and as the trivial server of calibrate.
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
+	cedarserver.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	if len(os.Args) > 2 && os.Args[1] == "trivial-server" {
 		l, err := net.Listen("tcp", os.Args[2])

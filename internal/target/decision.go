@@ -12,21 +12,49 @@ import (
 type decisionReader struct {
 	parser fastjson.Parser
 	field  string // the document holding the decision, "result" for OPA's data API
+	// cedar reads the Cedar server's {"decision": "allow"|"deny"} instead.
+	cedar bool
 }
 
 func newDecisionReader(field string) *decisionReader { return &decisionReader{field: field} }
+
+// newCedarDecisionReader reads the answers of authzbench's Cedar server.
+func newCedarDecisionReader() *decisionReader { return &decisionReader{field: "decision", cedar: true} }
 
 func (d *decisionReader) read(body []byte) verify.Outcome {
 	v, err := d.parser.ParseBytes(body)
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return verify.Outcome{Kind: verify.TransportFailure}
 	}
-	out := decisionOf(v.Get(d.field))
+	var out verify.Outcome
+	if d.cedar {
+		out = cedarDecisionOf(v.Get(d.field))
+	} else {
+		out = decisionOf(v.Get(d.field))
+	}
 	if m := v.Get("metrics"); m != nil {
 		out.ServerEvalNS = m.GetInt64("timer_rego_query_eval_ns")
+		if out.ServerEvalNS == 0 {
+			out.ServerEvalNS = m.GetInt64("timer_eval_ns")
+		}
 		out.ServerHandlerNS = m.GetInt64("timer_server_handler_ns")
 	}
 	return out
+}
+
+// cedarDecisionOf reads Cedar's decision string; anything but "allow" or "deny" is not a
+// decision.
+func cedarDecisionOf(v *fastjson.Value) verify.Outcome {
+	if v == nil {
+		return verify.Outcome{Kind: verify.NoResult}
+	}
+	switch string(v.GetStringBytes()) {
+	case "allow":
+		return verify.Outcome{Kind: verify.Decided, Allow: true}
+	case "deny":
+		return verify.Outcome{Kind: verify.Decided, Allow: false}
+	}
+	return verify.Outcome{Kind: verify.NotBoolean}
 }
 
 // decisionOf reads a decision value: a boolean, or an object with a boolean "allow".

@@ -92,10 +92,12 @@ func (o Options) logLevel() string {
 type constructor func(Options) Target
 
 var registry = map[string]constructor{
-	"opa/inproc": func(o Options) Target { return &opaInproc{opts: o} },
-	"opa/cli":    func(o Options) Target { return &opaCLI{opts: o} },
-	"opa/server": func(o Options) Target { return &opaServer{opts: o} },
-	"http":       func(o Options) Target { return &httpTarget{opts: o} },
+	"opa/inproc":   func(o Options) Target { return &opaInproc{opts: o} },
+	"opa/cli":      func(o Options) Target { return &opaCLI{opts: o} },
+	"opa/server":   func(o Options) Target { return &opaServer{opts: o} },
+	"cedar/inproc": func(o Options) Target { return &cedarInproc{opts: o} },
+	"cedar/server": func(o Options) Target { return &cedarServer{opts: o} },
+	"http":         func(o Options) Target { return &httpTarget{opts: o} },
 }
 
 // Names lists the known targets.
@@ -123,11 +125,22 @@ func Known(name string) bool { _, ok := registry[name]; return ok }
 // StartsServer reports whether the target runs a server process of its own that authzbench
 // starts (and can pin): not the in-process engine, not one `opa eval` per decision (children of
 // the generator), not a server someone else runs.
-func StartsServer(name string, o Options) bool { return name == "opa/server" && o.URL == "" }
+func StartsServer(name string, o Options) bool {
+	return (name == "opa/server" || name == "cedar/server") && o.URL == ""
+}
 
 // InProcess reports whether the target's engine runs inside the authzbench process, so that
 // the generator and the engine share its Go scheduler.
-func InProcess(name string) bool { return name == "opa/inproc" }
+func InProcess(name string) bool { return name == "opa/inproc" || name == "cedar/inproc" }
+
+// Engine returns the engine part of a target name ("opa" of "opa/server"), or the whole name
+// for targets that are not an engine (http).
+func Engine(name string) string {
+	if e, _, ok := strings.Cut(name, "/"); ok {
+		return e
+	}
+	return name
+}
 
 // noWatch is embedded by targets that have no process to watch.
 type noWatch struct{}

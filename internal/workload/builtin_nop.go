@@ -12,6 +12,17 @@ package authzbench.nop
 allow := true
 `
 
+const nopCedarPolicy = `// nop in Cedar: one permit that matches every request, the floor of each Cedar mode.
+@id("allow-all")
+permit (principal, action, resource);
+`
+
+const nopCedarSchema = `// Schema of the nop workload's Cedar version.
+entity User;
+entity Document;
+action read, write, delete appliesTo { principal: User, resource: Document, context: {} };
+`
+
 func init() {
 	register(Spec{
 		Name:        "nop",
@@ -27,16 +38,25 @@ func buildNop(seed int64, n int) (*Workload, error) {
 		Description: builtins["nop"].Description,
 		Query:       "data.authzbench.nop.allow",
 		Policies:    []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
+		Cedar: &Cedar{
+			Policies: []File{{Name: "nop.cedar", Content: []byte(nopCedarPolicy)}},
+			Schema:   &File{Name: "nop.cedarschema", Content: []byte(nopCedarSchema)},
+		},
 	}
 	// The inputs look like the rbac ones so the request size, and the cost of parsing it,
 	// matches a small real request rather than an empty object.
 	for i := range n {
+		user := fmt.Sprintf("user-%03d", r.IntN(200))
+		act := []string{"read", "write", "delete"}[r.IntN(3)]
+		doc := fmt.Sprintf("doc-%04d", i)
 		in := map[string]any{
-			"user":     fmt.Sprintf("user-%03d", r.IntN(200)),
-			"action":   []string{"read", "write", "delete"}[r.IntN(3)],
-			"resource": map[string]any{"type": "document", "id": fmt.Sprintf("doc-%04d", i)},
+			"user":     user,
+			"action":   act,
+			"resource": map[string]any{"type": "document", "id": doc},
 		}
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop"})
+		req := cedarRequest{Principal: cedarUID{"User", user}, Action: action(act),
+			Resource: cedarUID{"Document", doc}, Context: map[string]any{}}
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop", Cedar: mustJSON(req)})
 	}
 	return w, nil
 }

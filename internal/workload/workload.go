@@ -265,3 +265,14 @@ func expectOf(allow bool) Expect {
 	}
 	return ExpectDeny
 }
+
+// CedarNames lists the built-in workloads that have a Cedar version.
+func CedarNames() []string {
+	var names []string
+	for _, n := range Names() {
+		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && w.HasCedar() {
+			names = append(names, n)
+		}
+	}
+	return names
+}

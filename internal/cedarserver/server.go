@@ -1,0 +1,211 @@
+// Package cedarserver serves a Cedar policy set over HTTP. Cedar ships no server, so to measure
+// Cedar deployed behind a network hop, as OPA's REST server is, authzbench serves it itself: a
+// separate process (`authzbench cedar-server`), started and stopped by the cedar/server target.
+//
+// The API is deliberately small (docs/cedar-server.md):
+//
+//	POST /v1/is_authorized  {"principal": {"type": "User", "id": "alice"}, "action": {...},
+//	                         "resource": {...}, "context": {...}, "entities": [...]}
+//	→ 200 {"decision": "allow"|"deny", "reasons": ["policy id", ...], "errors": [...]}
+//	GET  /health            → 200 {}
+//
+// It is built like OPA's REST server (net/http, one JSON document in and one out per request) so
+// that comparing the two compares the engines and not the plumbing.
+package cedarserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/cedarengine"
+)
+
+// Arg is the first argument that turns an authzbench (or test) process into the Cedar server.
+const Arg = "cedar-server"
+
+// Path is where decisions are asked for.
+const Path = "/v1/is_authorized"
+
+// maxBody bounds a request body; a request with its own entities is rarely more than a few KB.
+const maxBody = 8 << 20
+
+// DispatchIfAsked runs the server and exits when the process was started as
+// "<self> cedar-server ...". Call it first thing in main and in the TestMain of packages whose
+// tests start Cedar servers.
+func DispatchIfAsked() {
+	if len(os.Args) > 1 && os.Args[1] == Arg {
+		os.Exit(Main(os.Args[2:], os.Stderr))
+	}
+}
+
+// Main parses the server's flags, loads the policy set and serves until SIGINT or SIGTERM.
+func Main(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("authzbench "+Arg, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var paths cedarengine.Paths
+	addr := fs.String("addr", "127.0.0.1:8181", "listen on this address")
+	fs.Func("policies", "Cedar policy `file` (repeat for several)", func(s string) error {
+		paths.Policies = append(paths.Policies, s)
+		return nil
+	})
+	fs.StringVar(&paths.Entities, "entities", "", "JSON `file` with the entity store (an array of entities)")
+	fs.StringVar(&paths.Schema, "schema", "", "Cedar schema `file` (.cedarschema, or .json); policies, entities and every request are validated against it")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--addr HOST:PORT]
+
+Serves a Cedar policy set (cedar-go) over HTTP:
+  POST %s  {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"},
+                           "resource": {"type": "Photo", "id": "p1"}, "context": {}, "entities": []}
+    -> {"decision": "allow"|"deny", "reasons": [policy ids], "errors": [evaluation errors]}
+  GET  /health -> 200
+Add ?metrics=true to a decision request for the server's own timers (evaluation, handler) in ns.
+
+Flags:
+`, Arg, Path)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", Arg, fs.Args())
+		return 2
+	}
+	engine, err := cedarengine.Load(paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
+		return 2
+	}
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
+		return 1
+	}
+	srv := &http.Server{Handler: Handler(engine), ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
+		return 1
+	}
+	return 0
+}
+
+// Handler answers decision and health requests for the engine.
+func Handler(e *cedarengine.Engine) http.Handler {
+	h := &handler{engine: e}
+	h.buffers.New = func() any { return new(bytes.Buffer) }
+	return h
+}
+
+type handler struct {
+	engine  *cedarengine.Engine
+	buffers sync.Pool
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case Path:
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		h.decide(w, r)
+	case "/health":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "{}\n")
+	default:
+		writeError(w, http.StatusNotFound, "no such endpoint; decisions are at POST "+Path)
+	}
+}
+
+func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	buf := h.buffers.Get().(*bytes.Buffer)
+	defer h.buffers.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return
+	}
+	req, err := h.engine.ParseRequest(buf.Bytes())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	evalStart := time.Now()
+	decision, diag := h.engine.Decide(&req)
+	evalNS := time.Since(evalStart).Nanoseconds()
+
+	buf.Reset()
+	buf.WriteString(`{"decision":"`)
+	buf.WriteString(decision.String())
+	buf.WriteString(`","reasons":[`)
+	for i, reason := range diag.Reasons {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeJSONString(buf, string(reason.PolicyID))
+	}
+	buf.WriteString(`],"errors":[`)
+	for i, e := range diag.Errors {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeJSONString(buf, string(e.PolicyID)+": "+e.Message)
+	}
+	buf.WriteByte(']')
+	if wantsMetrics(r) {
+		buf.WriteString(`,"metrics":{"timer_eval_ns":`)
+		buf.WriteString(strconv.FormatInt(evalNS, 10))
+		buf.WriteString(`,"timer_server_handler_ns":`)
+		buf.WriteString(strconv.FormatInt(time.Since(start).Nanoseconds(), 10))
+		buf.WriteByte('}')
+	}
+	buf.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(buf.Bytes())
+}
+
+func wantsMetrics(r *http.Request) bool {
+	return r.URL.RawQuery != "" && strings.Contains(r.URL.RawQuery, "metrics=true")
+}
+
+func writeJSONString(buf *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s) // a string always encodes
+	buf.Write(b)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	var buf bytes.Buffer
+	buf.WriteString(`{"error":`)
+	writeJSONString(&buf, msg)
+	buf.WriteString("}\n")
+	w.Write(buf.Bytes())
+}
