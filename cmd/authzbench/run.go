@@ -35,6 +35,10 @@ type runFlags struct {
 	data        []string
 	inputs      string
 	query       string
+	cedarPols   []string
+	entities    string
+	schema      string
+	cedarReqs   string
 	workers     []int
 	rates       []float64
 	loadPoints  []string
@@ -78,10 +82,14 @@ func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 
 With no arguments it runs the embedded quickstart scenario: the nop, rbac, api and risk
 workloads through opa/cli, opa/server and opa/inproc, in about 90 seconds on 2 cores.
-With -f it runs a scenario file; with --target/--workload or --policy it runs one described by
-flags. Load flags (--workers, --rate, --connections, --duration, --requests, --warmup, --repeat,
---timeout) override
-the scenario's values for every target.
+With -f it runs a scenario file; with --target/--workload, --policy or --cedar-policies it runs
+one described by flags. Load flags (--workers, --rate, --connections, --duration, --requests,
+--warmup, --repeat, --timeout) override the scenario's values for every target.
+
+Every built-in workload with a Cedar version (` + strings.Join(workload.CedarNames(), ", ") + `)
+decides the same inputs in Rego and in Cedar, so running opa/... and cedar/... targets together
+compares the engines; the table then adds a "× vs <first engine>" column per mode. Your own
+Cedar: --cedar-policies, --entities, --schema and --cedar-requests (--requests counts requests).
 
 Targets:   ` + strings.Join(target.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
 Workloads: ` + strings.Join(workload.Names(), ", ") + `
@@ -100,6 +108,9 @@ the partial result marked "interrupted": true (exit status 130).`,
   authzbench run --target opa/server --workload rbac,api,risk --workers 1,2,4,8,16
   authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
   authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
+  authzbench run --target opa/inproc,cedar/inproc,opa/server,cedar/server --workload rbac,risk
+  authzbench run --target cedar/server --cedar-policies app.cedar --entities entities.json \
+    --schema app.cedarschema --cedar-requests requests.jsonl
   authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c
   authzbench run --target http --url http://127.0.0.1:8080/v1/authorize --header 'Authorization: Bearer t' \
     --body '{"subject": {{input.user}}, "action": {{input.action}}}' --decision-path /decision \
@@ -117,6 +128,10 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
 	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
 	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
+	fl.StringArrayVar(&f.cedarPols, "cedar-policies", nil, "your Cedar policy file, repeatable (for the cedar targets)")
+	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
+	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
+	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
 	fl.StringSliceVar(&f.loadPoints, "load-points", nil, "open loop: RATExCONNECTIONS steps (100x8,500x32,1000x64)")
@@ -361,7 +376,9 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	if fl.Changed("repeat") {
 		o.Repeat = &f.repeat
 	}
-	userFlags := len(f.policies) > 0 || len(f.data) > 0 || f.inputs != "" || f.query != ""
+	user := workload.UserSpec{Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
+		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs}
+	userFlags := user.HasRego() || user.HasCedar()
 	adHoc := len(f.targets) > 0 || len(f.workloads) > 0 || userFlags
 	if f.file != "" && adHoc {
 		return nil, errors.New("-f runs a scenario file: give workloads and targets in the file, or drop -f to describe the run with flags")
@@ -374,7 +391,7 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	case adHoc:
 		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, Overrides: o}
 		if userFlags {
-			a.User = &workload.UserSpec{Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query}
+			a.User = &user
 		}
 		s, err := scenario.FromFlags(a)
 		if err == nil && f.floor {

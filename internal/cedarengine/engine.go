@@ -168,6 +168,14 @@ type requestDoc struct {
 	Entities  *types.EntityMap `json:"entities"`
 }
 
+// CheckRequest reports whether b is a well-formed request document, without a policy set: the
+// check a requests file gets line by line before anything is loaded.
+func CheckRequest(b []byte) error {
+	var e Engine
+	_, err := e.ParseRequest(b)
+	return err
+}
+
 // ParseRequest reads a request document. Entity references take Cedar's JSON forms,
 // {"type": "User", "id": "alice"} or {"__entity": {...}}; context is a Cedar record in JSON
 // (absent means empty); "entities", if present, is an array of entities that add to the store

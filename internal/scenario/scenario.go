@@ -89,14 +89,19 @@ type loadSpec struct {
 	LoadPoints  *at[[]string]  `yaml:"load_points"`
 }
 
-// workloadSpec is either a name or {name, policy, data, inputs, query}.
+// workloadSpec is either a name or {name, policy, data, inputs, query} and/or the Cedar side
+// {cedar_policies, entities, schema, requests}.
 type workloadSpec struct {
-	Line   int
-	Name   string   `yaml:"name"`
-	Policy []string `yaml:"policy"`
-	Data   []string `yaml:"data"`
-	Inputs string   `yaml:"inputs"`
-	Query  string   `yaml:"query"`
+	Line          int
+	Name          string   `yaml:"name"`
+	Policy        []string `yaml:"policy"`
+	Data          []string `yaml:"data"`
+	Inputs        string   `yaml:"inputs"`
+	Query         string   `yaml:"query"`
+	CedarPolicies []string `yaml:"cedar_policies"`
+	Entities      string   `yaml:"entities"`
+	Schema        string   `yaml:"schema"`
+	Requests      string   `yaml:"requests"`
 }
 
 func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -277,7 +282,8 @@ func (s *Scenario) SetFloor(on bool) {
 }
 
 func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, error) {
-	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 {
+	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 &&
+		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" {
 		if w.Name == "" {
 			return WorkloadRef{}, errors.New("workload without a name")
 		}
@@ -292,12 +298,19 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, error) {
 		}
 		return filepath.Join(baseDir, p)
 	}
-	u := &workload.UserSpec{Name: w.Name, Inputs: rel(w.Inputs), Query: w.Query}
-	if w.Inputs == "" {
-		u.Inputs = ""
+	relOpt := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		return rel(p)
 	}
+	u := &workload.UserSpec{Name: w.Name, Inputs: relOpt(w.Inputs), Query: w.Query,
+		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests)}
 	for _, p := range w.Policy {
 		u.Policies = append(u.Policies, rel(p))
+	}
+	for _, p := range w.CedarPolicies {
+		u.CedarPolicies = append(u.CedarPolicies, rel(p))
 	}
 	for _, p := range w.Data {
 		u.Data = append(u.Data, rel(p))

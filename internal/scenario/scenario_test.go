@@ -99,7 +99,7 @@ func TestFromFlags(t *testing.T) {
 		t.Fatalf("overrides: %+v %v", s, err)
 	}
 	_, err = FromFlags(AdHoc{Targets: []string{"opa/grpc"}})
-	if err == nil || !strings.Contains(err.Error(), "known: http, opa/cli, opa/inproc, opa/server") {
+	if err == nil || !strings.Contains(err.Error(), "known: cedar/inproc, cedar/server, http, opa/cli, opa/inproc, opa/server") {
 		t.Errorf("unknown target: %v", err)
 	}
 	zero := 0

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/loader"
+
+	"github.com/authzbench/authzbench/internal/cedarengine"
 )
 
 // UserSpec names the files of a user-supplied workload.
@@ -23,12 +25,34 @@ type UserSpec struct {
 	Query    string   // e.g. data.httpapi.authz.allow; derived from the package when empty
 	// Policies may be empty for targets that bring their own policy (the http target); the
 	// OPA targets then refuse the workload.
+
+	// The Cedar version: policies, optional entities and schema, and requests, JSON Lines of
+	// {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false}.
+	// With both Inputs and Requests, line n of one is the same decision as line n of the other,
+	// so both engines can be compared on the user's own policies.
+	CedarPolicies []string
+	Entities      string
+	Schema        string
+	Requests      string
+}
+
+// HasCedar reports whether the spec names any Cedar file.
+func (s UserSpec) HasCedar() bool {
+	return len(s.CedarPolicies) > 0 || s.Entities != "" || s.Schema != "" || s.Requests != ""
+}
+
+// HasRego reports whether the spec names any Rego-side file.
+func (s UserSpec) HasRego() bool {
+	return len(s.Policies) > 0 || len(s.Data) > 0 || s.Inputs != "" || s.Query != ""
 }
 
 // FromFiles builds a workload from the user's policy, data and inputs files.
 func FromFiles(s UserSpec) (*Workload, error) {
+	if s.HasCedar() && !s.HasRego() {
+		return cedarFromFiles(s)
+	}
 	if s.Inputs == "" {
-		return nil, errors.New("a user workload needs --inputs FILE.jsonl (one {\"input\": ..., \"expect\": true|false} per line)")
+		return nil, errors.New("a user workload needs --inputs FILE.jsonl (one {\"input\": ..., \"expect\": true|false} per line), or --cedar-requests FILE.jsonl for Cedar")
 	}
 	for _, p := range append(append([]string{}, s.Policies...), s.Data...) {
 		if _, err := os.Stat(p); err != nil {
@@ -48,17 +72,72 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := s.Name
-	if name == "" {
-		name = "user"
-	}
-	return &Workload{
-		Name:        name,
+	w := &Workload{
+		Name:        userName(s),
 		Description: "user-supplied: " + strings.Join(append(append([]string{}, s.Policies...), s.Inputs), ", "),
 		Query:       query,
 		PolicyPaths: s.Policies,
 		DataPaths:   s.Data,
 		Inputs:      inputs,
+	}
+	if !s.HasCedar() {
+		return w, nil
+	}
+	cw, err := cedarFromFiles(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(cw.Inputs) != len(inputs) {
+		return nil, fmt.Errorf("%s has %d inputs and %s has %d requests: with both, line n of one must be the same decision as line n of the other",
+			s.Inputs, len(inputs), s.Requests, len(cw.Inputs))
+	}
+	for i := range inputs {
+		c := cw.Inputs[i]
+		if c.Expect != Unverified && inputs[i].Expect != Unverified && c.Expect != inputs[i].Expect {
+			return nil, fmt.Errorf("%s expects %s and %s expects %s for the same decision", inputs[i].Source, inputs[i].Expect, c.Source, c.Expect)
+		}
+		if inputs[i].Expect == Unverified {
+			inputs[i].Expect = c.Expect
+		}
+		inputs[i].Cedar = c.Cedar
+	}
+	w.Cedar = cw.Cedar
+	w.Description += "; Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", ")
+	return w, nil
+}
+
+func userName(s UserSpec) string {
+	if s.Name == "" {
+		return "user"
+	}
+	return s.Name
+}
+
+// cedarFromFiles builds the Cedar side of a user workload.
+func cedarFromFiles(s UserSpec) (*Workload, error) {
+	if len(s.CedarPolicies) == 0 {
+		return nil, errors.New("a Cedar workload needs --cedar-policies FILE (and --cedar-requests FILE.jsonl)")
+	}
+	if s.Requests == "" {
+		return nil, errors.New(`a Cedar workload needs --cedar-requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`)
+	}
+	for _, p := range append(append([]string{}, s.CedarPolicies...), s.Entities, s.Schema) {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("workload %s: %w", userName(s), err)
+		}
+	}
+	requests, err := ReadCedarRequests(s.Requests)
+	if err != nil {
+		return nil, err
+	}
+	return &Workload{
+		Name:        userName(s),
+		Description: "user-supplied Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", "),
+		Inputs:      requests,
+		Cedar:       &Cedar{PolicyPaths: s.CedarPolicies, EntitiesPath: s.Entities, SchemaPath: s.Schema},
 	}, nil
 }
 
@@ -101,9 +180,21 @@ func deriveQuery(policies []string) (string, error) {
 // absent (the input is then unverified). Blank lines and lines starting with # are skipped.
 // Every bad line is reported with its number, all at once.
 func ReadInputs(path string) ([]Input, error) {
+	return readLines(path, "inputs", parseInputLine)
+}
+
+// ReadCedarRequests reads a JSON Lines file of Cedar requests, {"principal": ..., "action":
+// ..., "resource": ..., "context": {...}, "entities": [...], "expect": true|false}; "context",
+// "entities" and "expect" may be absent. Entity references take Cedar's JSON forms. Blank lines
+// and lines starting with # are skipped; every bad line is reported with its number.
+func ReadCedarRequests(path string) ([]Input, error) {
+	return readLines(path, "requests", parseRequestLine)
+}
+
+func readLines(path, what string, parse func([]byte) (Input, error)) ([]Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read inputs: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	defer f.Close()
 	var inputs []Input
@@ -115,7 +206,8 @@ func ReadInputs(path string) ([]Input, error) {
 		if len(text) == 0 || text[0] == '#' {
 			continue
 		}
-		in, err := parseInputLine(text)
+		in, err := parse(text)
+		in.Source = fmt.Sprintf("%s:%d", path, line)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
 			if len(errs) >= 20 {
@@ -133,7 +225,7 @@ func ReadInputs(path string) ([]Input, error) {
 		return nil, errors.Join(errs...)
 	}
 	if len(inputs) == 0 {
-		return nil, fmt.Errorf("%s: no inputs", path)
+		return nil, fmt.Errorf("%s: no %s", path, what)
 	}
 	return inputs, nil
 }
@@ -158,6 +250,46 @@ func parseInputLine(text []byte) (Input, error) {
 	if line.Expect != nil {
 		in.Expect = expectOf(*line.Expect)
 	}
+	return in, nil
+}
+
+// cedarRequestKeys are the members a request line may have besides "expect".
+var cedarRequestKeys = map[string]bool{"principal": true, "action": true, "resource": true, "context": true, "entities": true}
+
+func parseRequestLine(text []byte) (Input, error) {
+	var line map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if err := dec.Decode(&line); err != nil || line == nil {
+		return Input{}, fmt.Errorf(`not a JSON object of the form {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false}: %v`, err)
+	}
+	if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
+		return Input{}, fmt.Errorf("more than one JSON value on the line, or text after it: %q", truncated(rest))
+	}
+	var in Input
+	if raw, ok := line["expect"]; ok {
+		var e *bool
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return Input{}, fmt.Errorf(`"expect" must be true or false, not %s`, raw)
+		}
+		if e != nil {
+			in.Expect = expectOf(*e)
+		}
+		delete(line, "expect")
+	}
+	for _, k := range []string{"principal", "action", "resource"} {
+		if _, ok := line[k]; !ok {
+			return Input{}, fmt.Errorf("missing %q", k)
+		}
+	}
+	for k := range line {
+		if !cedarRequestKeys[k] {
+			return Input{}, fmt.Errorf("unknown member %q; a request has principal, action, resource, context, entities and expect", k)
+		}
+	}
+	if err := cedarengine.CheckRequest(mustJSON(line)); err != nil {
+		return Input{}, err
+	}
+	in.Cedar = mustJSON(line)
 	return in, nil
 }
 

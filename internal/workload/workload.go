@@ -54,6 +54,8 @@ type Input struct {
 	// and, for requests that carry their own entities, "entities": [...]. Nil when the
 	// workload has no Cedar version. JSON is nil for a Cedar-only workload.
 	Cedar []byte
+	// Source is the file and line a user-supplied input came from, for error messages.
+	Source string
 }
 
 // File is a policy or data file of a built-in workload.
