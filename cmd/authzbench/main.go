@@ -83,7 +83,7 @@ JSON result file that every report can be rebuilt from.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCommand(stdout, stderr), newCalibrateCommand(stdout, stderr), newCapacityCommand(stdout, stderr), newReportCommand(stdout), newWorkloadsCommand(stdout),
+	root.AddCommand(newRunCommand(stdout, stderr), newCalibrateCommand(stdout, stderr), newCapacityCommand(stdout, stderr), newReportCommand(stdout), newWorkloadsCommand(stdout, stderr),
 		newVersionCommand(stdout), newOPACommand(), newCedarServerCommand(stderr))
 	return root
 }

@@ -1,16 +1,23 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-func newWorkloadsCommand(stdout io.Writer) *cobra.Command {
+func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workloads",
 		Short: "List the built-in workloads, or show one's policy and inputs",
@@ -74,6 +81,101 @@ POSTed to OPA's REST API, for wrk or curl).`,
 			return nil
 		},
 	}
-	cmd.AddCommand(show, export)
+	cmd.AddCommand(show, export, newVerifyCommand(stdout, stderr))
+	return cmd
+}
+
+func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
+	var targets []string
+	var inputs, parallel int
+	cmd := &cobra.Command{
+		Use:   "verify [NAME ...]",
+		Short: "Check that every engine in every mode gives every input its expected decision",
+		Long: `verify runs every input of the named built-in workloads (all of them by default) through
+every engine and mode authzbench can start: ` + strings.Join(bench.EngineModes, ", ") + `.
+Rego goes to the OPA targets and each workload's Cedar version to the Cedar targets; a workload
+without a version for an engine is shown as skipped. It prints one line per workload and target
+and fails, naming the first input that got the wrong decision (or an error) and what the engine
+was given, if any engine in any mode disagrees with the expected decision. Timing is not
+measured; opa/cli starts one process per decision, so it takes the longest.`,
+		Example: `  authzbench workloads verify
+  authzbench workloads verify rbac risk --target cedar/inproc,cedar/server
+  authzbench workloads verify --inputs 50`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			names := args
+			if len(names) == 0 {
+				names = workload.Names()
+			}
+			var ws []*workload.Workload
+			for _, n := range names {
+				w, err := workload.Builtin(n)
+				if err != nil {
+					return usageError(err)
+				}
+				ws = append(ws, w)
+			}
+			for _, t := range targets {
+				if !target.Known(t) || t == "http" {
+					return usageError(fmt.Errorf("--target %q: verify runs %s", t, strings.Join(bench.EngineModes, ", ")))
+				}
+			}
+			if inputs < 0 || parallel < 0 {
+				return usageError(errors.New("--inputs and --parallel must not be negative"))
+			}
+			opa, err := sut.SelfOPA()
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			tmp, err := os.MkdirTemp("", "authzbench-verify-")
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			defer os.RemoveAll(tmp)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			defer onInterrupt(cancel, stderr)()
+
+			// Rows are printed as each check ends, so widths are fixed rather than aligned.
+			const row = "%-12s %-13s %7v %7v  %s\n"
+			fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
+			var failed []bench.Equivalence
+			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
+				Targets: targets, Inputs: inputs, Parallel: parallel,
+				Target: target.Options{OPA: opa, TempDir: tmp},
+				Progress: func(e bench.Equivalence) {
+					result := "ok"
+					switch {
+					case e.Skipped != "":
+						result = "skipped: " + e.Skipped
+					case e.First != nil:
+						result = fmt.Sprintf("DISAGREES (%d wrong; first: input %d)", e.Checked-e.Agreed, e.First.Input)
+						failed = append(failed, e)
+					}
+					fmt.Fprintf(stdout, row, e.Workload, e.Target, e.Checked, e.Agreed, result)
+				},
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return &exitError{exitInterrupted, context.Cause(ctx)}
+				}
+				return &exitError{exitFailed, err}
+			}
+			if len(failed) > 0 {
+				for _, e := range failed {
+					d := e.First
+					fmt.Fprintf(stderr, "workload %s, target %s: input %d expects %s, got %s\n  given: %s\n",
+						e.Workload, e.Target, d.Input, d.Expect, d.Got, d.Request)
+				}
+				first := failed[0]
+				return &exitError{exitFailed, fmt.Errorf("%d workload and target pairs disagree with the expected decisions; first: workload %s, target %s, input %d",
+					len(failed), first.Workload, first.Target, first.First.Input)}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&targets, "target", nil, "targets to check (default "+strings.Join(bench.EngineModes, ",")+")")
+	fl.IntVar(&inputs, "inputs", 0, "check only the first N inputs of each workload (0: all)")
+	fl.IntVar(&parallel, "parallel", 0, "decisions in flight per target (default: the number of CPUs)")
 	return cmd
 }

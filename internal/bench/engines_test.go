@@ -35,10 +35,14 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 	for _, tc := range []struct {
 		target   string
 		requests int64
-	}{{"opa/inproc", 2000}, {"opa/server", 2000}, {"opa/cli", 12}} {
+	}{{"opa/inproc", 2000}, {"opa/server", 2000}, {"opa/cli", 12}, {"cedar/inproc", 2000}, {"cedar/server", 2000}} {
 		t.Run(strings.ReplaceAll(tc.target, "/", "_"), func(t *testing.T) {
 			s := &scenario.Scenario{Name: "all", Source: "test", Repeat: 1}
-			for _, name := range workload.Names() {
+			names := workload.Names()
+			if target.Engine(tc.target) == "cedar" {
+				names = workload.CedarNames()
+			}
+			for _, name := range names {
 				s.Workloads = append(s.Workloads, scenario.WorkloadRef{Name: name})
 			}
 			s.Targets = []scenario.TargetRef{{Name: tc.target, Timeout: 30 * time.Second,
@@ -48,7 +52,7 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range doc.Runs {
-				if (r.Target == "opa/server") != (r.SUTResources != nil) {
+				if target.StartsServer(r.Target, target.Options{}) != (r.SUTResources != nil) {
 					t.Errorf("%s on %s: server resources %+v; want them for the server only", r.Workload, r.Target, r.SUTResources)
 				}
 				if r.Summary.OK != uint64(tc.requests) || r.Summary.Errors != 0 {

@@ -82,7 +82,8 @@ func New(policies []Source, entities, sch *Source) (*Engine, error) {
 	for _, src := range policies {
 		list, err := cedar.NewPolicyListFromBytes(src.Name, src.Text)
 		if err != nil {
-			return nil, fmt.Errorf("parse Cedar policies: %w", err)
+			// cedar-go's parse errors say <input> where the file name belongs.
+			return nil, fmt.Errorf("parse Cedar policies: %s", strings.ReplaceAll(err.Error(), "<input>", src.Name))
 		}
 		for _, pol := range list {
 			id := cedar.PolicyID(fmt.Sprintf("policy%d", n))

@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// EngineModes are the targets equivalence checking runs by default: every engine in every mode
+// authzbench can start by itself.
+var EngineModes = []string{"opa/inproc", "opa/cli", "opa/server", "cedar/inproc", "cedar/server"}
+
+// EquivalenceOptions configure VerifyWorkloads.
+type EquivalenceOptions struct {
+	Targets  []string       // default EngineModes
+	Inputs   int            // check the first Inputs inputs of each workload; 0 for all
+	Parallel int            // concurrent deciders per target; default the number of CPUs
+	Target   target.Options // how targets are run
+	// Progress, if set, is called after each workload and target is checked.
+	Progress func(Equivalence)
+}
+
+// Equivalence is what one target decided on one workload's inputs.
+type Equivalence struct {
+	Workload string
+	Target   string
+	Checked  int
+	Agreed   int
+	// Skipped says why the target was not run (the workload has no version for its engine).
+	Skipped string
+	// First is the lowest-numbered input the target got wrong; nil when all agreed.
+	First *Disagreement
+}
+
+// Disagreement is an input on which an engine did not give the expected decision.
+type Disagreement struct {
+	Input   int // 1-based, as in the workload's inputs file
+	Expect  workload.Expect
+	Got     string // "allow", "deny", or the error class (http_400, undefined ...)
+	Request []byte // what the engine was given: the input document, or the Cedar request
+}
+
+// VerifyWorkloads runs every input of every workload through every target and reports, per
+// workload and target, how many inputs got their expected decision. A target that cannot start
+// is an error; a decision that disagrees is not an error here but a row with First set.
+func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o EquivalenceOptions) ([]Equivalence, error) {
+	targets := o.Targets
+	if len(targets) == 0 {
+		targets = EngineModes
+	}
+	parallel := o.Parallel
+	if parallel <= 0 {
+		parallel = runtime.NumCPU()
+	}
+	var rows []Equivalence
+	for _, w := range ws {
+		for _, name := range targets {
+			row, err := verifyOne(ctx, w, name, parallel, o)
+			if err != nil {
+				return rows, err
+			}
+			rows = append(rows, row)
+			if o.Progress != nil {
+				o.Progress(row)
+			}
+		}
+	}
+	return rows, nil
+}
+
+func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel int, o EquivalenceOptions) (Equivalence, error) {
+	row := Equivalence{Workload: w.Name, Target: name}
+	switch engine := target.Engine(name); {
+	case engine == "opa" && !w.HasRego():
+		row.Skipped = "no Rego version"
+		return row, nil
+	case engine == "cedar" && !w.HasCedar():
+		row.Skipped = "no Cedar version"
+		return row, nil
+	}
+	topts := o.Target
+	topts.Workers = parallel
+	t, err := target.New(name, topts)
+	if err != nil {
+		return row, err
+	}
+	defer t.Stop(context.Background())
+	if err := t.Start(ctx, w); err != nil {
+		return row, fmt.Errorf("workload %s, target %s: %w", w.Name, name, err)
+	}
+	n := len(w.Inputs)
+	if o.Inputs > 0 && o.Inputs < n {
+		n = o.Inputs
+	}
+	outcomes := make([]verify.Outcome, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parallel, n) {
+		d := t.Worker()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c, ok := d.(interface{ Close() }); ok {
+				defer c.Close()
+			}
+			for i := range next {
+				outcomes[i] = d.Decide(ctx, i)
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return row, err
+	}
+	for i, out := range outcomes {
+		in := w.Inputs[i]
+		row.Checked++
+		class := verify.Classify(in.Expect, out)
+		if class == verify.OK && in.Expect != workload.Unverified {
+			row.Agreed++
+			continue
+		}
+		if row.First != nil {
+			continue
+		}
+		got := verify.Name(class, out.Status)
+		if out.Kind == verify.Decided {
+			got = workload.ExpectDeny.String()
+			if out.Allow {
+				got = workload.ExpectAllow.String()
+			}
+		}
+		req := in.JSON
+		if target.Engine(name) == "cedar" {
+			req = in.Cedar
+		}
+		row.First = &Disagreement{Input: i + 1, Expect: in.Expect, Got: got, Request: req}
+	}
+	return row, nil
+}

@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// An engine that disagrees with an expected decision is named with the first input it got
+// wrong, in every mode; the inputs before it and after it still count.
+func TestVerifyWorkloadsNamesTheFirstDisagreement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA and Cedar processes")
+	}
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flip the expectations of inputs 4 and 7 (1-based): every engine now "disagrees" there.
+	for _, i := range []int{3, 6} {
+		if w.Inputs[i].Expect == workload.ExpectAllow {
+			w.Inputs[i].Expect = workload.ExpectDeny
+		} else {
+			w.Inputs[i].Expect = workload.ExpectAllow
+		}
+	}
+	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
+		Inputs: 10, Target: target.Options{OPA: selfOPA(t), TempDir: t.TempDir()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(EngineModes) {
+		t.Fatalf("%d rows, want one per mode (%d)", len(rows), len(EngineModes))
+	}
+	for _, r := range rows {
+		if r.Checked != 10 || r.Agreed != 8 || r.First == nil || r.First.Input != 4 {
+			t.Errorf("%s: checked %d agreed %d first %+v; want 10, 8 and input 4", r.Target, r.Checked, r.Agreed, r.First)
+			continue
+		}
+		if want := w.Inputs[3].Expect; r.First.Expect != want || r.First.Got == want.String() {
+			t.Errorf("%s: first disagreement expects %s, got %s", r.Target, r.First.Expect, r.First.Got)
+		}
+		want := w.Inputs[3].JSON
+		if target.Engine(r.Target) == "cedar" {
+			want = w.Inputs[3].Cedar
+		}
+		if string(r.First.Request) != string(want) {
+			t.Errorf("%s: reported request %s, want what the engine was given: %s", r.Target, r.First.Request, want)
+		}
+	}
+}
+
+// A workload without a Cedar version is skipped by the Cedar targets, not failed.
+func TestVerifyWorkloadsSkipsMissingEngineVersions(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Cedar = nil
+	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
+		Targets: []string{"opa/inproc", "cedar/inproc"}, Inputs: 20, Target: target.Options{TempDir: t.TempDir()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Agreed != 20 || rows[1].Skipped == "" || rows[1].Checked != 0 {
+		t.Fatalf("rows %+v; want opa/inproc agreeing on 20 and cedar/inproc skipped", rows)
+	}
+}
