@@ -25,7 +25,7 @@ action view appliesTo { principal: User, resource: Photo, context: {} };`,
 {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Photo", "id": "p1"}, "context": {}, "expect": true}
 {"principal": {"type": "User", "id": "bob"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Photo", "id": "p1"}, "expect": false}
 `,
-		"app.rego": "package app\n\ndefault allow := false\n\nallow if data.photos[input.photo].owner == input.user\n",
+		"app.rego":  "package app\n\ndefault allow := false\n\nallow if data.photos[input.photo].owner == input.user\n",
 		"data.json": `{"photos": {"p1": {"owner": "alice"}}}`,
 		"inputs.jsonl": `{"input": {"user": "alice", "photo": "p1"}, "expect": true}
 {"input": {"user": "bob", "photo": "p1"}}
