@@ -24,14 +24,70 @@ type row struct {
 	Errors           string
 	SUT              string
 	Ratio            string
+	Cross            string // P50 of the first engine in the same mode over this row's; see crossEngine
 	Notes            []string
 }
 
 var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P50 over nop", "P95", "P99", "P99.9", "errors", "SUT CPU, RSS", "× vs first"}
 
+// engineMode splits a target name: "cedar/server" is engine cedar in mode server. Targets that
+// are no engine (http) are their own engine with no mode.
+func engineMode(target string) (engine, mode string) {
+	engine, mode, _ = strings.Cut(target, "/")
+	return engine, mode
+}
+
+// crossEngine returns the engine the other engines are compared with (the first one run), or ""
+// when the document holds fewer than two engines and the column is left out.
+func crossEngine(doc *result.Document) string {
+	var first string
+	for _, r := range doc.Runs {
+		e, mode := engineMode(r.Target)
+		if mode == "" {
+			continue
+		}
+		if first == "" {
+			first = e
+		} else if e != first {
+			return first
+		}
+	}
+	return ""
+}
+
+// columns returns the table's header, with the cross-engine column when there is one.
+func columns(doc *result.Document) []string {
+	if e := crossEngine(doc); e != "" {
+		return append(append([]string{}, header...), "× vs "+e)
+	}
+	return header
+}
+
+func (r row) cells(doc *result.Document, target string) []string {
+	c := []string{r.Workload, target, r.Load, r.RPS, r.P50, r.OverFloor, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}
+	if crossEngine(doc) != "" {
+		c = append(c, r.Cross)
+	}
+	return c
+}
+
 // rows lays out the runs; the ratio compares throughput with the first target run on the same
 // workload, as the study's "Improvement" column does.
 func rows(doc *result.Document) []row {
+	// The first engine's median latency per workload, mode and load, for the cross-engine column.
+	base := crossEngine(doc)
+	baseP50 := map[string]float64{}
+	crossKey := func(r result.Run) string {
+		_, mode := engineMode(r.Target)
+		return r.Workload + "|" + mode + "|" + loadLabel(r.Load)
+	}
+	for _, r := range doc.Runs {
+		if e, _ := engineMode(r.Target); e == base && r.Summary.OK > 0 {
+			if _, seen := baseP50[crossKey(r)]; !seen {
+				baseP50[crossKey(r)] = r.Summary.LatencyUS.P50
+			}
+		}
+	}
 	// The floor of each target under each load: the nop workload's median, if it ran.
 	floor := map[string]float64{}
 	for _, r := range doc.Runs {
@@ -97,6 +153,10 @@ func rows(doc *result.Document) []row {
 		if s.UnverifiedOK > 0 {
 			x.Notes = append(x.Notes, fmt.Sprintf("%d responses had no expected decision to check", s.UnverifiedOK))
 		}
+		x.Cross = "-"
+		if b, ok := baseP50[crossKey(r)]; ok && s.OK > 0 && s.LatencyUS.P50 > 0 {
+			x.Cross = crossRatio(b / s.LatencyUS.P50)
+		}
 		if base, ok := first[r.Workload]; !ok {
 			first[r.Workload] = s.ThroughputRPS.Mean
 			firstName[r.Workload] = r.Target
@@ -148,10 +208,10 @@ func ClassList(classes map[string]uint64) string {
 // Table writes the comparison table for a terminal.
 func Table(w io.Writer, doc *result.Document) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	fmt.Fprintln(tw, strings.Join(columns(doc), "\t"))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintln(tw, strings.Join([]string{r.Workload, r.Target, r.Load, r.RPS, r.P50, r.OverFloor, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, "\t"))
+		fmt.Fprintln(tw, strings.Join(r.cells(doc, r.Target), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -161,11 +221,12 @@ func Table(w io.Writer, doc *result.Document) error {
 
 // Markdown writes the comparison table as GitHub-flavoured Markdown.
 func Markdown(w io.Writer, doc *result.Document) error {
-	fmt.Fprintf(w, "| %s |\n", strings.Join(header, " | "))
-	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(header)))
+	cols := columns(doc)
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
+	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(cols)))
 	all := rows(doc)
 	for _, r := range all {
-		fmt.Fprintf(w, "| %s |\n", strings.Join([]string{r.Workload, "`" + r.Target + "`", r.Load, r.RPS, r.P50, r.OverFloor, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}, " | "))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r.cells(doc, "`"+r.Target+"`"), " | "))
 	}
 	fmt.Fprintln(w)
 	return notes(w, doc, all, "- ")
@@ -179,6 +240,9 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 			}
 		}
 	}
+	if e := crossEngine(doc); e != "" {
+		fmt.Fprintf(w, "%s× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s\n", bullet, e, e, e)
+	}
 	if doc.Interrupted {
 		fmt.Fprintf(w, "%sPARTIAL RESULT: the run was stopped before it finished (%s)\n", bullet, doc.StopReason)
 	}
@@ -186,6 +250,18 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 		doc.Env.CPUModel, doc.Env.Cores, doc.Env.GOMAXPROCS, doc.Env.OS, doc.Env.Kernel, doc.Env.Go,
 		doc.Env.OPA, doc.Env.Authzbench, short(doc.Env.Commit), doc.Env.Pinning)
 	return nil
+}
+
+// crossRatio keeps two significant digits below 10 and whole numbers above: "0.42×", "3.1×",
+// "24×".
+func crossRatio(v float64) string {
+	switch {
+	case v >= 10:
+		return fmt.Sprintf("%.0f×", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f×", v)
+	}
+	return fmt.Sprintf("%.2f×", v)
 }
 
 func short(commit string) string {
