@@ -125,3 +125,31 @@ func TestWorkloadsVerify(t *testing.T) {
 		t.Errorf("only %d workloads verified on cedar/server:\n%s", n, stdout)
 	}
 }
+
+// An exported built-in runs again from its files, Rego and Cedar paired line by line, and every
+// decision checks: the export is complete and its requests carry their expected decisions.
+func TestExportedWorkloadRunsInBothEngines(t *testing.T) {
+	dir := t.TempDir()
+	if code, stdout, stderr := run(t, "workloads", "export", "rbac", dir); code != 0 {
+		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	out := p("r.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/inproc,cedar/inproc",
+		"--policy", p("rbac.rego"), "--data", p("data.json"), "--inputs", p("inputs.jsonl"),
+		"--cedar-policies", p("rbac.cedar"), "--cedar-policies", p("rbac-roles.cedar"),
+		"--schema", p("rbac.cedarschema"), "--entities", p("entities.json"), "--cedar-requests", p("requests.jsonl"),
+		"--requests", "3000", "--warmup", "0s", "--workers", "1", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Runs {
+		if r.Summary.OK != 3000 || r.Summary.UnverifiedOK != 0 {
+			t.Errorf("%s: ok %d, unverified %d, errors %d %v", r.Target, r.Summary.OK, r.Summary.UnverifiedOK, r.Summary.Errors, r.Summary.ErrorClasses)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	show := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Print a built-in workload's policy, its data size and its first inputs",
+		Short: "Print a built-in workload's policies (Rego and Cedar), its data size and its first inputs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			w, err := workload.Builtin(args[0])
@@ -56,6 +56,25 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 				}
 				fmt.Fprintf(stdout, "# %s (%s)\n%s\n", in.Expect, in.Reason, in.JSON)
 			}
+			if c := w.Cedar; c != nil {
+				fmt.Fprintf(stdout, "\n# === Cedar version: %d entities bytes ===\n", len(c.Entities))
+				if c.Differences != "" {
+					fmt.Fprintf(stdout, "# differs from the Rego: %s\n", c.Differences)
+				}
+				if c.Schema != nil {
+					fmt.Fprintf(stdout, "\n# --- %s ---\n%s", c.Schema.Name, c.Schema.Content)
+				}
+				for _, p := range c.Policies {
+					fmt.Fprintf(stdout, "\n# --- %s ---\n%s", p.Name, p.Content)
+				}
+				fmt.Fprintln(stdout, "\n# --- first requests ---")
+				for i, in := range w.Inputs {
+					if i == 5 {
+						break
+					}
+					fmt.Fprintf(stdout, "# %s\n%s\n", in.Expect, in.Cedar)
+				}
+			}
 			return nil
 		},
 	}
@@ -65,8 +84,12 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `export writes the files authzbench loads for a built-in workload: the policy (*.rego),
 data.json, inputs.jsonl (one {"input": ..., "expect": ...} per line, the format --inputs reads),
 input-1.json (the first input alone, for opa eval/bench) and body-1.json (the first request body
-POSTed to OPA's REST API, for wrk or curl).`,
+POSTed to OPA's REST API, for wrk or curl). A workload with a Cedar version also gets its
+Cedar policies (*.cedar), schema (*.cedarschema), entities.json and requests.jsonl (one request
+per line with its "expect", the format --cedar-requests reads).`,
 		Example: `  authzbench workloads export rbac /tmp/rbac
+  authzbench run --target cedar/inproc --cedar-policies /tmp/rbac/rbac.cedar --cedar-policies /tmp/rbac/rbac-roles.cedar \
+    --schema /tmp/rbac/rbac.cedarschema --entities /tmp/rbac/entities.json --cedar-requests /tmp/rbac/requests.jsonl
   authzbench opa bench --data /tmp/rbac/rbac.rego --data /tmp/rbac/data.json --input /tmp/rbac/input-1.json data.authzbench.rbac.allow`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/loader"
@@ -325,12 +326,40 @@ func Export(w *Workload, dir string) error {
 		files["input-1.json"] = w.Inputs[0].JSON
 		files["body-1.json"] = append(append([]byte(`{"input":`), w.Inputs[0].JSON...), '}')
 	}
+	if w.HasCedar() {
+		if _, _, _, err := w.CedarFiles(dir); err != nil {
+			return err
+		}
+		var reqs bytes.Buffer
+		for i, in := range w.Inputs {
+			line, err := cedarRequestLine(in)
+			if err != nil {
+				return fmt.Errorf("export %s: input %d: %w", w.Name, i+1, err)
+			}
+			reqs.Write(line)
+			reqs.WriteByte('\n')
+		}
+		files["requests.jsonl"] = reqs.Bytes()
+	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("export %s: %w", w.Name, err)
 		}
 	}
 	return nil
+}
+
+// cedarRequestLine is an input's Cedar request as a line of a --cedar-requests file: the request
+// object with its expected decision added.
+func cedarRequestLine(in Input) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(in.Cedar, &fields); err != nil {
+		return nil, fmt.Errorf("Cedar request is not a JSON object: %w", err)
+	}
+	if in.Expect != Unverified {
+		fields["expect"] = json.RawMessage(strconv.FormatBool(in.Expect == ExpectAllow))
+	}
+	return json.Marshal(fields)
 }
 
 func truncated(b []byte) string {
