@@ -57,7 +57,7 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 				fmt.Fprintf(stdout, "# %s (%s)\n%s\n", in.Expect, in.Reason, in.JSON)
 			}
 			if c := w.Cedar; c != nil {
-				fmt.Fprintf(stdout, "\n# === Cedar version: %d entities bytes ===\n", len(c.Entities))
+				fmt.Fprintf(stdout, "\n# === Cedar version (entities: %d bytes) ===\n", len(c.Entities))
 				if c.Differences != "" {
 					fmt.Fprintf(stdout, "# differs from the Rego: %s\n", c.Differences)
 				}

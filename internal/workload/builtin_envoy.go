@@ -69,6 +69,7 @@ func buildEnvoy(seed int64, n int) (*Workload, error) {
 		Query:       "data.authzbench.envoy.allow",
 		Policies:    []File{{Name: "envoy.rego", Content: envoyPolicy}},
 		Data:        mustJSON(map[string]any{"envoy": d}),
+		Cedar:       envoyCedar(&d),
 	}
 	users := []string{"ann", "ann", "ben", "ben", "cat", "cat", "dan", "dan", "eve", "zed"}
 	methods := []string{"GET", "GET", "GET", "GET", "POST", "PUT", "DELETE"}
@@ -85,7 +86,8 @@ func buildEnvoy(seed int64, n int) (*Workload, error) {
 			}},
 		}}
 		allow, reason := envoyDecide(&d, user, method, path)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason,
+			Cedar: envoyCedarRequest(user, method, path, "app.example")})
 	}
 	return w, nil
 }
