@@ -253,8 +253,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	var stopped *bench.StoppedError
 	if errors.As(runErr, &stopped) || ctx.Err() != nil {
 		doc.Interrupted = true
-		doc.StopReason = context.Cause(ctx).Error()
-		if ctx.Err() == nil {
+		if ctx.Err() != nil {
+			doc.StopReason = context.Cause(ctx).Error()
+		} else {
 			doc.StopReason = runErr.Error()
 		}
 	} else if runErr != nil && len(doc.Runs) > 0 {

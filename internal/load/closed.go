@@ -40,7 +40,7 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	for id := range c.Workers {
 		recorders[id] = metrics.NewRecorder()
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects,
-			first: id % len(expects), step: c.Workers, quota: quotas[id], phase: &phase}
+			first: id % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
 		workers.start(w.decider, func() { w.run(ctx) })
 	}
 	allDone := workers.done()
@@ -187,7 +187,8 @@ type worker struct {
 	expects []workload.Expect
 	first   int
 	step    int
-	quota   int64 // measured requests to send; 0 for no limit
+	limited bool  // a request budget is set: stop after quota measured requests
+	quota   int64 // this worker's share of the budget; may be 0 when workers outnumber requests
 	phase   *atomic.Int32
 }
 
@@ -202,7 +203,7 @@ func (w *worker) run(ctx context.Context) {
 		if p == phaseStop {
 			return
 		}
-		if w.quota > 0 && p == phaseMeasure && sent >= w.quota {
+		if w.limited && p == phaseMeasure && sent >= w.quota {
 			return
 		}
 		start := time.Now()

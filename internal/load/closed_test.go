@@ -77,6 +77,25 @@ func TestRequestBudgetIsExactAndRoundRobin(t *testing.T) {
 	}
 }
 
+// More workers than requests: the workers whose share is zero must send nothing measured and
+// return, not run unbounded until MaxTime (a zero share once meant "no budget").
+func TestRequestBudgetSmallerThanWorkers(t *testing.T) {
+	for _, warmup := range []time.Duration{0, 20 * time.Millisecond} {
+		f := &fakeTarget{seen: map[int]int{}}
+		start := time.Now()
+		out := Spec{Workers: 4, Requests: 1, Warmup: warmup, MaxTime: 5 * time.Second}.Run(context.Background(), f, inputs(4), nil)
+		if out.Stopped != nil {
+			t.Fatalf("warm-up %s: %v", warmup, out.Stopped)
+		}
+		if got := out.Recorder.Requests(); got != 1 {
+			t.Errorf("warm-up %s: recorded %d, want 1", warmup, got)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("warm-up %s: a one-request run took %s", warmup, took)
+		}
+	}
+}
+
 func TestWarmupIsDiscarded(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond}
 	out := Spec{Workers: 2, Requests: 20, Warmup: 100 * time.Millisecond}.Run(context.Background(), f, inputs(4), nil)
