@@ -89,8 +89,10 @@ func TestCedarUsageErrorsNameTheFile(t *testing.T) {
 			"--cedar-requests", p("requests.jsonl")}, "one.jsonl:1 expects deny and " + p("requests.jsonl") + ":2 expects allow", exitUsage},
 		{"policy position", []string{"run", "--target", "cedar/inproc", "--cedar-policies", badPolicy, "--cedar-requests", p("requests.jsonl"),
 			"--requests", "1", "-o", p("r1.json")}, "bad.cedar:2:", exitFailed},
-		{"no Cedar version", []string{"run", "--target", "cedar/inproc", "--workload", "envoy", "--requests", "1", "-o", p("r2.json")},
-			"workload envoy has no Cedar version", exitFailed},
+		{"no Cedar version", []string{"run", "--target", "opa/inproc,cedar/inproc", "--policy", p("app.rego"), "--inputs", p("inputs.jsonl"),
+			"--requests", "1", "-o", p("r2.json")}, "--target cedar/inproc: your workload has no Cedar version", exitUsage},
+		{"no Rego version", []string{"run", "--target", "opa/server", "--cedar-policies", p("app.cedar"), "--cedar-requests", p("requests.jsonl"),
+			"--requests", "1", "-o", p("r3.json")}, "--target opa/server: your workload has no Rego version", exitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(t, tc.args...)

@@ -157,7 +157,9 @@ func rows(doc *result.Document) []row {
 		if b, ok := baseP50[crossKey(r)]; ok && s.OK > 0 && s.LatencyUS.P50 > 0 {
 			x.Cross = crossRatio(b / s.LatencyUS.P50)
 		}
-		if base, ok := first[r.Workload]; !ok {
+		if s.OK == 0 {
+			x.Ratio = "-" // nothing served: no throughput to compare, nor to compare with
+		} else if base, ok := first[r.Workload]; !ok {
 			first[r.Workload] = s.ThroughputRPS.Mean
 			firstName[r.Workload] = r.Target
 			x.Ratio = "1.00× (" + r.Target + ")"

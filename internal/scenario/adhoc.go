@@ -51,20 +51,23 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		s.Targets = append(s.Targets, ref)
 	}
 	for _, w := range a.Workloads {
-		if _, err := workload.Builtin(w); err != nil {
+		wl, err := workload.Builtin(w)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("--workload: %w", err))
 			continue
 		}
+		errs = append(errs, engineGaps(s.Targets, wl, "--workload "+w)...)
 		s.Workloads = append(s.Workloads, WorkloadRef{Name: w})
 	}
 	if a.User != nil {
-		if _, err := workload.FromFiles(*a.User); err != nil {
+		if wl, err := workload.FromFiles(*a.User); err != nil {
 			errs = append(errs, err)
 		} else {
 			name := a.User.Name
 			if name == "" {
 				name = "user"
 			}
+			errs = append(errs, engineGaps(s.Targets, wl, "your workload")...)
 			s.Workloads = append(s.Workloads, WorkloadRef{Name: name, User: a.User})
 		}
 	}
@@ -134,4 +137,19 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// engineGaps names the targets whose engine the workload is not written for, so a Rego-only
+// workload asked of a cedar target fails before anything starts rather than as an empty row.
+func engineGaps(targets []TargetRef, w *workload.Workload, what string) []error {
+	var errs []error
+	for _, t := range targets {
+		switch {
+		case strings.HasPrefix(t.Name, "cedar/") && !w.HasCedar():
+			errs = append(errs, fmt.Errorf("--target %s: %s has no Cedar version; give --cedar-policies and --cedar-requests (with --entities and --schema if it uses them)", t.Name, what))
+		case strings.HasPrefix(t.Name, "opa/") && !w.HasRego():
+			errs = append(errs, fmt.Errorf("--target %s: %s has no Rego version; give --policy and --inputs (with --data if it uses them)", t.Name, what))
+		}
+	}
+	return errs
 }
