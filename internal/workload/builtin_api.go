@@ -371,6 +371,7 @@ func buildAPI(seed int64, n int) (*Workload, error) {
 		Query:       "data.authzbench.api.allow",
 		Policies:    []File{{Name: "api.rego", Content: apiPolicy}},
 		Data:        mustJSON(map[string]any{"api": d}),
+		Cedar:       apiCedar(d),
 	}
 	for range n {
 		c := clients[r.IntN(len(clients))]
@@ -423,7 +424,7 @@ func buildAPI(seed int64, n int) (*Workload, error) {
 		}
 
 		allow, reason := apiDecide(d, in)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: apiCedarRequest(d, in)})
 	}
 	return w, nil
 }
