@@ -340,11 +340,12 @@ func buildRisk(seed int64, n int) (*Workload, error) {
 		Query:       "data.authzbench.risk.allow",
 		Policies:    []File{{Name: "risk.rego", Content: riskPolicy}},
 		Data:        mustJSON(map[string]any{"risk": d}),
+		Cedar:       riskCedar(d),
 	}
 	for i := range n {
 		in := riskApplication(r, d, i)
 		allow, reason := riskDecide(d, in)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: riskCedarRequest(d, in)})
 	}
 	return w, nil
 }
