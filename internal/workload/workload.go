@@ -176,7 +176,8 @@ func register(s Spec) {
 
 // Names lists the built-in workloads in order of complexity where known, then by name.
 func Names() []string {
-	order := map[string]int{"nop": 0, "rbac": 1, "api": 2, "risk": 3}
+	order := map[string]int{"nop": 0, "rbac": 1, "api": 2, "risk": 3,
+		"docshare-5": 4, "docshare-10": 5, "docshare-20": 6, "docshare-50": 7}
 	names := make([]string, 0, len(builtins))
 	for n := range builtins {
 		names = append(names, n)

@@ -1,0 +1,280 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/cedarengine"
+)
+
+func TestDocshareMatchesReferenceModel(t *testing.T) {
+	for _, n := range docshareSizes {
+		t.Run(docshareName(n), func(t *testing.T) {
+			w, err := buildDocshare(n)(DefaultSeed, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Name != docshareName(n) || w.Query != "data.authzbench.docshare.allow" || w.Description == "" {
+				t.Errorf("workload identity: name %q, query %q, description %q", w.Name, w.Query, w.Description)
+			}
+			allows, _, _ := w.Counts()
+			if share := float64(allows) / float64(len(w.Inputs)); share < 0.40 || share > 0.60 {
+				t.Errorf("%.1f %% of the inputs expect allow; want 40 to 60 %%", 100*share)
+			}
+			reasons := checkAgainstOPA(t, w)
+			for _, want := range []string{"deny: blocked", "deny: archived", "deny: not owner",
+				"deny: sharing disabled", "deny: read only", "deny: no access"} {
+				if reasons[want] == 0 {
+					t.Errorf("no input is denied for %q; deny reasons %v", want, reasons)
+				}
+			}
+			allowReasons := map[string]int{}
+			for _, in := range w.Inputs {
+				if in.Expect == ExpectAllow {
+					allowReasons[in.Reason]++
+				}
+			}
+			for _, want := range []string{"allow: owner", "allow: public", "allow: shared", "allow: editor"} {
+				if allowReasons[want] == 0 {
+					t.Errorf("no input is allowed for %q; allow reasons %v", want, allowReasons)
+				}
+			}
+			checkAgainstCedar(t, w)
+		})
+	}
+}
+
+// Every request carries exactly N distinct entities, the same ones in Rego and in Cedar,
+// including its principal and resource, and no entity store is loaded.
+func TestDocshareRequestsCarryNEntities(t *testing.T) {
+	for _, n := range docshareSizes {
+		w, err := buildDocshare(n)(DefaultSeed, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Data != nil || w.Cedar.Entities != nil {
+			t.Errorf("%s: data %q, Cedar entities %q; want none, requests carry their entities", w.Name, w.Data, w.Cedar.Entities)
+		}
+		for i, in := range w.Inputs {
+			var rego struct {
+				Principal, Resource string
+				Entities            map[string]json.RawMessage
+			}
+			if err := json.Unmarshal(in.JSON, &rego); err != nil {
+				t.Fatal(err)
+			}
+			var ced struct {
+				Principal, Resource cedarUID
+				Entities            []cedarEntity
+			}
+			if err := json.Unmarshal(in.Cedar, &ced); err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, e := range ced.Entities {
+				keys = append(keys, e.UID.Type+"::"+e.UID.ID)
+			}
+			slices.Sort(keys)
+			keys = slices.Compact(keys)
+			regoKeys := make([]string, 0, len(rego.Entities))
+			for k := range rego.Entities {
+				regoKeys = append(regoKeys, k)
+			}
+			slices.Sort(regoKeys)
+			switch {
+			case len(rego.Entities) != n || len(ced.Entities) != n || len(keys) != n:
+				t.Fatalf("%s input %d: %d Rego entities, %d Cedar entities (%d distinct); want %d",
+					w.Name, i, len(rego.Entities), len(ced.Entities), len(keys), n)
+			case !slices.Equal(keys, regoKeys):
+				t.Fatalf("%s input %d: Rego carries %v, Cedar %v", w.Name, i, regoKeys, keys)
+			case rego.Entities[rego.Principal] == nil || rego.Entities[rego.Resource] == nil:
+				t.Fatalf("%s input %d does not carry its principal and resource", w.Name, i)
+			case rego.Principal != ced.Principal.Type+"::"+ced.Principal.ID || rego.Resource != ced.Resource.Type+"::"+ced.Resource.ID:
+				t.Fatalf("%s input %d: Rego asks about %s on %s, Cedar about %v on %v", w.Name, i,
+					rego.Principal, rego.Resource, ced.Principal, ced.Resource)
+			}
+		}
+	}
+}
+
+// The entities the requests carry conform to the schema: the engine validates the store, not
+// the entities a request brings, so load them all as a store once to check them.
+func TestDocshareEntitiesMatchSchema(t *testing.T) {
+	w, err := buildDocshare(50)(DefaultSeed, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[cedarUID]bool{}
+	var all []json.RawMessage
+	for _, in := range w.Inputs {
+		var req struct{ Entities []json.RawMessage }
+		if err := json.Unmarshal(in.Cedar, &req); err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range req.Entities {
+			var e cedarEntity
+			if err := json.Unmarshal(raw, &e); err != nil {
+				t.Fatal(err)
+			}
+			if !seen[e.UID] {
+				seen[e.UID] = true
+				all = append(all, raw)
+			}
+		}
+	}
+	_, err = cedarengine.New(
+		[]cedarengine.Source{{Name: "docshare.cedar", Text: docshareCedarPolicy}},
+		&cedarengine.Source{Name: "entities.json", Text: mustJSON(all)},
+		&cedarengine.Source{Name: "docshare.cedarschema", Text: docshareCedarSchema})
+	if err != nil {
+		t.Fatalf("%d distinct entities carried by the requests: %v", len(all), err)
+	}
+}
+
+func TestDocshareIsDeterministic(t *testing.T) {
+	for _, n := range []int{5, 50} {
+		a, err := buildDocshare(n)(DefaultSeed, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := buildDocshare(n)(DefaultSeed, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertSameWorkload(t, a, b)
+		for i := range a.Inputs {
+			if !bytes.Equal(a.Inputs[i].Cedar, b.Inputs[i].Cedar) {
+				t.Fatalf("%s input %d: Cedar request differs between two builds with the same seed", a.Name, i)
+			}
+		}
+		c, err := buildDocshare(n)(DefaultSeed+1, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(c.Inputs[0].JSON)+string(c.Inputs[1].JSON) == string(a.Inputs[0].JSON)+string(a.Inputs[1].JSON) {
+			t.Errorf("another seed gave the same first inputs; is the seed used?")
+		}
+	}
+}
+
+func TestDocshareGeneratedWorldStaysWithinBounds(t *testing.T) {
+	for _, seed := range []int64{DefaultSeed, 1, 2, 3} {
+		world := newDocshareWorld(newDocshareRand(seed))
+		for g := range world.groupParents {
+			if len(world.groupParents[g]) > 0 && slices.Max(world.groupParents[g]) >= g {
+				t.Fatalf("seed %d: group %d joins a later group; groups must not form cycles", seed, g)
+			}
+		}
+		for d := range world.docs {
+			if depth := len(world.folderChain(d)); depth > dsMaxFolderDepth || depth != world.folders[world.docs[d].folder].depth {
+				// The Cedar policies read the lists of dsMaxFolderDepth folders, no more.
+				t.Fatalf("seed %d: document %d is %d folders deep (its folder says %d); the Cedar policies read %d",
+					seed, d, depth, world.folders[world.docs[d].folder].depth, dsMaxFolderDepth)
+			}
+		}
+	}
+}
+
+func TestDocshareNamesSortBySize(t *testing.T) {
+	names := Names()
+	at := func(name string) int {
+		i := slices.Index(names, name)
+		if i < 0 {
+			t.Fatalf("%s is not among %v", name, names)
+		}
+		return i
+	}
+	prev := at("risk")
+	for _, n := range docshareSizes {
+		i := at(docshareName(n))
+		if i <= prev {
+			t.Errorf("Names() = %v: %s is not after %s", names, docshareName(n), names[prev])
+		}
+		prev = i
+	}
+	if cedar := CedarNames(); !slices.Contains(cedar, "docshare-5") || !slices.Contains(cedar, "docshare-50") {
+		t.Errorf("CedarNames() = %v; want the docshare workloads among them", cedar)
+	}
+}
+
+// docshareHandWorld is a small world for the hand-written cases:
+//
+//	groups: g0; g1 in g0; g2 in g1; g3 on its own
+//	users:  u0 owns every document; u1 in g2; u2 in no group; u3 in g1; u4 in g2; u5 in no
+//	        group; u6 in no group; u7 in g3
+//	folders: archive > f5; f1 > f2 > f3 > f4 (four deep)
+//	         f1 lists group g0 as editors, f3 lists u5 as a viewer
+//	doc 0 in f4: private, sharable, u4 blocked
+//	doc 1 in f2: public, not sharable, u2 an editor
+//	doc 2 in f5 (archived): private, sharable, group g1 viewers
+func docshareHandWorld() *dsWorld {
+	none := []int{}
+	empty := dsACL{none, none, none, none}
+	folder := func(parent, depth int, acl dsACL) dsFolder { return dsFolder{parent: parent, depth: depth, acl: acl} }
+	return &dsWorld{
+		userGroups:   [][]int{none, {2}, none, {1}, {2}, none, none, {3}},
+		groupParents: [][]int{none, {0}, {1}, none},
+		folders: []dsFolder{
+			dsArchive: folder(-1, 1, empty),
+			1:         folder(-1, 1, dsACL{none, none, none, []int{0}}),
+			2:         folder(1, 2, empty),
+			3:         folder(2, 3, dsACL{[]int{5}, none, none, none}),
+			4:         folder(3, 4, empty),
+			5:         folder(dsArchive, 2, empty),
+		},
+		docs: []dsDoc{
+			{folder: 4, owner: 0, sharable: true, blocked: []int{4}, acl: empty},
+			{folder: 2, owner: 0, public: true, blocked: none, acl: dsACL{none, none, []int{2}, none}},
+			{folder: 5, owner: 0, sharable: true, blocked: none, acl: dsACL{none, []int{1}, none, none}},
+		},
+	}
+}
+
+func TestDocshareDecide(t *testing.T) {
+	world := docshareHandWorld()
+	req := func(user int, act string, doc int) dsRequest {
+		q := dsRequest{world: world, user: user, action: act, doc: doc, entities: world.relevant(user, doc)}
+		for _, e := range world.related(doc) {
+			if !slices.Contains(q.entities, e) {
+				q.entities = append(q.entities, e)
+			}
+		}
+		return q
+	}
+	tests := []handCase[dsRequest]{
+		{"owner views", req(0, "view", 0), true, "allow: owner"},
+		{"owner shares", req(0, "share", 0), true, "allow: owner"},
+		{"owner deletes", req(0, "delete", 1), true, "allow: owner"},
+		{"owner deletes an archived document", req(0, "delete", 2), true, "allow: owner"},
+		{"archived documents are read-only even for their owner", req(0, "edit", 2), false, "deny: archived"},
+		{"archived documents are never shared", req(0, "share", 2), false, "deny: archived"},
+		{"archive forbids before the viewer list answers", req(3, "edit", 2), false, "deny: archived"},
+		{"viewer group on the document", req(3, "view", 2), true, "allow: shared"},
+		{"nested group member of a viewer group", req(1, "view", 2), true, "allow: shared"},
+		{"editor through nested groups on a folder four levels up", req(1, "edit", 0), true, "allow: editor"},
+		{"editors may view", req(1, "view", 0), true, "allow: shared"},
+		{"editors share a sharable document", req(1, "share", 0), true, "allow: editor"},
+		{"editors may not delete", req(1, "delete", 0), false, "deny: not owner"},
+		{"blocked editor may do nothing", req(4, "view", 0), false, "deny: blocked"},
+		{"blocked editor may not edit", req(4, "edit", 0), false, "deny: blocked"},
+		{"viewer named on a folder above", req(5, "view", 0), true, "allow: shared"},
+		{"viewer may not edit", req(5, "edit", 0), false, "deny: read only"},
+		{"viewer may not share", req(5, "share", 0), false, "deny: read only"},
+		{"stranger sees nothing", req(6, "view", 0), false, "deny: no access"},
+		{"stranger edits nothing", req(6, "edit", 0), false, "deny: no access"},
+		{"an unrelated group grants nothing", req(7, "view", 0), false, "deny: no access"},
+		{"anyone views a public document", req(6, "view", 1), true, "allow: public"},
+		{"public does not mean editable", req(6, "edit", 1), false, "deny: read only"},
+		{"direct editor edits", req(2, "edit", 1), true, "allow: editor"},
+		{"editor may not share an unsharable document", req(2, "share", 1), false, "deny: sharing disabled"},
+		{"group editor on a folder above edits", req(3, "edit", 1), true, "allow: editor"},
+		{"group editor may not share an unsharable document", req(3, "share", 1), false, "deny: sharing disabled"},
+		{"stranger may not delete", req(6, "delete", 1), false, "deny: not owner"},
+	}
+	w := docshareWorkload("docshare-5")
+	w.Name = "docshare (hand cases)"
+	checkHandCases(t, w, tests, func(q dsRequest) (bool, string) { return docshareDecide(world, q.user, q.action, q.doc) })
+	checkCedarHandCases(t, w, tests, dsRequest.cedar)
+}
