@@ -24,16 +24,34 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tDESCRIPTION")
+			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tCEDAR\tDESCRIPTION")
+			var handed []string
 			for _, name := range workload.Names() {
 				w, err := workload.Builtin(name)
 				if err != nil {
 					return err
 				}
 				allow, deny, _ := w.Counts()
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, w.Description)
+				cedar := "no"
+				if c := w.Cedar; c != nil {
+					cedar = "same work"
+					if c.Differences != "" {
+						cedar = fmt.Sprintf("handed [%d]", len(handed)+1)
+						handed = append(handed, w.Name+": "+c.Differences)
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, cedar, w.Description)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(handed) > 0 {
+				fmt.Fprintln(stdout, "\nCEDAR \"handed\": what the Cedar version is given ready-made because Cedar cannot compute it")
+			}
+			for i, h := range handed {
+				fmt.Fprintf(stdout, "[%d] %s\n", i+1, h)
+			}
+			return nil
 		},
 	}
 	show := &cobra.Command{
@@ -46,6 +64,9 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 				return usageError(err)
 			}
 			fmt.Fprintf(stdout, "# %s: %s\n# query: %s\n# data: %d bytes\n", w.Name, w.Description, w.Query, len(w.Data))
+			if c := w.Cedar; c != nil && c.Differences != "" {
+				fmt.Fprintf(stdout, "# in Cedar: %s\n", c.Differences)
+			}
 			for _, p := range w.Policies {
 				fmt.Fprintf(stdout, "\n# --- %s ---\n%s", p.Name, p.Content)
 			}
@@ -58,9 +79,6 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if c := w.Cedar; c != nil {
 				fmt.Fprintf(stdout, "\n# === Cedar version (entities: %d bytes) ===\n", len(c.Entities))
-				if c.Differences != "" {
-					fmt.Fprintf(stdout, "# differs from the Rego: %s\n", c.Differences)
-				}
 				if c.Schema != nil {
 					fmt.Fprintf(stdout, "\n# --- %s ---\n%s", c.Schema.Name, c.Schema.Content)
 				}

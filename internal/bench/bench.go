@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/load"
@@ -124,6 +125,9 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 			ExpectAllow: allow, ExpectDeny: deny, Unverified: unverified},
 		Load: result.Load{Model: "closed", Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
+	}
+	if strings.HasPrefix(t.Name, "cedar/") && w.Cedar != nil {
+		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
 	}
 	if t.Load.Rate > 0 {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = "open", t.Load.Rate, t.Load.Connections, 0

@@ -242,6 +242,13 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 			}
 		}
 	}
+	said := map[string]bool{}
+	for _, r := range doc.Runs {
+		if d := r.WorkloadDoc.CedarDifferences; d != "" && !said[r.Workload] {
+			said[r.Workload] = true
+			fmt.Fprintf(w, "%s%s in Cedar: %s\n", bullet, r.Workload, d)
+		}
+	}
 	if e := crossEngine(doc); e != "" {
 		fmt.Fprintf(w, "%s× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s\n", bullet, e, e, e)
 	}

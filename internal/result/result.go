@@ -87,11 +87,14 @@ func NewHarness(before, after metrics.Usage, requests uint64) *Harness {
 // WorkloadInfo says what was asked of the engine.
 type WorkloadInfo struct {
 	Description string `json:"description,omitempty"`
-	Query       string `json:"query"`
-	Inputs      int    `json:"inputs"`
-	ExpectAllow int    `json:"expect_allow"`
-	ExpectDeny  int    `json:"expect_deny"`
-	Unverified  int    `json:"unverified"`
+	// CedarDifferences says, for a Cedar run, what its Cedar version is handed ready-made
+	// that the Rego computes itself; empty when both do the same work.
+	CedarDifferences string `json:"cedar_differences,omitempty"`
+	Query            string `json:"query"`
+	Inputs           int    `json:"inputs"`
+	ExpectAllow      int    `json:"expect_allow"`
+	ExpectDeny       int    `json:"expect_deny"`
+	Unverified       int    `json:"unverified"`
 }
 
 // Load is the load model of a run.

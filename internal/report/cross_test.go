@@ -1,0 +1,87 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// crossDocument runs two engines in two modes on two workloads; one Cedar run served nothing.
+func crossDocument() *result.Document {
+	run := func(workload, target string, p50 float64, ok uint64) result.Run {
+		r := result.Run{Target: target, Workload: workload, Load: result.Load{Model: "closed", Workers: 1}, Summary: result.Summary{
+			Requests: 1000, OK: ok, ThroughputRPS: metrics.Spread{Mean: 1e6 / p50, N: 1},
+			LatencyUS: metrics.Percentiles{P50: p50, P95: p50, P99: p50, P999: p50},
+		}}
+		if strings.HasPrefix(target, "cedar/") && workload == "api" {
+			r.WorkloadDoc.CedarDifferences = "Cedar is handed the token's verdict"
+		}
+		return r
+	}
+	return &result.Document{Schema: result.Schema, Runs: []result.Run{
+		run("api", "opa/inproc", 40, 1000),
+		run("api", "cedar/inproc", 4, 1000),
+		run("api", "opa/server", 300, 1000),
+		run("api", "cedar/server", 250, 0), // served nothing: no ratio
+		run("rbac", "opa/inproc", 20, 1000),
+		run("rbac", "cedar/inproc", 80, 1000),
+	}}
+}
+
+// The cross-engine column divides the first engine's P50 by each row's within one workload
+// and mode, never across modes, and the Cedar handed-over work is said once per workload.
+func TestCrossEngineColumn(t *testing.T) {
+	var b bytes.Buffer
+	if err := Table(&b, crossDocument()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "× vs opa") {
+		t.Fatalf("header %q lacks the cross-engine column", lines[0])
+	}
+	want := map[string]string{ // row prefix -> last cell
+		"api          opa/inproc":   "1.0×",
+		"api          cedar/inproc": "10×",
+		"api          opa/server":   "1.0×",
+		"api          cedar/server": "-",
+		"rbac         opa/inproc":   "1.0×",
+		"rbac         cedar/inproc": "0.25×",
+	}
+	for _, l := range lines[1:] {
+		fields := strings.Fields(l)
+		if len(fields) < 2 {
+			continue
+		}
+		key := fields[0] + " " + fields[1]
+		for prefix, cell := range want {
+			if strings.Join(strings.Fields(prefix), " ") == key {
+				if got := fields[len(fields)-1]; got != cell {
+					t.Errorf("%s: cross-engine cell %q, want %q", key, got, cell)
+				}
+				delete(want, prefix)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rows not found: %v\n%s", want, b.String())
+	}
+	if n := strings.Count(b.String(), "api in Cedar: Cedar is handed the token's verdict"); n != 1 {
+		t.Errorf("the Cedar difference of api is said %d times, want once:\n%s", n, b.String())
+	}
+}
+
+// One engine alone gets no cross-engine column.
+func TestNoCrossEngineColumnForOneEngine(t *testing.T) {
+	doc := crossDocument()
+	doc.Runs = []result.Run{doc.Runs[0], doc.Runs[2]}
+	var b bytes.Buffer
+	if err := Markdown(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "× vs opa") {
+		t.Errorf("cross-engine column with one engine:\n%s", b.String())
+	}
+}
