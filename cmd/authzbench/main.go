@@ -62,12 +62,12 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "authzbench",
 		Short: "Measure how fast authorization engines decide, with every decision checked",
-		Long: `authzbench measures policy engines (OPA today) the way they are deployed: in-process,
-one CLI process per decision, or as a REST server. It starts what it measures, checks every
+		Long: `authzbench measures policy engines (OPA and Cedar) the way they are deployed: in-process,
+one CLI process per decision, or as a REST server, on the same requests. It starts what it measures, checks every
 response against the decision it must produce (a 400, an undefined result or a wrong allow/deny
 is an error, never a success), records latencies in HDR histograms up to p99.99, and writes one
 JSON result file that every report can be rebuilt from.`,
-		Example: `  # The quickstart: 4 policies x 3 OPA deployment modes, about 90 seconds
+		Example: `  # The quickstart: 4 policies x 3 OPA modes and 2 Cedar modes, about two minutes
   authzbench run
 
   # One workload, one mode, your load

@@ -81,7 +81,8 @@ func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `run drives workloads through targets and prints a comparison table.
 
 With no arguments it runs the embedded quickstart scenario: the nop, rbac, api and risk
-workloads through opa/cli, opa/server and opa/inproc, in about 90 seconds on 2 cores.
+workloads through opa/cli, opa/server, opa/inproc, cedar/server and cedar/inproc, in about
+two minutes on 2 cores.
 With -f it runs a scenario file; with --target/--workload, --policy or --cedar-policies it runs
 one described by flags. Load flags (--workers, --rate, --connections, --duration, --requests,
 --warmup, --repeat, --timeout) override the scenario's values for every target.
@@ -149,7 +150,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
-	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server: ask OPA for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
+	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server, cedar/server: ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
 	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
 	fl.StringVar(&f.body, "body", "", "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)")

@@ -275,6 +275,8 @@ func TestEmbeddedQuickstartShape(t *testing.T) {
 		targetRef("opa/cli", 2, 4*time.Second, time.Second, DefaultTimeout),
 		targetRef("opa/server", 4, 4*time.Second, time.Second, DefaultTimeout),
 		targetRef("opa/inproc", 2, 4*time.Second, time.Second, DefaultTimeout),
+		targetRef("cedar/server", 4, 4*time.Second, time.Second, DefaultTimeout),
+		targetRef("cedar/inproc", 2, 4*time.Second, time.Second, DefaultTimeout),
 	}
 	if !reflect.DeepEqual(s.Targets, want) {
 		t.Errorf("targets\n %+v\nwant\n %+v", s.Targets, want)
