@@ -15,7 +15,7 @@ import (
 // calls on the same prepared requests: the clock reads, the Decider call and the verification of
 // each decision. The issue asks for at most 10 %; figures go in docs/benchmarks.md.
 //
-//	go test ./internal/target -run XXX -bench Cedar -benchtime 2s -count 5
+//	go test ./internal/target -run XXX -bench CedarInproc -benchtime 1s -count 3 -benchmem
 
 func startCedarInproc(b *testing.B, name string) (*cedarInproc, *workload.Workload) {
 	b.Helper()
@@ -30,11 +30,14 @@ func startCedarInproc(b *testing.B, name string) (*cedarInproc, *workload.Worklo
 	return t, w
 }
 
-// BenchmarkCedarBareAuthorize is the floor: cedar.Authorize on the parsed requests, nothing else.
-func BenchmarkCedarBareAuthorize(b *testing.B) {
+// BenchmarkCedarInproc runs, per workload and side by side so that drift on a shared machine
+// touches both alike, the floor (bare: cedar.Authorize on the parsed requests, nothing else)
+// the target's decider (its Decide and the classification against the expected decision), and
+// the target as the load driver uses it (target: the decider between two clock reads).
+func BenchmarkCedarInproc(b *testing.B) {
 	for _, name := range workload.CedarNames() {
-		b.Run(name, func(b *testing.B) {
-			t, _ := startCedarInproc(b, name)
+		t, w := startCedarInproc(b, name)
+		b.Run(name+"/bare", func(b *testing.B) {
 			policies := t.engine.PolicySet()
 			n := len(t.requests)
 			allowed := 0
@@ -46,15 +49,19 @@ func BenchmarkCedarBareAuthorize(b *testing.B) {
 			}
 			_ = allowed
 		})
-	}
-}
-
-// BenchmarkCedarTarget is the same decisions as the load driver makes them: two clock reads,
-// the target's Decide and the classification against the expected decision.
-func BenchmarkCedarTarget(b *testing.B) {
-	for _, name := range workload.CedarNames() {
-		b.Run(name, func(b *testing.B) {
-			t, w := startCedarInproc(b, name)
+		// decider is target without the clock reads: what the target's own code adds, apart
+		// from the cost of timing each decision that any latency histogram pays.
+		b.Run(name+"/decider", func(b *testing.B) {
+			d := t.Worker()
+			ctx := context.Background()
+			n := len(w.Inputs)
+			for i := 0; b.Loop(); i++ {
+				if verify.Classify(w.Inputs[i%n].Expect, d.Decide(ctx, i%n)) != verify.OK {
+					b.Fatal("wrong decision")
+				}
+			}
+		})
+		b.Run(name+"/target", func(b *testing.B) {
 			d := t.Worker()
 			ctx := context.Background()
 			n := len(w.Inputs)
