@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/load"
@@ -126,7 +125,7 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 		Load: result.Load{Model: "closed", Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
 	}
-	if strings.HasPrefix(t.Name, "cedar/") && w.Cedar != nil {
+	if target.Engine(t.Name) == "cedar" && w.Cedar != nil {
 		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
 	}
 	if t.Load.Rate > 0 {

@@ -75,12 +75,8 @@ func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o Equivalence
 
 func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel int, o EquivalenceOptions) (Equivalence, error) {
 	row := Equivalence{Workload: w.Name, Target: name}
-	switch engine := target.Engine(name); {
-	case engine == "opa" && !w.HasRego():
-		row.Skipped = "no Rego version"
-		return row, nil
-	case engine == "cedar" && !w.HasCedar():
-		row.Skipped = "no Cedar version"
+	if lang, ok := w.VersionFor(target.Engine(name)); !ok {
+		row.Skipped = "no " + lang + " version"
 		return row, nil
 	}
 	topts := o.Target

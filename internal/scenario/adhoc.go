@@ -56,7 +56,9 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			errs = append(errs, fmt.Errorf("--workload: %w", err))
 			continue
 		}
-		errs = append(errs, engineGaps(s.Targets, wl, "--workload "+w)...)
+		for _, g := range engineGaps(wl, s.Targets) {
+			errs = append(errs, fmt.Errorf("--target %s: --workload %s has no %s version", g.target, w, g.language))
+		}
 		s.Workloads = append(s.Workloads, WorkloadRef{Name: w})
 	}
 	if a.User != nil {
@@ -67,7 +69,9 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			if name == "" {
 				name = "user"
 			}
-			errs = append(errs, engineGaps(s.Targets, wl, "your workload")...)
+			for _, g := range engineGaps(wl, s.Targets) {
+				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))
+			}
 			s.Workloads = append(s.Workloads, WorkloadRef{Name: name, User: a.User})
 		}
 	}
@@ -137,19 +141,4 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// engineGaps names the targets whose engine the workload is not written for, so a Rego-only
-// workload asked of a cedar target fails before anything starts rather than as an empty row.
-func engineGaps(targets []TargetRef, w *workload.Workload, what string) []error {
-	var errs []error
-	for _, t := range targets {
-		switch {
-		case strings.HasPrefix(t.Name, "cedar/") && !w.HasCedar():
-			errs = append(errs, fmt.Errorf("--target %s: %s has no Cedar version; give --cedar-policies and --cedar-requests (with --entities and --schema if it uses them)", t.Name, what))
-		case strings.HasPrefix(t.Name, "opa/") && !w.HasRego():
-			errs = append(errs, fmt.Errorf("--target %s: %s has no Rego version; give --policy and --inputs (with --data if it uses them)", t.Name, what))
-		}
-	}
-	return errs
 }

@@ -461,3 +461,16 @@ func FuzzScenarioParse(f *testing.F) {
 		}
 	})
 }
+
+// A workload written only in Rego, asked of a cedar target in a scenario file, is refused at
+// load time naming the workload's line and the target, and once although a sweep expands the
+// target into several.
+func TestParseRefusesAnEngineTheWorkloadIsNotWrittenFor(t *testing.T) {
+	yaml := "workloads:\n  - rbac\n  - name: mine\n    policy: [authz.rego]\n    inputs: inputs.jsonl\n" +
+		"targets:\n  - opa/inproc\n  - target: cedar/inproc\n    load: {workers_sweep: [1, 2]}\n"
+	_, err := Parse("s.yaml", []byte(yaml), filepath.Join("testdata", "user"))
+	want := "s.yaml:3: workload mine has no Cedar version, and target cedar/inproc reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
+	}
+}

@@ -229,12 +229,14 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	if len(f.Workloads) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no workloads: list at least one (known: %s)", source, strings.Join(workload.Names(), ", ")))
 	}
-	for _, w := range f.Workloads {
-		ref, err := workloadRef(w, baseDir)
+	loaded := make([]*workload.Workload, len(f.Workloads)) // for the engine check; nil where invalid
+	for i, w := range f.Workloads {
+		ref, wl, err := workloadRef(w, baseDir)
 		if err != nil {
 			bad(w.Line, "%v", err)
 			continue
 		}
+		loaded[i] = wl
 		s.Workloads = append(s.Workloads, ref)
 	}
 	if len(f.Targets) == 0 {
@@ -260,6 +262,13 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 			s.Targets = append(s.Targets, step)
 		}
 	}
+	for i, w := range f.Workloads {
+		if wl := loaded[i]; wl != nil {
+			for _, g := range engineGaps(wl, s.Targets) {
+				bad(w.Line, "workload %s has no %s version, and target %s reads %s; add %s", wl.Name, g.language, g.target, g.language, keysFor[g.language])
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -281,16 +290,19 @@ func (s *Scenario) SetFloor(on bool) {
 	s.Workloads = append([]WorkloadRef{{Name: "nop"}}, s.Workloads...)
 }
 
-func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, error) {
+// workloadRef resolves a workload entry, loading it to check it, and returns the loaded
+// workload too.
+func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workload, error) {
 	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 &&
 		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" {
 		if w.Name == "" {
-			return WorkloadRef{}, errors.New("workload without a name")
+			return WorkloadRef{}, nil, errors.New("workload without a name")
 		}
-		if _, err := workload.Builtin(w.Name); err != nil {
-			return WorkloadRef{}, err
+		wl, err := workload.Builtin(w.Name)
+		if err != nil {
+			return WorkloadRef{}, nil, err
 		}
-		return WorkloadRef{Name: w.Name}, nil
+		return WorkloadRef{Name: w.Name}, wl, nil
 	}
 	rel := func(p string) string {
 		if filepath.IsAbs(p) || baseDir == "" {
@@ -315,14 +327,46 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, error) {
 	for _, p := range w.Data {
 		u.Data = append(u.Data, rel(p))
 	}
-	if _, err := workload.FromFiles(*u); err != nil {
-		return WorkloadRef{}, err
+	wl, err := workload.FromFiles(*u)
+	if err != nil {
+		return WorkloadRef{}, nil, err
 	}
 	if u.Name == "" {
 		u.Name = "user"
 	}
-	return WorkloadRef{Name: u.Name, User: u}, nil
+	return WorkloadRef{Name: u.Name, User: u}, wl, nil
 }
+
+// gap is a target whose engine reads a language the workload is not written in.
+type gap struct{ target, language string }
+
+// engineGaps lists the targets whose engine the workload is not written for, so that a
+// Rego-only workload asked of a cedar target fails before anything starts, from a scenario file
+// or from flags, rather than as an empty row.
+func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
+	var gaps []gap
+	seen := map[string]bool{} // a sweep expands one target into several
+	for _, t := range targets {
+		if lang, ok := w.VersionFor(target.Engine(t.Name)); !ok && !seen[t.Name] {
+			seen[t.Name] = true
+			gaps = append(gaps, gap{t.Name, lang})
+		}
+	}
+	return gaps
+}
+
+// flagsFor and keysFor say how to give a workload's version in a language, on the command line
+// and in a scenario file.
+var (
+	flagsFor = map[string]string{
+		"Rego":  "--policy and --inputs (with --data if it uses them)",
+		"Cedar": "--cedar-policies and --cedar-requests (with --entities and --schema if it uses them)",
+	}
+	keysFor = map[string]string{
+		"Rego":  "policy and inputs (with data if it uses them)",
+		"Cedar": "cedar_policies and requests (with entities and schema if it uses them)",
+	}
+)
 
 // DefaultLoad is the load of a target nobody configured.
 func DefaultLoad() TargetRef {

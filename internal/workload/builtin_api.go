@@ -307,6 +307,18 @@ func apiNow(r *rand.Rand) time.Time {
 	return apiEpoch.Add(time.Duration(r.Int64N(int64(14 * 24 * time.Hour))))
 }
 
+// apiWorkload is the api workload over the given data, in Rego and Cedar, with no inputs yet.
+func apiWorkload(d *apiData) *Workload {
+	return &Workload{
+		Name:        "api",
+		Description: builtins["api"].Description,
+		Query:       "data.authzbench.api.allow",
+		Policies:    []File{{Name: "api.rego", Content: apiPolicy}},
+		Data:        mustJSON(map[string]any{"api": d}),
+		Cedar:       apiCedar(d),
+	}
+}
+
 func buildAPI(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x617069)) // "api"
 	d := &apiData{
@@ -365,14 +377,7 @@ func buildAPI(seed int64, n int) (*Workload, error) {
 		clients[i] = c
 	}
 
-	w := &Workload{
-		Name:        "api",
-		Description: builtins["api"].Description,
-		Query:       "data.authzbench.api.allow",
-		Policies:    []File{{Name: "api.rego", Content: apiPolicy}},
-		Data:        mustJSON(map[string]any{"api": d}),
-		Cedar:       apiCedar(d),
-	}
+	w := apiWorkload(d)
 	for range n {
 		c := clients[r.IntN(len(clients))]
 		in := apiInput{NowNS: apiNow(r).UnixNano()}

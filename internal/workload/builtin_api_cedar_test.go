@@ -85,9 +85,9 @@ func signRawHS256(header string, payload map[string]any, secret string) string {
 	return h + "." + p + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// TestAPICedarDecide runs hand-written cases, one or more per rule, through the reference
-// model, OPA and Cedar.
-func TestAPICedarDecide(t *testing.T) {
+// TestAPIDecide runs hand-written cases, one or more per rule, through the reference model,
+// OPA and Cedar.
+func TestAPIDecide(t *testing.T) {
 	const secret = "test-secret"
 	d := &apiData{
 		JWTSecret: secret,
@@ -184,13 +184,7 @@ func TestAPICedarDecide(t *testing.T) {
 		{"delete just before opening", req(token(func(c *apiClaims) { c.Scope += " items:delete" }), "DELETE", "/v1/items/42", early, 0), false, "deny: outside business hours"},
 		{"read on a Saturday", req(token(deleter), "GET", "/v1/items/42", saturday, 0), true, "allow: GET /v1/items/*"},
 	}
-	w := &Workload{
-		Name:     "api",
-		Query:    "data.authzbench.api.allow",
-		Policies: []File{{Name: "api.rego", Content: apiPolicy}},
-		Data:     mustJSON(map[string]any{"api": d}),
-		Cedar:    apiCedar(d),
-	}
+	w := apiWorkload(d)
 	checkHandCases(t, w, tests, func(in apiInput) (bool, string) { return apiDecide(d, in) })
 	checkCedarHandCases(t, w, tests, func(in apiInput) []byte { return apiCedarRequest(d, in) })
 }

@@ -331,10 +331,9 @@ func riskEmploymentPoints(e riskEmployment) int {
 	return 0
 }
 
-func buildRisk(seed int64, n int) (*Workload, error) {
-	r := rand.New(rand.NewPCG(uint64(seed), 0x7269736b))
-	d := riskTables()
-	w := &Workload{
+// riskWorkload is the risk workload over the given tables, in Rego and Cedar, with no inputs yet.
+func riskWorkload(d *riskData) *Workload {
+	return &Workload{
 		Name:        "risk",
 		Description: builtins["risk"].Description,
 		Query:       "data.authzbench.risk.allow",
@@ -342,6 +341,12 @@ func buildRisk(seed int64, n int) (*Workload, error) {
 		Data:        mustJSON(map[string]any{"risk": d}),
 		Cedar:       riskCedar(d),
 	}
+}
+
+func buildRisk(seed int64, n int) (*Workload, error) {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x7269736b))
+	d := riskTables()
+	w := riskWorkload(d)
 	for i := range n {
 		in := riskApplication(r, d, i)
 		allow, reason := riskDecide(d, in)

@@ -123,19 +123,7 @@ func riskOPADenies(t *testing.T, pq rego.PreparedEvalQuery, input []byte) []stri
 func TestRiskCedarBoundaries(t *testing.T) {
 	d := riskTables()
 	n := func(s int) *int { return &s }
-	// good is a prime applicant for a mortgage: score 9400, DTI 2437 bps, LTV 5000 bps.
-	good := func() riskInput {
-		return riskInput{
-			Applicant: riskApplicant{
-				ID: "app-good", Age: 40, Country: "DE", Industry: "technology",
-				Income:     riskIncome{StatedMonthly: 8000, VerifiedMonthly: 8000, Verified: true},
-				Employment: riskEmployment{Type: "salaried", Years: 8, Verified: true},
-				Bureaus:    map[string]*int{"equifax": n(790), "experian": n(800), "transunion": n(785)},
-				Debts:      []riskDebt{{Kind: "card", Monthly: 200}},
-			},
-			Loan: riskLoan{Product: "mortgage", Amount: 300_000, TermMonths: 300, CollateralValue: 600_000, MonthlyPayment: 1750},
-		}
-	}
+	good := riskPrimeApplicant
 	edit := func(base func() riskInput, f func(*riskInput)) func() riskInput {
 		return func() riskInput { in := base(); f(&in); return in }
 	}
@@ -270,13 +258,7 @@ func TestRiskCedarBoundaries(t *testing.T) {
 	for _, c := range cases {
 		hand = append(hand, handCase[riskInput]{c.name, c.in(), c.allow, c.reason})
 	}
-	w := &Workload{
-		Name:     "risk",
-		Query:    "data.authzbench.risk.allow",
-		Policies: []File{{Name: "risk.rego", Content: riskPolicy}},
-		Data:     mustJSON(map[string]any{"risk": d}),
-		Cedar:    riskCedar(d),
-	}
+	w := riskWorkload(d)
 	checkHandCases(t, w, hand, func(in riskInput) (bool, string) { return riskDecide(d, in) })
 	checkCedarHandCases(t, w, hand, func(in riskInput) []byte { return riskCedarRequest(d, in) })
 }

@@ -51,21 +51,28 @@ func TestRiskPolicySize(t *testing.T) {
 	}
 }
 
+// riskPrimeApplicant is a prime applicant for a mortgage: score 9400, DTI 2437 bps, LTV
+// 5000 bps. Hand-written cases edit a fresh copy.
+func riskPrimeApplicant() riskInput {
+	score := func(s int) *int { return &s }
+	return riskInput{
+		Applicant: riskApplicant{
+			ID: "app-good", Age: 40, Country: "DE", Industry: "technology",
+			Income:     riskIncome{StatedMonthly: 8000, VerifiedMonthly: 8000, Verified: true},
+			Employment: riskEmployment{Type: "salaried", Years: 8, Verified: true},
+			Bureaus:    map[string]*int{"equifax": score(790), "experian": score(800), "transunion": score(785)},
+			Debts:      []riskDebt{{Kind: "card", Monthly: 200}},
+		},
+		Loan: riskLoan{Product: "mortgage", Amount: 300_000, TermMonths: 300, CollateralValue: 600_000, MonthlyPayment: 1750},
+	}
+}
+
+// TestRiskDecide runs hand-written cases, one or more per rule, through the reference model,
+// OPA and Cedar.
 func TestRiskDecide(t *testing.T) {
 	d := riskTables()
 	score := func(s int) *int { return &s }
-	good := func() riskInput {
-		return riskInput{
-			Applicant: riskApplicant{
-				ID: "app-good", Age: 40, Country: "DE", Industry: "technology",
-				Income:     riskIncome{StatedMonthly: 8000, VerifiedMonthly: 8000, Verified: true},
-				Employment: riskEmployment{Type: "salaried", Years: 8, Verified: true},
-				Bureaus:    map[string]*int{"equifax": score(790), "experian": score(800), "transunion": score(785)},
-				Debts:      []riskDebt{{Kind: "card", Monthly: 200}},
-			},
-			Loan: riskLoan{Product: "mortgage", Amount: 300_000, TermMonths: 300, CollateralValue: 600_000, MonthlyPayment: 1750},
-		}
-	}
+	good := riskPrimeApplicant
 	edit := func(f func(*riskInput)) riskInput { in := good(); f(&in); return in }
 	tests := []handCase[riskInput]{
 		{"strong applicant", good(), true, "allow: prime"},
@@ -103,10 +110,7 @@ func TestRiskDecide(t *testing.T) {
 			in.Loan.MonthlyPayment = 1550
 		}), false, "deny: residual income too low"},
 	}
-	checkHandCases(t, &Workload{
-		Name:     "risk",
-		Query:    "data.authzbench.risk.allow",
-		Policies: []File{{Name: "risk.rego", Content: riskPolicy}},
-		Data:     mustJSON(map[string]any{"risk": d}),
-	}, tests, func(in riskInput) (bool, string) { return riskDecide(d, in) })
+	w := riskWorkload(d)
+	checkHandCases(t, w, tests, func(in riskInput) (bool, string) { return riskDecide(d, in) })
+	checkCedarHandCases(t, w, tests, func(in riskInput) []byte { return riskCedarRequest(d, in) })
 }

@@ -111,6 +111,19 @@ func (w *Workload) HasRego() bool { return len(w.Policies) > 0 || len(w.PolicyPa
 // HasCedar reports whether the workload has a Cedar version for the cedar targets.
 func (w *Workload) HasCedar() bool { return w.Cedar != nil }
 
+// VersionFor names the language an engine reads ("Rego" for opa, "Cedar" for cedar) and
+// reports whether the workload is written in it. Other targets (http) read the inputs alone
+// and are always served.
+func (w *Workload) VersionFor(engine string) (language string, ok bool) {
+	switch engine {
+	case "opa":
+		return "Rego", w.HasRego()
+	case "cedar":
+		return "Cedar", w.HasCedar()
+	}
+	return "", true
+}
+
 // CedarFiles returns the Cedar policy, entities and schema paths, writing in-memory files under
 // dir first, so that the in-process and served engines load the same files. entities and schema
 // are empty when the workload has none.
