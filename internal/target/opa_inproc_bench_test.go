@@ -14,7 +14,7 @@ import (
 // These benchmarks show what the opa/inproc target adds over a bare loop of OPA evaluations:
 // the clock reads and the verification of each decision. Figures go in docs/benchmarks.md.
 //
-//	go test ./internal/target -run XXX -bench Inproc -benchtime 3s
+//	go test ./internal/target -run XXX -bench '^BenchmarkInproc' -benchtime 3s
 
 func startInproc(b *testing.B, name string) (*opaInproc, *workload.Workload) {
 	b.Helper()
