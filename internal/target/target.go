@@ -94,9 +94,9 @@ type constructor func(Options) Target
 var registry = map[string]constructor{
 	"opa/inproc":   func(o Options) Target { return &opaInproc{opts: o} },
 	"opa/cli":      func(o Options) Target { return &opaCLI{opts: o} },
-	"opa/server":   func(o Options) Target { return &opaServer{opts: o} },
+	"opa/server":   func(o Options) Target { return &opaServer{served: served{opts: o}} },
 	"cedar/inproc": func(o Options) Target { return &cedarInproc{opts: o} },
-	"cedar/server": func(o Options) Target { return &cedarServer{opts: o} },
+	"cedar/server": func(o Options) Target { return &cedarServer{served{opts: o}} },
 	"http":         func(o Options) Target { return &httpTarget{opts: o} },
 }
 
