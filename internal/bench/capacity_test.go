@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +73,82 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 	}
 	if len(doc.Runs) != len(knee.Probes) || len(knee.Probes) > 7 {
 		t.Errorf("%d runs for %d probes (at most 7)", len(doc.Runs), len(knee.Probes))
+	}
+}
+
+// modelProbe answers like a server that holds up to holds req/s, with the generator falling
+// behind on the calls listed in stalls (numbered from 0) and on every rate from ceiling up.
+func modelProbe(holds, ceiling float64, stalls ...int) (func(float64) (Probe, error), *[]float64) {
+	var asked []float64
+	return func(rate float64) (Probe, error) {
+		call := len(asked)
+		asked = append(asked, rate)
+		switch {
+		case slices.Contains(stalls, call) || rate >= ceiling:
+			return Probe{Rate: rate, GeneratorBound: true, Why: "generator"}, nil
+		case rate > holds:
+			return Probe{Rate: rate, Why: "p99"}, nil
+		}
+		return Probe{Rate: rate, Pass: true}, nil
+	}, &asked
+}
+
+func TestCapacitySearchMeasuresAGeneratorStallAgain(t *testing.T) {
+	c := CapacitySearch{Start: 100, Max: 10000, MaxSteps: 8, Resolution: 0.1}
+	measure, asked := modelProbe(500, math.Inf(1), 0)
+	knee, err := c.search(measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(*asked) < 2 || (*asked)[0] != 100 || (*asked)[1] != 100 || !knee.Probes[0].GeneratorBound || !knee.Probes[1].Pass {
+		t.Fatalf("rates asked %v: want 100 twice, the stall then a pass", *asked)
+	}
+	if knee.Pass == nil || knee.Fail == nil || knee.Pass.Rate > 500 || knee.Fail.Rate <= 500 || knee.Fail.GeneratorBound {
+		t.Fatalf("knee %+v: want the server's, around 500", knee)
+	}
+	if len(knee.Probes) != len(*asked) || len(knee.Probes) > c.MaxSteps {
+		t.Errorf("%d probes for %d measurements, at most %d", len(knee.Probes), len(*asked), c.MaxSteps)
+	}
+}
+
+func TestCapacitySearchNamesTheGeneratorsCeiling(t *testing.T) {
+	c := CapacitySearch{Start: 100, Max: 10000, MaxSteps: 10, Resolution: 0.1}
+	measure, asked := modelProbe(5000, 300)
+	knee, err := c.search(measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if knee.Fail == nil || !knee.Fail.GeneratorBound || knee.Pass == nil || knee.Pass.Rate >= 300 {
+		t.Fatalf("knee %+v: want a pass under 300 and a generator-bound failure", knee)
+	}
+	for i, rate := range *asked {
+		if rate >= 300 && (i+1 >= len(*asked) || (*asked)[i+1] != rate) && (i == 0 || (*asked)[i-1] != rate) {
+			t.Errorf("rates asked %v: %.0f was not measured twice", *asked, rate)
+		}
+	}
+}
+
+// A missed rate is the generator's alone when the sends went out but the pacer woke up late for
+// them; when the sends did not go out, the server may be why, and the probe is not retried.
+func TestJudgeTellsTheGeneratorFromTheServer(t *testing.T) {
+	slo := SLO{Percentile: 99, Latency: time.Second}
+	run := func(intended, sent, genLate int64, missed bool) result.Run {
+		return result.Run{Repetitions: []result.Repetition{{}}, Summary: result.Summary{Requests: uint64(sent), OK: uint64(sent),
+			Open: &result.OpenSummary{Intended: intended, Sent: sent, GeneratorLate: genLate, RateMissed: missed}}}
+	}
+	for _, tc := range []struct {
+		name                 string
+		run                  result.Run
+		pass, generatorBound bool
+		why                  string
+	}{
+		{"on time", run(1000, 1000, 10, false), true, false, ""},
+		{"generator late", run(1000, 990, 80, true), false, true, "generator woke up late for 80 of 1000"},
+		{"not sent", run(1000, 900, 80, true), false, false, "not delivered"},
+	} {
+		p := judge(slo, 1000, tc.run)
+		if p.Pass != tc.pass || p.GeneratorBound != tc.generatorBound || !strings.Contains(p.Why, tc.why) {
+			t.Errorf("%s: %+v", tc.name, p)
+		}
 	}
 }

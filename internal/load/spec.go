@@ -109,9 +109,13 @@ func (s *Schedule) Achieved(window time.Duration) float64 {
 // woke up late for more than 5 % of them. A few late wake-ups are the noise of a shared
 // machine, counted and shown but not a missed rate; sends that waited for a free connection are
 // the server's doing, and their latency already counts the wait.
-func (s *Schedule) Missed() bool {
-	return s.Sent*100 < s.Intended*95 || s.GeneratorLate*100 > s.Intended*5
-}
+func (s *Schedule) Missed() bool { return s.Undelivered() || s.GeneratorBehind() }
+
+// Undelivered: fewer than 95 % of the due sends went out.
+func (s *Schedule) Undelivered() bool { return s.Sent*100 < s.Intended*95 }
+
+// GeneratorBehind: the generator itself woke up late for more than 5 % of the due sends.
+func (s *Schedule) GeneratorBehind() bool { return s.GeneratorLate*100 > s.Intended*5 }
 
 // Run drives t with the inputs until the measured phase is over.
 func (c Spec) Run(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
