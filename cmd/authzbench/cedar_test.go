@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/authzbench/authzbench/internal/result"
 )
 
 // writeCedarApp writes a small photo-sharing app in both languages: alice may view her own
@@ -45,17 +43,10 @@ func TestUserCedarAndRegoSideBySide(t *testing.T) {
 	dir := writeCedarApp(t)
 	p := func(name string) string { return filepath.Join(dir, name) }
 	out := filepath.Join(dir, "r.json")
-	code, stdout, stderr := run(t, "run", "--target", "opa/inproc,cedar/inproc",
+	doc, stdout := runOK(t, out, "run", "--target", "opa/inproc,cedar/inproc",
 		"--policy", p("app.rego"), "--data", p("data.json"), "--inputs", p("inputs.jsonl"),
 		"--cedar-policies", p("app.cedar"), "--entities", p("entities.json"), "--schema", p("app.cedarschema"),
-		"--cedar-requests", p("requests.jsonl"), "--requests", "2000", "--warmup", "0s", "--workers", "1", "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
-	}
-	doc, err := result.Read(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+		"--cedar-requests", p("requests.jsonl"), "--requests", "2000", "--warmup", "0s", "--workers", "1")
 	for _, r := range doc.Runs {
 		// The second Rego input has no "expect": it takes the Cedar line's, so none is unverified.
 		if r.Summary.OK != 2000 || r.Summary.Errors != 0 || r.Summary.UnverifiedOK != 0 {
@@ -137,18 +128,11 @@ func TestExportedWorkloadRunsInBothEngines(t *testing.T) {
 	}
 	p := func(name string) string { return filepath.Join(dir, name) }
 	out := p("r.json")
-	code, stdout, stderr := run(t, "run", "--target", "opa/inproc,cedar/inproc",
+	doc, _ := runOK(t, out, "run", "--target", "opa/inproc,cedar/inproc",
 		"--policy", p("rbac.rego"), "--data", p("data.json"), "--inputs", p("inputs.jsonl"),
 		"--cedar-policies", p("rbac.cedar"), "--cedar-policies", p("rbac-roles.cedar"),
 		"--schema", p("rbac.cedarschema"), "--entities", p("entities.json"), "--cedar-requests", p("requests.jsonl"),
-		"--requests", "3000", "--warmup", "0s", "--workers", "1", "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
-	}
-	doc, err := result.Read(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+		"--requests", "3000", "--warmup", "0s", "--workers", "1")
 	for _, r := range doc.Runs {
 		if r.Summary.OK != 3000 || r.Summary.UnverifiedOK != 0 {
 			t.Errorf("%s: ok %d, unverified %d, errors %d %v", r.Target, r.Summary.OK, r.Summary.UnverifiedOK, r.Summary.Errors, r.Summary.ErrorClasses)

@@ -42,6 +42,20 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// runOK runs a command that must succeed and write its result to out, and reads that result.
+func runOK(t *testing.T, out string, args ...string) (doc *result.Document, stdout string) {
+	t.Helper()
+	code, stdout, stderr := run(t, append(args, "-o", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, stdout
+}
+
 func TestUsageErrorsExitTwoAndSayWhatToDo(t *testing.T) {
 	dir := t.TempDir()
 	badYAML := filepath.Join(dir, "bad.yaml")
