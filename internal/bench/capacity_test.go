@@ -55,24 +55,38 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 
 	c := CapacitySearch{Target: "opa/server", Workload: "nop", SLO: SLO{Percentile: 99, Latency: 50 * time.Millisecond},
 		Start: 100, Max: 10000, Connections: 32, Step: time.Second, Warmup: 200 * time.Millisecond, MaxSteps: 7, Resolution: 0.1}
-	doc := &result.Document{}
-	knee, err := Capacity(context.Background(), c, Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL + "/v1/data/authzbench/nop/allow"}}, doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var trace []string
-	for _, p := range knee.Probes {
-		trace = append(trace, p.Run.Target+" "+strings.TrimSpace(formatProbe(p)))
-	}
-	t.Logf("probes:\n%s", strings.Join(trace, "\n"))
-	if knee.Pass == nil || knee.Fail == nil {
-		t.Fatalf("no knee: %+v", knee)
-	}
-	if knee.Pass.Rate < 200 || knee.Pass.Rate > 500 || knee.Fail.Rate <= knee.Pass.Rate || knee.Fail.Rate > 800 {
-		t.Errorf("knee between %.0f and %.0f req/s; the server holds about 500", knee.Pass.Rate, knee.Fail.Rate)
-	}
-	if len(doc.Runs) != len(knee.Probes) || len(knee.Probes) > 7 {
-		t.Errorf("%d runs for %d probes (at most 7)", len(doc.Runs), len(knee.Probes))
+	o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL + "/v1/data/authzbench/nop/allow"}}
+	// While other packages' tests and builds hold both cores, the generator may not keep even
+	// 100 req/s on time, and the search rightly names its own limit instead of the server's.
+	// That says nothing of the server, so search again; a machine that never quiets is a skip.
+	const searches = 3
+	for attempt := 1; ; attempt++ {
+		doc := &result.Document{}
+		knee, err := Capacity(context.Background(), c, o, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var trace []string
+		for _, p := range knee.Probes {
+			trace = append(trace, p.Run.Target+" "+strings.TrimSpace(formatProbe(p)))
+		}
+		t.Logf("search %d, probes:\n%s", attempt, strings.Join(trace, "\n"))
+		if len(doc.Runs) != len(knee.Probes) || len(knee.Probes) > 7 {
+			t.Errorf("%d runs for %d probes (at most 7)", len(doc.Runs), len(knee.Probes))
+		}
+		if knee.Fail != nil && knee.Fail.GeneratorBound {
+			if attempt == searches {
+				t.Skipf("in %d searches the generator could not keep the rates on time: this machine is too busy to find the server's knee", searches)
+			}
+			continue
+		}
+		if knee.Pass == nil || knee.Fail == nil {
+			t.Fatalf("no knee: %+v", knee)
+		}
+		if knee.Pass.Rate < 200 || knee.Pass.Rate > 500 || knee.Fail.Rate <= knee.Pass.Rate || knee.Fail.Rate > 800 {
+			t.Errorf("knee between %.0f and %.0f req/s; the server holds about 500", knee.Pass.Rate, knee.Fail.Rate)
+		}
+		return
 	}
 }
 
