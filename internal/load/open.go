@@ -129,22 +129,25 @@ type openWorker struct {
 
 func (w *openWorker) run(ctx context.Context) {
 	n := int64(len(w.expects))
+	warmup := w.warmEnd.Sub(w.start)
 	for slot := range w.due {
-		intended := w.start.Add(time.Duration(float64(slot) * w.interval))
-		sent := time.Now()
+		// Times are offsets from start, read from the monotonic clock alone (as the closed-loop
+		// worker does).
+		intended := time.Duration(float64(slot) * w.interval)
+		sent := time.Since(w.start)
 		i := int(slot % n)
 		out := w.decider.Decide(ctx, i)
-		done := time.Now()
+		done := time.Since(w.start)
 		if ctx.Err() != nil {
 			return
 		}
-		if sent.Before(w.warmEnd) {
+		if sent < warmup {
 			continue // a warm-up send; one sent after the warm-up counts even if it was due
 			// before, so a backlog the warm-up built is charged to the measured phase
 		}
 		w.shard.mu.Lock()
-		class := recordResponse(w.shard.rec, w.expects[i], out, done.Sub(intended))
-		w.shard.rec.RecordSend(class == verify.OK, sent.Sub(intended), done.Sub(sent), LateAfter)
+		class := recordResponse(w.shard.rec, w.expects[i], out, done-intended)
+		w.shard.rec.RecordSend(class == verify.OK, sent-intended, done-sent, LateAfter)
 		w.shard.mu.Unlock()
 	}
 }
