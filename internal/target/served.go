@@ -36,9 +36,6 @@ type served struct {
 // start points the target at its server, launching one unless --url names one, and encodes one
 // request per body. path is the engine's decision endpoint; a --url with a path replaces it.
 func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch func(context.Context) error) error {
-	if len(bodies) == 0 {
-		return fmt.Errorf("no inputs to send")
-	}
 	s.died = make(chan struct{})
 	s.path = path
 	if s.opts.URL != "" {
@@ -96,14 +93,15 @@ func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) 
 }
 
 // useExternal points the target at a running server. A URL with a path is taken as the full
-// decision endpoint; without one, the engine's own endpoint is used.
+// decision endpoint, query included and escaped as given; without one, the engine's own endpoint
+// is used.
 func (s *served) useExternal() error {
 	u, err := url.Parse(s.opts.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("--url %q: want http://host:port[/path]", s.opts.URL)
 	}
 	if u.Path != "" && u.Path != "/" {
-		s.path = u.Path
+		s.path = u.RequestURI()
 	}
 	s.url = u.Scheme + "://" + u.Host
 	return nil
