@@ -93,7 +93,7 @@ server's. The search is bounded by --max-steps probes of --step each, repeats in
 	fl.DurationVar(&c.Warmup, "warmup", time.Second, "warm-up of each probe")
 	fl.IntVar(&c.MaxSteps, "max-steps", 12, "most probes to run")
 	fl.Float64Var(&c.Resolution, "resolution", 0.05, "stop bisecting when the failing rate is within this fraction of the passing one")
-	fl.StringVar(&url, "url", "", "opa/server: measure this running server instead of starting one")
+	fl.StringVar(&url, "url", "", urlUsage)
 	fl.StringVar(&opaBin, "opa-bin", "", "run this opa binary instead of the OPA linked in")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/capacity-<time>.json)")
 	return cmd

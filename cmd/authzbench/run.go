@@ -73,6 +73,10 @@ type runFlags struct {
 	procs       int
 }
 
+// urlUsage is the --url flag's help, alike for every command that drives a target.
+const urlUsage = "opa/server, cedar/server: measure this running server (http://127.0.0.1:8181) instead of starting one; " +
+	"a path, query included, replaces the engine's decision endpoint. http: the endpoint"
+
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -143,7 +147,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.Int64Var(&f.requests, "requests", 0, "measured requests per repetition, instead of --duration (still bounded by 10m)")
 	fl.IntVar(&f.repeat, "repeat", 1, "repetitions: throughput is reported as mean ± sd with a 95% CI, percentiles from all merged")
 	fl.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "per-request timeout; slower answers count as timeout errors")
-	fl.StringVar(&f.url, "url", "", "opa/server: measure this running server (http://127.0.0.1:8181) instead of starting one")
+	fl.StringVar(&f.url, "url", "", urlUsage)
 	fl.IntVar(&f.port, "port", 0, "opa/server: loopback port for the server authzbench starts (default: a free one)")
 	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
 	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA servers authzbench starts (info logging costs ~20% throughput)")
