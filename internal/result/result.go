@@ -163,8 +163,8 @@ type OpenSummary struct {
 	GeneratorLate int64   `json:"generator_late_sends"`
 	LateAfterUS   float64 `json:"late_after_us"`
 	// RateMissed: fewer than 95 % of the due sends went out, or the generator itself woke up
-	// late for more than 5 % of them, in some repetition (load.Schedule.Missed). Latency is still measured from the intended times, but the load the
-	// server saw was not the load asked for.
+	// late for more than 5 % of them, in some repetition (load.Schedule.Missed). Latency is still
+	// measured from the intended times, but the load the server saw was not the load asked for.
 	RateMissed           bool                `json:"rate_missed"`
 	LatenessUS           metrics.Percentiles `json:"lateness_us"`
 	UncorrectedLatencyUS metrics.Percentiles `json:"uncorrected_latency_us"`
