@@ -34,6 +34,10 @@ func TestClassifyMatrix(t *testing.T) {
 		{"exit 2 with allow set", Outcome{Kind: ExitStatus, Status: 2, Allow: true}, [3]Class{ExitError, ExitError, ExitError}},
 		{"transport failure", Outcome{Kind: TransportFailure}, [3]Class{Transport, Transport, Transport}},
 		{"timed out", Outcome{Kind: TimedOut}, [3]Class{Timeout, Timeout, Timeout}},
+		// A 2xx that is no decision document, or an engine's evaluation error, is never a
+		// decision, even with Allow set.
+		{"malformed body", Outcome{Kind: Malformed, Allow: true}, [3]Class{MalformedResponse, MalformedResponse, MalformedResponse}},
+		{"evaluation error", Outcome{Kind: EvalFailed, Allow: true}, [3]Class{EvalError, EvalError, EvalError}},
 		// A kind this package does not define is never a served decision.
 		{"undefined kind", Outcome{Kind: Kind(200), Allow: true}, [3]Class{Transport, Transport, Transport}},
 	} {
@@ -85,6 +89,9 @@ func TestNameEveryClass(t *testing.T) {
 		{Transport, 0, "transport"},
 		{Transport, 502, "transport"},
 		{Timeout, 0, "timeout"},
+		{MalformedResponse, 200, "malformed_response"},
+		{EvalError, 0, "eval_error"},
+		{Unsent, 0, "unsent"},
 	} {
 		t.Run(fmt.Sprintf("%s from status %d", tc.want, tc.status), func(t *testing.T) {
 			if got := Name(tc.class, tc.status); got != tc.want {

@@ -27,10 +27,16 @@ const (
 	HTTPStatus
 	// ExitStatus: a per-decision process exited non-zero (Outcome.Status).
 	ExitStatus
-	// TransportFailure: the request did not complete (refused, reset, malformed response).
+	// TransportFailure: the request did not complete (refused, reset, closed mid-response).
 	TransportFailure
 	// TimedOut: no answer within the request timeout.
 	TimedOut
+	// Malformed: the server answered 2xx, but the body is not a decision document at all (not
+	// JSON, or JSON without the field the engine's API puts the decision in).
+	Malformed
+	// EvalFailed: an engine inside authzbench returned an evaluation error instead of a
+	// decision (a built-in that failed, a conflict between rules).
+	EvalFailed
 )
 
 // Outcome is what a target reports for one request.
@@ -44,6 +50,10 @@ type Outcome struct {
 	// ConnectNS is the part of the request spent opening a connection (TCP, and TLS), when this
 	// request opened one; 0 when it reused one.
 	ConnectNS int64
+	// Err says what went wrong when the outcome is not a decision (the OS's words for a
+	// refused connection, the engine's evaluation error), so the result can show one sample
+	// message per class. Nil for decisions; never read on the measured path of a success.
+	Err error
 }
 
 // Class is the verdict on one response. Only OK responses are served decisions.
@@ -59,6 +69,14 @@ const (
 	ExitError
 	Transport
 	Timeout
+	// MalformedResponse: a 2xx whose body is not a decision document.
+	MalformedResponse
+	// EvalError: an in-process engine's evaluation error.
+	EvalError
+	// Unsent: an open-loop send that came due in the measured window but was never sent
+	// (every connection was busy until the run gave up on it). Recorded by the driver, never
+	// by a target; charged at its lower bound, from its intended time to when the run gave up.
+	Unsent
 	NumClasses
 )
 
@@ -83,12 +101,17 @@ func Classify(expect workload.Expect, o Outcome) Class {
 		return ExitError
 	case TimedOut:
 		return Timeout
+	case Malformed:
+		return MalformedResponse
+	case EvalFailed:
+		return EvalError
 	}
 	return Transport
 }
 
 // Name is the class name used in results and reports: ok, wrong_decision, undefined,
-// non_boolean, http_<code>, exit_<code>, transport, timeout.
+// non_boolean, http_<code>, rate_limited, exit_<code>, transport, timeout, malformed_response,
+// eval_error, unsent.
 func Name(c Class, status int) string {
 	switch c {
 	case OK:
@@ -107,6 +130,12 @@ func Name(c Class, status int) string {
 		return "exit_" + strconv.Itoa(status)
 	case Timeout:
 		return "timeout"
+	case MalformedResponse:
+		return "malformed_response"
+	case EvalError:
+		return "eval_error"
+	case Unsent:
+		return "unsent"
 	}
 	return "transport"
 }
