@@ -26,7 +26,14 @@ type row struct {
 	Ratio            string
 	Cross            string // P50 of the first engine in the same mode over this row's; see crossEngine
 	Notes            []string
+	// Handed marks a Cedar row that is handed values its Rego counterpart computes: it does
+	// less work than the OPA rows it is compared with, and the table says so in the row.
+	Handed bool
 }
+
+// handedMark flags, in the Workload cell, the rows that are not the same work as OPA's; the
+// note that says what Cedar is handed starts with it.
+const handedMark = "‡"
 
 var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P50 over nop", "P95", "P99", "P99.9", "errors", "SUT CPU, RSS", "× vs first"}
 
@@ -64,7 +71,11 @@ func columns(doc *result.Document) []string {
 }
 
 func (r row) cells(doc *result.Document, target string) []string {
-	c := []string{r.Workload, target, r.Load, r.RPS, r.P50, r.OverFloor, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}
+	workload := r.Workload
+	if r.Handed {
+		workload += " " + handedMark
+	}
+	c := []string{workload, target, r.Load, r.RPS, r.P50, r.OverFloor, r.P95, r.P99, r.P999, r.Errors, r.SUT, r.Ratio}
 	if crossEngine(doc) != "" {
 		c = append(c, r.Cross)
 	}
@@ -100,7 +111,7 @@ func rows(doc *result.Document) []row {
 	var out []row
 	for _, r := range doc.Runs {
 		s := r.Summary
-		x := row{Workload: r.Workload, Target: r.Target, Load: loadLabel(r.Load)}
+		x := row{Workload: r.Workload, Target: r.Target, Load: loadLabel(r.Load), Handed: r.WorkloadDoc.CedarDifferences != ""}
 		if r.Partial {
 			x.Target += " (partial)"
 		}
@@ -246,7 +257,7 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 	for _, r := range doc.Runs {
 		if d := r.WorkloadDoc.CedarDifferences; d != "" && !said[r.Workload] {
 			said[r.Workload] = true
-			fmt.Fprintf(w, "%s%s in Cedar: %s\n", bullet, r.Workload, d)
+			fmt.Fprintf(w, "%s%s %s in Cedar, not the same work as in OPA: %s\n", bullet, handedMark, r.Workload, d)
 		}
 	}
 	if e := crossEngine(doc); e != "" {
