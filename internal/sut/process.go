@@ -35,13 +35,18 @@ func SelfOPA() (OPA, error) {
 	return OPA{Path: self, Prefix: []string{opacli.Arg}}, nil
 }
 
-// ExternalOPA runs the opa binary at path, after checking that it exists and is executable.
+// ExternalOPA runs the opa binary at path, after checking that it exists and answers `version`
+// as OPA does: a binary that does not is bad input, found before any load.
 func ExternalOPA(path string) (OPA, error) {
 	p, err := exec.LookPath(path)
 	if err != nil {
 		return OPA{}, fmt.Errorf("--opa-bin %s: %w", path, err)
 	}
-	return OPA{Path: p}, nil
+	o := OPA{Path: p}
+	if _, err := o.Version(context.Background()); err != nil {
+		return OPA{}, fmt.Errorf("--opa-bin %s is not an OPA command line: %w", path, err)
+	}
+	return o, nil
 }
 
 // Args returns the full argument list for an OPA invocation.
