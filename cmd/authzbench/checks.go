@@ -123,14 +123,14 @@ func saveResult(path, prefix string, doc *result.Document, stderr io.Writer) err
 
 // checkBeforeLoad tries, before any load, what only the workloads or a started server can tell:
 // the http target's body template against every input, and whether each server authzbench
-// starts accepts --sut-arg and --opa-bin (a server that rejects them exits at once). Without
-// those flags it costs nothing.
+// starts accepts --sut-arg (a server that rejects one exits at once, and would otherwise do so
+// after other targets' load). Without --body or --sut-arg it costs nothing.
 func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options, f runFlags) error {
 	var servers []string
 	hasHTTP := false
 	for _, t := range s.Targets {
 		hasHTTP = hasHTTP || t.Name == "http"
-		if (len(f.sutArgs) > 0 || f.opaBin != "") && target.StartsServer(t.Name, o.Target) && !slices.Contains(servers, t.Name) {
+		if len(f.sutArgs) > 0 && target.StartsServer(t.Name, o.Target) && !slices.Contains(servers, t.Name) {
 			servers = append(servers, t.Name)
 		}
 	}
