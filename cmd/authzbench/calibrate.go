@@ -31,7 +31,7 @@ func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
 else, in a process of its own, and drives it closed loop then open loop. What it reports is
 authzbench's own ceiling on this machine, and its CPU per request: any figure near it measures
 the generator, not the engine. With --wrk it drives the same server with wrk in the same run.
-The generator uses every core here: the point is its ceiling, not sparing a server.`,
+The generator uses every core here: the point is its ceiling, not sparing a server.` + exitStatusHelp,
 		Example: `  authzbench calibrate
   authzbench calibrate --rate 20000 --wrk`,
 		Args: cobra.NoArgs,
@@ -55,21 +55,30 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
 			doc := newDocument("calibrate")
+			out = resultPath(out, "calibrate", doc)
+			if err := checkOutPath(out); err != nil {
+				return usageError(err)
+			}
 			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial server: %d workers closed loop, then %.0f req/s open loop\n", c.Workers, c.Rate)
 			w, err := bench.Calibrate(ctx, c, func(addr string) *exec.Cmd {
 				return exec.Command(self, "calibrate", "--serve", addr)
 			}, bench.Options{GeneratorProcs: runtime.NumCPU(), Target: target.Options{}}, doc)
+			var werr error
 			if len(doc.Runs) > 0 {
-				out = resultPath(out, "calibrate", doc)
-				if werr := result.Write(out, doc); werr != nil {
-					return &exitError{exitFailed, werr}
-				}
+				werr = saveResult(out, "calibrate", doc, stderr)
 				report.Table(stdout, doc)
 				printCalibration(stdout, doc, w)
-				fmt.Fprintf(stderr, "authzbench: result written to %s\n", out)
 			}
-			if err != nil {
+			var rejected *sut.StartError
+			switch {
+			case ctx.Err() != nil:
+				return &exitError{exitInterrupted, context.Cause(ctx)}
+			case errors.As(err, &rejected):
+				return usageError(err)
+			case err != nil:
 				return &exitError{exitFailed, err}
+			case werr != nil:
+				return &exitError{exitFailed, werr}
 			}
 			return nil
 		},

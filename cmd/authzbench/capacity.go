@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/authzbench/authzbench/internal/bench"
 	"github.com/authzbench/authzbench/internal/report"
-	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -19,6 +19,7 @@ import (
 func newCapacityCommand(stdout, stderr io.Writer) *cobra.Command {
 	c := bench.CapacitySearch{}
 	var sloText, out, url, opaBin string
+	var noProgress bool
 	cmd := &cobra.Command{
 		Use:   "capacity",
 		Short: "Find the highest request rate that meets a latency and error SLO",
@@ -28,7 +29,7 @@ rates' percentiles. Latency is measured from each request's intended send time, 
 falls behind fails the SLO instead of slowing the load down. A rate the generator itself could not
 keep to (its pacer woke up late for over 5 % of the sends) says nothing about the server: it is
 measured once more, and if it fails so again the knee is named as the generator's, not the
-server's. The search is bounded by --max-steps probes of --step each, repeats included.`,
+server's. The search is bounded by --max-steps probes of --step each, repeats included.` + exitStatusHelp,
 		Example: `  authzbench capacity --target opa/server --workload risk --slo p99=5ms,errors=0.1%
   authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms`,
 		Args: cobra.NoArgs,
@@ -38,6 +39,14 @@ server's. The search is bounded by --max-steps probes of --step each, repeats in
 				return usageError(err)
 			}
 			c.SLO = slo
+			if err := checkCapacity(c); err != nil {
+				return usageError(err)
+			}
+			if url != "" {
+				if err := checkURL(url); err != nil {
+					return usageError(err)
+				}
+			}
 			if !target.Known(c.Target) {
 				_, err := target.New(c.Target, target.Options{})
 				return usageError(err)
@@ -56,28 +65,36 @@ server's. The search is bounded by --max-steps probes of --step each, repeats in
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
 			doc := newDocument("capacity")
+			out = resultPath(out, "capacity", doc)
+			if err := checkOutPath(out); err != nil {
+				return usageError(err)
+			}
 			fmt.Fprintf(stderr, "authzbench: capacity of %s on %s against %s\n", c.Target, c.Workload, slo)
 			o := bench.Options{Target: target.Options{OPA: opa, URL: url}}
-			o.Progress = newProgressLine(stderr, false).show
+			progress := newProgressLine(stderr, noProgress)
+			o.Progress = progress.show
 			knee, err := bench.Capacity(ctx, c, o, doc)
+			progress.clear()
+			var werr error
 			if len(doc.Runs) > 0 {
-				out = resultPath(out, "capacity", doc)
-				if werr := result.Write(out, doc); werr != nil {
-					return &exitError{exitFailed, werr}
-				}
+				werr = saveResult(out, "capacity", doc, stderr)
 				report.Table(stdout, doc)
 				fmt.Fprintln(stdout, "\nsearch:")
 				for _, p := range knee.Probes {
 					fmt.Fprintln(stdout, bench.FormatProbe(p))
 				}
 				printKnee(stdout, knee, slo)
-				fmt.Fprintf(stderr, "authzbench: result written to %s\n", out)
 			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return &exitError{exitInterrupted, context.Cause(ctx)}
-				}
+			var rejected *sut.StartError
+			switch {
+			case ctx.Err() != nil:
+				return &exitError{exitInterrupted, context.Cause(ctx)}
+			case errors.As(err, &rejected):
+				return usageError(err)
+			case err != nil:
 				return &exitError{exitFailed, err}
+			case werr != nil:
+				return &exitError{exitFailed, werr}
 			}
 			return nil
 		},
@@ -96,7 +113,36 @@ server's. The search is bounded by --max-steps probes of --step each, repeats in
 	fl.StringVar(&url, "url", "", urlUsage)
 	fl.StringVar(&opaBin, "opa-bin", "", "run this opa binary instead of the OPA linked in")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/capacity-<time>.json)")
+	fl.BoolVar(&noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	return cmd
+}
+
+// checkCapacity finds search settings that cannot work, before any probe: bench.Capacity would
+// find them too, but only after the command had started, and call them a failed run.
+func checkCapacity(c bench.CapacitySearch) error {
+	var errs []error
+	if c.Start <= 0 {
+		errs = append(errs, fmt.Errorf("--start %g: want a rate above 0 requests per second", c.Start))
+	}
+	if c.Max < c.Start {
+		errs = append(errs, fmt.Errorf("--max %g: want at least --start (%g)", c.Max, c.Start))
+	}
+	if c.MaxSteps < 1 {
+		errs = append(errs, fmt.Errorf("--max-steps %d: want 1 or more", c.MaxSteps))
+	}
+	if c.Connections < 1 {
+		errs = append(errs, fmt.Errorf("--connections %d: want 1 or more", c.Connections))
+	}
+	if c.Step <= 0 {
+		errs = append(errs, fmt.Errorf("--step %s: want a positive duration", c.Step))
+	}
+	if c.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("--warmup %s: want 0 or more", c.Warmup))
+	}
+	if c.Resolution <= 0 || c.Resolution >= 1 {
+		errs = append(errs, fmt.Errorf("--resolution %g: want a fraction between 0 and 1", c.Resolution))
+	}
+	return errors.Join(errs...)
 }
 
 func printKnee(w io.Writer, k bench.Knee, slo bench.SLO) {

@@ -79,7 +79,7 @@ func TestCedarUsageErrorsNameTheFile(t *testing.T) {
 		{"expectations disagree", []string{"run", "--policy", p("app.rego"), "--inputs", mismatch, "--cedar-policies", p("app.cedar"),
 			"--cedar-requests", p("requests.jsonl")}, "one.jsonl:1 expects deny and " + p("requests.jsonl") + ":2 expects allow", exitUsage},
 		{"policy position", []string{"run", "--target", "cedar/inproc", "--cedar-policies", badPolicy, "--cedar-requests", p("requests.jsonl"),
-			"--requests", "1", "-o", p("r1.json")}, "bad.cedar:2:", exitFailed},
+			"--requests", "1", "-o", p("r1.json")}, "bad.cedar:2:", exitUsage},
 		{"no Cedar version", []string{"run", "--target", "opa/inproc,cedar/inproc", "--policy", p("app.rego"), "--inputs", p("inputs.jsonl"),
 			"--requests", "1", "-o", p("r2.json")}, "--target cedar/inproc: your workload has no Cedar version", exitUsage},
 		{"no Rego version", []string{"run", "--target", "opa/server", "--cedar-policies", p("app.cedar"), "--cedar-requests", p("requests.jsonl"),

@@ -23,6 +23,12 @@ const (
 	exitInterrupted = 130 // stopped by Ctrl-C; the partial result was written
 )
 
+// exitStatusHelp ends the help of every command that runs load, so scripts know what to expect.
+const exitStatusHelp = `
+
+Exit status: 0 ok; 1 ran and saw errors (responses that were not served decisions, a server
+that died, a result not written where asked); 2 bad input, nothing ran; 130 interrupted.`
+
 // exitError carries an exit status through cobra.
 type exitError struct {
 	code int
@@ -66,7 +72,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 one CLI process per decision, or as a REST server, on the same requests. It starts what it measures, checks every
 response against the decision it must produce (a 400, an undefined result or a wrong allow/deny
 is an error, never a success), records latencies in HDR histograms up to p99.99, and writes one
-JSON result file that every report can be rebuilt from.`,
+JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 		Example: `  # The quickstart: 4 policies x 3 OPA modes and 2 Cedar modes, about two minutes
   authzbench run
 

@@ -24,7 +24,10 @@ func newReportCommand(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return render(stdout, doc, format)
+			if err := render(stdout, doc, format); err != nil {
+				return &exitError{exitFailed, err}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown or json")

@@ -103,7 +103,7 @@ Every response is verified. Throughput counts only ok responses; latency percent
 ok responses only; any other response (wrong_decision, undefined, non_boolean, http_<code>,
 exit_<code>, transport, timeout) is counted and shown, and makes the exit status 1 unless
 --allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
-the partial result marked "interrupted": true (exit status 130).`,
+the partial result marked "interrupted": true.` + exitStatusHelp,
 		Example: `  authzbench run
   authzbench run -f experiments/cli-vs-server.yaml --repeat 5
   authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
@@ -166,7 +166,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
-	fl.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
 	return cmd
@@ -174,6 +174,9 @@ the partial result marked "interrupted": true (exit status 130).`,
 
 func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err := checkFormat(f.format); err != nil {
+		return usageError(err)
+	}
+	if err := checkRunFlags(cmd, f); err != nil {
 		return usageError(err)
 	}
 	s, err := buildScenario(cmd, f)
@@ -224,6 +227,10 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	defer stopSignals()
 
 	doc := newDocument(s.Source)
+	path := resultPath(f.out, "authzbench", doc)
+	if err := checkOutPath(path); err != nil {
+		return usageError(err)
+	}
 	doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
 	pinMode := s.Pin
 	if f.pin != "" {
@@ -248,12 +255,19 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad), AutoPin: autoPin,
 		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
 			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinSUT: pinSUT, HTTP: httpOpts}}
+	if err := checkBeforeLoad(ctx, s, opts, f); err != nil {
+		return usageError(err)
+	}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
 		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
 	runErr := bench.Run(ctx, s, opts, doc)
 	progress.clear()
+	// A server that exits before it is ready rejected what it was given: bad input, not a
+	// measurement cut short.
+	var rejected *sut.StartError
+	startRejected := errors.As(runErr, &rejected)
 
 	var stopped *bench.StoppedError
 	if errors.As(runErr, &stopped) || ctx.Err() != nil {
@@ -263,29 +277,30 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		} else {
 			doc.StopReason = runErr.Error()
 		}
-	} else if runErr != nil && len(doc.Runs) > 0 {
+	} else if runErr != nil && len(doc.Runs) > 0 && !startRejected {
 		doc.Interrupted = true
 		doc.StopReason = runErr.Error()
 	}
 
-	path := resultPath(f.out, "authzbench", doc)
+	var writeErr error
 	if len(doc.Runs) > 0 {
-		if err := result.Write(path, doc); err != nil {
-			return &exitError{exitFailed, err}
-		}
+		writeErr = saveResult(path, "authzbench", doc, stderr)
 		if err := render(stdout, doc, f.format); err != nil {
 			return &exitError{exitFailed, err}
 		}
-		fmt.Fprintf(stderr, "authzbench: result written to %s\n", path)
 	}
 
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{exitInterrupted, context.Cause(ctx)}
+	case startRejected:
+		return usageError(runErr)
 	case runErr != nil && len(doc.Runs) == 0:
 		return usageError(runErr)
 	case runErr != nil:
 		return &exitError{exitFailed, runErr}
+	case writeErr != nil:
+		return &exitError{exitFailed, writeErr}
 	}
 	if bad := errorCount(doc); bad > 0 && !f.allowErrors {
 		return &exitError{exitFailed, fmt.Errorf("%d responses were not served decisions (see the table); --allow-errors to exit 0 anyway", bad)}
@@ -457,28 +472,40 @@ func onInterrupt(cancel context.CancelCauseFunc, stderr io.Writer) (stop func())
 	return func() { signal.Stop(sig); close(done) }
 }
 
-// progressLine rewrites one stderr line with the state of the run, when stderr is a terminal.
+// progressEvery is how often a progress line is printed where stderr is no terminal (a CI log):
+// often enough to show the run is alive, seldom enough not to flood the log.
+var progressEvery = 10 * time.Second
+
+// progressLine shows the state of the run on stderr: one line rewritten in place on a terminal,
+// a line every progressEvery elsewhere.
 type progressLine struct {
-	mu      sync.Mutex
-	w       io.Writer
-	enabled bool
-	last    time.Time
+	mu       sync.Mutex
+	w        io.Writer
+	off      bool
+	terminal bool
+	last     time.Time
 }
 
 func newProgressLine(w io.Writer, disabled bool) *progressLine {
-	p := &progressLine{w: w}
-	if f, ok := w.(*os.File); ok && !disabled {
-		p.enabled = term.IsTerminal(int(f.Fd()))
+	p := &progressLine{w: w, off: disabled, last: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		p.terminal = term.IsTerminal(int(f.Fd()))
 	}
 	return p
 }
 
 func (p *progressLine) show(s bench.Status) {
-	if !p.enabled {
+	if p.off {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.terminal {
+		if time.Since(p.last) < progressEvery {
+			return
+		}
+		p.last = time.Now()
+	}
 	line := fmt.Sprintf("[%d/%d] %s on %s, rep %d/%d, ", s.Step, s.Steps, s.Workload, s.Target, s.Repetition, s.Reps)
 	elapsed := s.Load.Elapsed.Truncate(100 * time.Millisecond)
 	if s.Load.Warmup {
@@ -489,11 +516,15 @@ func (p *progressLine) show(s bench.Status) {
 	if s.RequestsPerSecond > 0 {
 		line += fmt.Sprintf(", %.0f req/s", s.RequestsPerSecond)
 	}
+	if !p.terminal {
+		fmt.Fprintf(p.w, "authzbench: %s\n", line)
+		return
+	}
 	fmt.Fprintf(p.w, "\r\033[K%s", line)
 }
 
 func (p *progressLine) clear() {
-	if p.enabled {
+	if p.terminal && !p.off {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -96,6 +97,7 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+	var force bool
 	export := &cobra.Command{
 		Use:   "export NAME DIR",
 		Short: "Write a built-in workload's policy, data and inputs to DIR, for other tools",
@@ -115,13 +117,14 @@ per line with its "expect", the format --cedar-requests reads).`,
 			if err != nil {
 				return usageError(err)
 			}
-			if err := workload.Export(w, args[1]); err != nil {
-				return &exitError{exitFailed, err}
+			if err := exportWorkload(w, args[1], force); err != nil {
+				return err
 			}
 			fmt.Fprintf(stdout, "wrote %s to %s (query %s)\n", w.Name, args[1], w.Query)
 			return nil
 		},
 	}
+	export.Flags().BoolVar(&force, "force", false, "overwrite files already in DIR")
 	cmd.AddCommand(show, export, newVerifyCommand(stdout, stderr))
 	return cmd
 }
@@ -138,7 +141,7 @@ Rego goes to the OPA targets and each workload's Cedar version to the Cedar targ
 without a version for an engine is shown as skipped. It prints one line per workload and target
 and fails, naming the first input that got the wrong decision (or an error) and what the engine
 was given, if any engine in any mode disagrees with the expected decision. Timing is not
-measured; opa/cli starts one process per decision, so it takes the longest.`,
+measured; opa/cli starts one process per decision, so it takes the longest.` + exitStatusHelp,
 		Example: `  authzbench workloads verify
   authzbench workloads verify rbac risk --target cedar/inproc,cedar/server
   authzbench workloads verify --inputs 50`,
@@ -219,4 +222,44 @@ measured; opa/cli starts one process per decision, so it takes the longest.`,
 	fl.IntVar(&inputs, "inputs", 0, "check only the first N inputs of each workload (0: all)")
 	fl.IntVar(&parallel, "parallel", 0, "decisions in flight per target (default: the number of CPUs)")
 	return cmd
+}
+
+// exportWorkload writes w's files to dir, refusing, unless force, to overwrite any file there: the
+// files are written to a temporary directory first, so which of them exist is known before any
+// is touched.
+func exportWorkload(w *workload.Workload, dir string, force bool) error {
+	staging, err := os.MkdirTemp("", "authzbench-export-")
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	defer os.RemoveAll(staging)
+	if err := workload.Export(w, staging); err != nil {
+		return &exitError{exitFailed, err}
+	}
+	entries, err := os.ReadDir(staging)
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	var existing []string
+	for _, e := range entries {
+		if _, err := os.Lstat(filepath.Join(dir, e.Name())); err == nil {
+			existing = append(existing, e.Name())
+		}
+	}
+	if len(existing) > 0 && !force {
+		return usageError(fmt.Errorf("%s already holds %s: --force to overwrite", dir, strings.Join(existing, ", ")))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageError(fmt.Errorf("export to %s: %w", dir, err))
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(staging, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+		}
+		if err != nil {
+			return &exitError{exitFailed, fmt.Errorf("export %s: %w", w.Name, err)}
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/cedar-policy/cedar-go"
@@ -97,9 +98,11 @@ func New(policies []Source, entities, sch *Source) (*Engine, error) {
 			e.ids = append(e.ids, id)
 		}
 	}
+	var places []entityPlace
 	if entities != nil {
-		if err := json.Unmarshal(entities.Text, &e.entities); err != nil {
-			return nil, fmt.Errorf("%s: not a JSON array of Cedar entities: %w", entities.Name, err)
+		var err error
+		if places, err = readEntities(*entities, e.entities); err != nil {
+			return nil, err
 		}
 	}
 	if sch != nil {
@@ -115,8 +118,13 @@ func New(policies []Source, entities, sch *Source) (*Engine, error) {
 				errs = append(errs, fmt.Errorf("%s: policy %s does not validate against schema %s: %w", positionOf(pol), id, sch.Name, err))
 			}
 		}
-		if err := v.Entities(e.entities); err != nil {
-			errs = append(errs, fmt.Errorf("entities do not validate against schema %s: %w", sch.Name, err))
+		// Entity by entity, in file order: the validator's own Entities says only "error during
+		// entity deserialization", while Entity names the attribute at fault.
+		for _, p := range places {
+			if err := v.Entity(e.entities[p.uid]); err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d:%d: entity %s does not validate against schema %s: %w",
+					entities.Name, p.line, p.column, p.uid, sch.Name, err))
+			}
 		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
@@ -139,7 +147,9 @@ func newValidator(src Source) (*validate.Validator, error) {
 	}
 	r, err := s.Resolve()
 	if err != nil {
-		return nil, fmt.Errorf("Cedar schema %s: %w", src.Name, err)
+		// cedar-go's resolve errors carry no position; the entity they name is found in the
+		// text, where the schema is in Cedar syntax.
+		return nil, fmt.Errorf("%s: Cedar schema: %w", schemaPlace(src, err.Error()), err)
 	}
 	return validate.New(r), nil
 }
@@ -235,3 +245,71 @@ func (e *Engine) PolicySet() *cedar.PolicySet { return e.policies }
 
 // EntitiesOf returns the entities a request is decided against.
 func (r *Request) EntitiesOf() types.EntityGetter { return r.entities }
+
+var resolvedEntity = regexp.MustCompile(`entity "([A-Za-z_][A-Za-z0-9_]*)"`)
+
+// schemaPlace is file:line:column of the declaration of the entity a schema error names, or the
+// file alone when it cannot be found.
+func schemaPlace(src Source, msg string) string {
+	m := resolvedEntity.FindStringSubmatch(msg)
+	if m == nil || strings.HasSuffix(src.Name, ".json") {
+		return src.Name
+	}
+	decl := regexp.MustCompile(`\bentity\s+(?:[A-Za-z0-9_]+\s*,\s*)*` + m[1] + `\b`)
+	loc := decl.FindIndex(src.Text)
+	if loc == nil {
+		return src.Name
+	}
+	line, col := lineColumn(src.Text, int64(loc[0]))
+	return fmt.Sprintf("%s:%d:%d", src.Name, line, col)
+}
+
+// entityPlace is where an entity starts in its file, so an error can point at it.
+type entityPlace struct {
+	uid          types.EntityUID
+	line, column int
+}
+
+// readEntities decodes a JSON array of Cedar entities into into, keeping where each one starts.
+// A syntax error or a malformed entity names its line and column.
+func readEntities(src Source, into cedar.EntityMap) ([]entityPlace, error) {
+	at := func(offset int64) string {
+		line, col := lineColumn(src.Text, offset)
+		return fmt.Sprintf("%s:%d:%d", src.Name, line, col)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(src.Text, &items); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return nil, fmt.Errorf("%s: not a JSON array of Cedar entities: %w", at(syntax.Offset), err)
+		}
+		return nil, fmt.Errorf("%s: not a JSON array of Cedar entities: %w", src.Name, err)
+	}
+	var places []entityPlace
+	offset := int64(bytes.IndexByte(src.Text, '['))
+	for i, item := range items {
+		// json.Unmarshal keeps each element's bytes as written, so the element is found by its
+		// text, searching on from the end of the one before.
+		start := offset + int64(bytes.Index(src.Text[offset:], item))
+		offset = start + int64(len(item))
+		var ent types.Entity
+		if err := json.Unmarshal(item, &ent); err != nil {
+			return nil, fmt.Errorf("%s: entity %d of the array: %w", at(start), i+1, err)
+		}
+		line, col := lineColumn(src.Text, start)
+		if _, dup := into[ent.UID]; dup {
+			return nil, fmt.Errorf("%s: entity %s is given twice", at(start), ent.UID)
+		}
+		into[ent.UID] = ent
+		places = append(places, entityPlace{uid: ent.UID, line: line, column: col})
+	}
+	return places, nil
+}
+
+// lineColumn turns a byte offset into a 1-based line and column.
+func lineColumn(text []byte, offset int64) (line, column int) {
+	offset = min(max(offset, 0), int64(len(text)))
+	before := text[:offset]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	return line, int(offset) - bytes.LastIndexByte(before, '\n')
+}

@@ -18,7 +18,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -30,6 +29,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
 )
@@ -54,14 +55,12 @@ func DispatchIfAsked() {
 
 // Main parses the server's flags, loads the policy set and serves until SIGINT or SIGTERM.
 func Main(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("authzbench "+Arg, flag.ContinueOnError)
+	// pflag, as cobra uses for every other command: the same --flag spelling in help and errors.
+	fs := pflag.NewFlagSet("authzbench "+Arg, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var paths cedarengine.Paths
 	addr := fs.String("addr", "127.0.0.1:8181", "listen on this address")
-	fs.Func("policies", "Cedar policy `file` (repeat for several)", func(s string) error {
-		paths.Policies = append(paths.Policies, s)
-		return nil
-	})
+	fs.StringArrayVar(&paths.Policies, "policies", nil, "Cedar policy `file` (repeat for several)")
 	fs.StringVar(&paths.Entities, "entities", "", "JSON `file` with the entity store (an array of entities)")
 	fs.StringVar(&paths.Schema, "schema", "", "Cedar schema `file` (.cedarschema, or .json); policies, entities and every request are validated against it")
 	fs.Usage = func() {
@@ -79,9 +78,11 @@ Flags:
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
+		// One line, the error first: whoever started the server reads its first error line.
+		fmt.Fprintf(stderr, "%s: %v (see authzbench %s --help)\n", Arg, err, Arg)
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -185,6 +185,13 @@ func TestParseErrorsNameSourceAndLine(t *testing.T) {
 		{"no targets", "workloads: [rbac]\n", "s.yaml: no targets: list at least one (known: " + knownTargets + ")"},
 		{"empty file", "", "s.yaml: empty scenario"},
 		{"only a comment", "# nothing here\n", "s.yaml: empty scenario"},
+		// YAML syntax errors: the line named is the one to fix, from the parser and the scanner.
+		{"unclosed flow sequence", "workloads: [rbac]\ntargets: [opa/server\nrepeat: 2\n",
+			"s.yaml:2: did not find expected ',' or ']'"},
+		{"unclosed flow mapping", "workloads: [rbac]\ntargets: [opa/server]\nload: {workers: 2\nrepeat: 2\n",
+			"s.yaml:3: did not find expected ',' or '}'"},
+		{"key out of its indentation", "workloads:\n  - rbac\n targets: [opa/server]\n", "s.yaml:3: did not find expected key"},
+		{"tab indentation", "workloads: [rbac]\n\ttargets: [opa/server]\n", "s.yaml:2: found character that cannot start any token"},
 		{
 			name: "several errors at once",
 			yaml: "repeat: 0\nload:\n  workers: 0\nworkloads: [rbca, nop]\ntargets:\n  - opa/grpc\n  - opa/server\n",

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -196,7 +198,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty scenario", source)
 		}
-		return nil, fmt.Errorf("%s: %s", source, sourceLine(source, strings.TrimPrefix(err.Error(), "yaml: ")))
+		return nil, errors.New(sourceLine(source, strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -467,11 +469,32 @@ func (l *loadSpec) UnmarshalYAML(n *yaml.Node) error {
 
 var yamlLine = regexp.MustCompile(`^(?:unmarshal errors:\s*)?line (\d+): `)
 
+// parserProblems are the syntax errors yaml.v3's parser (not its scanner) reports. For them it
+// gives the line of a 0-based mark without adding 1, so the line it names is one too low; the
+// scanner's are right.
+var parserProblems = []string{
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected key",
+	"did not find expected '-' indicator",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found undefined tag handle",
+	"found duplicate %YAML directive",
+	"found duplicate %TAG directive",
+	"found incompatible YAML document",
+}
+
 // sourceLine turns a YAML error's "line N: ..." into "source:N: ...", the form of every other
 // scenario error.
 func sourceLine(source, msg string) string {
 	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
-		return source + ":" + msg[m[2]:m[3]] + ": " + msg[m[1]:]
+		line, problem := msg[m[2]:m[3]], msg[m[1]:]
+		if slices.Contains(parserProblems, problem) {
+			n, _ := strconv.Atoi(line)
+			line = strconv.Itoa(n + 1)
+		}
+		return source + ":" + line + ": " + problem
 	}
 	return source + ": " + msg
 }

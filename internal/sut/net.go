@@ -20,8 +20,12 @@ func FreeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// CheckFree fails with a clear error when something already listens on the loopback port.
+// CheckFree fails with a clear error when something already listens on the loopback port, or
+// when port is no TCP port at all.
 func CheckFree(port int) (string, error) {
+	if port < 1 || port > 65535 {
+		return "", fmt.Errorf("--port %d: not a TCP port; want 1 to 65535, or omit it to use a free one", port)
+	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -50,7 +54,7 @@ func WaitHealthy(ctx context.Context, url string, p *Process, timeout time.Durat
 		last = err
 		select {
 		case <-p.Exited():
-			return fmt.Errorf("waiting for %s to be healthy: %w", p.Name, p.ExitError())
+			return p.startError()
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return fmt.Errorf("%s not healthy at %s after %s (last: %v); last output:\n%s", p.Name, url, timeout, last, p.Tail())

@@ -35,13 +35,18 @@ func SelfOPA() (OPA, error) {
 	return OPA{Path: self, Prefix: []string{opacli.Arg}}, nil
 }
 
-// ExternalOPA runs the opa binary at path, after checking that it exists and is executable.
+// ExternalOPA runs the opa binary at path, after checking that it exists and answers `version`
+// as OPA does: a binary that does not is bad input, found before any load.
 func ExternalOPA(path string) (OPA, error) {
 	p, err := exec.LookPath(path)
 	if err != nil {
 		return OPA{}, fmt.Errorf("--opa-bin %s: %w", path, err)
 	}
-	return OPA{Path: p}, nil
+	o := OPA{Path: p}
+	if _, err := o.Version(context.Background()); err != nil {
+		return OPA{}, fmt.Errorf("--opa-bin %s is not an OPA command line: %w", path, err)
+	}
+	return o, nil
 }
 
 // Args returns the full argument list for an OPA invocation.
@@ -139,18 +144,71 @@ func (p *Process) Stop(grace time.Duration) error {
 	return err
 }
 
-// tail keeps the last n bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-	n   int
+// StartError says a server exited before it was ready. It started and read its arguments, so
+// what it says first is most often about them: a --sut-arg or --log-level it rejects, a policy it
+// cannot load. FirstError is that line alone, not the usage text that tends to follow it.
+type StartError struct {
+	Name       string
+	Status     error // how it exited
+	FirstError string
 }
 
+func (e *StartError) Error() string {
+	return fmt.Sprintf("%s exited before it was ready (%v): %s", e.Name, e.Status, e.FirstError)
+}
+
+// startError describes the process's exit before it was ready.
+func (p *Process) startError() *StartError {
+	return &StartError{Name: p.Name, Status: p.err, FirstError: firstErrorLine(p.stderr.Head())}
+}
+
+// firstErrorLine is the first line that mentions an error, or else the first line written.
+func firstErrorLine(out string) string {
+	var first string
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if first == "" {
+			first = line
+		}
+		if strings.Contains(strings.ToLower(line), "error") {
+			return line
+		}
+	}
+	if first == "" {
+		return "no output"
+	}
+	return first
+}
+
+// tail keeps the last n bytes written to it, and the first headSize: a server's first error
+// line comes first, and the usage text after it can be longer than the tail.
+type tail struct {
+	mu   sync.Mutex
+	head []byte
+	buf  []byte
+	n    int
+}
+
+const headSize = 4 << 10
+
 func newTail(n int) *tail { return &tail{n: n} }
+
+// Head is the first bytes written.
+func (t *tail) Head() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.head)
+}
 
 func (t *tail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if room := headSize - len(t.head); room > 0 {
+		t.head = append(t.head, b[:min(room, len(b))]...)
+	}
 	t.buf = append(t.buf, b...)
 	if over := len(t.buf) - t.n; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)

@@ -71,6 +71,21 @@ func TestEarlyExitIsReportedWithItsOutput(t *testing.T) {
 	}
 }
 
+// A server that rejects its arguments says so first and then prints its usage, longer than the
+// output kept: the error names the first error line, and none of the usage.
+func TestStartErrorIsTheFirstErrorLine(t *testing.T) {
+	script := `echo 'Error: unknown flag: --bogus' >&2; i=0; while [ $i -lt 400 ]; do echo "  --flag$i string   usage text of a flag"; i=$((i+1)); done; exit 1`
+	p, err := Start("opa server", exec.Command("sh", "-c", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = WaitHealthy(context.Background(), "http://127.0.0.1:1/health", p, 10*time.Second)
+	var se *StartError
+	if !errors.As(err, &se) || se.FirstError != "Error: unknown flag: --bogus" || strings.Contains(err.Error(), "usage text") {
+		t.Errorf("err = %v, want a StartError with the first error line alone", err)
+	}
+}
+
 func TestTailKeepsTheEnd(t *testing.T) {
 	tl := newTail(10)
 	tl.Write([]byte("0123456789"))

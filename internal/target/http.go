@@ -82,27 +82,61 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 	if method == "" {
 		method = "POST"
 	}
+	if err := CheckHTTP(h, w); err != nil {
+		return err
+	}
 	headers := []httpload.Header{{Name: "Content-Type", Value: "application/json"}}
 	for _, hv := range h.Headers {
-		name, value, ok := strings.Cut(hv, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return fmt.Errorf("--header %q: want Name: value", hv)
-		}
+		name, value, _ := strings.Cut(hv, ":")
 		headers = append(headers, httpload.Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 	}
 	t.requests = make([][]byte, len(w.Inputs))
 	var first []byte
 	for i, in := range w.Inputs {
-		body, err := fillBody(h.Body, in.JSON)
-		if err != nil {
-			return fmt.Errorf("body template, input %d: %w", i+1, err)
-		}
+		body, _ := fillBody(h.Body, in.JSON)
 		if i == 0 {
 			first = body
 		}
 		t.requests[i] = httpload.EncodeRequest(e, method, path, headers, body)
 	}
 	return probe(ctx, t.opts.URL, first, t.opts.timeout())
+}
+
+// CheckHTTP finds what is wrong with the http target's headers and body template, for every
+// input of w (nil: the template's syntax alone), so it can be reported before any load starts.
+func CheckHTTP(h HTTPOptions, w *workload.Workload) error {
+	for _, hv := range h.Headers {
+		name, _, ok := strings.Cut(hv, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("--header %q: want Name: value", hv)
+		}
+	}
+	// What is left of the template once its placeholders are taken out must hold no "{{": it
+	// would be sent as written, and a typo would pass for a body.
+	if rest := placeholder.ReplaceAllString(h.Body, ""); strings.Contains(rest, "{{") {
+		at := strings.Index(rest, "{{")
+		return fmt.Errorf("--body: %q is not a placeholder: want {{input}} or {{input.field}}, closed by }}", truncate(rest[at:], 30))
+	}
+	if w == nil {
+		return nil
+	}
+	for i, in := range w.Inputs {
+		if _, err := fillBody(h.Body, in.JSON); err != nil {
+			where := in.Source
+			if where == "" {
+				where = fmt.Sprintf("workload %s input %d", w.Name, i+1)
+			}
+			return fmt.Errorf("--body, %s: %w", where, err)
+		}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 // fillBody replaces each {{input...}} with the JSON of that part of the input.

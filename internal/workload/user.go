@@ -134,6 +134,21 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Load the policies, entities and schema now, and check every request against them, so a
+	// mistake in any of them is reported before any load starts, not when a target starts.
+	engine, err := cedarengine.Load(cedarengine.Paths{Policies: s.CedarPolicies, Entities: s.Entities, Schema: s.Schema})
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, in := range requests {
+		if _, err := engine.ParseRequest(in.Cedar); err != nil && len(errs) < 20 {
+			errs = append(errs, fmt.Errorf("%s: %w", in.Source, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return &Workload{
 		Name:        userName(s),
 		Description: "user-supplied Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", "),

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// opaLogLevels are the levels `opa run --server --log-level` accepts.
+var opaLogLevels = []string{"debug", "info", "error"}
+
+// checkRunFlags finds flags that are wrong on their face, or that would be ignored, before
+// anything is built or started.
+func checkRunFlags(cmd *cobra.Command, f runFlags) error {
+	fl := cmd.Flags()
+	var errs []error
+	if f.url != "" {
+		if err := checkURL(f.url); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !slices.Contains(opaLogLevels, f.logLevel) {
+		errs = append(errs, fmt.Errorf("--log-level %q: want one of %v", f.logLevel, opaLogLevels))
+	}
+	if f.procs < 0 {
+		errs = append(errs, fmt.Errorf("--generator-procs %d: want 1 or more, or 0 for the default", f.procs))
+	}
+	if f.serverTimes < 0 {
+		errs = append(errs, fmt.Errorf("--server-metrics %d: want N >= 1 to sample every Nth request, or 0 for none", f.serverTimes))
+	}
+	if fl.Changed("workers") && (fl.Changed("rate") || len(f.rates) > 0 || len(f.loadPoints) > 0) {
+		errs = append(errs, errors.New("--workers sets the closed loop; --rate, --rates and --load-points the open loop, "+
+			"whose requests in flight --connections bounds: give one or the other"))
+	}
+	if err := target.CheckHTTP(target.HTTPOptions{Headers: f.headers, Body: f.body}, nil); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkURL wants a scheme and a host: "127.0.0.1:8181" alone would fail only once the load
+// starts, with a message about something else.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("--url %q: want a scheme and a host, such as http://127.0.0.1:8181", raw)
+	}
+	return nil
+}
+
+// checkOutPath finds, before any load, a result path no result could be written to: a
+// directory, a path under a file, or a place that cannot be created or written. A device or a
+// FIFO (/dev/null, /dev/stdout) is fine: the result is written into it.
+func checkOutPath(path string) error {
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("-o %s is a directory: name a file (%s)", path, filepath.Join(path, "result.json"))
+		}
+		if !fi.Mode().IsRegular() {
+			return nil
+		}
+	}
+	// The nearest directory that exists must be one, and must take a new file: Write creates
+	// what is missing below it.
+	dir := filepath.Dir(path)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("-o %s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("-o %s: %w", path, err)
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			break
+		}
+		dir = up
+	}
+	probe, err := os.CreateTemp(dir, ".authzbench-write-check-*")
+	if err != nil {
+		return fmt.Errorf("-o %s: cannot write in %s: %w", path, dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// saveResult writes the document to path, and says where it went. A finished run is not lost
+// when that fails at the end (the disk filled, the directory went away): the document goes to a
+// file in the temporary directory, and the error names it.
+func saveResult(path, prefix string, doc *result.Document, stderr io.Writer) error {
+	err := result.Write(path, doc)
+	if err == nil {
+		fmt.Fprintf(stderr, "authzbench: result written to %s\n", path)
+		return nil
+	}
+	fallback := filepath.Join(os.TempDir(), filepath.Base(resultPath("", prefix, doc)))
+	if ferr := result.Write(fallback, doc); ferr != nil {
+		return fmt.Errorf("%w; writing it to %s failed too: %v", err, fallback, ferr)
+	}
+	fmt.Fprintf(stderr, "authzbench: result written to %s instead\n", fallback)
+	return fmt.Errorf("%w; the result was written to %s instead", err, fallback)
+}
+
+// checkBeforeLoad tries, before any load, what only the workloads or a started server can tell:
+// the http target's body template against every input, and whether each server authzbench
+// starts accepts --sut-arg (a server that rejects one exits at once, and would otherwise do so
+// after other targets' load). Without --body or --sut-arg it costs nothing.
+func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options, f runFlags) error {
+	var servers []string
+	hasHTTP := false
+	for _, t := range s.Targets {
+		hasHTTP = hasHTTP || t.Name == "http"
+		if len(f.sutArgs) > 0 && target.StartsServer(t.Name, o.Target) && !slices.Contains(servers, t.Name) {
+			servers = append(servers, t.Name)
+		}
+	}
+	if len(servers) == 0 && (!hasHTTP || f.body == "") {
+		return nil
+	}
+	workloads, err := bench.Prepare(ctx, s)
+	if err != nil {
+		return err
+	}
+	if hasHTTP {
+		for _, w := range workloads {
+			if err := target.CheckHTTP(o.Target.HTTP, w); err != nil {
+				return err
+			}
+		}
+	}
+	tmp, err := os.MkdirTemp("", "authzbench-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, name := range servers {
+		i := slices.IndexFunc(workloads, func(w *workload.Workload) bool { return target.Engine(name) != "cedar" || w.HasCedar() })
+		if i < 0 {
+			continue // the run reports a workload without a Cedar version itself
+		}
+		opts := o.Target
+		opts.TempDir = tmp
+		opts.Workers = 1
+		tg, err := target.New(name, opts)
+		if err != nil {
+			return err
+		}
+		err = tg.Start(ctx, workloads[i])
+		tg.Stop(context.Background())
+		// Only a server's refusal is decided here; anything else the run meets and reports.
+		var rejected *sut.StartError
+		if errors.As(err, &rejected) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
