@@ -158,24 +158,29 @@ func (w *genericWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	connect := int64(w.conn.ConnectTime)
 	switch {
 	case errors.Is(err, httpload.ErrTimeout):
-		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect}
+		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect, Err: err}
 	case err != nil:
-		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
+		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect, Err: err}
 	}
 	if w.byStatus != nil {
 		if allow, ok := w.byStatus[status]; ok {
 			return verify.Outcome{Kind: verify.Decided, Allow: allow, ConnectNS: connect}
 		}
-		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
+		return statusOutcome(status, body, connect)
 	}
 	// A 403 commonly carries a deny in its body; any other non-2xx status is an error, a 401
 	// above all (the harness's credentials were refused, which decides nothing).
 	if (status < 200 || status > 299) && status != 403 {
-		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
+		return statusOutcome(status, body, connect)
 	}
 	v, err := w.parser.ParseBytes(body)
 	if err != nil {
-		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
+		if status == 403 {
+			return statusOutcome(status, body, connect) // a refusal, not a deny in a decision document
+		}
+		out := malformed("the body is not JSON", body)
+		out.ConnectNS = connect
+		return out
 	}
 	out := pointerDecision(v.Get(w.pointer...))
 	out.ConnectNS = connect

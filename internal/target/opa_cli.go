@@ -87,8 +87,11 @@ func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
 // {"result":[{"expressions":[{"value":true,...}]}]}, or {} when the query is undefined.
 func cliDecision(p *fastjson.Parser, out []byte) verify.Outcome {
 	v, err := p.ParseBytes(out)
-	if err != nil || v.Type() != fastjson.TypeObject {
-		return verify.Outcome{Kind: verify.TransportFailure}
+	if err != nil {
+		return malformed("opa eval printed no JSON", out)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return malformed("opa eval printed JSON that is not an object", out)
 	}
 	results := v.GetArray("result")
 	if len(results) == 0 {
