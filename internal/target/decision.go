@@ -3,6 +3,8 @@ package target
 import (
 	"errors"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -73,20 +75,27 @@ func statusOutcome(status int, body []byte, connectNS int64) verify.Outcome {
 		Err: errors.New("status " + strconv.Itoa(status) + ": " + bodyStart(body))}
 }
 
-// bodyStart quotes the first 120 bytes of a body, cut at a character boundary.
+// bodyStart is the first 120 bytes of a body, cut at a character boundary, as one line: control
+// characters (a terminal's escape sequences among them) become spaces, invalid UTF-8 is replaced.
 func bodyStart(body []byte) string {
 	const n = 120
 	if len(body) == 0 {
 		return "empty body"
 	}
-	if len(body) <= n {
-		return strconv.Quote(string(body))
+	cut, more := len(body), ""
+	if cut > n {
+		cut, more = n, "…"
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(body[cut]) {
-		cut--
-	}
-	return strconv.Quote(string(body[:cut])) + "…"
+	text := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(string(body[:cut]), "\uFFFD"))
+	return strings.TrimSpace(text) + more
 }
 
 // cedarDecisionOf reads Cedar's decision string; anything but "allow" or "deny" is not a

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -302,15 +301,17 @@ func TestDecisionMessages(t *testing.T) {
 		kind verify.Kind
 		msg  string
 	}{
-		{"html page", newDecisionReader("result").read([]byte(`<html>502</html>`)), verify.Malformed, `the body is not JSON: "<html>502</html>"`},
+		{"html page", newDecisionReader("result").read([]byte(`<html>502</html>`)), verify.Malformed, `the body is not JSON: <html>502</html>`},
 		{"empty body", newDecisionReader("result").read(nil), verify.Malformed, "the body is not JSON: empty body"},
-		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: "[true]"`},
-		{"cedar without a decision", newCedarDecisionReader().read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: "{\"result\":true}"`},
+		{"escape sequences and lines", newDecisionReader("result").read([]byte("\x1b[2J<h1>\n  Bad\xffGateway\n</h1>\n")), verify.Malformed,
+			"the body is not JSON: [2J<h1>   Bad\uFFFDGateway </h1>"},
+		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: [true]`},
+		{"cedar without a decision", newCedarDecisionReader().read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
 		{"cedar with an evaluation error", newCedarDecisionReader().read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
 			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
-		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, `opa eval printed no JSON: "panic: oops\n"`},
-		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`), 7), verify.HTTPStatus, `status 400: "{\"code\":\"invalid_parameter\"}"`},
-		{"status with a long page", statusOutcome(502, []byte(long), 0), verify.HTTPStatus, "status 502: " + strconv.Quote(strings.Repeat("é", 60)) + "…"},
+		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, "opa eval printed no JSON: panic: oops"},
+		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`), 7), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
+		{"status with a long page", statusOutcome(502, []byte(long), 0), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 60) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.out.Kind != tc.kind || tc.out.Err == nil || tc.out.Err.Error() != tc.msg {
@@ -337,10 +338,10 @@ func TestDecisionGenericEndpoint(t *testing.T) {
 		msg    string
 	}{
 		{200, `{"allow":true}`, decidedAllow, ""},
-		{200, `<html>maintenance</html>`, notDocument, `the body is not JSON: "<html>maintenance</html>"`},
+		{200, `<html>maintenance</html>`, notDocument, `the body is not JSON: <html>maintenance</html>`},
 		{403, `{"allow":false}`, decidedDeny, ""},
-		{403, `Forbidden`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, `status 403: "Forbidden"`},
-		{503, `overloaded`, verify.Outcome{Kind: verify.HTTPStatus, Status: 503}, `status 503: "overloaded"`},
+		{403, `Forbidden`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, "status 403: Forbidden"},
+		{503, `overloaded`, verify.Outcome{Kind: verify.HTTPStatus, Status: 503}, "status 503: overloaded"},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in struct{ I int }
