@@ -560,3 +560,28 @@ func TestSpreadOfUsesStudentT(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordingAllocatesNothing: on the measured path, an ok response and a repeat of an error
+// class already seen cost no allocation; only a class's first message does.
+func TestRecordingAllocatesNothing(t *testing.T) {
+	r := NewRecorderUpTo(2 * time.Minute)
+	ok := verify.Outcome{Kind: verify.Decided, Allow: true}
+	failed := verify.Outcome{Kind: verify.TransportFailure, Err: errors.New("connection reset")}
+	r.Record(verify.Transport, 0, time.Millisecond)
+	r.RecordMessage(verify.Transport, 0, failed)
+	for name, record := range map[string]func(){
+		"ok": func() {
+			r.Record(verify.OK, 0, 40*time.Microsecond)
+			r.RecordMessage(verify.OK, workload.ExpectAllow, ok)
+		},
+		"error class seen before": func() {
+			r.Record(verify.Transport, 0, time.Millisecond)
+			r.RecordMessage(verify.Transport, 0, failed)
+		},
+		"beyond the ceiling": func() { r.Record(verify.OK, 0, time.Hour) },
+	} {
+		if n := testing.AllocsPerRun(100, record); n != 0 {
+			t.Errorf("%s: %v allocations per response, want 0", name, n)
+		}
+	}
+}

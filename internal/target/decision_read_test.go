@@ -437,3 +437,21 @@ func TestDecisionInprocEvalErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestDecisionReadingAllocatesNothing: once warm, reading a decision allocates nothing; only
+// the error paths do, for their message.
+func TestDecisionReadingAllocatesNothing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		r    *decisionReader
+		body string
+	}{
+		"opa":   {newDecisionReader("result"), `{"result":{"allow":true},"metrics":{"timer_rego_query_eval_ns":12}}`},
+		"cedar": {newCedarDecisionReader(), `{"decision":"deny","reasons":[],"errors":[]}`},
+	} {
+		body := []byte(tc.body)
+		tc.r.read(body)
+		if n := testing.AllocsPerRun(100, func() { tc.r.read(body) }); n != 0 {
+			t.Errorf("%s: %v allocations per decision, want 0", name, n)
+		}
+	}
+}
