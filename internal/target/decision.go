@@ -75,27 +75,32 @@ func statusOutcome(status int, body []byte, connectNS int64) verify.Outcome {
 		Err: errors.New("status " + strconv.Itoa(status) + ": " + bodyStart(body))}
 }
 
-// bodyStart is the first 120 bytes of a body, cut at a character boundary, as one line: control
-// characters (a terminal's escape sequences among them) become spaces, invalid UTF-8 is replaced.
+// bodyStart is the start of a body as one line of at most 160 bytes, cut at a character
+// boundary: runs of white space (indented JSON, an HTML page's lines) become one space, control
+// characters (a terminal's escape sequences among them) too, and invalid UTF-8 is replaced.
 func bodyStart(body []byte) string {
-	const n = 120
-	if len(body) == 0 {
-		return "empty body"
-	}
-	cut, more := len(body), ""
-	if cut > n {
-		cut, more = n, "…"
-		for cut > 0 && !utf8.RuneStart(body[cut]) {
-			cut--
-		}
-	}
-	text := strings.Map(func(r rune) rune {
+	const n = 160
+	head := body[:min(len(body), 4*n)] // collapsing white space rarely shrinks text fourfold
+	text := strings.Join(strings.Fields(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
-	}, strings.ToValidUTF8(string(body[:cut]), "\uFFFD"))
-	return strings.TrimSpace(text) + more
+	}, strings.ToValidUTF8(string(head), "\uFFFD"))), " ")
+	if text == "" {
+		return "empty body"
+	}
+	if len(text) <= n && len(head) == len(body) {
+		return text
+	}
+	if len(text) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	return text + "…"
 }
 
 // cedarDecisionOf reads Cedar's decision string; anything but "allow" or "deny" is not a

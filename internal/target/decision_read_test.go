@@ -294,7 +294,7 @@ func FuzzDecisionKinds(f *testing.F) {
 // TestDecisionMessages: what a target says about a response that is not a decision names the
 // problem and quotes the start of the body, cut at a character boundary.
 func TestDecisionMessages(t *testing.T) {
-	long := strings.Repeat("é", 100) // 200 bytes
+	long := strings.Repeat("é", 100) // 200 bytes, cut to 160
 	for _, tc := range []struct {
 		name string
 		out  verify.Outcome
@@ -304,14 +304,17 @@ func TestDecisionMessages(t *testing.T) {
 		{"html page", newDecisionReader("result").read([]byte(`<html>502</html>`)), verify.Malformed, `the body is not JSON: <html>502</html>`},
 		{"empty body", newDecisionReader("result").read(nil), verify.Malformed, "the body is not JSON: empty body"},
 		{"escape sequences and lines", newDecisionReader("result").read([]byte("\x1b[2J<h1>\n  Bad\xffGateway\n</h1>\n")), verify.Malformed,
-			"the body is not JSON: [2J<h1>   Bad\uFFFDGateway </h1>"},
+			"the body is not JSON: [2J<h1> Bad\uFFFDGateway </h1>"},
+		{"indented JSON", statusOutcome(500, []byte("{\n  \"code\": \"internal_error\",\n  \"message\": \"x\"\n}\n"), 0), verify.HTTPStatus,
+			`status 500: { "code": "internal_error", "message": "x" }`},
+		{"white space only", statusOutcome(502, []byte(" \r\n"), 0), verify.HTTPStatus, "status 502: empty body"},
 		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: [true]`},
 		{"cedar without a decision", newCedarDecisionReader().read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
 		{"cedar with an evaluation error", newCedarDecisionReader().read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
 			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
 		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, "opa eval printed no JSON: panic: oops"},
 		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`), 7), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
-		{"status with a long page", statusOutcome(502, []byte(long), 0), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 60) + "…"},
+		{"status with a long page", statusOutcome(502, []byte(long), 0), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 80) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.out.Kind != tc.kind || tc.out.Err == nil || tc.out.Err.Error() != tc.msg {
