@@ -65,36 +65,63 @@ func (d *decisionReader) read(body []byte) verify.Outcome {
 
 // malformed is a 2xx answer that is no decision document; its message quotes the body's start.
 func malformed(why string, body []byte) verify.Outcome {
-	return verify.Outcome{Kind: verify.Malformed, Err: errors.New(why + ": " + bodyStart(body))}
+	return verify.Outcome{Kind: verify.Malformed, Err: newBodyError(why, 0, body)}
 }
 
 // statusOutcome is a non-2xx answer; its message is the start of the body, where servers put
 // their reason (OPA's {"code": "invalid_parameter", ...}, a proxy's error page).
 func statusOutcome(status int, body []byte, connectNS int64) verify.Outcome {
-	return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connectNS,
-		Err: errors.New("status " + strconv.Itoa(status) + ": " + bodyStart(body))}
+	return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connectNS, Err: newBodyError("", status, body)}
+}
+
+// bodyError is an answer that was no decision, with the start of its body. It keeps the bytes
+// (the connection reuses its buffer) and formats them only when its message is read, once per
+// error class, so a storm of error responses costs one small copy each.
+type bodyError struct {
+	why    string
+	status int // when why is empty: "status 503"
+	head   []byte
+	more   bool // the body went on past head
+}
+
+// bodyErrorKeep is how much of a body an error keeps: collapsing white space rarely shrinks
+// text fourfold, so the message still has its 160 bytes.
+const bodyErrorKeep = 4 * bodyMessageMax
+
+const bodyMessageMax = 160
+
+func newBodyError(why string, status int, body []byte) *bodyError {
+	n := min(len(body), bodyErrorKeep)
+	return &bodyError{why: why, status: status, head: append([]byte(nil), body[:n]...), more: n < len(body)}
+}
+
+func (e *bodyError) Error() string {
+	why := e.why
+	if why == "" {
+		why = "status " + strconv.Itoa(e.status)
+	}
+	return why + ": " + bodyStart(e.head, e.more)
 }
 
 // bodyStart is the start of a body as one line of at most 160 bytes, cut at a character
 // boundary: runs of white space (indented JSON, an HTML page's lines) become one space, control
 // characters (a terminal's escape sequences among them) too, and invalid UTF-8 is replaced.
-func bodyStart(body []byte) string {
-	const n = 160
-	head := body[:min(len(body), 4*n)] // collapsing white space rarely shrinks text fourfold
+// more says the body went on past head.
+func bodyStart(head []byte, more bool) string {
 	text := strings.Join(strings.Fields(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
 	}, strings.ToValidUTF8(string(head), "\uFFFD"))), " ")
-	if text == "" {
+	if text == "" && !more {
 		return "empty body"
 	}
-	if len(text) <= n && len(head) == len(body) {
+	if len(text) <= bodyMessageMax && !more {
 		return text
 	}
-	if len(text) > n {
-		cut := n
+	if len(text) > bodyMessageMax {
+		cut := bodyMessageMax
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}

@@ -457,4 +457,9 @@ func TestDecisionReadingAllocatesNothing(t *testing.T) {
 			t.Errorf("%s: %v allocations per decision, want 0", name, n)
 		}
 	}
+	// An error answer keeps a copy of its body and formats it only when its message is read.
+	page := []byte(strings.Repeat("<p>Service Unavailable</p>\n", 100))
+	if n := testing.AllocsPerRun(100, func() { statusOutcome(503, page, 0) }); n > 2 {
+		t.Errorf("an error status: %v allocations, want at most 2", n)
+	}
 }

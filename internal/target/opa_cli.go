@@ -80,7 +80,7 @@ func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		if errors.As(err, &exit) {
 			// With --format json, opa eval prints its errors on stdout.
 			return verify.Outcome{Kind: verify.ExitStatus, Status: exit.ExitCode(),
-				Err: errors.New("opa eval exited " + strconv.Itoa(exit.ExitCode()) + ": " + bodyStart(w.stdout.Bytes()))}
+				Err: newBodyError("opa eval exited "+strconv.Itoa(exit.ExitCode()), 0, w.stdout.Bytes())}
 		}
 		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
 	}
