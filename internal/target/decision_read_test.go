@@ -331,8 +331,9 @@ func TestDecisionMessages(t *testing.T) {
 }
 
 // TestDecisionGenericEndpoint: the http target against a fake server, one answer per input: a
-// 200 whose body is not JSON is malformed_response, with its body in the message; a 403 that is
-// no decision document is http_403, not a deny; a 503's body is its message.
+// 200 whose body is not JSON, or has nothing at the decision path, is malformed_response with
+// its body in the message; a 403 that is no decision document is http_403, not a deny; a 503's
+// body is its message.
 func TestDecisionGenericEndpoint(t *testing.T) {
 	answers := []struct {
 		status int
@@ -344,6 +345,10 @@ func TestDecisionGenericEndpoint(t *testing.T) {
 		{200, `<html>maintenance</html>`, notDocument, `the body is not JSON: <html>maintenance</html>`},
 		{403, `{"allow":false}`, decidedDeny, ""},
 		{403, `Forbidden`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, "status 403: Forbidden"},
+		{200, `{"error":"no such tenant"}`, notDocument, `no value at /allow in the body: {"error":"no such tenant"}`},
+		{403, `{"reason":"blocked"}`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, `status 403: {"reason":"blocked"}`},
+		{200, `{"allow":"DENY"}`, decidedDeny, ""},
+		{200, `{"allow":null}`, notBoolean, ""},
 		{503, `overloaded`, verify.Outcome{Kind: verify.HTTPStatus, Status: 503}, "status 503: overloaded"},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -142,13 +142,14 @@ func fillBody(template string, input []byte) ([]byte, error) {
 
 func (t *httpTarget) Worker() Decider {
 	return &genericWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, pointer: t.pointer,
-		byStatus: t.opts.HTTP.DecisionStatus}
+		path: t.opts.HTTP.DecisionPath, byStatus: t.opts.HTTP.DecisionStatus}
 }
 
 type genericWorker struct {
 	conn     *httpload.Conn
 	requests [][]byte
 	pointer  []string
+	path     string // the pointer as given, for messages
 	byStatus map[int]bool
 	parser   fastjson.Parser
 }
@@ -182,16 +183,24 @@ func (w *genericWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		out.ConnectNS = connect
 		return out
 	}
-	out := pointerDecision(v.Get(w.pointer...))
+	dv := v.Get(w.pointer...)
+	if dv == nil {
+		// Nothing where the decision should be: the body is not the endpoint's decision
+		// document (an error object, another API's answer).
+		if status == 403 {
+			return statusOutcome(status, body, connect)
+		}
+		out := malformed("no value at "+w.path+" in the body", body)
+		out.ConnectNS = connect
+		return out
+	}
+	out := pointerDecision(dv)
 	out.ConnectNS = connect
 	return out
 }
 
 // pointerDecision reads true/false, or the strings allow/deny (any case), as a decision.
 func pointerDecision(v *fastjson.Value) verify.Outcome {
-	if v == nil {
-		return verify.Outcome{Kind: verify.NoResult}
-	}
 	if v.Type() == fastjson.TypeString {
 		switch strings.ToLower(string(v.GetStringBytes())) {
 		case "allow", "permit", "allowed":
