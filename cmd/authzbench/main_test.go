@@ -118,6 +118,9 @@ func TestErrorsMakeTheRunFail(t *testing.T) {
 	if code != exitFailed || !strings.Contains(stdout, "http_400: 50") || !strings.Contains(stderr, "--allow-errors") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming http_400: 50", code, stdout, stderr)
 	}
+	if !strings.Contains(stdout, "rbac on opa/server: first http_400: status 400: bad") {
+		t.Errorf("stdout %q does not say what the first 400 said", stdout)
+	}
 	if code, _, _ := run(t, append(args, "--allow-errors")...); code != 0 {
 		t.Errorf("with --allow-errors: exit %d, want 0", code)
 	}
@@ -127,6 +130,9 @@ func TestErrorsMakeTheRunFail(t *testing.T) {
 	}
 	if got := doc.Runs[0].Summary.ErrorClasses["http_400"]; got != 50 || doc.Runs[0].Summary.OK != 0 {
 		t.Errorf("result file: http_400 %d ok %d", got, doc.Runs[0].Summary.OK)
+	}
+	if got := doc.Runs[0].Summary.ErrorMessages["http_400"]; got != "status 400: bad" {
+		t.Errorf("result file: first http_400 message %q, want the body", got)
 	}
 }
 

@@ -101,7 +101,8 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `
 
 Every response is verified. Throughput counts only ok responses; latency percentiles are over
 ok responses only; any other response (wrong_decision, undefined, non_boolean, http_<code>,
-exit_<code>, transport, timeout) is counted and shown, and makes the exit status 1 unless
+exit_<code>, malformed_response, eval_error, transport, timeout) is counted and shown with its
+class's first message, and makes the exit status 1 unless
 --allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
 the partial result marked "interrupted": true.` + exitStatusHelp,
 		Example: `  authzbench run

@@ -179,6 +179,9 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	}
 	run.SUT = tg.Info()
 
+	// The longest latency a run can see: an open-loop send due at the start of the warm-up that
+	// waits for a connection through the whole run, then waits out its timeout.
+	t.Load.Ceiling = t.Timeout + t.Load.Warmup + t.Load.Duration
 	merged := metrics.NewRecorder()
 	var outcomes []load.Outcome // one per repetition: usage and resources count measured phases only
 	defer func() { run.Harness = harness(outcomes, merged.Requests()) }()

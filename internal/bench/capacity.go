@@ -110,7 +110,7 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 		if len(doc.Runs) != before+1 {
 			return Probe{}, fmt.Errorf("capacity: probe at %.0f req/s produced no run", rate)
 		}
-		return judge(c.SLO, rate, doc.Runs[len(doc.Runs)-1]), nil
+		return judge(c.SLO, rate, doc.Runs[len(doc.Runs)-1])
 	})
 }
 
@@ -168,16 +168,27 @@ func (c CapacitySearch) search(measure func(rate float64) (Probe, error)) (Knee,
 }
 
 // judge decides whether one run met the SLO. A run whose generator missed the rate fails: the
-// server was not shown to hold a load it never received.
-func judge(slo SLO, rate float64, r result.Run) Probe {
+// server was not shown to hold a load it never received. A latency histogram that cannot be
+// read, or that does not hold every ok response, is an error: read as zero, it
+// would pass any latency bound.
+func judge(slo SLO, rate float64, r result.Run) (Probe, error) {
 	p := Probe{Rate: rate, Run: r}
 	s := r.Summary
 	if s.Requests == 0 {
 		p.Why = "no responses"
-		return p
+		return p, nil
 	}
-	h, err := result.DecodeHistogram(r.Repetitions[0].HDR)
-	if err == nil && h.TotalCount() > 0 {
+	if s.OK > 0 {
+		if len(r.Repetitions) == 0 {
+			return p, fmt.Errorf("capacity: probe at %.0f req/s: %d ok responses but no repetition holding their latencies", rate, s.OK)
+		}
+		h, err := result.DecodeHistogram(r.Repetitions[0].HDR)
+		if err != nil {
+			return p, fmt.Errorf("capacity: probe at %.0f req/s: latency histogram: %w", rate, err)
+		}
+		if got, want := h.TotalCount(), int64(r.Repetitions[0].OK); got != want {
+			return p, fmt.Errorf("capacity: probe at %.0f req/s: latency histogram holds %d responses, the run counted %d ok", rate, got, want)
+		}
 		p.Latency = time.Duration(h.ValueAtQuantile(slo.Percentile))
 	}
 	errRatio := float64(s.Errors) / float64(s.Requests)
@@ -197,7 +208,7 @@ func judge(slo SLO, rate float64, r result.Run) Probe {
 	default:
 		p.Pass = true
 	}
-	return p
+	return p, nil
 }
 
 // generatorBehind reports a missed rate that was the generator's doing alone: the sends went out,

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/target"
 )
@@ -147,8 +148,9 @@ func TestCapacitySearchNamesTheGeneratorsCeiling(t *testing.T) {
 func TestJudgeTellsTheGeneratorFromTheServer(t *testing.T) {
 	slo := SLO{Percentile: 99, Latency: time.Second}
 	run := func(intended, sent, genLate int64, missed bool) result.Run {
-		return result.Run{Repetitions: []result.Repetition{{}}, Summary: result.Summary{Requests: uint64(sent), OK: uint64(sent),
-			Open: &result.OpenSummary{Intended: intended, Sent: sent, GeneratorLate: genLate, RateMissed: missed}}}
+		return result.Run{Repetitions: []result.Repetition{okLatencies(t, sent, time.Millisecond)},
+			Summary: result.Summary{Requests: uint64(sent), OK: uint64(sent),
+				Open: &result.OpenSummary{Intended: intended, Sent: sent, GeneratorLate: genLate, RateMissed: missed}}}
 	}
 	for _, tc := range []struct {
 		name                 string
@@ -160,9 +162,62 @@ func TestJudgeTellsTheGeneratorFromTheServer(t *testing.T) {
 		{"generator late", run(1000, 990, 80, true), false, true, "generator woke up late for 80 of 1000"},
 		{"not sent", run(1000, 900, 80, true), false, false, "not delivered"},
 	} {
-		p := judge(slo, 1000, tc.run)
-		if p.Pass != tc.pass || p.GeneratorBound != tc.generatorBound || !strings.Contains(p.Why, tc.why) {
-			t.Errorf("%s: %+v", tc.name, p)
+		p, err := judge(slo, 1000, tc.run)
+		if err != nil || p.Pass != tc.pass || p.GeneratorBound != tc.generatorBound || !strings.Contains(p.Why, tc.why) {
+			t.Errorf("%s: %+v %v", tc.name, p, err)
 		}
+	}
+}
+
+// okLatencies is a repetition whose n ok responses each took latency.
+func okLatencies(t *testing.T, n int64, latency time.Duration) result.Repetition {
+	t.Helper()
+	h := metrics.NewHistogram()
+	if err := h.RecordValues(int64(latency), n); err != nil {
+		t.Fatal(err)
+	}
+	hdr, err := result.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result.Repetition{Requests: uint64(n), OK: uint64(n), HDR: hdr}
+}
+
+// A latency histogram the judge cannot read must stop the search: read as no latency at all, it
+// would pass any latency bound, and the knee would be wherever the search gave up.
+func TestJudgeRefusesAnUnreadableHistogram(t *testing.T) {
+	slo := SLO{Percentile: 99, Latency: time.Millisecond}
+	slow := okLatencies(t, 100, time.Second)
+	for _, tc := range []struct {
+		name string
+		reps []result.Repetition
+		want string // in the error; "" for no error
+	}{
+		{"readable", []result.Repetition{slow}, ""},
+		{"not base64", []result.Repetition{{OK: 100, HDR: "not a histogram!"}}, "not base64"},
+		{"base64 but no histogram", []result.Repetition{{OK: 100, HDR: "aGVsbG8="}}, "decode histogram"},
+		{"empty", []result.Repetition{{OK: 100}}, "decode histogram"},
+		{"short of the ok count", []result.Repetition{okLatencies(t, 40, time.Second)}, "holds 40 responses, the run counted 100 ok"},
+		{"no repetition", nil, "no repetition"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range tc.reps {
+				tc.reps[i].OK = 100
+			}
+			r := result.Run{Repetitions: tc.reps, Summary: result.Summary{Requests: 100, OK: 100}}
+			p, err := judge(slo, 1000, r)
+			if tc.want == "" {
+				if err != nil || p.Pass || p.Latency < time.Second || p.Latency > time.Second+time.Millisecond {
+					t.Fatalf("judged %+v, %v: want a failure at 1s", p, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("judged %+v, error %v: want an error with %q", p, err, tc.want)
+			}
+			if p.Pass {
+				t.Errorf("a probe with an unreadable histogram passed")
+			}
+		})
 	}
 }

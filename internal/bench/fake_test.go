@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -67,7 +68,8 @@ func runAgainst(t *testing.T, url string, spec *workload.UserSpec, workers int, 
 // counted in its class, and none of them counts as throughput or enters the latency histogram.
 func TestFakeServerErrorsAreCountedExactly(t *testing.T) {
 	// By input: id%10 == 0 → 400; id%10 == 5 → the wrong decision; id%10 == 3 → {} (undefined,
-	// as OPA answers a mistyped path); id%10 == 7 → 503; otherwise the right decision.
+	// as OPA answers a mistyped path); id%10 == 7 → 503; id%10 == 9 → a 200 that is an HTML
+	// page, no decision at all; otherwise the right decision.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Input struct{ ID int } `json:"input"`
@@ -86,6 +88,8 @@ func TestFakeServerErrorsAreCountedExactly(t *testing.T) {
 			fmt.Fprintf(w, `{"result": %t}`, id%2 != 0)
 		case 7:
 			w.WriteHeader(http.StatusServiceUnavailable)
+		case 9:
+			io.WriteString(w, "<html>maintenance</html>\n")
 		default:
 			fmt.Fprintf(w, `{"result": %t}`, id%2 == 0)
 		}
@@ -95,9 +99,20 @@ func TestFakeServerErrorsAreCountedExactly(t *testing.T) {
 	// 100 inputs, 4 workers, 1000 requests: every input is sent exactly 10 times.
 	run := runAgainst(t, srv.URL, userWorkload(t, 100), 4, 1000)
 	s := run.Summary
-	want := map[string]uint64{"http_400": 100, "wrong_decision": 100, "undefined": 100, "http_503": 100}
-	if s.Requests != 1000 || s.OK != 600 || s.Errors != 400 || s.WrongDecision != 100 {
-		t.Errorf("requests %d ok %d errors %d wrong %d; want 1000 600 400 100", s.Requests, s.OK, s.Errors, s.WrongDecision)
+	want := map[string]uint64{"http_400": 100, "wrong_decision": 100, "undefined": 100, "http_503": 100, "malformed_response": 100}
+	if s.Requests != 1000 || s.OK != 500 || s.Errors != 500 || s.WrongDecision != 100 {
+		t.Errorf("requests %d ok %d errors %d wrong %d; want 1000 500 500 100", s.Requests, s.OK, s.Errors, s.WrongDecision)
+	}
+	// Each class that has something to say keeps its first message; undefined has nothing to
+	// add to its name.
+	wantMessages := map[string]string{
+		"http_400":           `status 400: {"code":"invalid_parameter"}`,
+		"http_503":           "status 503: empty body",
+		"malformed_response": "the body is not JSON: <html>maintenance</html>",
+		"wrong_decision":     "expected deny, the engine decided allow",
+	}
+	if !reflect.DeepEqual(s.ErrorMessages, wantMessages) {
+		t.Errorf("first messages %q\nwant %q", s.ErrorMessages, wantMessages)
 	}
 	for k, v := range want {
 		if s.ErrorClasses[k] != v {
@@ -111,10 +126,10 @@ func TestFakeServerErrorsAreCountedExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.TotalCount() != 600 {
-		t.Errorf("ok latency histogram holds %d values, want 600 (errors must stay out)", h.TotalCount())
+	if h.TotalCount() != 500 {
+		t.Errorf("ok latency histogram holds %d values, want 500 (errors must stay out)", h.TotalCount())
 	}
-	if want := float64(600) / run.Repetitions[0].ElapsedS; run.Repetitions[0].ThroughputRPS != want {
+	if want := float64(500) / run.Repetitions[0].ElapsedS; run.Repetitions[0].ThroughputRPS != want {
 		t.Errorf("throughput %.1f, want ok/elapsed = %.1f", run.Repetitions[0].ThroughputRPS, want)
 	}
 }
@@ -167,8 +182,34 @@ func TestSlowServerTimesOut(t *testing.T) {
 	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: srv.URL}}, doc); err != nil {
 		t.Fatal(err)
 	}
-	if got := doc.Runs[0].Summary; got.ErrorClasses["timeout"] != 6 || got.OK != 0 {
-		t.Errorf("ok %d, classes %v; want 6 timeouts", got.OK, got.ErrorClasses)
+	if got := doc.Runs[0].Summary; got.ErrorClasses["timeout"] != 6 || got.OK != 0 || got.ErrorMessages["timeout"] == "" {
+		t.Errorf("ok %d, classes %v, messages %q; want 6 timeouts and what the first said", got.OK, got.ErrorClasses, got.ErrorMessages)
+	}
+}
+
+// The histograms hold the longest latency a run can see, its timeout after its warm-up and
+// measured phase, so a long timeout is not clamped at the default 60 s.
+func TestHistogramsCoverTheTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"result": true}`)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		timeout time.Duration
+		ceiling float64
+	}{{time.Second, 60}, {100 * time.Second, 100}} {
+		s := &scenario.Scenario{Name: "ceiling", Source: "test", Repeat: 1,
+			Workloads: []scenario.WorkloadRef{{Name: "fake", User: userWorkload(t, 2)}},
+			Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: tc.timeout,
+				Load: load.Spec{Workers: 1, Requests: 4, MaxTime: 30 * time.Second}}}}
+		opa, _ := sut.SelfOPA()
+		doc := &result.Document{}
+		if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: srv.URL}}, doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := doc.Runs[0].Summary; got.LatencyCeilingS != tc.ceiling || got.Clamped != 0 || got.Requests != 4 {
+			t.Errorf("timeout %s: ceiling %v s, %d clamped, %d requests; want %v s, 0, 4", tc.timeout, got.LatencyCeilingS, got.Clamped, got.Requests, tc.ceiling)
+		}
 	}
 }
 

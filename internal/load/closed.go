@@ -38,7 +38,7 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	quotas := splitQuota(c.Requests, c.Workers)
 	var workers group
 	for id := range c.Workers {
-		recorders[id] = metrics.NewRecorder()
+		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects,
 			first: id % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
 		workers.start(w.decider, func() { w.run(ctx) })
@@ -140,6 +140,7 @@ func (g *group) done() <-chan struct{} {
 func recordResponse(rec *metrics.Recorder, expect workload.Expect, out verify.Outcome, latency time.Duration) verify.Class {
 	class := verify.Classify(expect, out)
 	rec.Record(class, out.Status, latency)
+	rec.RecordMessage(class, expect, out)
 	rec.RecordConnect(out.ConnectNS)
 	if class == verify.OK {
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)

@@ -39,7 +39,7 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	// the end of each request) rather than each holding its own histograms.
 	shards := make([]*shard, min(c.Connections, 2*runtime.GOMAXPROCS(0)))
 	for i := range shards {
-		shards[i] = &shard{rec: metrics.NewOpenRecorder()}
+		shards[i] = &shard{rec: metrics.NewOpenRecorderUpTo(c.Ceiling)}
 	}
 	// One pacer hands out sends at their intended times to whichever connection is free; when
 	// none is, the send waits, and that wait is part of its latency.

@@ -33,6 +33,9 @@ type Spec struct {
 	// MaxTime bounds the measured phase when Requests is set, so a slow target cannot keep
 	// the run going for ever.
 	MaxTime time.Duration
+	// Ceiling is the longest latency the histograms must hold (0: 60 s); longer ones are counted
+	// as clamped.
+	Ceiling time.Duration
 }
 
 // Validate reports settings that cannot run.

@@ -8,25 +8,36 @@
 package metrics
 
 import (
+	"strings"
 	"sync/atomic"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// Histogram bounds: 1 ns resolution floor up to 60 s, 3 significant figures. Nanoseconds rather
-// than microseconds so an in-process decision of a few microseconds keeps three digits.
+// Histogram bounds: 1 ns resolution floor up to 60 s at least, 3 significant figures.
+// Nanoseconds rather than microseconds so an in-process decision of a few microseconds keeps
+// three digits. A run that can wait longer than 60 s for an answer (a long --timeout, an open
+// loop whose sends queue behind a stalled server) raises the ceiling to cover it: the buckets
+// depend only on the floor and the significant figures, so histograms of different ceilings
+// merge exactly.
 const (
 	lowestNanos  = 1
 	highestNanos = int64(60 * time.Second)
 	sigFigs      = 3
+	// messageMax bounds a class's sample message: enough for an error's words or the start of
+	// an error page, not a whole body in the result document.
+	messageMax = 200
 )
 
-// NewHistogram returns an empty latency histogram in nanoseconds.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(lowestNanos, highestNanos, sigFigs)
+// NewHistogram returns an empty latency histogram in nanoseconds, up to 60 s.
+func NewHistogram() *hdrhistogram.Histogram { return newHistogram(highestNanos) }
+
+func newHistogram(ceiling int64) *hdrhistogram.Histogram {
+	return hdrhistogram.New(lowestNanos, ceiling, sigFigs)
 }
 
 // Recorder holds one worker's measurements.
@@ -39,6 +50,18 @@ type Recorder struct {
 	okNanos  int64                // exact sum, so the mean is not a histogram approximation
 	// UnverifiedOK counts ok responses to inputs that carried no expected decision.
 	UnverifiedOK uint64
+
+	// ceiling is the largest latency the histograms hold, in ns; Clamped counts the responses
+	// (ok or not) whose latency lay beyond it and was recorded at it, so the slowest
+	// percentiles read low by that many. The other histograms (connect, lateness, latency from
+	// the actual send) hold parts of a response's latency, so they cannot pass the ceiling
+	// unless its latency did too.
+	ceiling int64
+	Clamped uint64
+
+	// FirstMessages says what went wrong with the first response of each error class that
+	// carried a message, by the class's report name (http_503, transport, ...).
+	FirstMessages map[string]string
 
 	// Open loop only (nil otherwise): latency of ok responses from the actual send, which is what
 	// a tool without coordinated-omission correction would report, and how late each send
@@ -63,17 +86,29 @@ type statusKey struct {
 	Status int
 }
 
-// NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder {
-	return &Recorder{OK: NewHistogram(), Errors: NewHistogram(), Statuses: map[statusKey]uint64{}}
+// NewRecorder returns an empty recorder whose histograms hold up to 60 s.
+func NewRecorder() *Recorder { return NewRecorderUpTo(0) }
+
+// NewRecorderUpTo returns an empty recorder whose histograms hold latencies up to ceiling, or
+// up to 60 s if that is more.
+func NewRecorderUpTo(ceiling time.Duration) *Recorder {
+	c := max(int64(ceiling), highestNanos)
+	return &Recorder{OK: newHistogram(c), Errors: newHistogram(c), Statuses: map[statusKey]uint64{}, ceiling: c}
 }
 
-// NewOpenRecorder returns an empty recorder for an open-loop run.
-func NewOpenRecorder() *Recorder {
-	r := NewRecorder()
-	r.Uncorrected, r.Lateness = NewHistogram(), NewHistogram()
+// NewOpenRecorder returns an empty recorder for an open-loop run, up to 60 s.
+func NewOpenRecorder() *Recorder { return NewOpenRecorderUpTo(0) }
+
+// NewOpenRecorderUpTo returns an empty recorder for an open-loop run, up to ceiling (at least
+// 60 s).
+func NewOpenRecorderUpTo(ceiling time.Duration) *Recorder {
+	r := NewRecorderUpTo(ceiling)
+	r.Uncorrected, r.Lateness = newHistogram(r.ceiling), newHistogram(r.ceiling)
 	return r
 }
+
+// Ceiling is the largest latency the recorder's histograms hold.
+func (r *Recorder) Ceiling() time.Duration { return time.Duration(r.ceiling) }
 
 // RecordSend adds what an open-loop send adds beyond Record: how late it started and, for an ok
 // response, its latency measured from the actual send.
@@ -81,14 +116,14 @@ func (r *Recorder) RecordSend(ok bool, lateness, fromActualSend, lateAfter time.
 	if lateness > lateAfter {
 		r.Late++
 	}
-	r.Lateness.RecordValue(clamp(int64(lateness))) //nolint:errcheck // clamped into range
+	r.Lateness.RecordValue(r.clamp(int64(lateness))) //nolint:errcheck // clamped into range
 	if ok {
-		r.Uncorrected.RecordValue(clamp(int64(fromActualSend))) //nolint:errcheck // clamped into range
+		r.Uncorrected.RecordValue(r.clamp(int64(fromActualSend))) //nolint:errcheck // clamped into range
 	}
 }
 
-func clamp(ns int64) int64 {
-	return min(max(ns, lowestNanos), highestNanos)
+func (r *Recorder) clamp(ns int64) int64 {
+	return min(max(ns, lowestNanos), r.ceiling)
 }
 
 // RecordConnect adds the connect time of a request that opened a connection.
@@ -97,9 +132,9 @@ func (r *Recorder) RecordConnect(ns int64) {
 		return
 	}
 	if r.Connect == nil {
-		r.Connect = NewHistogram()
+		r.Connect = newHistogram(r.ceiling)
 	}
-	r.Connect.RecordValue(clamp(ns)) //nolint:errcheck // clamped into range
+	r.Connect.RecordValue(r.clamp(ns)) //nolint:errcheck // clamped into range
 }
 
 // RecordServer adds the server's own timers of an ok response, when it reported them.
@@ -108,19 +143,22 @@ func (r *Recorder) RecordServer(evalNS, handlerNS int64) {
 		return
 	}
 	if r.ServerEval == nil {
-		r.ServerEval, r.ServerHandler = NewHistogram(), NewHistogram()
+		r.ServerEval, r.ServerHandler = newHistogram(r.ceiling), newHistogram(r.ceiling)
 	}
 	if evalNS > 0 {
-		r.ServerEval.RecordValue(clamp(evalNS)) //nolint:errcheck // clamped into range
+		r.ServerEval.RecordValue(r.clamp(evalNS)) //nolint:errcheck // clamped into range
 	}
 	if handlerNS > 0 {
-		r.ServerHandler.RecordValue(clamp(handlerNS)) //nolint:errcheck // clamped into range
+		r.ServerHandler.RecordValue(r.clamp(handlerNS)) //nolint:errcheck // clamped into range
 	}
 }
 
 // Record adds one classified response and its latency.
 func (r *Recorder) Record(c verify.Class, status int, latency time.Duration) {
-	ns := clamp(int64(latency)) // beyond the ceiling: counted there rather than lost
+	if int64(latency) > r.ceiling {
+		r.Clamped++ // recorded at the ceiling rather than lost, and counted so the report says so
+	}
+	ns := r.clamp(int64(latency))
 	r.Counts[c]++
 	if c == verify.OK {
 		r.OK.RecordValue(ns) //nolint:errcheck // clamped into range above
@@ -135,11 +173,55 @@ func (r *Recorder) Record(c verify.Class, status int, latency time.Duration) {
 	r.liveErrors.Add(1)
 }
 
+// RecordMessage keeps what went wrong with a response Record has just counted, if it was the
+// first of its error class: the target's error (the OS's words, the engine's, the start of an
+// error page) or, for a wrong decision, what was expected and what came. Past a class's first
+// response it costs one comparison, so a storm of errors stays cheap.
+func (r *Recorder) RecordMessage(c verify.Class, expect workload.Expect, out verify.Outcome) {
+	if c == verify.OK {
+		return
+	}
+	if verify.HasStatus(c) {
+		if r.Statuses[statusKey{c, out.Status}] != 1 {
+			return
+		}
+	} else if r.Counts[c] != 1 {
+		return
+	}
+	var msg string
+	switch {
+	case out.Err != nil:
+		msg = out.Err.Error()
+	case c == verify.WrongDecision:
+		msg = "expected " + decisionWord(expect == workload.ExpectAllow) + ", the engine decided " + decisionWord(out.Allow)
+	default:
+		return
+	}
+	if len(msg) > messageMax {
+		msg = strings.ToValidUTF8(msg[:messageMax], "") + "…"
+	}
+	if r.FirstMessages == nil {
+		r.FirstMessages = map[string]string{}
+	}
+	r.FirstMessages[verify.Name(c, out.Status)] = msg
+}
+
+func decisionWord(allow bool) string {
+	if allow {
+		return "allow"
+	}
+	return "deny"
+}
+
 // Live returns the running ok and error counts; safe to call from another goroutine.
 func (r *Recorder) Live() (ok, errors uint64) { return r.liveOK.Load(), r.liveErrors.Load() }
 
-// Merge folds other into r. Histograms merge exactly.
+// Merge folds other into r. Histograms merge exactly, whatever their ceilings: r's grow to
+// other's first when other's is higher. Each class keeps r's first message if it has one.
 func (r *Recorder) Merge(other *Recorder) {
+	if other.ceiling > r.ceiling {
+		r.raiseCeiling(other.ceiling)
+	}
 	r.OK.Merge(other.OK)
 	r.Errors.Merge(other.Errors)
 	for i, n := range other.Counts {
@@ -150,22 +232,31 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	r.okNanos += other.okNanos
 	r.UnverifiedOK += other.UnverifiedOK
+	r.Clamped += other.Clamped
+	for class, msg := range other.FirstMessages {
+		if _, ok := r.FirstMessages[class]; !ok {
+			if r.FirstMessages == nil {
+				r.FirstMessages = map[string]string{}
+			}
+			r.FirstMessages[class] = msg
+		}
+	}
 	if other.Connect != nil {
 		if r.Connect == nil {
-			r.Connect = NewHistogram()
+			r.Connect = newHistogram(r.ceiling)
 		}
 		r.Connect.Merge(other.Connect)
 	}
 	if other.ServerEval != nil {
 		if r.ServerEval == nil {
-			r.ServerEval, r.ServerHandler = NewHistogram(), NewHistogram()
+			r.ServerEval, r.ServerHandler = newHistogram(r.ceiling), newHistogram(r.ceiling)
 		}
 		r.ServerEval.Merge(other.ServerEval)
 		r.ServerHandler.Merge(other.ServerHandler)
 	}
 	if other.Uncorrected != nil {
 		if r.Uncorrected == nil {
-			r.Uncorrected, r.Lateness = NewHistogram(), NewHistogram()
+			r.Uncorrected, r.Lateness = newHistogram(r.ceiling), newHistogram(r.ceiling)
 		}
 		r.Uncorrected.Merge(other.Uncorrected)
 		r.Lateness.Merge(other.Lateness)
@@ -173,6 +264,20 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	r.liveOK.Add(other.liveOK.Load())
 	r.liveErrors.Add(other.liveErrors.Load())
+}
+
+// raiseCeiling moves every histogram r has into one that holds up to ceiling: same floor and
+// significant figures, so the same buckets, and nothing recorded moves.
+func (r *Recorder) raiseCeiling(ceiling int64) {
+	r.ceiling = ceiling
+	for _, h := range []**hdrhistogram.Histogram{&r.OK, &r.Errors, &r.Uncorrected, &r.Lateness, &r.Connect, &r.ServerEval, &r.ServerHandler} {
+		if *h == nil {
+			continue
+		}
+		bigger := newHistogram(ceiling)
+		bigger.Merge(*h)
+		*h = bigger
+	}
 }
 
 // Requests is the number of responses recorded, of every class.

@@ -1,15 +1,18 @@
 package metrics
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // record is one call of Recorder.Record.
@@ -155,25 +158,33 @@ func TestRecorderKeepsLatenciesApart(t *testing.T) {
 	}
 }
 
-// TestRecorderClamps: values outside [1 ns, 60 s] are counted at the nearest bound, not dropped.
+// TestRecorderClamps: values outside the histogram's range ([1 ns, 60 s] by default, up to the
+// ceiling a recorder was made with) are counted at the nearest bound, not dropped; those beyond
+// the ceiling are counted as clamped, so the report can say the slowest percentiles read low.
 func TestRecorderClamps(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		ceiling time.Duration // 0: NewRecorder
 		class   verify.Class
 		latency time.Duration
 		stored  int64 // the value the histogram must hold (as an equivalent value)
+		clamped uint64
 	}{
-		{"ok at the ceiling", verify.OK, 60 * time.Second, int64(60 * time.Second)},
-		{"ok two minutes", verify.OK, 2 * time.Minute, int64(60 * time.Second)},
-		{"ok a day", verify.OK, 24 * time.Hour, int64(60 * time.Second)},
-		{"timeout ten minutes", verify.Timeout, 10 * time.Minute, int64(60 * time.Second)},
-		{"http error two minutes", verify.HTTPError, 2 * time.Minute, int64(60 * time.Second)},
-		{"ok zero", verify.OK, 0, 1},
-		{"ok negative", verify.OK, -time.Second, 1},
-		{"transport zero", verify.Transport, 0, 1},
+		{"ok at the ceiling", 0, verify.OK, 60 * time.Second, int64(60 * time.Second), 0},
+		{"ok two minutes", 0, verify.OK, 2 * time.Minute, int64(60 * time.Second), 1},
+		{"ok a day", 0, verify.OK, 24 * time.Hour, int64(60 * time.Second), 1},
+		{"timeout ten minutes", 0, verify.Timeout, 10 * time.Minute, int64(60 * time.Second), 1},
+		{"http error two minutes", 0, verify.HTTPError, 2 * time.Minute, int64(60 * time.Second), 1},
+		{"ok zero", 0, verify.OK, 0, 1, 0},
+		{"ok negative", 0, verify.OK, -time.Second, 1, 0},
+		{"transport zero", 0, verify.Transport, 0, 1, 0},
+		{"ok two minutes under a five-minute ceiling", 5 * time.Minute, verify.OK, 2 * time.Minute, int64(2 * time.Minute), 0},
+		{"timeout four minutes under a five-minute ceiling", 5 * time.Minute, verify.Timeout, 4 * time.Minute, int64(4 * time.Minute), 0},
+		{"ok ten minutes over a five-minute ceiling", 5 * time.Minute, verify.OK, 10 * time.Minute, int64(5 * time.Minute), 1},
+		{"a ceiling under 60 s keeps 60 s", time.Second, verify.OK, 30 * time.Second, int64(30 * time.Second), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewRecorder()
+			r := NewRecorderUpTo(tc.ceiling)
 			r.Record(tc.class, 500, tc.latency)
 			h := r.Errors
 			if tc.class == verify.OK {
@@ -185,6 +196,9 @@ func TestRecorderClamps(t *testing.T) {
 			if got := h.Max(); !h.ValuesAreEquivalent(got, tc.stored) {
 				t.Errorf("stored %d ns, want %d", got, tc.stored)
 			}
+			if r.Clamped != tc.clamped {
+				t.Errorf("Clamped = %d, want %d", r.Clamped, tc.clamped)
+			}
 			if r.Requests() != 1 {
 				t.Errorf("Requests() = %d, want 1", r.Requests())
 			}
@@ -195,6 +209,132 @@ func TestRecorderClamps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecorderMergeAcrossCeilings: a recorder with a higher ceiling merged into one with the
+// default loses nothing, in either order, and the result is the histogram recorded in one piece.
+func TestRecorderMergeAcrossCeilings(t *testing.T) {
+	long := []record{{verify.OK, 0, 3 * time.Minute}, {verify.OK, 0, 90 * time.Second}, {verify.Timeout, 0, 4 * time.Minute}}
+	short := []record{{verify.OK, 0, 250 * time.Microsecond}, {verify.OK, 0, 59 * time.Second}, {verify.Transport, 0, time.Millisecond}}
+	all := NewRecorderUpTo(5 * time.Minute)
+	recordAll(all, long)
+	recordAll(all, short)
+	for _, order := range []string{"long into default", "default into long"} {
+		t.Run(order, func(t *testing.T) {
+			a, b := NewOpenRecorder(), NewOpenRecorderUpTo(5*time.Minute)
+			recordAll(a, short)
+			recordAll(b, long)
+			b.RecordSend(true, 100*time.Second, 80*time.Second, time.Millisecond)
+			into, from := a, b
+			if order == "default into long" {
+				into, from = b, a
+			}
+			into.Merge(from)
+			if into.Ceiling() != 5*time.Minute || into.Clamped != 0 {
+				t.Errorf("ceiling %s, %d clamped: want 5m0s and none", into.Ceiling(), into.Clamped)
+			}
+			for name, hs := range map[string][2]*hdrhistogram.Histogram{"ok": {into.OK, all.OK}, "errors": {into.Errors, all.Errors}} {
+				if !reflect.DeepEqual(hs[0].Distribution(), hs[1].Distribution()) {
+					t.Errorf("%s: merged histogram differs from one recorded in one piece", name)
+				}
+			}
+			if got := into.Lateness.Max(); !into.Lateness.ValuesAreEquivalent(got, int64(100*time.Second)) {
+				t.Errorf("lateness max %d ns after the merge, want 100 s", got)
+			}
+			// The merge destination bench and the drivers use is a plain NewRecorder.
+			plain := NewRecorder()
+			plain.Merge(into)
+			if !reflect.DeepEqual(plain.OK.Distribution(), all.OK.Distribution()) || plain.OK.TotalCount() != 4 {
+				t.Errorf("merging into a plain recorder lost values: %d ok", plain.OK.TotalCount())
+			}
+		})
+	}
+}
+
+// TestRecorderFirstMessages: the first response of each class that carried a message keeps it,
+// whatever follows; a wrong decision says what was expected; merging keeps the receiver's.
+func TestRecorderFirstMessages(t *testing.T) {
+	type response struct {
+		class  verify.Class
+		expect workload.Expect
+		out    verify.Outcome
+	}
+	fail := func(k verify.Kind, status int, msg string) verify.Outcome {
+		o := verify.Outcome{Kind: k, Status: status}
+		if msg != "" {
+			o.Err = errors.New(msg)
+		}
+		return o
+	}
+	r := NewRecorder()
+	for _, x := range []response{
+		{verify.OK, workload.ExpectAllow, verify.Outcome{Kind: verify.Decided, Allow: true}},
+		{verify.Transport, 0, fail(verify.TransportFailure, 0, "dial tcp 127.0.0.1:1: connect: connection refused")},
+		{verify.Transport, 0, fail(verify.TransportFailure, 0, "read: connection reset by peer")},
+		{verify.MalformedResponse, 0, fail(verify.Malformed, 0, `the body is not JSON: "<html>"`)},
+		{verify.HTTPError, 0, fail(verify.HTTPStatus, 503, "status 503: overloaded")},
+		{verify.HTTPError, 0, fail(verify.HTTPStatus, 503, "status 503: second")},
+		{verify.HTTPError, 0, fail(verify.HTTPStatus, 400, "status 400: bad input")},
+		{verify.WrongDecision, workload.ExpectAllow, verify.Outcome{Kind: verify.Decided, Allow: false}},
+		{verify.WrongDecision, workload.ExpectDeny, verify.Outcome{Kind: verify.Decided, Allow: true}},
+		{verify.Undefined, 0, verify.Outcome{Kind: verify.NoResult}}, // nothing to say beyond the class
+		{verify.Undefined, 0, fail(verify.NoResult, 0, "too late: not the first")},
+		{verify.EvalError, 0, fail(verify.EvalFailed, 0, strings.Repeat("é", 150))},
+	} {
+		r.Record(x.class, x.out.Status, time.Millisecond)
+		r.RecordMessage(x.class, x.expect, x.out)
+	}
+	long := strings.ToValidUTF8(strings.Repeat("é", 150)[:200], "") + "…"
+	want := map[string]string{
+		"transport":          "dial tcp 127.0.0.1:1: connect: connection refused",
+		"malformed_response": `the body is not JSON: "<html>"`,
+		"http_503":           "status 503: overloaded",
+		"http_400":           "status 400: bad input",
+		"wrong_decision":     "expected allow, the engine decided deny",
+		"eval_error":         long,
+	}
+	if !reflect.DeepEqual(r.FirstMessages, want) {
+		t.Errorf("FirstMessages = %q\nwant %q", r.FirstMessages, want)
+	}
+	other := NewRecorder()
+	other.Record(verify.Transport, 0, time.Millisecond)
+	other.RecordMessage(verify.Transport, 0, fail(verify.TransportFailure, 0, "other worker's"))
+	other.Record(verify.Timeout, 0, time.Second)
+	other.RecordMessage(verify.Timeout, 0, fail(verify.TimedOut, 0, "no answer within 1s"))
+	r.Merge(other)
+	if r.FirstMessages["transport"] != want["transport"] || r.FirstMessages["timeout"] != "no answer within 1s" {
+		t.Errorf("after merge: %q", r.FirstMessages)
+	}
+	clean := NewRecorder()
+	clean.Record(verify.OK, 0, time.Millisecond)
+	clean.RecordMessage(verify.OK, workload.ExpectAllow, verify.Outcome{Kind: verify.Decided, Allow: true})
+	if clean.FirstMessages != nil {
+		t.Errorf("an ok response left messages: %q", clean.FirstMessages)
+	}
+}
+
+// TestBeyondOf counts exactly on a hand-built histogram: 400 samples, 1..400 µs, one each. Above
+// p99 (396 µs) lie 4, above p99.9 and p99.99 (the maximum) none.
+func TestBeyondOf(t *testing.T) {
+	h := NewHistogram()
+	for us := int64(1); us <= 400; us++ {
+		if err := h.RecordValue(us * 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := Beyond{Samples: 400, P50: 200, P75: 100, P90: 40, P95: 20, P99: 4, P999: 0, P9999: 0}
+	if got := BeyondOf(h); got != want {
+		t.Errorf("BeyondOf = %+v\nwant      %+v", got, want)
+	}
+	// Ties are not beyond: 1000 samples of one value leave none above any percentile.
+	same := NewHistogram()
+	same.RecordValues(5000, 1000) //nolint:errcheck // in range
+	if got := BeyondOf(same); got != (Beyond{Samples: 1000}) {
+		t.Errorf("one value: %+v, want none beyond", got)
+	}
+	if got := BeyondOf(NewHistogram()); got != (Beyond{}) {
+		t.Errorf("empty: %+v", got)
 	}
 }
 
@@ -418,5 +558,30 @@ func TestSpreadOfUsesStudentT(t *testing.T) {
 				t.Errorf("half-width %.6f, want %.6f (t = %.3f)", half, want, tc.tQuan)
 			}
 		})
+	}
+}
+
+// TestRecordingAllocatesNothing: on the measured path, an ok response and a repeat of an error
+// class already seen cost no allocation; only a class's first message does.
+func TestRecordingAllocatesNothing(t *testing.T) {
+	r := NewRecorderUpTo(2 * time.Minute)
+	ok := verify.Outcome{Kind: verify.Decided, Allow: true}
+	failed := verify.Outcome{Kind: verify.TransportFailure, Err: errors.New("connection reset")}
+	r.Record(verify.Transport, 0, time.Millisecond)
+	r.RecordMessage(verify.Transport, 0, failed)
+	for name, record := range map[string]func(){
+		"ok": func() {
+			r.Record(verify.OK, 0, 40*time.Microsecond)
+			r.RecordMessage(verify.OK, workload.ExpectAllow, ok)
+		},
+		"error class seen before": func() {
+			r.Record(verify.Transport, 0, time.Millisecond)
+			r.RecordMessage(verify.Transport, 0, failed)
+		},
+		"beyond the ceiling": func() { r.Record(verify.OK, 0, time.Hour) },
+	} {
+		if n := testing.AllocsPerRun(100, record); n != 0 {
+			t.Errorf("%s: %v allocations per response, want 0", name, n)
+		}
 	}
 }

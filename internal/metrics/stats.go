@@ -43,6 +43,48 @@ func PercentilesOf(h *hdrhistogram.Histogram, exactMeanNanos float64) Percentile
 	}
 }
 
+// Beyond counts the samples that lie beyond each reported percentile (in a higher bucket of the
+// histogram than the percentile's value), and the samples in all. A percentile with few samples
+// beyond it is close to the slowest few responses, not a stable figure: p99.9 of 400 samples
+// is the maximum, and Beyond says so with a zero.
+type Beyond struct {
+	Samples int64 `json:"samples"`
+	P50     int64 `json:"p50"`
+	P75     int64 `json:"p75"`
+	P90     int64 `json:"p90"`
+	P95     int64 `json:"p95"`
+	P99     int64 `json:"p99"`
+	P999    int64 `json:"p999"`
+	P9999   int64 `json:"p9999"`
+}
+
+// FewBeyond is how few samples beyond a percentile make it a thin tail, marked in reports.
+const FewBeyond = 10
+
+// BeyondOf counts, for each percentile PercentilesOf reads, the samples of h above it.
+func BeyondOf(h *hdrhistogram.Histogram) Beyond {
+	b := Beyond{Samples: h.TotalCount()}
+	if b.Samples == 0 {
+		return b
+	}
+	counts := []*int64{&b.P50, &b.P75, &b.P90, &b.P95, &b.P99, &b.P999, &b.P9999}
+	values := make([]int64, len(counts))
+	for i, q := range []float64{50, 75, 90, 95, 99, 99.9, 99.99} {
+		values[i] = h.ValueAtQuantile(q)
+	}
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		for i, v := range values {
+			if bar.From > v {
+				*counts[i] += bar.Count
+			}
+		}
+	}
+	return b
+}
+
 // Spread summarises one figure across repetitions.
 type Spread struct {
 	Mean float64    `json:"mean"`

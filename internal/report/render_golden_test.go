@@ -40,9 +40,21 @@ func twoWorkloadsDocument() *result.Document {
 	withErrors.Summary.ErrorClasses = map[string]uint64{"http_400": 7, "wrong_decision": 2}
 	withErrors.SUTResources = &sut.Resources{CPUCoresMean: 0.987, CPUCoresMax: 1.5, RSSMaxMB: 48.6, Samples: 12}
 
+	withErrors.Summary.ErrorMessages = map[string]string{
+		"http_400":       `status 400: {"code":"invalid_parameter","message":"error(s) occurred while decoding input"}`,
+		"wrong_decision": "expected allow, the engine decided deny",
+	}
+	withErrors.Summary.Clamped, withErrors.Summary.LatencyCeilingS = 3, 65
+
+	// A short run: 400 ok responses, so its P99 has 4 beyond it and its P99.9 none.
 	partial := run("api", "opa/inproc", 1, 123456.7, 0, 1, 7.45)
 	partial.Partial = true
 	partial.Error = "run stopped: interrupted by interrupt"
+	partial.Summary.LatencyBeyond = &metrics.Beyond{Samples: 400, P50: 200, P75: 100, P90: 40, P95: 20, P99: 4}
+
+	// A long one: every percentile shown rests on plenty.
+	plenty := run("rbac", "opa/server", 4, 5123.4, 150.9, 3, 402)
+	plenty.Summary.LatencyBeyond = &metrics.Beyond{Samples: 20000, P50: 10000, P75: 5000, P90: 2000, P95: 1000, P99: 200, P999: 20, P9999: 2}
 
 	return &result.Document{
 		Schema:      result.Schema,
@@ -53,7 +65,7 @@ func twoWorkloadsDocument() *result.Document {
 			Hostname: "nowhere", Pinning: "none: generator and system under test share all cores"},
 		Runs: []result.Run{
 			run("rbac", "opa/cli", 2, 61.24, 3.05, 3, 31200),
-			run("rbac", "opa/server", 4, 5123.4, 150.9, 3, 402),
+			plenty,
 			run("rbac", "opa/inproc", 1, 150234.4, 1200.6, 3, 6.1),
 			run("api", "opa/cli", 2, 48.9, 0.44, 3, 40100),
 			withErrors,
@@ -103,6 +115,11 @@ func TestRenderTwoWorkloadsGolden(t *testing.T) {
 				"150,234 ± 1,201",
 				"1.00× (opa/cli)",
 				"Hand-built CPU @ 2.40GHz, 4 cores, GOMAXPROCS 4, linux 6.1.0, go1.26.0, OPA 1.22.2, authzbench v0.0.0-test (fedcba987654)",
+				`api on opa/server: first http_400: status 400: {"code":"invalid_parameter","message":"error(s) occurred while decoding input"}`,
+				"api on opa/server: first wrong_decision: expected allow, the engine decided deny",
+				"api on opa/server: 3 responses took longer than 65.0s, the most the latency histograms hold, and were counted at it: the slowest percentiles and the maximum read low",
+				"api on opa/inproc (partial): ≥ marks a percentile with fewer than 10 of the 400 ok responses beyond it (P99: 4, P99.9: 0)",
+				"7.45µs  -             11.2µs  ≥14.9µs  ≥22.4µs",
 			},
 		},
 		{
@@ -115,6 +132,9 @@ func TestRenderTwoWorkloadsGolden(t *testing.T) {
 				"`opa/inproc (partial)`",
 				"- PARTIAL RESULT: the run was stopped before it finished (interrupted by interrupt)",
 				"| rbac | `opa/server` | 4 workers | 5,123 ± 151 | 402µs |",
+				"- api on opa/server: first http_400: status 400: {",
+				"- api on opa/server: 3 responses took longer than 65.0s",
+				"| 7.45µs | - | 11.2µs | ≥14.9µs | ≥22.4µs |",
 			},
 		},
 	} {
@@ -128,6 +148,14 @@ func TestRenderTwoWorkloadsGolden(t *testing.T) {
 				if !strings.Contains(b.String(), m) {
 					t.Errorf("output lacks %q", m)
 				}
+			}
+			// Two thin percentiles in the short run's row and its note; none in the long run's,
+			// nor in runs whose documents predate the counts.
+			if n := strings.Count(b.String(), "≥"); n != 3 {
+				t.Errorf("%d ≥ marks, want 3 (two cells and a note)", n)
+			}
+			if n := strings.Count(b.String(), ": first "); n != 2 {
+				t.Errorf("%d first messages, want 2", n)
 			}
 			// One table row per run, in the document's order: the rows are the lines with a
 			// ratio column, after the header.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
@@ -132,6 +133,9 @@ func rows(doc *result.Document) []row {
 		if s.OK > 0 {
 			x.P50, x.P95, x.P99, x.P999 = Duration(s.LatencyUS.P50), Duration(s.LatencyUS.P95),
 				Duration(s.LatencyUS.P99), Duration(s.LatencyUS.P999)
+			if note := markThinTail(&x, s.LatencyBeyond); note != "" {
+				x.Notes = append(x.Notes, note)
+			}
 		} else {
 			x.P50, x.P95, x.P99, x.P999 = "-", "-", "-", "-"
 		}
@@ -148,6 +152,11 @@ func rows(doc *result.Document) []row {
 			x.Errors = fmt.Sprintf("%d !", s.Errors)
 			x.Notes = append(x.Notes, fmt.Sprintf("%d of %d responses were not served decisions: %s",
 				s.Errors, s.Requests, ClassList(s.ErrorClasses)))
+			x.Notes = append(x.Notes, firstMessages(s.ErrorClasses, s.ErrorMessages)...)
+		}
+		if s.Clamped > 0 {
+			x.Notes = append(x.Notes, fmt.Sprintf("%d responses took longer than %s, the most the latency histograms hold, and were counted at it: the slowest percentiles and the maximum read low",
+				s.Clamped, Duration(s.LatencyCeilingS*1e6)))
 		}
 		if c := s.Connections; c != nil && !c.Reused {
 			x.Notes = append(x.Notes, fmt.Sprintf("no connection reuse: %d connections opened for %d expected; connect p50 %s, p99 %s of each request's latency",
@@ -184,6 +193,47 @@ func rows(doc *result.Document) []row {
 	return out
 }
 
+// thinTail marks a percentile with fewer than metrics.FewBeyond ok responses beyond it: it is
+// close to the slowest few responses (p99.9 of 400 is the maximum), and a longer run is likely
+// to read it higher.
+const thinTail = "≥"
+
+// markThinTail marks the row's percentiles that rest on few samples and returns the note that
+// says so; nothing for a document written before the counts were kept.
+func markThinTail(x *row, b *metrics.Beyond) string {
+	if b == nil {
+		return ""
+	}
+	var thin []string
+	for _, p := range []struct {
+		name   string
+		cell   *string
+		beyond int64
+	}{{"P50", &x.P50, b.P50}, {"P95", &x.P95, b.P95}, {"P99", &x.P99, b.P99}, {"P99.9", &x.P999, b.P999}} {
+		if p.beyond < metrics.FewBeyond {
+			*p.cell = thinTail + *p.cell
+			thin = append(thin, fmt.Sprintf("%s: %d", p.name, p.beyond))
+		}
+	}
+	if len(thin) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s marks a percentile with fewer than %d of the %d ok responses beyond it (%s): close to the slowest few, not a stable figure; a longer run is likely to read it higher",
+		thinTail, metrics.FewBeyond, b.Samples, strings.Join(thin, ", "))
+}
+
+// firstMessages says what went wrong with the first response of each class that said, in the
+// order ClassList names the classes.
+func firstMessages(classes map[string]uint64, messages map[string]string) []string {
+	var out []string
+	for _, c := range classOrder(classes) {
+		if m, ok := messages[c]; ok {
+			out = append(out, fmt.Sprintf("first %s: %s", c, m))
+		}
+	}
+	return out
+}
+
 // loadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
 func loadLabel(l result.Load) string {
 	if l.Model == "open" {
@@ -197,25 +247,27 @@ func loadLabel(l result.Load) string {
 
 // ClassList renders error classes as "http_400: 12, wrong_decision: 3", largest first.
 func ClassList(classes map[string]uint64) string {
-	type kv struct {
-		k string
-		v uint64
-	}
-	var list []kv
-	for k, v := range classes {
-		list = append(list, kv{k, v})
-	}
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].v != list[j].v {
-			return list[i].v > list[j].v
-		}
-		return list[i].k < list[j].k
-	})
-	parts := make([]string, len(list))
-	for i, e := range list {
-		parts[i] = fmt.Sprintf("%s: %d", e.k, e.v)
+	order := classOrder(classes)
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%s: %d", k, classes[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// classOrder lists the classes largest first, ties by name.
+func classOrder(classes map[string]uint64) []string {
+	list := make([]string, 0, len(classes))
+	for k := range classes {
+		list = append(list, k)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if classes[list[i]] != classes[list[j]] {
+			return classes[list[i]] > classes[list[j]]
+		}
+		return list[i] < list[j]
+	})
+	return list
 }
 
 // Table writes the comparison table for a terminal.

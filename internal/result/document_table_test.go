@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"math"
@@ -172,10 +173,69 @@ func TestSummariseFields(t *testing.T) {
 			s.Open, s.Server, s.Connections)
 	}
 
+	if want := (metrics.Beyond{Samples: 10}); s.LatencyBeyond == nil || *s.LatencyBeyond != want {
+		t.Errorf("latency beyond %+v, want %+v: six of ten at 700 µs leave none above p50", s.LatencyBeyond, want)
+	}
+	if s.LatencyCeilingS != 60 || s.Clamped != 0 || s.ErrorMessages != nil {
+		t.Errorf("ceiling %v s, %d clamped, messages %q: want 60, 0, none", s.LatencyCeilingS, s.Clamped, s.ErrorMessages)
+	}
+
 	clean := metrics.NewRecorder()
 	clean.Record(verify.OK, 0, time.Millisecond)
 	if s := Summarise(nil, clean); s.ErrorLatencyUS != nil || s.ThroughputRPS != (metrics.Spread{}) {
 		t.Errorf("no errors and no repetitions: error latency %v, throughput %+v; want nil and zero", s.ErrorLatencyUS, s.ThroughputRPS)
+	}
+	if s := Summarise(nil, metrics.NewRecorder()); s.LatencyBeyond != nil {
+		t.Errorf("no ok responses, yet samples beyond: %+v", s.LatencyBeyond)
+	}
+}
+
+// TestSummariseCeilingAndMessages: a repetition with a longer ceiling raises the summary's, what
+// lay beyond it is counted in the repetition and the summary, and each class's first message
+// reaches both.
+func TestSummariseCeilingAndMessages(t *testing.T) {
+	long := metrics.NewRecorderUpTo(2 * time.Minute)
+	long.Record(verify.OK, 0, 90*time.Second)
+	timedOut := verify.Outcome{Kind: verify.TimedOut, Err: errors.New("no answer within 2m0s")}
+	long.Record(verify.Timeout, 0, 3*time.Minute)
+	long.RecordMessage(verify.Timeout, 0, timedOut)
+	repLong, err := NewRepetition(long, time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := sampleRecorder()
+	repShort, err := NewRepetition(short, time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := metrics.NewRecorder()
+	merged.Merge(short)
+	merged.Merge(long)
+	s := Summarise([]Repetition{repShort, repLong}, merged)
+	if s.LatencyCeilingS != 120 || s.Clamped != 1 || repLong.Clamped != 1 || repShort.Clamped != 0 {
+		t.Errorf("ceiling %v s, clamped %d (repetitions %d, %d); want 120 s, 1 (0, 1)", s.LatencyCeilingS, s.Clamped, repShort.Clamped, repLong.Clamped)
+	}
+	want := map[string]string{"timeout": "no answer within 2m0s"}
+	if !reflect.DeepEqual(s.ErrorMessages, want) || !reflect.DeepEqual(repLong.ErrorMessages, want) || repShort.ErrorMessages != nil {
+		t.Errorf("messages: summary %q, repetitions %q %q; want %q in the summary and the long one", s.ErrorMessages,
+			repShort.ErrorMessages, repLong.ErrorMessages, want)
+	}
+	// ok: 100, 200, 300, 400 µs and 90 s. p50 is 300 µs (two above), p75 400 µs (one), p90 and
+	// beyond the 90 s itself (none).
+	if wantB := (metrics.Beyond{Samples: 5, P50: 2, P75: 1}); s.LatencyBeyond == nil || *s.LatencyBeyond != wantB {
+		t.Errorf("latency beyond %+v, want %+v", s.LatencyBeyond, wantB)
+	}
+	if !within(s.LatencyUS.Max, 90e6) {
+		t.Errorf("max %v µs, want 90 s: the longer repetition's values survived the merge", s.LatencyUS.Max)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{`"latency_beyond":{"samples":5,"p50":2`, `"error_messages":{"timeout":`, `"latency_ceiling_s":120`, `"clamped":1`} {
+		if !strings.Contains(string(b), name) {
+			t.Errorf("summary JSON lacks %s: %s", name, b)
+		}
 	}
 }
 

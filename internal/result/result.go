@@ -126,8 +126,18 @@ type Summary struct {
 	ThroughputRPS metrics.Spread `json:"throughput_rps"`
 	// LatencyUS is over ok responses only, from the histogram of all repetitions merged.
 	LatencyUS metrics.Percentiles `json:"latency_us"`
+	// LatencyBeyond counts the ok responses slower than each of LatencyUS's percentiles: one
+	// resting on few (metrics.FewBeyond) is close to the slowest few, not a stable figure.
+	LatencyBeyond *metrics.Beyond `json:"latency_beyond,omitempty"`
 	// ErrorLatencyUS is over the other responses, kept apart.
 	ErrorLatencyUS *metrics.Percentiles `json:"error_latency_us,omitempty"`
+	// ErrorMessages is what went wrong with the first response of each error class that said,
+	// by class (transport: the OS's words; http_503: the start of the body).
+	ErrorMessages map[string]string `json:"error_messages,omitempty"`
+	// LatencyCeilingS is the longest latency the histograms hold; Clamped counts the responses
+	// (ok or not) that took longer and were recorded at it.
+	LatencyCeilingS float64 `json:"latency_ceiling_s,omitempty"`
+	Clamped         uint64  `json:"clamped,omitempty"`
 	// Open loop only.
 	Open *OpenSummary `json:"open,omitempty"`
 	// Server is the server's own account of the ok responses that reported it.
@@ -183,6 +193,8 @@ type Repetition struct {
 	LatencyUS     metrics.Percentiles `json:"latency_us"`
 	HDR           string              `json:"hdr"`                 // ok latencies, ns, V2 compressed
 	ErrorHDR      string              `json:"error_hdr,omitempty"` // other responses, ns
+	ErrorMessages map[string]string   `json:"error_messages,omitempty"`
+	Clamped       uint64              `json:"clamped,omitempty"` // beyond the histograms' ceiling
 	Partial       bool                `json:"partial,omitempty"`
 	// Open loop only.
 	AchievedRPS float64 `json:"achieved_rps,omitempty"`
@@ -211,13 +223,15 @@ func (r *Repetition) SetSchedule(intended, sent, late, generatorLate int64, miss
 // NewRepetition summarises one driver outcome.
 func NewRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (Repetition, error) {
 	rep := Repetition{
-		Requests:     rec.Requests(),
-		OK:           rec.Counts[0],
-		Errors:       rec.ErrorCount(),
-		ErrorClasses: rec.ErrorClasses(),
-		ElapsedS:     elapsed.Seconds(),
-		LatencyUS:    metrics.PercentilesOf(rec.OK, rec.MeanOKNanos()),
-		Partial:      partial,
+		Requests:      rec.Requests(),
+		OK:            rec.Counts[0],
+		Errors:        rec.ErrorCount(),
+		ErrorClasses:  rec.ErrorClasses(),
+		ErrorMessages: rec.FirstMessages,
+		Clamped:       rec.Clamped,
+		ElapsedS:      elapsed.Seconds(),
+		LatencyUS:     metrics.PercentilesOf(rec.OK, rec.MeanOKNanos()),
+		Partial:       partial,
 	}
 	if elapsed > 0 {
 		rep.ThroughputRPS = float64(rep.OK) / elapsed.Seconds()
@@ -244,6 +258,15 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 		ErrorClasses:  merged.ErrorClasses(),
 		UnverifiedOK:  merged.UnverifiedOK,
 		LatencyUS:     metrics.PercentilesOf(merged.OK, merged.MeanOKNanos()),
+		ErrorMessages: merged.FirstMessages,
+		// From the ok histogram's own range: the merged recorder's ceiling is the highest of its
+		// repetitions'.
+		LatencyCeilingS: float64(merged.OK.HighestTrackableValue()) / 1e9,
+		Clamped:         merged.Clamped,
+	}
+	if merged.OK.TotalCount() > 0 {
+		b := metrics.BeyondOf(merged.OK)
+		s.LatencyBeyond = &b
 	}
 	var rps []float64
 	for _, r := range reps {

@@ -77,7 +77,13 @@ func (t *cedarInproc) Worker() Decider { return cedarWorker{t} }
 type cedarWorker struct{ t *cedarInproc }
 
 func (w cedarWorker) Decide(_ context.Context, i int) verify.Outcome {
-	decision, _ := w.t.engine.Decide(&w.t.requests[i])
+	decision, diag := w.t.engine.Decide(&w.t.requests[i])
+	if len(diag.Errors) > 0 {
+		// Cedar skips a policy that fails to evaluate and decides without it: that decision is
+		// not the policies' answer, so it is an evaluation error, not a success.
+		e := diag.Errors[0]
+		return verify.Outcome{Kind: verify.EvalFailed, Err: fmt.Errorf("cedar evaluation error: %s: %s", e.PolicyID, e.Message)}
+	}
 	return verify.Outcome{Kind: verify.Decided, Allow: bool(decision)}
 }
 

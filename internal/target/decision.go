@@ -1,14 +1,22 @@
 package target
 
 import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/valyala/fastjson"
 
 	"github.com/authzbench/authzbench/internal/verify"
 )
 
 // decisionReader extracts a decision from an OPA-style JSON response: {"result": true|false},
-// or {"result": {"allow": true|false, ...}}; no "result" means undefined. It reuses its parser,
-// so reading a response allocates nothing once warm. One per worker.
+// or {"result": {"allow": true|false, ...}}; no "result" means undefined (OPA's answer for a
+// rule that is not defined). A body that is not a JSON object is no decision document at all:
+// malformed. It reuses its parser, so reading a decision allocates nothing once warm; only the
+// error paths allocate, for their message. One per worker.
 type decisionReader struct {
 	parser fastjson.Parser
 	field  string // the document holding the decision, "result" for OPA's data API
@@ -23,12 +31,25 @@ func newCedarDecisionReader() *decisionReader { return &decisionReader{field: "d
 
 func (d *decisionReader) read(body []byte) verify.Outcome {
 	v, err := d.parser.ParseBytes(body)
-	if err != nil || v.Type() != fastjson.TypeObject {
-		return verify.Outcome{Kind: verify.TransportFailure}
+	if err != nil {
+		return malformed("the body is not JSON", body)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return malformed("the body is JSON but not an object", body)
 	}
 	var out verify.Outcome
 	if d.cedar {
-		out = cedarDecisionOf(v.Get(d.field))
+		// The Cedar server always answers with a decision; a body without one is not its answer.
+		dv := v.Get(d.field)
+		if dv == nil {
+			return malformed(`no "`+d.field+`" in the body`, body)
+		}
+		out = cedarDecisionOf(dv)
+		if errs := v.GetArray("errors"); len(errs) > 0 {
+			// Policies that failed to evaluate were skipped, so the decision is not the
+			// policies' answer: an evaluation error, as it is in process.
+			return verify.Outcome{Kind: verify.EvalFailed, Err: errors.New("cedar evaluation error: " + string(errs[0].GetStringBytes()))}
+		}
 	} else {
 		out = decisionOf(v.Get(d.field))
 	}
@@ -42,12 +63,76 @@ func (d *decisionReader) read(body []byte) verify.Outcome {
 	return out
 }
 
+// malformed is a 2xx answer that is no decision document; its message quotes the body's start.
+func malformed(why string, body []byte) verify.Outcome {
+	return verify.Outcome{Kind: verify.Malformed, Err: newBodyError(why, 0, body)}
+}
+
+// statusOutcome is a non-2xx answer; its message is the start of the body, where servers put
+// their reason (OPA's {"code": "invalid_parameter", ...}, a proxy's error page).
+func statusOutcome(status int, body []byte, connectNS int64) verify.Outcome {
+	return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connectNS, Err: newBodyError("", status, body)}
+}
+
+// bodyError is an answer that was no decision, with the start of its body. It keeps the bytes
+// (the connection reuses its buffer) and formats them only when its message is read, once per
+// error class, so a storm of error responses costs one small copy each.
+type bodyError struct {
+	why    string
+	status int // when why is empty: "status 503"
+	head   []byte
+	more   bool // the body went on past head
+}
+
+// bodyErrorKeep is how much of a body an error keeps: collapsing white space rarely shrinks
+// text fourfold, so the message still has its 160 bytes.
+const bodyErrorKeep = 4 * bodyMessageMax
+
+const bodyMessageMax = 160
+
+func newBodyError(why string, status int, body []byte) *bodyError {
+	n := min(len(body), bodyErrorKeep)
+	return &bodyError{why: why, status: status, head: append([]byte(nil), body[:n]...), more: n < len(body)}
+}
+
+func (e *bodyError) Error() string {
+	why := e.why
+	if why == "" {
+		why = "status " + strconv.Itoa(e.status)
+	}
+	return why + ": " + bodyStart(e.head, e.more)
+}
+
+// bodyStart is the start of a body as one line of at most 160 bytes, cut at a character
+// boundary: runs of white space (indented JSON, an HTML page's lines) become one space, control
+// characters (a terminal's escape sequences among them) too, and invalid UTF-8 is replaced.
+// more says the body went on past head.
+func bodyStart(head []byte, more bool) string {
+	text := strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(string(head), "\uFFFD"))), " ")
+	if text == "" && !more {
+		return "empty body"
+	}
+	if len(text) <= bodyMessageMax && !more {
+		return text
+	}
+	if len(text) > bodyMessageMax {
+		cut := bodyMessageMax
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	return text + "…"
+}
+
 // cedarDecisionOf reads Cedar's decision string; anything but "allow" or "deny" is not a
 // decision.
 func cedarDecisionOf(v *fastjson.Value) verify.Outcome {
-	if v == nil {
-		return verify.Outcome{Kind: verify.NoResult}
-	}
 	switch string(v.GetStringBytes()) {
 	case "allow":
 		return verify.Outcome{Kind: verify.Decided, Allow: true}

@@ -4,14 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/valyala/fastjson"
 
+	"github.com/authzbench/authzbench/internal/cedarengine"
 	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // Test names in this file start with TestDecision/FuzzDecision: other files of the package
@@ -22,8 +31,19 @@ var (
 	decidedDeny  = verify.Outcome{Kind: verify.Decided, Allow: false}
 	noResult     = verify.Outcome{Kind: verify.NoResult}
 	notBoolean   = verify.Outcome{Kind: verify.NotBoolean}
-	malformed    = verify.Outcome{Kind: verify.TransportFailure}
+	notDocument  = verify.Outcome{Kind: verify.Malformed}
 )
+
+// sameOutcome compares outcomes apart from the wording of Err, which must be there exactly for
+// the kinds that are not an answer from the engine's API.
+func sameOutcome(got, want verify.Outcome) bool {
+	wantErr := want.Kind == verify.Malformed || want.Kind == verify.EvalFailed
+	if (got.Err != nil) != wantErr {
+		return false
+	}
+	got.Err, want.Err = nil, nil
+	return got == want
+}
 
 func TestDecisionReaderResponses(t *testing.T) {
 	for _, tc := range []struct {
@@ -47,18 +67,18 @@ func TestDecisionReaderResponses(t *testing.T) {
 		{"string", `{"result":"true"}`, notBoolean},
 		{"number", `{"result":1}`, notBoolean},
 		{"null", `{"result":null}`, notBoolean},
-		{"malformed", `{"result":tru`, malformed},
-		{"truncated", `{"result":true`, malformed},
-		{"trailing garbage", `{"result":true} x`, malformed},
-		{"empty body", ``, malformed},
-		{"html error page", `<html><body>502 Bad Gateway</body></html>`, malformed},
-		{"top-level array", `[{"result":true}]`, malformed},
-		{"top-level boolean", `true`, malformed},
-		{"top-level string", `"result"`, malformed},
-		{"top-level null", `null`, malformed},
+		{"malformed", `{"result":tru`, notDocument},
+		{"truncated", `{"result":true`, notDocument},
+		{"trailing garbage", `{"result":true} x`, notDocument},
+		{"empty body", ``, notDocument},
+		{"html error page", `<html><body>502 Bad Gateway</body></html>`, notDocument},
+		{"top-level array", `[{"result":true}]`, notDocument},
+		{"top-level boolean", `true`, notDocument},
+		{"top-level string", `"result"`, notDocument},
+		{"top-level null", `null`, notDocument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := newDecisionReader("result").read([]byte(tc.body)); got != tc.want {
+			if got := newDecisionReader("result").read([]byte(tc.body)); !sameOutcome(got, tc.want) {
 				t.Errorf("read(%s) = %+v, want %+v", tc.body, got, tc.want)
 			}
 		})
@@ -80,7 +100,7 @@ func TestDecisionReaderServerTimers(t *testing.T) {
 		{"timer not an integer", `{"result":true,"metrics":{"timer_rego_query_eval_ns":"fast"}}`, decidedAllow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := newDecisionReader("result").read([]byte(tc.body)); got != tc.want {
+			if got := newDecisionReader("result").read([]byte(tc.body)); !sameOutcome(got, tc.want) {
 				t.Errorf("read(%s) = %+v, want %+v", tc.body, got, tc.want)
 			}
 		})
@@ -99,7 +119,7 @@ func TestDecisionReaderOtherField(t *testing.T) {
 		{`{"result":true}`, noResult},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
-			if got := r.read([]byte(tc.body)); got != tc.want {
+			if got := r.read([]byte(tc.body)); !sameOutcome(got, tc.want) {
 				t.Errorf("read(%s) = %+v, want %+v", tc.body, got, tc.want)
 			}
 		})
@@ -117,13 +137,13 @@ func TestDecisionReaderReuse(t *testing.T) {
 		{`{"result":true,"metrics":{"timer_rego_query_eval_ns":1,"timer_server_handler_ns":2}}`,
 			verify.Outcome{Kind: verify.Decided, Allow: true, ServerEvalNS: 1, ServerHandlerNS: 2}},
 		{`{}`, noResult},
-		{`{"result":tru`, malformed},
+		{`{"result":tru`, notDocument},
 		{`{"result":{"allow":false}}`, decidedDeny},
 		{`{"result":true}`, decidedAllow},
 	}
 	for round := range 3 {
 		for i, s := range seq {
-			if got := r.read([]byte(s.body)); got != s.want {
+			if got := r.read([]byte(s.body)); !sameOutcome(got, s.want) {
 				t.Errorf("round %d, response %d %s: %+v, want %+v", round, i, s.body, got, s.want)
 			}
 		}
@@ -149,7 +169,7 @@ func TestDecisionCLIEvalFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			var p fastjson.Parser
-			if got := cliDecision(&p, out); got != tc.want {
+			if got := cliDecision(&p, out); !sameOutcome(got, tc.want) {
 				t.Errorf("cliDecision(%s) = %+v, want %+v", tc.file, got, tc.want)
 			}
 		})
@@ -173,13 +193,13 @@ func TestDecisionCLIEvalShapes(t *testing.T) {
 		{"first result decides", `{"result":[{"expressions":[{"value":false}]},{"expressions":[{"value":true}]}]}`, decidedDeny},
 		{"errors only", `{"errors":[{"message":"rego_type_error"}]}`, noResult},
 		{"result not a list", `{"result":true}`, noResult},
-		{"not JSON", "panic: runtime error\n", malformed},
-		{"empty output", "", malformed},
-		{"top-level array", `[{"expressions":[{"value":true}]}]`, malformed},
+		{"not JSON", "panic: runtime error\n", notDocument},
+		{"empty output", "", notDocument},
+		{"top-level array", `[{"expressions":[{"value":true}]}]`, notDocument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p fastjson.Parser
-			if got := cliDecision(&p, []byte(tc.out)); got != tc.want {
+			if got := cliDecision(&p, []byte(tc.out)); !sameOutcome(got, tc.want) {
 				t.Errorf("cliDecision(%s) = %+v, want %+v", tc.out, got, tc.want)
 			}
 		})
@@ -251,7 +271,7 @@ func FuzzDecisionKinds(f *testing.F) {
 			out verify.Outcome
 		}{{"read", reader.read(b)}, {"cliDecision", cliDecision(&cli, b)}} {
 			switch o.out.Kind {
-			case verify.Decided, verify.NoResult, verify.NotBoolean, verify.TransportFailure:
+			case verify.Decided, verify.NoResult, verify.NotBoolean, verify.Malformed:
 			default:
 				t.Fatalf("%s(%q): kind %d is not one a response can have", o.who, b, o.out.Kind)
 			}
@@ -262,11 +282,189 @@ func FuzzDecisionKinds(f *testing.F) {
 				t.Fatalf("%s(%q): status or connect time from a body: %+v", o.who, b, o.out)
 			}
 		}
-		// Any body that is not a JSON object is malformed, never a decision.
+		// Any body that is not a JSON object is malformed, never a decision, and says why.
 		if v, err := fastjson.ParseBytes(b); err != nil || v.Type() != fastjson.TypeObject {
-			if got := newDecisionReader("result").read(b); got.Kind != verify.TransportFailure {
+			if got := newDecisionReader("result").read(b); got.Kind != verify.Malformed || got.Err == nil {
 				t.Fatalf("read(%q) = %+v for a body that is not a JSON object", b, got)
 			}
 		}
 	})
+}
+
+// TestDecisionMessages: what a target says about a response that is not a decision names the
+// problem and quotes the start of the body, cut at a character boundary.
+func TestDecisionMessages(t *testing.T) {
+	long := strings.Repeat("é", 100) // 200 bytes, cut to 160
+	for _, tc := range []struct {
+		name string
+		out  verify.Outcome
+		kind verify.Kind
+		msg  string
+	}{
+		{"html page", newDecisionReader("result").read([]byte(`<html>502</html>`)), verify.Malformed, `the body is not JSON: <html>502</html>`},
+		{"empty body", newDecisionReader("result").read(nil), verify.Malformed, "the body is not JSON: empty body"},
+		{"escape sequences and lines", newDecisionReader("result").read([]byte("\x1b[2J<h1>\n  Bad\xffGateway\n</h1>\n")), verify.Malformed,
+			"the body is not JSON: [2J<h1> Bad\uFFFDGateway </h1>"},
+		{"indented JSON", statusOutcome(500, []byte("{\n  \"code\": \"internal_error\",\n  \"message\": \"x\"\n}\n"), 0), verify.HTTPStatus,
+			`status 500: { "code": "internal_error", "message": "x" }`},
+		{"white space only", statusOutcome(502, []byte(" \r\n"), 0), verify.HTTPStatus, "status 502: empty body"},
+		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: [true]`},
+		{"cedar without a decision", newCedarDecisionReader().read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
+		{"cedar with an evaluation error", newCedarDecisionReader().read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
+			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
+		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, "opa eval printed no JSON: panic: oops"},
+		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`), 7), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
+		{"status with a long page", statusOutcome(502, []byte(long), 0), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 80) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.out.Kind != tc.kind || tc.out.Err == nil || tc.out.Err.Error() != tc.msg {
+				t.Errorf("%+v\nwant kind %d, message %s", tc.out, tc.kind, tc.msg)
+			}
+		})
+	}
+	// Cedar's answers with no errors are decisions.
+	for body, allow := range map[string]bool{`{"decision":"allow","reasons":["p"],"errors":[]}`: true, `{"decision":"deny"}`: false} {
+		if got := newCedarDecisionReader().read([]byte(body)); got != (verify.Outcome{Kind: verify.Decided, Allow: allow}) {
+			t.Errorf("%s: %+v", body, got)
+		}
+	}
+}
+
+// TestDecisionGenericEndpoint: the http target against a fake server, one answer per input: a
+// 200 whose body is not JSON, or has nothing at the decision path, is malformed_response with
+// its body in the message; a 403 that is no decision document is http_403, not a deny; a 503's
+// body is its message.
+func TestDecisionGenericEndpoint(t *testing.T) {
+	answers := []struct {
+		status int
+		body   string
+		want   verify.Outcome
+		msg    string
+	}{
+		{200, `{"allow":true}`, decidedAllow, ""},
+		{200, `<html>maintenance</html>`, notDocument, `the body is not JSON: <html>maintenance</html>`},
+		{403, `{"allow":false}`, decidedDeny, ""},
+		{403, `Forbidden`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, "status 403: Forbidden"},
+		{200, `{"error":"no such tenant"}`, notDocument, `no value at /allow in the body: {"error":"no such tenant"}`},
+		{403, `{"reason":"blocked"}`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, `status 403: {"reason":"blocked"}`},
+		{200, `{"allow":"DENY"}`, decidedDeny, ""},
+		{200, `{"allow":null}`, notBoolean, ""},
+		{503, `overloaded`, verify.Outcome{Kind: verify.HTTPStatus, Status: 503}, "status 503: overloaded"},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ I int }
+		json.NewDecoder(r.Body).Decode(&in) //nolint:errcheck // a bad body answers input 0
+		w.WriteHeader(answers[in.I].status)
+		io.WriteString(w, answers[in.I].body) //nolint:errcheck // the test reads what arrived
+	}))
+	defer srv.Close()
+	wl := &workload.Workload{Name: "generic"}
+	for i := range answers {
+		wl.Inputs = append(wl.Inputs, workload.Input{JSON: []byte(fmt.Sprintf(`{"i":%d}`, i))})
+	}
+	tg, err := New("http", Options{URL: srv.URL, HTTP: HTTPOptions{DecisionPath: "/allow"}, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(context.Background(), wl); err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Stop(context.Background())
+	w := tg.Worker()
+	defer closeWorker(w)
+	for i, a := range answers {
+		got := w.Decide(context.Background(), i)
+		msg := ""
+		if got.Err != nil {
+			msg = got.Err.Error()
+		}
+		got.ConnectNS, got.Err = 0, nil
+		if got != a.want || msg != a.msg {
+			t.Errorf("%d %s: %+v %q, want %+v %q", a.status, a.body, got, msg, a.want, a.msg)
+		}
+	}
+}
+
+func closeWorker(d Decider) {
+	if c, ok := d.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
+// TestDecisionInprocEvalErrors: an in-process engine's evaluation error is eval_error with the
+// engine's words, never a decision and never a transport failure: OPA's conflict between two
+// complete rules, and a Cedar policy that reads an attribute the request lacks (Cedar skips the
+// policy and decides without it).
+func TestDecisionInprocEvalErrors(t *testing.T) {
+	dir := t.TempDir()
+	regoFile := filepath.Join(dir, "p.rego")
+	os.WriteFile(regoFile, []byte("package p\nallow := true if input.a\nallow := false if input.b\n"), 0o644) //nolint:errcheck // read back below
+	q, err := PrepareOPA(context.Background(), "data.p.allow", []string{regoFile}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opa := &opaInproc{query: q}
+	for _, in := range []string{`{"a": true}`, `{"a": true, "b": true}`} {
+		v, err := ast.ValueFromReader(strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opa.inputs = append(opa.inputs, v)
+	}
+	cedarPolicy := filepath.Join(dir, "p.cedar")
+	os.WriteFile(cedarPolicy, []byte(`permit (principal, action, resource) when { context.level > 2 };`), 0o644) //nolint:errcheck // read back below
+	engine, err := cedarengine.Load(cedarengine.Paths{Policies: []string{cedarPolicy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cedar := &cedarInproc{engine: engine}
+	for _, ctx := range []string{`{"level": 3}`, `{}`} {
+		r, err := engine.ParseRequest([]byte(`{"principal": {"type": "User", "id": "ann"}, "action": {"type": "Action", "id": "view"},
+			"resource": {"type": "Doc", "id": "d"}, "context": ` + ctx + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cedar.requests = append(cedar.requests, r)
+	}
+	for _, tc := range []struct {
+		name string
+		w    Decider
+		msg  string // in the second input's error
+	}{
+		{"opa", inprocWorker{opa}, "eval_conflict_error"},
+		{"cedar", cedarWorker{cedar}, "cedar evaluation error: policy0:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.w.Decide(context.Background(), 0); got != decidedAllow {
+				t.Errorf("first input: %+v, want allow", got)
+			}
+			got := tc.w.Decide(context.Background(), 1)
+			if got.Kind != verify.EvalFailed || got.Err == nil || !strings.Contains(got.Err.Error(), tc.msg) {
+				t.Errorf("second input: %+v, want an evaluation error with %q", got, tc.msg)
+			}
+		})
+	}
+}
+
+// TestDecisionReadingAllocatesNothing: once warm, reading a decision allocates nothing; only
+// the error paths do, for their message.
+func TestDecisionReadingAllocatesNothing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		r    *decisionReader
+		body string
+	}{
+		"opa":   {newDecisionReader("result"), `{"result":{"allow":true},"metrics":{"timer_rego_query_eval_ns":12}}`},
+		"cedar": {newCedarDecisionReader(), `{"decision":"deny","reasons":[],"errors":[]}`},
+	} {
+		body := []byte(tc.body)
+		tc.r.read(body)
+		if n := testing.AllocsPerRun(100, func() { tc.r.read(body) }); n != 0 {
+			t.Errorf("%s: %v allocations per decision, want 0", name, n)
+		}
+	}
+	// An error answer keeps a copy of its body and formats it only when its message is read.
+	page := []byte(strings.Repeat("<p>Service Unavailable</p>\n", 100))
+	if n := testing.AllocsPerRun(100, func() { statusOutcome(503, page, 0) }); n > 2 {
+		t.Errorf("an error status: %v allocations, want at most 2", n)
+	}
 }

@@ -176,13 +176,14 @@ func fillBody(template string, input []byte) ([]byte, error) {
 
 func (t *httpTarget) Worker() Decider {
 	return &genericWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, pointer: t.pointer,
-		byStatus: t.opts.HTTP.DecisionStatus}
+		path: t.opts.HTTP.DecisionPath, byStatus: t.opts.HTTP.DecisionStatus}
 }
 
 type genericWorker struct {
 	conn     *httpload.Conn
 	requests [][]byte
 	pointer  []string
+	path     string // the pointer as given, for messages
 	byStatus map[int]bool
 	parser   fastjson.Parser
 }
@@ -192,35 +193,48 @@ func (w *genericWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	connect := int64(w.conn.ConnectTime)
 	switch {
 	case errors.Is(err, httpload.ErrTimeout):
-		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect}
+		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect, Err: err}
 	case err != nil:
-		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
+		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect, Err: err}
 	}
 	if w.byStatus != nil {
 		if allow, ok := w.byStatus[status]; ok {
 			return verify.Outcome{Kind: verify.Decided, Allow: allow, ConnectNS: connect}
 		}
-		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
+		return statusOutcome(status, body, connect)
 	}
 	// A 403 commonly carries a deny in its body; any other non-2xx status is an error, a 401
 	// above all (the harness's credentials were refused, which decides nothing).
 	if (status < 200 || status > 299) && status != 403 {
-		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
+		return statusOutcome(status, body, connect)
 	}
 	v, err := w.parser.ParseBytes(body)
 	if err != nil {
-		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
+		if status == 403 {
+			return statusOutcome(status, body, connect) // a refusal, not a deny in a decision document
+		}
+		out := malformed("the body is not JSON", body)
+		out.ConnectNS = connect
+		return out
 	}
-	out := pointerDecision(v.Get(w.pointer...))
+	dv := v.Get(w.pointer...)
+	if dv == nil {
+		// Nothing where the decision should be: the body is not the endpoint's decision
+		// document (an error object, another API's answer).
+		if status == 403 {
+			return statusOutcome(status, body, connect)
+		}
+		out := malformed("no value at "+w.path+" in the body", body)
+		out.ConnectNS = connect
+		return out
+	}
+	out := pointerDecision(dv)
 	out.ConnectNS = connect
 	return out
 }
 
 // pointerDecision reads true/false, or the strings allow/deny (any case), as a decision.
 func pointerDecision(v *fastjson.Value) verify.Outcome {
-	if v == nil {
-		return verify.Outcome{Kind: verify.NoResult}
-	}
 	if v.Type() == fastjson.TypeString {
 		switch strings.ToLower(string(v.GetStringBytes())) {
 		case "allow", "permit", "allowed":

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
+	"strconv"
 
 	"github.com/valyala/fastjson"
 
@@ -71,14 +73,16 @@ func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	cmd.Stdout = &w.stdout
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return verify.Outcome{Kind: verify.TimedOut}
+		return verify.Outcome{Kind: verify.TimedOut, Err: fmt.Errorf("opa eval gave no answer within %s", w.t.opts.timeout())}
 	}
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			return verify.Outcome{Kind: verify.ExitStatus, Status: exit.ExitCode()}
+			// With --format json, opa eval prints its errors on stdout.
+			return verify.Outcome{Kind: verify.ExitStatus, Status: exit.ExitCode(),
+				Err: newBodyError("opa eval exited "+strconv.Itoa(exit.ExitCode()), 0, w.stdout.Bytes())}
 		}
-		return verify.Outcome{Kind: verify.TransportFailure}
+		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
 	}
 	return cliDecision(&w.parser, w.stdout.Bytes())
 }
@@ -87,8 +91,11 @@ func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
 // {"result":[{"expressions":[{"value":true,...}]}]}, or {} when the query is undefined.
 func cliDecision(p *fastjson.Parser, out []byte) verify.Outcome {
 	v, err := p.ParseBytes(out)
-	if err != nil || v.Type() != fastjson.TypeObject {
-		return verify.Outcome{Kind: verify.TransportFailure}
+	if err != nil {
+		return malformed("opa eval printed no JSON", out)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return malformed("opa eval printed JSON that is not an object", out)
 	}
 	results := v.GetArray("result")
 	if len(results) == 0 {

@@ -72,7 +72,7 @@ func (w inprocWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		if ctx.Err() != nil {
 			return verify.Outcome{Kind: verify.TimedOut}
 		}
-		return verify.Outcome{Kind: verify.TransportFailure}
+		return verify.Outcome{Kind: verify.EvalFailed, Err: err}
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return verify.Outcome{Kind: verify.NoResult}

@@ -88,12 +88,12 @@ func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	connect := int64(w.conn.ConnectTime)
 	if err != nil {
 		if errors.Is(err, httpload.ErrTimeout) {
-			return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect}
+			return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect, Err: err}
 		}
-		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect}
+		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect, Err: err}
 	}
 	if status < 200 || status > 299 {
-		return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connect}
+		return statusOutcome(status, body, connect)
 	}
 	out := w.decisions.read(body)
 	out.ConnectNS = connect
