@@ -71,6 +71,7 @@ type runFlags struct {
 	pinLoad     string
 	pin         string
 	procs       int
+	order       string
 }
 
 // urlUsage is the --url flag's help, alike for every command that drives a target.
@@ -146,6 +147,7 @@ the partial result marked "interrupted": true (exit status 130).`,
 	fl.DurationVar(&f.warmup, "warmup", scenario.DefaultWarmup, "load sent and discarded before measuring")
 	fl.Int64Var(&f.requests, "requests", 0, "measured requests per repetition, instead of --duration (still bounded by 10m)")
 	fl.IntVar(&f.repeat, "repeat", 1, "repetitions: throughput is reported as mean ± sd with a 95% CI, percentiles from all merged")
+	fl.StringVar(&f.order, "order", "", "interleaved: with --repeat, the targets of a workload take turns, one repetition each, servers staying up (the default, for flags and scenario files); sequential: each target's repetitions back to back")
 	fl.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "per-request timeout; slower answers count as timeout errors")
 	fl.StringVar(&f.url, "url", "", urlUsage)
 	fl.IntVar(&f.port, "port", 0, "opa/server: loopback port for the server authzbench starts (default: a free one)")
@@ -255,17 +257,15 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	runErr := bench.Run(ctx, s, opts, doc)
 	progress.clear()
 
-	var stopped *bench.StoppedError
-	if errors.As(runErr, &stopped) || ctx.Err() != nil {
-		doc.Interrupted = true
-		if ctx.Err() != nil {
-			doc.StopReason = context.Cause(ctx).Error()
-		} else {
-			doc.StopReason = runErr.Error()
-		}
-	} else if runErr != nil && len(doc.Runs) > 0 {
-		doc.Interrupted = true
+	if ctx.Err() != nil {
+		doc.StopReason = context.Cause(ctx).Error()
+	} else if runErr != nil {
 		doc.StopReason = runErr.Error()
+	}
+	// Interrupted marks measurements cut short; a target that failed to start measured
+	// nothing, and says so in its own error.
+	for _, r := range doc.Runs {
+		doc.Interrupted = doc.Interrupted || r.Partial
 	}
 
 	path := resultPath(f.out, "authzbench", doc)
@@ -381,6 +381,13 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	}
 	if fl.Changed("repeat") {
 		o.Repeat = &f.repeat
+	}
+	if f.order != "" {
+		order, err := scenario.ParseOrder(f.order)
+		if err != nil {
+			return nil, fmt.Errorf("--%w", err)
+		}
+		o.Order = &order
 	}
 	user := workload.UserSpec{Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
 		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs}

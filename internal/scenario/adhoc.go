@@ -20,6 +20,8 @@ type Overrides struct {
 	Requests    *int64
 	Timeout     *time.Duration
 	Repeat      *int
+	// Order replaces the scenario's order (--order).
+	Order *Order
 	// Sweep replaces every target's load by its steps.
 	Sweep Sweep
 }
@@ -33,7 +35,7 @@ type AdHoc struct {
 }
 
 // FromFlags builds and validates a scenario from flags. Defaults: targets opa/server,
-// workload rbac (or the user's files).
+// workload rbac (or the user's files), repetitions interleaved as in scenario files.
 func FromFlags(a AdHoc) (*Scenario, error) {
 	s := &Scenario{Name: "ad-hoc", Source: "flags", Repeat: 1, Pin: "none"}
 	var errs []error
@@ -91,6 +93,9 @@ func (s *Scenario) Apply(o Overrides) error {
 			return fmt.Errorf("--repeat must be at least 1, got %d", *o.Repeat)
 		}
 		s.Repeat = *o.Repeat
+	}
+	if o.Order != nil {
+		s.Order = *o.Order
 	}
 	var errs []error
 	if o.Sweep.kinds() > 1 {

@@ -35,7 +35,10 @@ type Scenario struct {
 	Floor bool
 	// Pin is "auto" (pin generator and servers apart on a small machine: the default for
 	// scenario files) or "none".
-	Pin     string
+	Pin string
+	// Order says whether a workload's targets take turns, one repetition each, or run their
+	// repetitions back to back: interleaved unless the scenario or --order says otherwise.
+	Order   Order
 	Targets []TargetRef
 }
 
@@ -70,6 +73,7 @@ type file struct {
 	Repeat      at[int]        `yaml:"repeat"`
 	Floor       *bool          `yaml:"floor"`
 	Pin         at[string]     `yaml:"pin"`
+	Order       at[string]     `yaml:"order"`
 	Load        loadSpec       `yaml:"load"`
 	Workloads   []workloadSpec `yaml:"workloads"`
 	Targets     []targetSpec   `yaml:"targets"`
@@ -219,6 +223,13 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 			bad(f.Pin.Line, "pin %q: want auto or none", f.Pin.V)
 		}
 		s.Pin = f.Pin.V
+	}
+	if f.Order.Set {
+		o, err := ParseOrder(f.Order.V)
+		if err != nil {
+			bad(f.Order.Line, "%v", err)
+		}
+		s.Order = o
 	}
 	if f.Repeat.Set {
 		if f.Repeat.V < 1 {
