@@ -226,7 +226,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	defer stopSignals()
 
 	doc := newDocument(s.Source)
-	doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
+	if pinLoad != nil || pinSUT != nil {
+		doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
+	} // else the environment says whether the generator was pinned from outside
 	pinMode := s.Pin
 	if f.pin != "" {
 		if f.pin != "auto" && f.pin != "none" {
@@ -296,8 +298,6 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 // pinningDescription says in the result where the generator and the servers ran.
 func pinningDescription(load, servers []int) string {
 	switch {
-	case len(load) == 0 && len(servers) == 0:
-		return "none: generator and system under test share all cores"
 	case len(servers) == 0:
 		return "generator on CPUs " + sut.FormatCPUs(load) + "; servers unpinned"
 	case len(load) == 0:

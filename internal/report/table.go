@@ -234,9 +234,20 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 	if doc.Interrupted {
 		fmt.Fprintf(w, "%sPARTIAL RESULT: the run was stopped before it finished (%s)\n", bullet, doc.StopReason)
 	}
-	fmt.Fprintf(w, "%s%s, %d cores, GOMAXPROCS %d, %s %s, %s, OPA %s, authzbench %s (%s); pinning: %s\n", bullet,
+	engines := "OPA " + doc.Env.OPA
+	if doc.Env.Cedar != "" {
+		engines += ", cedar-go " + doc.Env.Cedar
+	}
+	commit := short(doc.Env.Commit)
+	if strings.HasSuffix(doc.Env.Commit, "-dirty") {
+		commit += "-dirty"
+	}
+	if src := doc.Env.CommitSource; src != "" && src != "none" {
+		commit += ", " + src
+	}
+	fmt.Fprintf(w, "%s%s, %d cores, GOMAXPROCS %d, %s %s, %s, %s, authzbench %s (%s); pinning: %s\n", bullet,
 		doc.Env.CPUModel, doc.Env.Cores, doc.Env.GOMAXPROCS, doc.Env.OS, doc.Env.Kernel, doc.Env.Go,
-		doc.Env.OPA, doc.Env.Authzbench, short(doc.Env.Commit), doc.Env.Pinning)
+		engines, doc.Env.Authzbench, commit, doc.Env.Pinning)
 	return nil
 }
 
