@@ -402,7 +402,7 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	case f.file != "":
 		s, err = scenario.Load(f.file)
 	case adHoc:
-		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, Overrides: o}
+		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, URL: f.url, Overrides: o}
 		if userFlags {
 			a.User = &user
 		}

@@ -275,7 +275,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	}
 	for i, w := range f.Workloads {
 		if wl := loaded[i]; wl != nil {
-			for _, g := range engineGaps(wl, s.Targets) {
+			for _, g := range engineGaps(wl, s.Targets, "") {
 				bad(w.Line, "workload %s has no %s version, and target %s reads %s; add %s", wl.Name, g.language, g.target, g.language, keysFor[g.language])
 			}
 		}
@@ -354,11 +354,18 @@ type gap struct{ target, language string }
 // engineGaps lists the targets whose engine the workload is not written for, so that a
 // Rego-only workload asked of a cedar target fails before anything starts, from a scenario file
 // or from flags, rather than as an empty row.
-func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
+//
+// A target measuring the running server --url names (url) needs no policy, only requests in its
+// engine's language.
+func engineGaps(w *workload.Workload, targets []TargetRef, url string) []gap {
 	var gaps []gap
 	seen := map[string]bool{} // a sweep expands one target into several
 	for _, t := range targets {
-		if lang, ok := w.VersionFor(target.Engine(t.Name)); !ok && !seen[t.Name] {
+		engine := target.Engine(t.Name)
+		if runningServer(t.Name, url) && w.RequestsFor(engine) {
+			continue
+		}
+		if lang, ok := w.VersionFor(engine); !ok && !seen[t.Name] {
 			seen[t.Name] = true
 			gaps = append(gaps, gap{t.Name, lang})
 		}
