@@ -259,16 +259,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	runErr := bench.Run(ctx, s, opts, doc)
 	progress.clear()
 
-	if ctx.Err() != nil {
-		doc.StopReason = context.Cause(ctx).Error()
-	} else if runErr != nil {
-		doc.StopReason = runErr.Error()
-	}
-	// Interrupted marks measurements cut short; a target that failed to start measured
-	// nothing, and says so in its own error.
-	for _, r := range doc.Runs {
-		doc.Interrupted = doc.Interrupted || r.Partial
-	}
+	markStopped(ctx, doc, runErr)
 
 	path := resultPath(f.out, "authzbench", doc)
 	if len(doc.Runs) > 0 {
@@ -293,6 +284,19 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		return &exitError{exitFailed, fmt.Errorf("%d responses were not served decisions (see the table); --allow-errors to exit 0 anyway", bad)}
 	}
 	return nil
+}
+
+// markStopped says why the scenario ended early, if it did. Interrupted marks only measurements
+// cut short: a target that failed to start measured nothing, and its run says so in its error.
+func markStopped(ctx context.Context, doc *result.Document, runErr error) {
+	if ctx.Err() != nil {
+		doc.StopReason = context.Cause(ctx).Error()
+	} else if runErr != nil {
+		doc.StopReason = runErr.Error()
+	}
+	for _, r := range doc.Runs {
+		doc.Interrupted = doc.Interrupted || r.Partial
+	}
 }
 
 // pinningDescription says in the result where the generator and the servers ran.
