@@ -80,10 +80,10 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 		for j, t := range s.Targets {
 			slots[j] = newSlot(s, o, tmp, w, t, i*len(s.Targets)+j+1, steps)
 		}
-		err := runWorkload(ctx, s, o, slots, &turns)
+		err := runWorkload(ctx, s, slots, &turns)
 		for _, sl := range slots {
-			// A target that failed to start is recorded with its error; one that started but
-			// never had a turn (the scenario stopped first) measured nothing and is left out.
+			// A target that failed to start (or died before measuring) is recorded with its
+			// error; one stopped before it measured anything is left out.
 			if sl.attempted && (sl.turns > 0 || sl.run.Error != "") {
 				doc.Runs = append(doc.Runs, *sl.run)
 			}
@@ -115,7 +115,7 @@ func checkOrder(s *scenario.Scenario, o Options) error {
 
 // runWorkload runs every repetition of the workload's targets in the scenario's order, and
 // leaves in each slot the run it measured. turns counts the repetitions of the whole scenario.
-func runWorkload(ctx context.Context, s *scenario.Scenario, o Options, slots []*slot, turns *int) (err error) {
+func runWorkload(ctx context.Context, s *scenario.Scenario, slots []*slot, turns *int) (err error) {
 	defer func() {
 		for _, sl := range slots {
 			sl.finish(s.Repeat, err)
@@ -130,7 +130,7 @@ func runWorkload(ctx context.Context, s *scenario.Scenario, o Options, slots []*
 			}
 			for rep := 1; rep <= s.Repeat; rep++ {
 				*turns++
-				if err := sl.turn(ctx, o, rep, s.Repeat, *turns); err != nil {
+				if err := sl.turn(ctx, rep, s.Repeat, *turns); err != nil {
 					return err
 				}
 			}
@@ -148,7 +148,7 @@ func runWorkload(ctx context.Context, s *scenario.Scenario, o Options, slots []*
 	for rep := 1; rep <= s.Repeat; rep++ {
 		for _, sl := range slots {
 			*turns++
-			if err := sl.turn(ctx, o, rep, s.Repeat, *turns); err != nil {
+			if err := sl.turn(ctx, rep, s.Repeat, *turns); err != nil {
 				return err
 			}
 		}
@@ -207,7 +207,7 @@ type slot struct {
 	procs       int      // the generator's GOMAXPROCS for this target's turns
 	tg          target.Target
 	attempted   bool // Start was called
-	turns       int  // turns begun
+	turns       int  // turns that measured something
 	started     bool // Start succeeded
 	stopped     bool // stopped, and the run summarised
 	merged      *metrics.Recorder
@@ -303,7 +303,7 @@ func (sl *slot) affinity() *result.Affinity {
 // turn measures one repetition. The generator's pinning and GOMAXPROCS are this target's for the
 // turn (another target's turn may have changed them), and the server is sampled only while its
 // own repetition runs.
-func (sl *slot) turn(ctx context.Context, o Options, rep, reps, seq int) error {
+func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 	if sl.pin != nil {
 		if err := sut.PinProcess(sl.pin.generator); err != nil {
 			return fmt.Errorf("pin for %s: %w", sl.ref.Name, err)
@@ -316,7 +316,7 @@ func (sl *slot) turn(ctx context.Context, o Options, rep, reps, seq int) error {
 		}
 	}
 	progress := func(p load.Progress) {
-		if o.Progress == nil {
+		if sl.o.Progress == nil {
 			return
 		}
 		st := Status{Step: sl.step, Steps: sl.steps, Workload: sl.w.Name, Target: sl.ref.Name, Repetition: rep,
@@ -327,7 +327,7 @@ func (sl *slot) turn(ctx context.Context, o Options, rep, reps, seq int) error {
 		if secs := p.Elapsed.Seconds(); secs > 0 && !p.Warmup {
 			st.RequestsPerSecond = float64(p.OK) / secs
 		}
-		o.Progress(st)
+		sl.o.Progress(st)
 	}
 	var sampler *sut.Sampler
 	if pid := sl.run.SUT.PID; pid != 0 {
@@ -341,7 +341,8 @@ func (sl *slot) turn(ctx context.Context, o Options, rep, reps, seq int) error {
 		}
 	}
 	partial := out.Stopped != nil
-	if out.Elapsed > 0 || out.Recorder.Requests() > 0 {
+	measured := out.Elapsed > 0 || out.Recorder.Requests() > 0
+	if measured {
 		r, err := result.NewRepetition(out.Recorder, out.Elapsed, partial)
 		if err != nil {
 			return err
@@ -355,14 +356,18 @@ func (sl *slot) turn(ctx context.Context, o Options, rep, reps, seq int) error {
 		sl.run.Repetitions = append(sl.run.Repetitions, r)
 		sl.merged.Merge(out.Recorder)
 		sl.outcomes = append(sl.outcomes, out)
+		sl.turns++
 	}
-	sl.turns++
-	sl.run.Partial = partial
-	if partial {
+	if !partial {
+		return nil
+	}
+	// A turn stopped before it measured anything adds nothing, unless the server died: then
+	// its run carries the reason.
+	if measured || ctx.Err() == nil {
+		sl.run.Partial = measured
 		sl.run.Error = out.Stopped.Error()
-		return &StoppedError{Cause: out.Stopped}
 	}
-	return nil
+	return &StoppedError{Cause: out.Stopped}
 }
 
 // finish stops the target and summarises what was measured; err, when the scenario did not
@@ -381,7 +386,7 @@ func (sl *slot) finish(reps int, err error) {
 	}
 	run.SUTResources = sutResources(sl.resources)
 	if sl.started && len(run.Repetitions) > 0 && len(run.Repetitions) < reps && !run.Partial {
-		// Another target's turn was stopped: this one keeps the repetitions it measured.
+		// Stopped between its turns, or during another target's: it keeps what it measured.
 		run.Partial = true
 		if err != nil && run.Error == "" {
 			run.Error = fmt.Sprintf("stopped after %d of %d repetitions: %v", len(run.Repetitions), reps, err)
