@@ -71,6 +71,7 @@ type runFlags struct {
 	pinLoad     string
 	pin         string
 	procs       int
+	order       string
 }
 
 // urlUsage is the --url flag's help, alike for every command that drives a target.
@@ -147,6 +148,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.DurationVar(&f.warmup, "warmup", scenario.DefaultWarmup, "load sent and discarded before measuring")
 	fl.Int64Var(&f.requests, "requests", 0, "measured requests per repetition, instead of --duration (still bounded by 10m)")
 	fl.IntVar(&f.repeat, "repeat", 1, "repetitions: throughput is reported as mean ± sd with a 95% CI, percentiles from all merged")
+	fl.StringVar(&f.order, "order", "", "interleaved: with --repeat, the targets of a workload take turns, one repetition each, servers staying up (the default, for flags and scenario files); sequential: each target's repetitions back to back")
 	fl.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "per-request timeout; slower answers count as timeout errors")
 	fl.StringVar(&f.url, "url", "", urlUsage)
 	fl.IntVar(&f.port, "port", 0, "opa/server: loopback port for the server authzbench starts (default: a free one)")
@@ -232,7 +234,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err := checkOutPath(path); err != nil {
 		return usageError(err)
 	}
-	doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
+	if pinLoad != nil || pinSUT != nil {
+		doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
+	} // else the environment says whether the generator was pinned from outside
 	pinMode := s.Pin
 	if f.pin != "" {
 		if f.pin != "auto" && f.pin != "none" {
@@ -270,18 +274,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	var rejected *sut.StartError
 	startRejected := errors.As(runErr, &rejected)
 
-	var stopped *bench.StoppedError
-	if errors.As(runErr, &stopped) || ctx.Err() != nil {
-		doc.Interrupted = true
-		if ctx.Err() != nil {
-			doc.StopReason = context.Cause(ctx).Error()
-		} else {
-			doc.StopReason = runErr.Error()
-		}
-	} else if runErr != nil && len(doc.Runs) > 0 && !startRejected {
-		doc.Interrupted = true
-		doc.StopReason = runErr.Error()
-	}
+	markStopped(ctx, doc, runErr)
 
 	var writeErr error
 	if len(doc.Runs) > 0 {
@@ -309,11 +302,22 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// markStopped says why the scenario ended early, if it did. Interrupted marks only measurements
+// cut short: a target that failed to start measured nothing, and its run says so in its error.
+func markStopped(ctx context.Context, doc *result.Document, runErr error) {
+	if ctx.Err() != nil {
+		doc.StopReason = context.Cause(ctx).Error()
+	} else if runErr != nil {
+		doc.StopReason = runErr.Error()
+	}
+	for _, r := range doc.Runs {
+		doc.Interrupted = doc.Interrupted || r.Partial
+	}
+}
+
 // pinningDescription says in the result where the generator and the servers ran.
 func pinningDescription(load, servers []int) string {
 	switch {
-	case len(load) == 0 && len(servers) == 0:
-		return "none: generator and system under test share all cores"
 	case len(servers) == 0:
 		return "generator on CPUs " + sut.FormatCPUs(load) + "; servers unpinned"
 	case len(load) == 0:
@@ -398,6 +402,13 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	if fl.Changed("repeat") {
 		o.Repeat = &f.repeat
 	}
+	if f.order != "" {
+		order, err := scenario.ParseOrder(f.order)
+		if err != nil {
+			return nil, fmt.Errorf("--%w", err)
+		}
+		o.Order = &order
+	}
 	user := workload.UserSpec{Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
 		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs}
 	userFlags := user.HasRego() || user.HasCedar()
@@ -411,7 +422,7 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	case f.file != "":
 		s, err = scenario.Load(f.file)
 	case adHoc:
-		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, Overrides: o}
+		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, URL: f.url, Overrides: o}
 		if userFlags {
 			a.User = &user
 		}

@@ -48,7 +48,21 @@ type Status struct {
 
 // Run carries out the scenario. The document it returns holds every run measured, even when the
 // error is not nil; the error says why the scenario did not finish.
+//
+// Per workload, each target is started once. In the interleaved order (the default) the targets
+// then take turns, one repetition each (A1 B1 A2 B2 …), their servers staying up between turns,
+// so that drift on the machine lands on every target alike; in the sequential order each target
+// runs all its repetitions, then stops, before the next one starts. Every repetition records its
+// turn and start time, so the order that was used can be read back from the result.
 func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) error {
+	doc.Order = s.Order.String()
+	defer func() {
+		doc.Ended = time.Now().UTC()
+		doc.Comparisons = result.Compare(doc)
+	}()
+	if err := checkOrder(s, o); err != nil {
+		return err
+	}
 	workloads, err := Prepare(ctx, s)
 	if err != nil {
 		return err
@@ -60,15 +74,81 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	defer os.RemoveAll(tmp)
 
 	steps := len(workloads) * len(s.Targets)
-	step := 0
-	for _, w := range workloads {
-		for _, t := range s.Targets {
-			step++
-			run, err := runOne(ctx, s, o, tmp, w, t, step, steps)
-			if run != nil {
-				doc.Runs = append(doc.Runs, *run)
+	turns := 0
+	for i, w := range workloads {
+		slots := make([]*slot, len(s.Targets))
+		for j, t := range s.Targets {
+			slots[j] = newSlot(s, o, tmp, w, t, i*len(s.Targets)+j+1, steps)
+		}
+		err := runWorkload(ctx, s, slots, &turns)
+		for _, sl := range slots {
+			// A target that failed to start (or died before measuring) is recorded with its
+			// error; one stopped before it measured anything is left out.
+			if sl.attempted && (sl.turns > 0 || sl.run.Error != "") {
+				doc.Runs = append(doc.Runs, *sl.run)
 			}
-			if err != nil {
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkOrder refuses what the interleaved order cannot do: two servers listening on one --port.
+func checkOrder(s *scenario.Scenario, o Options) error {
+	if s.Order != scenario.Interleaved || s.Repeat < 2 || o.Target.Port == 0 {
+		return nil
+	}
+	servers := 0
+	for _, t := range s.Targets {
+		if target.StartsServer(t.Name, o.Target) {
+			servers++
+		}
+	}
+	if servers > 1 {
+		return fmt.Errorf("--port %d: interleaved repetitions keep the %d servers up at once, and only one can listen on that port; "+
+			"add --order sequential or drop --port", o.Target.Port, servers)
+	}
+	return nil
+}
+
+// runWorkload runs every repetition of the workload's targets in the scenario's order, and
+// leaves in each slot the run it measured. turns counts the repetitions of the whole scenario.
+func runWorkload(ctx context.Context, s *scenario.Scenario, slots []*slot, turns *int) (err error) {
+	defer func() {
+		for _, sl := range slots {
+			sl.finish(s.Repeat, err)
+		}
+	}()
+	if s.Order == scenario.Sequential || s.Repeat == 1 || len(slots) == 1 {
+		// With one repetition (or one target) both orders are the same turns; each server is up
+		// only for its own.
+		for _, sl := range slots {
+			if err := sl.start(ctx); err != nil {
+				return err
+			}
+			for rep := 1; rep <= s.Repeat; rep++ {
+				*turns++
+				if err := sl.turn(ctx, rep, s.Repeat, *turns); err != nil {
+					return err
+				}
+			}
+			sl.finish(s.Repeat, nil)
+		}
+		return nil
+	}
+	// Every target is started before any load, so one that cannot start fails the workload
+	// before anything is measured.
+	for _, sl := range slots {
+		if err := sl.start(ctx); err != nil {
+			return err
+		}
+	}
+	for rep := 1; rep <= s.Repeat; rep++ {
+		for _, sl := range slots {
+			*turns++
+			if err := sl.turn(ctx, rep, s.Repeat, *turns); err != nil {
 				return err
 			}
 		}
@@ -114,8 +194,28 @@ func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, e
 	return out, errors.Join(errs...)
 }
 
-func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w *workload.Workload,
-	t scenario.TargetRef, step, steps int) (*result.Run, error) {
+// slot is one target of one workload across its turns: started once, measured one repetition
+// per turn, stopped after its last.
+type slot struct {
+	ref         scenario.TargetRef
+	w           *workload.Workload
+	o           Options
+	step, steps int
+	run         *result.Run
+	topts       target.Options
+	pin         *pinPlan // the generator's CPUs for this target's turns; nil when not pinning
+	procs       int      // the generator's GOMAXPROCS for this target's turns
+	tg          target.Target
+	attempted   bool // Start was called
+	turns       int  // turns that measured something
+	started     bool // Start succeeded
+	stopped     bool // stopped, and the run summarised
+	merged      *metrics.Recorder
+	outcomes    []load.Outcome  // one per measured repetition: usage counts measured phases only
+	resources   []sut.Resources // the server's, one per turn it was sampled over
+}
+
+func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, t scenario.TargetRef, step, steps int) *slot {
 	allow, deny, unverified := w.Counts()
 	run := &result.Run{
 		Target:   t.Name,
@@ -131,17 +231,18 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 	if t.Load.Rate > 0 {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = "open", t.Load.Rate, t.Load.Connections, 0
 	}
+	sl := &slot{ref: t, w: w, o: o, step: step, steps: steps, run: run, merged: metrics.NewRecorder()}
 	cpus := runtime.NumCPU()
 	if o.CPUs > 0 {
 		cpus = o.CPUs
 	}
-	var autoSUT []int
+	topts := o.Target
 	if o.AutoPin != nil {
-		n, sutCPUs, desc, err := applyPinning(o.AutoPin, !target.StartsServer(t.Name, o.Target))
-		if err != nil {
-			return nil, fmt.Errorf("pin for %s: %w", t.Name, err)
+		sl.pin = planPinning(o.AutoPin, !target.StartsServer(t.Name, o.Target))
+		cpus, run.Pinning = len(sl.pin.generator), sl.pin.description
+		if sl.pin.sut != nil {
+			topts.PinSUT = sl.pin.sut
 		}
-		cpus, autoSUT, run.Pinning = n, sutCPUs, desc
 	}
 	procs := o.GeneratorProcs
 	if procs <= 0 {
@@ -153,87 +254,160 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 		// than 1 ms late; with two, 0.6 %).
 		procs = cpus
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	sl.procs = procs
 	run.Load.GeneratorProcs = procs
-	topts := o.Target
-	if autoSUT != nil {
-		topts.PinSUT = autoSUT
-	}
 	topts.Workers = t.Load.Workers
 	if t.Load.Rate > 0 {
 		topts.Workers = t.Load.Connections
 	}
 	topts.Timeout = t.Timeout
 	topts.TempDir = tmp
-	tg, err := target.New(t.Name, topts)
-	if err != nil {
-		return nil, err
-	}
-	defer tg.Stop(context.Background())
-	if err := tg.Start(ctx, w); err != nil {
-		err = fmt.Errorf("start %s for workload %s: %w", t.Name, w.Name, err)
-		run.Error = err.Error()
-		run.Partial = true
-		run.SUT = tg.Info()
-		return run, err
-	}
-	run.SUT = tg.Info()
-
+	sl.topts = topts
 	// The longest latency a run can see: an open-loop send due at the start of the warm-up that
 	// waits for a connection through the whole run, then waits out its timeout.
-	t.Load.Ceiling = t.Timeout + t.Load.Warmup + t.Load.Duration
-	merged := metrics.NewRecorder()
-	var outcomes []load.Outcome // one per repetition: usage and resources count measured phases only
-	defer func() { run.Harness = harness(outcomes, merged.Requests()) }()
-	if run.SUT.PID != 0 {
-		sampler := sut.StartSampler(run.SUT.PID, 250*time.Millisecond)
-		defer func() { run.SUTResources = sutResources(sampler.Stop(), outcomes) }()
+	sl.ref.Load.Ceiling = t.Timeout + t.Load.Warmup + t.Load.Duration
+	return sl
+}
+
+// start starts the system under test; a target that cannot start is recorded with its error.
+func (sl *slot) start(ctx context.Context) error {
+	sl.attempted = true
+	tg, err := target.New(sl.ref.Name, sl.topts)
+	if err != nil {
+		sl.run.Error = err.Error()
+		return err
 	}
-	for rep := 1; rep <= s.Repeat; rep++ {
-		progress := func(p load.Progress) {
-			if o.Progress == nil {
-				return
-			}
-			st := Status{Step: step, Steps: steps, Workload: w.Name, Target: t.Name, Repetition: rep,
-				Reps: s.Repeat, Load: p, Planned: t.Load.Duration}
-			if p.Warmup {
-				st.Planned = t.Load.Warmup
-			}
-			if secs := p.Elapsed.Seconds(); secs > 0 && !p.Warmup {
-				st.RequestsPerSecond = float64(p.OK) / secs
-			}
-			o.Progress(st)
+	sl.tg = tg
+	if err := tg.Start(ctx, sl.w); err != nil {
+		err = fmt.Errorf("start %s for workload %s: %w", sl.ref.Name, sl.w.Name, err)
+		sl.run.Error = err.Error()
+		sl.run.SUT = tg.Info()
+		return err
+	}
+	sl.started = true
+	sl.run.SUT = tg.Info()
+	if pid := sl.run.SUT.PID; pid != 0 {
+		// What the kernel says the server may run on, whoever set it: our pinning, a taskset
+		// around authzbench (which a server started unpinned inherits), a cgroup.
+		if cpus, err := sut.Affinity(pid); err == nil {
+			sl.affinity().SUT = sut.FormatCPUs(cpus)
 		}
-		out := t.Load.Run(ctx, tg, w.Inputs, progress)
-		partial := out.Stopped != nil
+	}
+	return nil
+}
+
+func (sl *slot) affinity() *result.Affinity {
+	if sl.run.Affinity == nil {
+		sl.run.Affinity = &result.Affinity{}
+	}
+	return sl.run.Affinity
+}
+
+// turn measures one repetition. The generator's pinning and GOMAXPROCS are this target's for the
+// turn (another target's turn may have changed them), and the server is sampled only while its
+// own repetition runs.
+func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
+	if sl.pin != nil {
+		if err := sut.PinProcess(sl.pin.generator); err != nil {
+			return fmt.Errorf("pin for %s: %w", sl.ref.Name, err)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(sl.procs))
+	if sl.run.Affinity == nil || sl.run.Affinity.Generator == "" {
+		if cpus, err := sut.Affinity(0); err == nil {
+			sl.affinity().Generator = sut.FormatCPUs(cpus)
+		}
+	}
+	progress := func(p load.Progress) {
+		if sl.o.Progress == nil {
+			return
+		}
+		st := Status{Step: sl.step, Steps: sl.steps, Workload: sl.w.Name, Target: sl.ref.Name, Repetition: rep,
+			Reps: reps, Load: p, Planned: sl.ref.Load.Duration}
+		if p.Warmup {
+			st.Planned = sl.ref.Load.Warmup
+		}
+		if secs := p.Elapsed.Seconds(); secs > 0 && !p.Warmup {
+			st.RequestsPerSecond = float64(p.OK) / secs
+		}
+		sl.o.Progress(st)
+	}
+	var sampler *sut.Sampler
+	if pid := sl.run.SUT.PID; pid != 0 {
+		sampler = sut.StartSampler(pid, 250*time.Millisecond)
+	}
+	begun := time.Now()
+	out := sl.ref.Load.Run(ctx, sl.tg, sl.w.Inputs, progress)
+	if sampler != nil {
+		if res, ok := sut.Summarise(sampler.Stop(), out.MeasuredFrom, out.MeasuredFrom.Add(out.Elapsed)); ok && out.Elapsed > 0 {
+			sl.resources = append(sl.resources, res)
+		}
+	}
+	partial := out.Stopped != nil
+	measured := out.Elapsed > 0 || out.Recorder.Requests() > 0
+	if measured {
 		r, err := result.NewRepetition(out.Recorder, out.Elapsed, partial)
 		if err != nil {
-			return run, err
+			return err
 		}
 		if sc := out.Schedule; sc != nil {
 			if err := r.SetSchedule(sc.Intended, sc.Sent, sc.Late, sc.GeneratorLate, sc.Missed(), out.Recorder, out.Elapsed); err != nil {
-				return run, err
+				return err
 			}
 		}
-		run.Repetitions = append(run.Repetitions, r)
-		merged.Merge(out.Recorder)
-		outcomes = append(outcomes, out)
-		if partial {
-			run.Partial = true
-			run.Error = out.Stopped.Error()
-			run.Summary = result.Summarise(run.Repetitions, merged)
-			return run, &StoppedError{Cause: out.Stopped}
+		r.Turn, r.Started = seq, begun.UTC()
+		sl.run.Repetitions = append(sl.run.Repetitions, r)
+		sl.merged.Merge(out.Recorder)
+		sl.outcomes = append(sl.outcomes, out)
+		sl.turns++
+	}
+	if !partial {
+		return nil
+	}
+	// A turn stopped before it measured anything adds nothing, unless the server died: then
+	// its run carries the reason.
+	if measured || ctx.Err() == nil {
+		sl.run.Partial = measured
+		sl.run.Error = out.Stopped.Error()
+	}
+	return &StoppedError{Cause: out.Stopped}
+}
+
+// finish stops the target and summarises what was measured; err, when the scenario did not
+// finish, marks a run that began its turns but did not complete them.
+func (sl *slot) finish(reps int, err error) {
+	if sl.stopped || !sl.attempted {
+		return
+	}
+	sl.stopped = true
+	if sl.tg != nil {
+		sl.tg.Stop(context.Background())
+	}
+	run := sl.run
+	if len(sl.outcomes) > 0 {
+		run.Harness = harness(sl.outcomes, sl.merged.Requests())
+	}
+	run.SUTResources = sutResources(sl.resources)
+	if sl.started && len(run.Repetitions) > 0 && len(run.Repetitions) < reps && !run.Partial {
+		// Stopped between its turns, or during another target's: it keeps what it measured.
+		run.Partial = true
+		if err != nil && run.Error == "" {
+			run.Error = fmt.Sprintf("stopped after %d of %d repetitions: %v", len(run.Repetitions), reps, err)
 		}
 	}
-	run.Summary = result.Summarise(run.Repetitions, merged)
+	if !sl.started {
+		return
+	}
+	run.Summary = result.Summarise(run.Repetitions, sl.merged)
 	if c := run.Summary.Connections; c != nil {
-		c.Reused = !o.Target.NoReuse
-		c.Expected = int64(topts.Workers) * int64(s.Repeat) // a fresh pool per repetition, at most
-		if o.Target.NoReuse {
+		// Set whether or not the run finished, so a partial run's count is against what its
+		// own repetitions could have opened.
+		c.Reused = !sl.o.Target.NoReuse
+		c.Expected = int64(sl.topts.Workers) * int64(len(run.Repetitions)) // a fresh pool per repetition, at most
+		if sl.o.Target.NoReuse {
 			c.Expected = int64(run.Summary.Requests)
 		}
 	}
-	return run, nil
 }
 
 // Pinning is a split of the machine's CPUs between the generator and the servers.
@@ -253,16 +427,20 @@ func AutoPinning() *Pinning {
 	return p
 }
 
-// applyPinning pins this process for one run and says what it did. Only a server authzbench
-// starts is pinned apart; otherwise (an in-process engine, per-decision processes that are the
+// pinPlan is where the generator runs for one target's turns. Only a server authzbench starts
+// is pinned apart; otherwise (an in-process engine, per-decision processes that are the
 // generator's children, a server run by someone else) every CPU stays available.
-func applyPinning(p *Pinning, unpinned bool) (generatorCPUs int, sutCPUs []int, description string, err error) {
+type pinPlan struct {
+	generator, sut []int
+	description    string
+}
+
+func planPinning(p *Pinning, unpinned bool) *pinPlan {
 	if unpinned {
-		all := sut.AllCPUs()
-		return len(all), nil, "none: no server process of its own to pin apart", sut.PinProcess(all)
+		return &pinPlan{generator: sut.AllCPUs(), description: "none: no server process of its own to pin apart"}
 	}
-	return len(p.Load), p.SUT, "generator on CPUs " + sut.FormatCPUs(p.Load) + ", server on CPUs " + sut.FormatCPUs(p.SUT),
-		sut.PinProcess(p.Load)
+	return &pinPlan{generator: p.Load, sut: p.SUT,
+		description: "generator on CPUs " + sut.FormatCPUs(p.Load) + ", server on CPUs " + sut.FormatCPUs(p.SUT)}
 }
 
 // GeneratorProcsDefault is half the cores, at least one. A generator waiting on a server's
@@ -283,26 +461,19 @@ type StoppedError struct{ Cause error }
 func (e *StoppedError) Error() string { return "run stopped: " + e.Cause.Error() }
 func (e *StoppedError) Unwrap() error { return e.Cause }
 
-// sutResources summarises the server's samples over the measured phases: CPU averaged over
-// the repetitions, peaks over all of them.
-func sutResources(samples []sut.Sample, outs []load.Outcome) *sut.Resources {
+// sutResources summarises the server's turns: CPU averaged over them, peaks over all of them.
+func sutResources(turns []sut.Resources) *sut.Resources {
+	if len(turns) == 0 {
+		return nil
+	}
 	var total sut.Resources
-	n := 0
-	for _, o := range outs {
-		r, ok := sut.Summarise(samples, o.MeasuredFrom, o.MeasuredFrom.Add(o.Elapsed))
-		if !ok {
-			continue
-		}
-		n++
+	for _, r := range turns {
 		total.CPUCoresMean += r.CPUCoresMean
 		total.CPUCoresMax = max(total.CPUCoresMax, r.CPUCoresMax)
 		total.RSSMaxMB = max(total.RSSMaxMB, r.RSSMaxMB)
 		total.Samples += r.Samples
 	}
-	if n == 0 {
-		return nil
-	}
-	total.CPUCoresMean /= float64(n)
+	total.CPUCoresMean /= float64(len(turns))
 	return &total
 }
 

@@ -118,6 +118,10 @@ func SpreadOf(xs []float64) Spread {
 	return Spread{Mean: mean, SD: sd, CI95: [2]float64{mean - half, mean + half}, N: n}
 }
 
+// TQuantile975 is the 97.5th percentile of Student's t with df degrees of freedom, for
+// two-sided 95 % intervals; NaN below one degree of freedom.
+func TQuantile975(df int) float64 { return tQuantile975(df) }
+
 // tQuantile975 is the 97.5th percentile of Student's t with df degrees of freedom.
 func tQuantile975(df int) float64 {
 	table := [...]float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,

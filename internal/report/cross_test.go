@@ -95,3 +95,38 @@ func TestNoCrossEngineColumnForOneEngine(t *testing.T) {
 		t.Errorf("cross-engine column with one engine:\n%s", b.String())
 	}
 }
+
+// A ratio is marked only when its 95 % interval excludes 1; the note says so.
+func TestRatioMarksOnlyCalledDifferences(t *testing.T) {
+	run := func(target string, turn int, rps ...float64) result.Run {
+		r := result.Run{Target: target, Workload: "rbac", Load: result.Load{Model: "closed", Workers: 4}}
+		var sum float64
+		for i, v := range rps {
+			sum += v
+			r.Repetitions = append(r.Repetitions, result.Repetition{OK: 100, ElapsedS: 1, ThroughputRPS: v, Turn: turn + 3*i,
+				LatencyUS: metrics.Percentiles{P50: 1e6 / v}})
+		}
+		r.Summary = result.Summary{OK: 300, ThroughputRPS: metrics.Spread{Mean: sum / 3, N: 3},
+			LatencyUS: metrics.Percentiles{P50: 3e6 / sum}}
+		return r
+	}
+	doc := &result.Document{Schema: result.Schema, Order: "interleaved", Runs: []result.Run{
+		run("opa/cli", 1, 100, 200, 150),
+		run("opa/server", 2, 110, 220, 165), // 10 % more in every turn
+		run("opa/inproc", 3, 101, 198, 152), // within the noise
+	}}
+	var b bytes.Buffer
+	if err := Table(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"1.10× †", "× vs first: this row's req/s divided by the first row's of its workload; † marks a difference: its 95 % confidence interval",
+		"t interval on the logs of the per-turn ratios"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "× †"); n != 1 {
+		t.Errorf("%d ratios marked, want only opa/server's:\n%s", n, out)
+	}
+}

@@ -38,30 +38,12 @@ const handedMark = "‡"
 
 var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P50 over nop", "P95", "P99", "P99.9", "errors", "SUT CPU, RSS", "× vs first"}
 
-// engineMode splits a target name: "cedar/server" is engine cedar in mode server. Targets that
-// are no engine (http) are their own engine with no mode.
-func engineMode(target string) (engine, mode string) {
-	engine, mode, _ = strings.Cut(target, "/")
-	return engine, mode
-}
+// engineMode splits a target name: "cedar/server" is engine cedar in mode server.
+func engineMode(target string) (engine, mode string) { return result.EngineMode(target) }
 
 // crossEngine returns the engine the other engines are compared with (the first one run), or ""
 // when the document holds fewer than two engines and the column is left out.
-func crossEngine(doc *result.Document) string {
-	var first string
-	for _, r := range doc.Runs {
-		e, mode := engineMode(r.Target)
-		if mode == "" {
-			continue
-		}
-		if first == "" {
-			first = e
-		} else if e != first {
-			return first
-		}
-	}
-	return ""
-}
+func crossEngine(doc *result.Document) string { return result.CrossEngine(doc) }
 
 // columns returns the table's header, with the cross-engine column when there is one.
 func columns(doc *result.Document) []string {
@@ -86,20 +68,15 @@ func (r row) cells(doc *result.Document, target string) []string {
 // rows lays out the runs; the ratio compares throughput with the first target run on the same
 // workload, as the study's "Improvement" column does.
 func rows(doc *result.Document) []row {
-	// The first engine's median latency per workload, mode and load, for the cross-engine column.
-	base := crossEngine(doc)
-	baseP50 := map[string]float64{}
-	crossKey := func(r result.Run) string {
-		_, mode := engineMode(r.Target)
-		return r.Workload + "|" + mode + "|" + loadLabel(r.Load)
-	}
-	for _, r := range doc.Runs {
-		if e, _ := engineMode(r.Target); e == base && r.Summary.OK > 0 {
-			if _, seen := baseP50[crossKey(r)]; !seen {
-				baseP50[crossKey(r)] = r.Summary.LatencyUS.P50
-			}
+	// The ratio columns, with their intervals, as the result document carries them.
+	versus := map[int]map[result.Figure]result.Comparison{}
+	for _, c := range result.Compare(doc) {
+		if versus[c.Run] == nil {
+			versus[c.Run] = map[result.Figure]result.Comparison{}
 		}
+		versus[c.Run][c.Figure] = c
 	}
+	base := crossEngine(doc)
 	// The floor of each target under each load: the nop workload's median, if it ran.
 	floor := map[string]float64{}
 	for _, r := range doc.Runs {
@@ -107,10 +84,9 @@ func rows(doc *result.Document) []row {
 			floor[r.Target+"|"+loadLabel(r.Load)] = r.Summary.LatencyUS.P50
 		}
 	}
-	first := map[string]float64{}
-	firstName := map[string]string{}
+	first := map[string]bool{}
 	var out []row
-	for _, r := range doc.Runs {
+	for i, r := range doc.Runs {
 		s := r.Summary
 		x := row{Workload: r.Workload, Target: r.Target, Load: loadLabel(r.Load), Handed: r.WorkloadDoc.CedarDifferences != ""}
 		if r.Partial {
@@ -174,19 +150,17 @@ func rows(doc *result.Document) []row {
 			x.Notes = append(x.Notes, fmt.Sprintf("%d responses had no expected decision to check", s.UnverifiedOK))
 		}
 		x.Cross = "-"
-		if b, ok := baseP50[crossKey(r)]; ok && s.OK > 0 && s.LatencyUS.P50 > 0 {
-			x.Cross = crossRatio(b / s.LatencyUS.P50)
+		if c, ok := versus[i][result.P50]; ok {
+			x.Cross = crossRatio(c.Ratio) + called(c)
+		} else if e, _ := engineMode(r.Target); e == base && s.OK > 0 && s.LatencyUS.P50 > 0 {
+			x.Cross = crossRatio(1) // the run the others of its mode are compared with
 		}
-		if s.OK == 0 {
-			x.Ratio = "-" // nothing served: no throughput to compare, nor to compare with
-		} else if base, ok := first[r.Workload]; !ok {
-			first[r.Workload] = s.ThroughputRPS.Mean
-			firstName[r.Workload] = r.Target
+		x.Ratio = "-" // nothing served: no throughput to compare, nor to compare with
+		if c, ok := versus[i][result.Throughput]; ok {
+			x.Ratio = fmt.Sprintf("%.2f×", c.Ratio) + called(c)
+		} else if s.OK > 0 && !first[r.Workload] {
+			first[r.Workload] = true
 			x.Ratio = "1.00× (" + r.Target + ")"
-		} else if base > 0 {
-			x.Ratio = fmt.Sprintf("%.2f×", s.ThroughputRPS.Mean/base)
-		} else {
-			x.Ratio = "-"
 		}
 		out = append(out, x)
 	}
@@ -312,16 +286,78 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 			fmt.Fprintf(w, "%s%s %s in Cedar, not the same work as in OPA: %s\n", bullet, handedMark, r.Workload, d)
 		}
 	}
+	comparisons := result.Compare(doc)
+	if hasFigure(comparisons, result.Throughput) {
+		fmt.Fprintf(w, "%s× vs first: this row's req/s divided by the first row's of its workload; %s\n", bullet, callRule(comparisons, result.Throughput))
+	}
 	if e := crossEngine(doc); e != "" {
-		fmt.Fprintf(w, "%s× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s\n", bullet, e, e, e)
+		fmt.Fprintf(w, "%s× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s; %s\n",
+			bullet, e, e, e, callRule(comparisons, result.P50))
 	}
 	if doc.Interrupted {
 		fmt.Fprintf(w, "%sPARTIAL RESULT: the run was stopped before it finished (%s)\n", bullet, doc.StopReason)
 	}
-	fmt.Fprintf(w, "%s%s, %d cores, GOMAXPROCS %d, %s %s, %s, OPA %s, authzbench %s (%s); pinning: %s\n", bullet,
+	engines := "OPA " + doc.Env.OPA
+	if doc.Env.Cedar != "" {
+		engines += ", cedar-go " + doc.Env.Cedar
+	}
+	commit := short(doc.Env.Commit)
+	if strings.HasSuffix(doc.Env.Commit, "-dirty") {
+		commit += "-dirty"
+	}
+	if src := doc.Env.CommitSource; src != "" && src != "none" {
+		commit += ", " + src
+	}
+	fmt.Fprintf(w, "%s%s, %d cores, GOMAXPROCS %d, %s %s, %s, %s, authzbench %s (%s); pinning: %s\n", bullet,
 		doc.Env.CPUModel, doc.Env.Cores, doc.Env.GOMAXPROCS, doc.Env.OS, doc.Env.Kernel, doc.Env.Go,
-		doc.Env.OPA, doc.Env.Authzbench, short(doc.Env.Commit), doc.Env.Pinning)
+		engines, doc.Env.Authzbench, commit, doc.Env.Pinning)
 	return nil
+}
+
+// differenceMark marks a ratio whose 95 % confidence interval excludes 1.
+const differenceMark = "†"
+
+// called marks a ratio when a difference is called.
+func called(c result.Comparison) string {
+	if c.Different {
+		return " " + differenceMark
+	}
+	return ""
+}
+
+func hasFigure(cs []result.Comparison, f result.Figure) bool {
+	for _, c := range cs {
+		if c.Figure == f {
+			return true
+		}
+	}
+	return false
+}
+
+// callRule says when a ratio column calls a difference, and how its intervals were computed.
+func callRule(cs []result.Comparison, f result.Figure) string {
+	methods := map[result.Method]bool{}
+	for _, c := range cs {
+		if c.Figure == f {
+			methods[c.Method] = true
+		}
+	}
+	how := []string{}
+	if methods[result.Paired] {
+		how = append(how, "the repetitions took turns, so the interval is a t interval on the logs of the per-turn ratios")
+	}
+	if methods[result.Unpaired] {
+		how = append(how, "for repetitions that did not take turns, Welch's t on the logs")
+	}
+	rule := differenceMark + " marks a difference: its 95 % confidence interval (in the result's comparisons) excludes 1; without " +
+		differenceMark + " none is called, whatever the ratio"
+	if len(how) > 0 {
+		rule += " (" + strings.Join(how, "; ") + ")"
+	}
+	if methods[result.NoInterval] {
+		rule += "; rows with fewer than 2 complete repetitions have no interval: --repeat 5 to compare"
+	}
+	return rule
 }
 
 // crossRatio keeps two significant digits below 10 and whole numbers above: "0.42×", "3.1×",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/authzbench/authzbench/internal/buildinfo"
@@ -22,33 +23,84 @@ type Env struct {
 	Go         string `json:"go"`
 	// OPA is the version linked into authzbench (the in-process engine); a run's sut.version
 	// says which OPA a CLI or server run used.
-	OPA        string `json:"opa"`
+	OPA string `json:"opa"`
+	// Cedar is the cedar-go module linked into authzbench, which both cedar targets run.
+	Cedar      string `json:"cedar,omitempty"`
 	Authzbench string `json:"authzbench"`
-	Commit     string `json:"commit"`
-	Hostname   string `json:"hostname,omitempty"`
+	// Commit is the commit authzbench was built from ("-dirty" when the checkout had changes);
+	// CommitSource says how it was found ("-ldflags", "vcs stamp", "checkout at run time",
+	// "none") and Modified whether the checkout had changes ("true", "false", "unknown").
+	Commit       string `json:"commit"`
+	CommitSource string `json:"commit_source,omitempty"`
+	Modified     string `json:"modified,omitempty"`
+	Hostname     string `json:"hostname,omitempty"`
 	// Pinning says whether generator and servers were pinned to separate CPUs. When they are
 	// not, they share cores and each one's figures include contention with the other.
 	Pinning string `json:"pinning"`
+	// GeneratorCPUs is the CPUs the authzbench process was allowed when the run began, as the
+	// kernel reports them (sched_getaffinity), whoever set them: --pin-load, taskset, a cgroup.
+	GeneratorCPUs string `json:"generator_cpus,omitempty"`
 }
 
 // CaptureEnv reads the environment of this process.
 func CaptureEnv(opaVersion string) Env {
-	version, commit := buildinfo.Get()
+	build := buildinfo.Read()
 	host, _ := os.Hostname()
-	return Env{
-		CPUModel:   cpuModel(),
-		Cores:      sut.MachineCPUs(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		OS:         runtime.GOOS,
-		Kernel:     kernel(),
-		Arch:       runtime.GOARCH,
-		Go:         runtime.Version(),
-		OPA:        opaVersion,
-		Authzbench: version,
-		Commit:     commit,
-		Hostname:   host,
-		Pinning:    "none: generator and system under test share all cores",
+	env := Env{
+		CPUModel:     cpuModel(),
+		Cores:        sut.MachineCPUs(),
+		GOMAXPROCS:   runtime.GOMAXPROCS(0),
+		OS:           runtime.GOOS,
+		Kernel:       kernel(),
+		Arch:         runtime.GOARCH,
+		Go:           runtime.Version(),
+		OPA:          opaVersion,
+		Cedar:        cedarVersion(),
+		Authzbench:   build.Version,
+		Commit:       build.Commit,
+		CommitSource: string(build.Source),
+		Modified:     build.Modified,
+		Hostname:     host,
+		Pinning:      "none: generator and system under test share all cores",
 	}
+	if cpus, err := sut.Affinity(0); err == nil {
+		env.GeneratorCPUs = sut.FormatCPUs(cpus)
+		if len(cpus) < env.Cores {
+			// Pinned before authzbench began: the servers it starts unpinned inherit this too.
+			env.Pinning = "set outside authzbench (taskset, a cgroup): generator on CPUs " + env.GeneratorCPUs +
+				", and the servers it starts unpinned inherit them"
+		}
+	}
+	return env
+}
+
+// cedarVersion is the cedar-go module linked in, from the binary's module information (cedar-go
+// has no version constant of its own); "unknown" where the binary carries none, as test
+// binaries do.
+func cedarVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := moduleVersion(bi.Deps, "github.com/cedar-policy/cedar-go"); v != "" {
+		return v
+	}
+	return "unknown"
+}
+
+// moduleVersion is the version of a module among deps (its replacement's, if replaced), ""
+// when it is not there.
+func moduleVersion(deps []*debug.Module, path string) string {
+	for _, m := range deps {
+		if m.Path != path {
+			continue
+		}
+		if m.Replace != nil && m.Replace.Version != "" {
+			return m.Replace.Version
+		}
+		return m.Version
+	}
+	return ""
 }
 
 func cpuModel() string {

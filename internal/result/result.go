@@ -35,7 +35,16 @@ type Document struct {
 	// before every step finished. What was measured is kept.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	StopReason  string `json:"stop_reason,omitempty"`
-	Runs        []Run  `json:"runs"`
+	// Ended is when the last run stopped (or the scenario was stopped); with Created, how long
+	// the whole measurement took and what else the machine was doing meanwhile.
+	Ended time.Time `json:"ended,omitzero"`
+	// Order is how each workload's targets followed one another: "interleaved" (one repetition
+	// each in turn, A1 B1 A2 B2 …) or "sequential"; each repetition's turn says exactly.
+	Order string `json:"order,omitempty"`
+	Runs  []Run  `json:"runs"`
+	// Comparisons are the ratio columns of the table with their 95 % confidence intervals:
+	// a difference is called only when the interval excludes 1.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.
@@ -50,6 +59,9 @@ type Run struct {
 	// Pinning says where the generator and the server ran, when authzbench pinned them for
 	// this run (scenarios on small machines); env.pinning says what was asked.
 	Pinning string `json:"pinning,omitempty"`
+	// Affinity is the CPUs the generator and the server were allowed during the run, read back
+	// from the kernel, whoever pinned them.
+	Affinity *Affinity `json:"affinity,omitempty"`
 	// Harness is what the authzbench process used during the run.
 	Harness *Harness `json:"harness,omitempty"`
 	// SUTResources is what the server authzbench started used during the measured phases:
@@ -58,6 +70,12 @@ type Run struct {
 	// Partial marks a run cut short; Error says why a run could not start or finish.
 	Partial bool   `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
+}
+
+// Affinity is a run's CPU lists as the kernel reported them (sched_getaffinity), "0,1".
+type Affinity struct {
+	Generator string `json:"generator,omitempty"`
+	SUT       string `json:"sut,omitempty"` // the server authzbench started
 }
 
 // Harness is the authzbench process's own cost during a run: the generator's, plus the engine's
@@ -196,6 +214,10 @@ type Repetition struct {
 	ErrorMessages map[string]string   `json:"error_messages,omitempty"`
 	Clamped       uint64              `json:"clamped,omitempty"` // beyond the histograms' ceiling
 	Partial       bool                `json:"partial,omitempty"`
+	// Turn is the repetition's place among all the scenario's repetitions (1, 2, …), and
+	// Started when it began: interleaved targets alternate turns.
+	Turn    int       `json:"turn,omitempty"`
+	Started time.Time `json:"started,omitzero"`
 	// Open loop only.
 	AchievedRPS float64 `json:"achieved_rps,omitempty"`
 	Intended    int64   `json:"intended_sends,omitempty"`

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ type Overrides struct {
 	Requests    *int64
 	Timeout     *time.Duration
 	Repeat      *int
+	// Order replaces the scenario's order (--order).
+	Order *Order
 	// Sweep replaces every target's load by its steps.
 	Sweep Sweep
 }
@@ -29,11 +32,13 @@ type AdHoc struct {
 	Targets   []string
 	Workloads []string
 	User      *workload.UserSpec // --policy/--data/--inputs/--query
+	// URL is --url: the served targets measure that running server, which has its own policy.
+	URL       string
 	Overrides Overrides
 }
 
 // FromFlags builds and validates a scenario from flags. Defaults: targets opa/server,
-// workload rbac (or the user's files).
+// workload rbac (or the user's files), repetitions interleaved as in scenario files.
 func FromFlags(a AdHoc) (*Scenario, error) {
 	s := &Scenario{Name: "ad-hoc", Source: "flags", Repeat: 1, Pin: "none"}
 	var errs []error
@@ -56,7 +61,7 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			errs = append(errs, fmt.Errorf("--workload: %w", err))
 			continue
 		}
-		for _, g := range engineGaps(wl, s.Targets) {
+		for _, g := range engineGaps(wl, s.Targets, a.URL) {
 			errs = append(errs, fmt.Errorf("--target %s: --workload %s has no %s version", g.target, w, g.language))
 		}
 		s.Workloads = append(s.Workloads, WorkloadRef{Name: w})
@@ -69,10 +74,21 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			if name == "" {
 				name = "user"
 			}
-			for _, g := range engineGaps(wl, s.Targets) {
+			user := a.User
+			gaps := engineGaps(wl, s.Targets, a.URL)
+			for _, g := range gaps {
 				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))
 			}
-			s.Workloads = append(s.Workloads, WorkloadRef{Name: name, User: a.User})
+			if err := checkQuery(wl, s.Targets, a.URL); err != nil {
+				errs = append(errs, err)
+			}
+			if len(gaps) == 0 && onlyRunningServers(s.Targets, "opa", a.URL) && len(user.Policies) > 0 {
+				// Nothing loads the policy into a running server: it only named the query.
+				u := *user
+				u.Query, u.Policies, u.Data = wl.Query, nil, nil
+				user = &u
+			}
+			s.Workloads = append(s.Workloads, WorkloadRef{Name: name, User: user})
 		}
 	}
 	if len(a.Workloads) == 0 && a.User == nil {
@@ -84,6 +100,47 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 	return s, s.Apply(a.Overrides)
 }
 
+// runningServer reports whether the target measures the running server --url names: a served
+// target that would otherwise start its own. That server has its policy; the workload brings
+// only the requests.
+func runningServer(name, url string) bool {
+	return url != "" && target.StartsServer(name, target.Options{}) && !target.StartsServer(name, target.Options{URL: url})
+}
+
+// onlyRunningServers reports whether every target of the engine measures a running server.
+func onlyRunningServers(targets []TargetRef, engine, url string) bool {
+	some := false
+	for _, t := range targets {
+		if target.Engine(t.Name) != engine {
+			continue
+		}
+		if !runningServer(t.Name, url) {
+			return false
+		}
+		some = true
+	}
+	return some
+}
+
+// checkQuery asks for the decision a running OPA is to be asked for: --query, a --policy to
+// derive it from, or a --url naming the endpoint itself. Without one the request would ask for
+// all of data, and every answer would be counted an error.
+func checkQuery(w *workload.Workload, targets []TargetRef, url string) error {
+	if w.Query != "" {
+		return nil
+	}
+	if u, err := neturl.Parse(url); err == nil && u.Path != "" && u.Path != "/" {
+		return nil
+	}
+	for _, t := range targets {
+		if target.Engine(t.Name) == "opa" && runningServer(t.Name, url) {
+			return fmt.Errorf("--target %s --url %s: give --query, the decision to ask the running server for (data.authz.allow), "+
+				"or --policy to derive it from, or a --url with the decision's path", t.Name, url)
+		}
+	}
+	return nil
+}
+
 // Apply sets command-line load settings on every target of the scenario and validates them.
 func (s *Scenario) Apply(o Overrides) error {
 	if o.Repeat != nil {
@@ -91,6 +148,9 @@ func (s *Scenario) Apply(o Overrides) error {
 			return fmt.Errorf("--repeat must be at least 1, got %d", *o.Repeat)
 		}
 		s.Repeat = *o.Repeat
+	}
+	if o.Order != nil {
+		s.Order = *o.Order
 	}
 	var errs []error
 	if o.Sweep.kinds() > 1 {

@@ -481,3 +481,57 @@ func TestParseRefusesAnEngineTheWorkloadIsNotWrittenFor(t *testing.T) {
 		t.Errorf("error\n%v\nwant\n%s", err, want)
 	}
 }
+
+// A running OPA (--url) already has its policy: inputs and the query to ask are all it needs,
+// and a --policy only names that query; it is loaded nowhere.
+func TestFromFlagsRunningServerNeedsNoPolicy(t *testing.T) {
+	dir := filepath.Join("testdata", "user")
+	policy, inputs := filepath.Join(dir, "authz.rego"), filepath.Join(dir, "inputs.jsonl")
+	const url = "http://127.0.0.1:8181"
+	for _, tc := range []struct {
+		name     string
+		targets  []string
+		url      string
+		user     workload.UserSpec
+		wantErr  string // substring; empty: accepted
+		query    string // the workload's query, when accepted
+		policies int    // policy files the workload keeps
+	}{
+		{name: "inputs and query", targets: []string{"opa/server"}, url: url,
+			user: workload.UserSpec{Inputs: inputs, Query: "data.x.allow"}, query: "data.x.allow"},
+		{name: "a policy only names the query", targets: []string{"opa/server"}, url: url,
+			user: workload.UserSpec{Inputs: inputs, Policies: []string{policy}}, query: "data.scenariotest.authz.allow"},
+		{name: "a --url path is the decision", targets: []string{"opa/server"}, url: url + "/v1/data/x/allow",
+			user: workload.UserSpec{Inputs: inputs}},
+		{name: "no query to ask", targets: []string{"opa/server"}, url: url,
+			user: workload.UserSpec{Inputs: inputs}, wantErr: "--target opa/server --url " + url + ": give --query"},
+		{name: "a server authzbench starts needs the policy", targets: []string{"opa/server"},
+			user: workload.UserSpec{Inputs: inputs, Query: "data.x.allow"}, wantErr: "--target opa/server: your workload has no Rego version"},
+		{name: "so does an in-process engine beside it", targets: []string{"opa/inproc", "opa/server"}, url: url,
+			user: workload.UserSpec{Inputs: inputs, Query: "data.x.allow"}, wantErr: "--target opa/inproc: your workload has no Rego version"},
+		{name: "the policy is kept for the in-process engine", targets: []string{"opa/inproc", "opa/server"}, url: url,
+			user: workload.UserSpec{Inputs: inputs, Policies: []string{policy}}, query: "data.scenariotest.authz.allow", policies: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user := tc.user
+			s, err := FromFlags(AdHoc{Targets: tc.targets, URL: tc.url, User: &user})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := s.Workloads[0].User
+			w, err := workload.FromFiles(*u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Query != tc.query || len(w.PolicyPaths) != tc.policies || len(w.Inputs) == 0 {
+				t.Errorf("query %q, %d policies, %d inputs; want %q and %d", w.Query, len(w.PolicyPaths), len(w.Inputs), tc.query, tc.policies)
+			}
+		})
+	}
+}

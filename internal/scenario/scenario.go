@@ -37,7 +37,10 @@ type Scenario struct {
 	Floor bool
 	// Pin is "auto" (pin generator and servers apart on a small machine: the default for
 	// scenario files) or "none".
-	Pin     string
+	Pin string
+	// Order says whether a workload's targets take turns, one repetition each, or run their
+	// repetitions back to back: interleaved unless the scenario or --order says otherwise.
+	Order   Order
 	Targets []TargetRef
 }
 
@@ -72,6 +75,7 @@ type file struct {
 	Repeat      at[int]        `yaml:"repeat"`
 	Floor       *bool          `yaml:"floor"`
 	Pin         at[string]     `yaml:"pin"`
+	Order       at[string]     `yaml:"order"`
 	Load        loadSpec       `yaml:"load"`
 	Workloads   []workloadSpec `yaml:"workloads"`
 	Targets     []targetSpec   `yaml:"targets"`
@@ -222,6 +226,13 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		}
 		s.Pin = f.Pin.V
 	}
+	if f.Order.Set {
+		o, err := ParseOrder(f.Order.V)
+		if err != nil {
+			bad(f.Order.Line, "%v", err)
+		}
+		s.Order = o
+	}
 	if f.Repeat.Set {
 		if f.Repeat.V < 1 {
 			bad(f.Repeat.Line, "repeat must be at least 1, got %d", f.Repeat.V)
@@ -266,7 +277,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	}
 	for i, w := range f.Workloads {
 		if wl := loaded[i]; wl != nil {
-			for _, g := range engineGaps(wl, s.Targets) {
+			for _, g := range engineGaps(wl, s.Targets, "") {
 				bad(w.Line, "workload %s has no %s version, and target %s reads %s; add %s", wl.Name, g.language, g.target, g.language, keysFor[g.language])
 			}
 		}
@@ -345,11 +356,18 @@ type gap struct{ target, language string }
 // engineGaps lists the targets whose engine the workload is not written for, so that a
 // Rego-only workload asked of a cedar target fails before anything starts, from a scenario file
 // or from flags, rather than as an empty row.
-func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
+//
+// A target measuring the running server --url names (url) needs no policy, only requests in its
+// engine's language.
+func engineGaps(w *workload.Workload, targets []TargetRef, url string) []gap {
 	var gaps []gap
 	seen := map[string]bool{} // a sweep expands one target into several
 	for _, t := range targets {
-		if lang, ok := w.VersionFor(target.Engine(t.Name)); !ok && !seen[t.Name] {
+		engine := target.Engine(t.Name)
+		if runningServer(t.Name, url) && w.RequestsFor(engine) {
+			continue
+		}
+		if lang, ok := w.VersionFor(engine); !ok && !seen[t.Name] {
 			seen[t.Name] = true
 			gaps = append(gaps, gap{t.Name, lang})
 		}

@@ -206,3 +206,50 @@ func TestPinDefaults(t *testing.T) {
 		t.Errorf("flags leave pinning off by default: %q", s.Pin)
 	}
 }
+
+func TestOrder(t *testing.T) {
+	sequential := Sequential
+	for _, tc := range []struct {
+		name    string
+		yaml    string // a scenario file; empty for flags
+		flag    *Order
+		want    Order
+		wantErr string
+	}{
+		{name: "files interleave by default", yaml: "workloads: [rbac]\ntargets: [opa/server]\n", want: Interleaved},
+		{name: "files opt out", yaml: "order: sequential\nworkloads: [rbac]\ntargets: [opa/server]\n", want: Sequential},
+		{name: "--order overrides the file", yaml: "order: interleaved\nworkloads: [rbac]\ntargets: [opa/server]\n", flag: &sequential, want: Sequential},
+		{name: "flags interleave by default", want: Interleaved},
+		{name: "--order sequential", flag: &sequential, want: Sequential},
+		{name: "unknown order", yaml: "workloads: [rbac]\norder: random\ntargets: [opa/server]\n",
+			wantErr: `s.yaml:2: order "random": want interleaved or sequential`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s *Scenario
+			var err error
+			if tc.yaml != "" {
+				if s, err = Parse("s.yaml", []byte(tc.yaml), ""); err == nil {
+					err = s.Apply(Overrides{Order: tc.flag})
+				}
+			} else {
+				s, err = FromFlags(AdHoc{Overrides: Overrides{Order: tc.flag}})
+			}
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("err = %v, want %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || s.Order != tc.want {
+				t.Fatalf("order %v, err %v; want %v", s.Order, err, tc.want)
+			}
+		})
+	}
+	quickstart, err := Embedded("quickstart")
+	if err != nil || quickstart.Order != Interleaved {
+		t.Errorf("quickstart order %v (%v), want interleaved", quickstart.Order, err)
+	}
+	if _, err := ParseOrder("Sequential"); err == nil {
+		t.Error("orders are lower case, as written in files and flags")
+	}
+}

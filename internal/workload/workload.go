@@ -124,6 +124,18 @@ func (w *Workload) VersionFor(engine string) (language string, ok bool) {
 	return "", true
 }
 
+// RequestsFor reports whether every input carries a request in the engine's language: JSON
+// input documents for opa, Cedar requests for cedar. That is all a running server, which
+// already has its policy, needs.
+func (w *Workload) RequestsFor(engine string) bool {
+	for _, in := range w.Inputs {
+		if (engine == "opa" && in.JSON == nil) || (engine == "cedar" && in.Cedar == nil) {
+			return false
+		}
+	}
+	return len(w.Inputs) > 0
+}
+
 // CedarFiles returns the Cedar policy, entities and schema paths, writing in-memory files under
 // dir first, so that the in-process and served engines load the same files. entities and schema
 // are empty when the workload has none.
