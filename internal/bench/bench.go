@@ -201,14 +201,16 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 			}
 			o.Progress(st)
 		}
-		out := t.Load.Run(ctx, tg, w.Inputs, progress)
+		spec := t.Load
+		spec.Timeout = t.Timeout // how long open-loop sends due in the window may wait after it
+		out := spec.Run(ctx, tg, w.Inputs, progress)
 		partial := out.Stopped != nil
 		r, err := result.NewRepetition(out.Recorder, out.Elapsed, partial)
 		if err != nil {
 			return run, err
 		}
 		if sc := out.Schedule; sc != nil {
-			if err := r.SetSchedule(sc.Intended, sc.Sent, sc.Late, sc.GeneratorLate, sc.Missed(), out.Recorder, out.Elapsed); err != nil {
+			if err := r.SetSchedule(*sc, out.Recorder, out.Elapsed); err != nil {
 				return run, err
 			}
 		}

@@ -45,7 +45,12 @@ type Recorder struct {
 	// started after its intended time.
 	Uncorrected *hdrhistogram.Histogram
 	Lateness    *hdrhistogram.Histogram
-	Late        uint64 // sends that started later than the late threshold
+	Late        uint64 // sends that started later than the late threshold, for any reason
+	// GeneratorLate counts the late sends the generator itself was late for, a connection free.
+	GeneratorLate uint64
+	// Unsent holds, for each send that came due but never went out, its lower bound: from its
+	// intended time to when the run gave up on it (counted as class unsent).
+	Unsent *hdrhistogram.Histogram
 
 	// Connect time of the measured requests that opened a connection; nil until one did.
 	Connect *hdrhistogram.Histogram
@@ -71,20 +76,45 @@ func NewRecorder() *Recorder {
 // NewOpenRecorder returns an empty recorder for an open-loop run.
 func NewOpenRecorder() *Recorder {
 	r := NewRecorder()
-	r.Uncorrected, r.Lateness = NewHistogram(), NewHistogram()
+	r.Uncorrected, r.Lateness, r.Unsent = NewHistogram(), NewHistogram(), NewHistogram()
 	return r
 }
 
-// RecordSend adds what an open-loop send adds beyond Record: how late it started and, for an ok
-// response, its latency measured from the actual send.
-func (r *Recorder) RecordSend(ok bool, lateness, fromActualSend, lateAfter time.Duration) {
+// RecordSend adds what an open-loop send adds beyond Record: how late it started (in all, and
+// through the generator's own fault) and, for an ok response, its latency measured from the
+// actual send.
+func (r *Recorder) RecordSend(ok bool, lateness, generatorLateness, fromActualSend, lateAfter time.Duration) {
 	if lateness > lateAfter {
 		r.Late++
+	}
+	if generatorLateness > lateAfter {
+		r.GeneratorLate++
 	}
 	r.Lateness.RecordValue(clamp(int64(lateness))) //nolint:errcheck // clamped into range
 	if ok {
 		r.Uncorrected.RecordValue(clamp(int64(fromActualSend))) //nolint:errcheck // clamped into range
 	}
+}
+
+// RecordUnsent counts an open-loop send that came due but never went out, charged its lower
+// bound: from its intended time to when the run gave up on it.
+func (r *Recorder) RecordUnsent(lowerBound time.Duration) {
+	r.Counts[verify.Unsent]++
+	r.Unsent.RecordValue(clamp(int64(lowerBound))) //nolint:errcheck // clamped into range
+	r.liveErrors.Add(1)
+}
+
+// Corrected is the open-loop latency of every due send from its intended time: the ok
+// responses, and the unsent sends at their lower bound, so sends a stall kept from going out
+// cannot hide. Nil outside open loop.
+func (r *Recorder) Corrected() *hdrhistogram.Histogram {
+	if r.Unsent == nil {
+		return nil
+	}
+	h := NewHistogram()
+	h.Merge(r.OK)
+	h.Merge(r.Unsent)
+	return h
 }
 
 func clamp(ns int64) int64 {
@@ -165,11 +195,13 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	if other.Uncorrected != nil {
 		if r.Uncorrected == nil {
-			r.Uncorrected, r.Lateness = NewHistogram(), NewHistogram()
+			r.Uncorrected, r.Lateness, r.Unsent = NewHistogram(), NewHistogram(), NewHistogram()
 		}
 		r.Uncorrected.Merge(other.Uncorrected)
 		r.Lateness.Merge(other.Lateness)
+		r.Unsent.Merge(other.Unsent)
 		r.Late += other.Late
+		r.GeneratorLate += other.GeneratorLate
 	}
 	r.liveOK.Add(other.liveOK.Load())
 	r.liveErrors.Add(other.liveErrors.Load())
