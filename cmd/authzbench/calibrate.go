@@ -112,15 +112,12 @@ func printCalibration(w io.Writer, doc *result.Document, wrk *bench.WrkFigures) 
 		}
 		if o := s.Open; o != nil {
 			late := 0.0
-			if o.Sent > 0 {
-				late = 100 * float64(o.LateSends) / float64(o.Sent)
+			if o.Intended > 0 {
+				late = 100 * float64(o.LateSends) / float64(o.Intended)
 			}
-			verdict := "held"
-			if o.RateMissed {
-				verdict = "MISSED"
-			}
-			fmt.Fprintf(w, "open loop at %.0f req/s: %s, achieved %.0f req/s, %.2f %% of sends more than 1 ms late, generator CPU %.1f µs/request\n",
-				r.Load.Rate, verdict, o.AchievedRPS.Mean, late, cpu)
+			verdict, generatorLate := bench.OpenVerdict(o)
+			fmt.Fprintf(w, "open loop at %.0f req/s: %s, achieved %.0f req/s, %.2f %% of sends more than 1 ms late (%.2f %% the generator's own), %d unsent, generator CPU %.1f µs/request\n",
+				r.Load.Rate, verdict, o.AchievedRPS.Mean, late, generatorLate, o.Unsent, cpu)
 			continue
 		}
 		fmt.Fprintf(w, "closed-loop ceiling with %d workers: %.0f req/s, generator CPU %.1f µs/request\n",

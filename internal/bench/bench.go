@@ -266,6 +266,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	// The longest latency a run can see: an open-loop send due at the start of the warm-up that
 	// waits for a connection through the whole run, then waits out its timeout.
 	sl.ref.Load.Ceiling = t.Timeout + t.Load.Warmup + t.Load.Duration
+	sl.ref.Load.Timeout = t.Timeout // how long open-loop sends due in the window may wait after it
 	return sl
 }
 
@@ -351,7 +352,7 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 			return err
 		}
 		if sc := out.Schedule; sc != nil {
-			if err := r.SetSchedule(sc.Intended, sc.Sent, sc.Late, sc.GeneratorLate, sc.Missed(), out.Recorder, out.Elapsed); err != nil {
+			if err := r.SetSchedule(*sc, out.Recorder, out.Elapsed); err != nil {
 				return err
 			}
 		}

@@ -66,6 +66,20 @@ func Calibrate(ctx context.Context, c Calibration, serve func(addr string) *exec
 	return runWrk(ctx, c.Wrk, url+"/v1/data/authzbench/nop/allow", c.Workers, c.Duration)
 }
 
+// OpenVerdict is calibrate's word on an open-loop step: "held" only under the rule that marks a
+// run RATE MISSED (load.Schedule.Missed): every due send went out and the generator itself was
+// late for at most 1 % of them. generatorLatePct is that share, in percent.
+func OpenVerdict(o *result.OpenSummary) (verdict string, generatorLatePct float64) {
+	s := load.Schedule{Intended: o.Intended, Sent: o.Sent, Unsent: o.Unsent, GeneratorLate: o.GeneratorLate}
+	if o.Intended > 0 {
+		generatorLatePct = 100 * float64(o.GeneratorLate) / float64(o.Intended)
+	}
+	if o.RateMissed || s.Missed() {
+		return "MISSED", generatorLatePct
+	}
+	return "held", generatorLatePct
+}
+
 var wrkRate = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
 var wrkCount = regexp.MustCompile(`(\d+) requests in`)
 

@@ -159,7 +159,7 @@ func TestJudgeTellsTheGeneratorFromTheServer(t *testing.T) {
 		why                  string
 	}{
 		{"on time", run(1000, 1000, 10, false), true, false, ""},
-		{"generator late", run(1000, 990, 80, true), false, true, "generator woke up late for 80 of 1000"},
+		{"generator late", run(1000, 1000, 80, true), false, true, "generator woke up late for 80 of 1000"},
 		{"not sent", run(1000, 900, 80, true), false, false, "not delivered"},
 	} {
 		p, err := judge(slo, 1000, tc.run)

@@ -68,7 +68,12 @@ type Recorder struct {
 	// started after its intended time.
 	Uncorrected *hdrhistogram.Histogram
 	Lateness    *hdrhistogram.Histogram
-	Late        uint64 // sends that started later than the late threshold
+	Late        uint64 // sends that started later than the late threshold, for any reason
+	// GeneratorLate counts the late sends the generator itself was late for, a connection free.
+	GeneratorLate uint64
+	// Unsent holds, for each send that came due but never went out, its lower bound: from its
+	// intended time to when the run gave up on it (counted as class unsent).
+	Unsent *hdrhistogram.Histogram
 
 	// Connect time of the measured requests that opened a connection; nil until one did.
 	Connect *hdrhistogram.Histogram
@@ -103,23 +108,51 @@ func NewOpenRecorder() *Recorder { return NewOpenRecorderUpTo(0) }
 // 60 s).
 func NewOpenRecorderUpTo(ceiling time.Duration) *Recorder {
 	r := NewRecorderUpTo(ceiling)
-	r.Uncorrected, r.Lateness = newHistogram(r.ceiling), newHistogram(r.ceiling)
+	r.Uncorrected, r.Lateness, r.Unsent = newHistogram(r.ceiling), newHistogram(r.ceiling), newHistogram(r.ceiling)
 	return r
 }
 
 // Ceiling is the largest latency the recorder's histograms hold.
 func (r *Recorder) Ceiling() time.Duration { return time.Duration(r.ceiling) }
 
-// RecordSend adds what an open-loop send adds beyond Record: how late it started and, for an ok
-// response, its latency measured from the actual send.
-func (r *Recorder) RecordSend(ok bool, lateness, fromActualSend, lateAfter time.Duration) {
+// RecordSend adds what an open-loop send adds beyond Record: how late it started (in all, and
+// through the generator's own fault) and, for an ok response, its latency measured from the
+// actual send.
+func (r *Recorder) RecordSend(ok bool, lateness, generatorLateness, fromActualSend, lateAfter time.Duration) {
 	if lateness > lateAfter {
 		r.Late++
+	}
+	if generatorLateness > lateAfter {
+		r.GeneratorLate++
 	}
 	r.Lateness.RecordValue(r.clamp(int64(lateness))) //nolint:errcheck // clamped into range
 	if ok {
 		r.Uncorrected.RecordValue(r.clamp(int64(fromActualSend))) //nolint:errcheck // clamped into range
 	}
+}
+
+// RecordUnsent counts an open-loop send that came due but never went out, charged its lower
+// bound: from its intended time to when the run gave up on it.
+func (r *Recorder) RecordUnsent(lowerBound time.Duration) {
+	r.Counts[verify.Unsent]++
+	if int64(lowerBound) > r.ceiling {
+		r.Clamped++
+	}
+	r.Unsent.RecordValue(r.clamp(int64(lowerBound))) //nolint:errcheck // clamped into range
+	r.liveErrors.Add(1)
+}
+
+// Corrected is the open-loop latency of every due send from its intended time: the ok
+// responses, and the unsent sends at their lower bound, so sends a stall kept from going out
+// cannot hide. Nil outside open loop.
+func (r *Recorder) Corrected() *hdrhistogram.Histogram {
+	if r.Unsent == nil {
+		return nil
+	}
+	h := newHistogram(r.ceiling)
+	h.Merge(r.OK)
+	h.Merge(r.Unsent)
+	return h
 }
 
 func (r *Recorder) clamp(ns int64) int64 {
@@ -256,11 +289,13 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	if other.Uncorrected != nil {
 		if r.Uncorrected == nil {
-			r.Uncorrected, r.Lateness = newHistogram(r.ceiling), newHistogram(r.ceiling)
+			r.Uncorrected, r.Lateness, r.Unsent = newHistogram(r.ceiling), newHistogram(r.ceiling), newHistogram(r.ceiling)
 		}
 		r.Uncorrected.Merge(other.Uncorrected)
 		r.Lateness.Merge(other.Lateness)
+		r.Unsent.Merge(other.Unsent)
 		r.Late += other.Late
+		r.GeneratorLate += other.GeneratorLate
 	}
 	r.liveOK.Add(other.liveOK.Load())
 	r.liveErrors.Add(other.liveErrors.Load())
@@ -270,7 +305,7 @@ func (r *Recorder) Merge(other *Recorder) {
 // significant figures, so the same buckets, and nothing recorded moves.
 func (r *Recorder) raiseCeiling(ceiling int64) {
 	r.ceiling = ceiling
-	for _, h := range []**hdrhistogram.Histogram{&r.OK, &r.Errors, &r.Uncorrected, &r.Lateness, &r.Connect, &r.ServerEval, &r.ServerHandler} {
+	for _, h := range []**hdrhistogram.Histogram{&r.OK, &r.Errors, &r.Uncorrected, &r.Lateness, &r.Unsent, &r.Connect, &r.ServerEval, &r.ServerHandler} {
 		if *h == nil {
 			continue
 		}

@@ -225,7 +225,8 @@ func TestRecorderMergeAcrossCeilings(t *testing.T) {
 			a, b := NewOpenRecorder(), NewOpenRecorderUpTo(5*time.Minute)
 			recordAll(a, short)
 			recordAll(b, long)
-			b.RecordSend(true, 100*time.Second, 80*time.Second, time.Millisecond)
+			b.RecordSend(true, 100*time.Second, 100*time.Second, 80*time.Second, time.Millisecond)
+			b.RecordUnsent(200 * time.Second)
 			into, from := a, b
 			if order == "default into long" {
 				into, from = b, a
@@ -402,8 +403,10 @@ func TestRecorderMergeOptional(t *testing.T) {
 	other.RecordConnect(0) // reused connection: not a connect
 	other.RecordServer(2_000, 9_000)
 	other.RecordServer(0, 0) // not reported
-	other.RecordSend(true, 2*time.Millisecond, 300*time.Microsecond, time.Millisecond)
-	other.RecordSend(false, 10*time.Microsecond, 0, time.Millisecond)
+	other.RecordSend(true, 2*time.Millisecond, 2*time.Millisecond, 300*time.Microsecond, time.Millisecond)
+	other.RecordSend(false, 10*time.Microsecond, 0, 0, time.Millisecond)
+	other.Record(verify.OK, 200, 3*time.Millisecond)
+	other.RecordUnsent(700 * time.Millisecond)
 	plain.Merge(other)
 
 	for _, tc := range []struct {
@@ -416,6 +419,7 @@ func TestRecorderMergeOptional(t *testing.T) {
 		{"server handler", plain.ServerHandler, 1},
 		{"lateness", plain.Lateness, 2},
 		{"uncorrected", plain.Uncorrected, 1},
+		{"unsent", plain.Unsent, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.h == nil {
@@ -426,8 +430,12 @@ func TestRecorderMergeOptional(t *testing.T) {
 			}
 		})
 	}
-	if plain.Late != 1 {
-		t.Errorf("Late = %d, want 1", plain.Late)
+	if plain.Late != 1 || plain.GeneratorLate != 1 || plain.Counts[verify.Unsent] != 1 {
+		t.Errorf("Late = %d, GeneratorLate = %d, unsent %d; want 1 each", plain.Late, plain.GeneratorLate, plain.Counts[verify.Unsent])
+	}
+	// The corrected latency holds the ok response and the unsent send at its lower bound.
+	if c := plain.Corrected(); c.TotalCount() != 2 || c.Max() < int64(690*time.Millisecond) {
+		t.Errorf("corrected: %d values, max %d ns", c.TotalCount(), c.Max())
 	}
 	// Merging a recorder without them leaves them as they are.
 	plain.Merge(NewRecorder())

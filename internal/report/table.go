@@ -12,6 +12,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/target"
 )
 
 // row is one line of the comparison table.
@@ -95,15 +96,8 @@ func rows(doc *result.Document) []row {
 		if o := s.Open; o != nil {
 			if o.RateMissed {
 				x.Target += " RATE MISSED"
-				x.Notes = append(x.Notes, fmt.Sprintf("the rate was not delivered: %d of %d due sends went out (%s/s of %s/s asked); the generator itself was more than %s late for %d of them, the rest waited for one of the %d connections to come free",
-					o.Sent, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate), Duration(o.LateAfterUS), o.GeneratorLate, r.Load.Connections))
 			}
-			if waited := o.LateSends - o.GeneratorLate; waited > 0 {
-				x.Notes = append(x.Notes, fmt.Sprintf("%d sends waited more than %s for a free connection: the server fell behind, and their latency counts the wait",
-					waited, Duration(o.LateAfterUS)))
-			}
-			x.Notes = append(x.Notes, fmt.Sprintf("open loop: latency from the intended send time; from the actual send it would read p50 %s, p99 %s",
-				Duration(o.UncorrectedLatencyUS.P50), Duration(o.UncorrectedLatencyUS.P99)))
+			x.Notes = append(x.Notes, openNotes(r, o)...)
 		}
 		x.RPS = formatRPS(s.ThroughputRPS.Mean, s.ThroughputRPS.SD, s.ThroughputRPS.N)
 		if s.OK > 0 {
@@ -434,4 +428,36 @@ func thousands(v float64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// openNotes says how an open-loop run kept its schedule: what was not delivered and whose
+// fault each late send was.
+func openNotes(r result.Run, o *result.OpenSummary) []string {
+	var notes []string
+	late := Duration(o.LateAfterUS)
+	if o.Unsent > 0 {
+		notes = append(notes, fmt.Sprintf("the rate was not delivered: %d of the %d due sends never went out, every one of the %d connections busy until the run gave up on them; the percentiles charge each from its intended time to then, a lower bound",
+			o.Unsent, o.Intended, r.Load.Connections))
+	}
+	if o.GeneratorLate*100 > o.Intended {
+		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s/s asked",
+			late, o.GeneratorLate, o.Intended, thousands(o.AchievedRPS.Mean), thousands(r.Load.Rate)))
+	}
+	// The other late sends found every connection busy. An engine inside authzbench shares the
+	// process's CPU with the generator, so there the wait says no more than that both were busy.
+	if waited := o.LateSends - o.GeneratorLate; waited > 0 {
+		if target.InProcess(r.Target) {
+			notes = append(notes, fmt.Sprintf("%d sends waited more than %s because all %d workers were busy (the engine and the generator share this process's CPU), and their latency counts the wait",
+				waited, late, r.Load.Connections))
+		} else {
+			notes = append(notes, fmt.Sprintf("%d sends waited more than %s because all %d connections were busy: the server fell behind, and their latency counts the wait",
+				waited, late, r.Load.Connections))
+		}
+	}
+	note := fmt.Sprintf("open loop: latency from the intended send time; from the actual send it would read p50 %s, p99 %s",
+		Duration(o.UncorrectedLatencyUS.P50), Duration(o.UncorrectedLatencyUS.P99))
+	if o.LatencyIncludesUnsent {
+		note += fmt.Sprintf("; the ok responses alone read p50 %s, p99 %s", Duration(o.OKLatencyUS.P50), Duration(o.OKLatencyUS.P99))
+	}
+	return append(notes, note)
 }

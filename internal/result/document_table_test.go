@@ -14,6 +14,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
@@ -366,9 +367,10 @@ func fullDocument(t *testing.T) *Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.SetSchedule(2000, 1900, 30, 5, true, func() *metrics.Recorder {
+	if err := rep.SetSchedule(load.Schedule{Intended: 2000, Sent: 1900, Unsent: 100, Late: 30, GeneratorLate: 5}, func() *metrics.Recorder {
 		r := metrics.NewOpenRecorder()
-		r.RecordSend(true, 2*time.Millisecond, 100*time.Microsecond, time.Millisecond)
+		r.RecordSend(true, 2*time.Millisecond, 2*time.Millisecond, 100*time.Microsecond, time.Millisecond)
+		r.RecordUnsent(300 * time.Millisecond)
 		return r
 	}(), 2*time.Second); err != nil {
 		t.Fatal(err)

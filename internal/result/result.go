@@ -19,6 +19,7 @@ import (
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/verify"
 )
 
 // Schema names the document version. Field names are never renamed within a version.
@@ -142,7 +143,9 @@ type Summary struct {
 	UnverifiedOK uint64            `json:"unverified_ok,omitempty"`
 	// ThroughputRPS is ok responses per second: mean, sd and 95 % CI across repetitions.
 	ThroughputRPS metrics.Spread `json:"throughput_rps"`
-	// LatencyUS is over ok responses only, from the histogram of all repetitions merged.
+	// LatencyUS is over ok responses only, from the histogram of all repetitions merged; in an
+	// open-loop run with unsent sends, over the ok responses and the unsent sends at their lower
+	// bound (open.latency_includes_unsent), the ok-only figures being open.ok_latency_us.
 	LatencyUS metrics.Percentiles `json:"latency_us"`
 	// LatencyBeyond counts the ok responses slower than each of LatencyUS's percentiles: one
 	// resting on few (metrics.FewBeyond) is close to the slowest few, not a stable figure.
@@ -184,20 +187,33 @@ type ServerTimes struct {
 
 // OpenSummary says how an open-loop run kept its schedule, and what latency would have looked
 // like measured from the actual send instead of the intended one.
+//
+// Every send due in the measured window is either sent or unsent: intended_sends = sent +
+// unsent, and the summary's requests are the sends due. An unsent send came due but found every
+// connection busy until the run gave up on it (the run's timeout after the window); it is
+// counted as error class unsent and charged, in latency_us, its lower bound: from its intended
+// time to when the run gave up on it.
 type OpenSummary struct {
 	AchievedRPS metrics.Spread `json:"achieved_rps"`
 	Intended    int64          `json:"intended_sends"`
 	Sent        int64          `json:"sent"`
+	Unsent      int64          `json:"unsent"`
 	LateSends   int64          `json:"late_sends"` // for any reason, a busy pool included
-	// GeneratorLate counts sends the generator itself was late for (short of CPU).
+	// GeneratorLate counts the late sends the generator itself was late for while a connection
+	// was free (a late wake-up, the generator descheduled: short of CPU). The other late sends
+	// waited because every connection was busy.
 	GeneratorLate int64   `json:"generator_late_sends"`
 	LateAfterUS   float64 `json:"late_after_us"`
-	// RateMissed: fewer than 95 % of the due sends went out, or the generator itself woke up
-	// late for more than 5 % of them, in some repetition (load.Schedule.Missed). Latency is still
-	// measured from the intended times, but the load the server saw was not the load asked for.
-	RateMissed           bool                `json:"rate_missed"`
-	LatenessUS           metrics.Percentiles `json:"lateness_us"`
-	UncorrectedLatencyUS metrics.Percentiles `json:"uncorrected_latency_us"`
+	// RateMissed: some due send never went out, or the generator itself was late for more than
+	// 1 % of them, in some repetition (load.Schedule.Missed). Latency is still measured from the
+	// intended times, but the load the server saw was not the load asked for.
+	RateMissed bool `json:"rate_missed"`
+	// LatencyIncludesUnsent says the summary's latency_us counts the unsent sends at their
+	// lower bound; OKLatencyUS is over the ok responses alone, from their intended times.
+	LatencyIncludesUnsent bool                `json:"latency_includes_unsent"`
+	OKLatencyUS           metrics.Percentiles `json:"ok_latency_us"`
+	LatenessUS            metrics.Percentiles `json:"lateness_us"`
+	UncorrectedLatencyUS  metrics.Percentiles `json:"uncorrected_latency_us"`
 }
 
 // Repetition is one repetition of a run.
@@ -221,24 +237,34 @@ type Repetition struct {
 	// Open loop only.
 	AchievedRPS float64 `json:"achieved_rps,omitempty"`
 	Intended    int64   `json:"intended_sends,omitempty"`
+	Unsent      int64   `json:"unsent,omitempty"`
 	LateSends   int64   `json:"late_sends,omitempty"`
 	GenLate     int64   `json:"generator_late_sends,omitempty"`
 	RateMissed  bool    `json:"rate_missed,omitempty"`
 	LateHDR     string  `json:"late_hdr,omitempty"`        // lateness of every send, ns
 	Uncorrected string  `json:"uncorrected_hdr,omitempty"` // ok latencies from the actual send, ns
+	// UnsentHDR holds the unsent sends' lower bounds, ns: with hdr, the latency of every due
+	// send, which latency_us is over when there are unsent sends.
+	UnsentHDR string `json:"unsent_hdr,omitempty"`
 }
 
-// SetSchedule adds an open-loop run's schedule figures to the repetition.
-func (r *Repetition) SetSchedule(intended, sent, late, generatorLate int64, missed bool, rec *metrics.Recorder, window time.Duration) error {
-	r.Intended, r.LateSends, r.GenLate, r.RateMissed = intended, late, generatorLate, missed
-	if window > 0 {
-		r.AchievedRPS = float64(sent) / window.Seconds()
-	}
+// SetSchedule adds an open-loop run's schedule figures to the repetition. window is the
+// measured time (load.Outcome.Elapsed): from the end of the warm-up to the last answer.
+func (r *Repetition) SetSchedule(sc load.Schedule, rec *metrics.Recorder, window time.Duration) error {
+	r.Intended, r.Unsent, r.LateSends, r.GenLate, r.RateMissed = sc.Intended, sc.Unsent, sc.Late, sc.GeneratorLate, sc.Missed()
+	r.AchievedRPS = sc.Achieved(window)
 	var err error
 	if r.LateHDR, err = EncodeHistogram(rec.Lateness); err != nil {
 		return err
 	}
-	r.Uncorrected, err = EncodeHistogram(rec.Uncorrected)
+	if r.Uncorrected, err = EncodeHistogram(rec.Uncorrected); err != nil {
+		return err
+	}
+	if rec.Unsent != nil && rec.Unsent.TotalCount() > 0 {
+		// A stall that kept sends from going out must show in the latency, not only in a count.
+		r.LatencyUS = metrics.PercentilesOf(rec.Corrected(), 0)
+		r.UnsentHDR, err = EncodeHistogram(rec.Unsent)
+	}
 	return err
 }
 
@@ -309,9 +335,15 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 			EvalUS: metrics.PercentilesOf(merged.ServerEval, 0), HandlerUS: metrics.PercentilesOf(merged.ServerHandler, 0)}
 	}
 	if merged.Lateness != nil {
-		o := &OpenSummary{LateSends: int64(merged.Late), Sent: int64(merged.Requests()), LateAfterUS: float64(load.LateAfter) / 1e3,
+		unsent := merged.Counts[verify.Unsent]
+		o := &OpenSummary{LateSends: int64(merged.Late), Sent: int64(merged.Requests() - unsent), Unsent: int64(unsent),
+			LateAfterUS: float64(load.LateAfter) / 1e3, OKLatencyUS: s.LatencyUS,
 			LatenessUS:           metrics.PercentilesOf(merged.Lateness, 0),
 			UncorrectedLatencyUS: metrics.PercentilesOf(merged.Uncorrected, 0)}
+		if unsent > 0 {
+			o.LatencyIncludesUnsent = true
+			s.LatencyUS = metrics.PercentilesOf(merged.Corrected(), 0)
+		}
 		var achieved []float64
 		for _, r := range reps {
 			o.Intended += r.Intended

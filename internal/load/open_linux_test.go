@@ -1,0 +1,175 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/verify"
+)
+
+// TestMain lets this test binary serve as a fake server in a process of its own
+// ("<self> fake-server <socket> <service time>"), so the generator under test keeps its
+// scheduler to itself, as it does against a real server.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 3 && os.Args[1] == "fake-server" {
+		service, err := time.ParseDuration(os.Args[3])
+		if err != nil {
+			os.Exit(2)
+		}
+		serveFake(os.Args[2], service)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serveFake answers each byte it reads with the same byte after the service time, one
+// connection per goroutine, until its standard input closes (the test is over). It listens on
+// a Unix socket: replies reach the generator through the runtime's network poller as over TCP,
+// for less CPU, which on a busy 2-core machine the generator is short of.
+func serveFake(socket string, service time.Duration) {
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		os.Exit(1)
+	}
+	fmt.Println(l.Addr())
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			b := make([]byte, 1)
+			for {
+				if _, err := c.Read(b); err != nil {
+					return
+				}
+				ts := syscall.NsecToTimespec(int64(service))
+				for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+				}
+				if _, err := c.Write(b); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// socketTarget drives a fake server over a socket, one connection per worker: replies come
+// back through the Go runtime's network poller, as a real server's do.
+type socketTarget struct {
+	fakeTarget
+	addr string
+}
+
+func (f *socketTarget) Worker() target.Decider {
+	c, err := net.Dial("unix", f.addr)
+	return &socketDecider{conn: c, err: err}
+}
+
+type socketDecider struct {
+	conn net.Conn
+	err  error
+	b    [1]byte
+}
+
+func (d *socketDecider) Close() {
+	if d.conn != nil {
+		d.conn.Close()
+	}
+}
+
+func (d *socketDecider) Decide(ctx context.Context, i int) verify.Outcome {
+	if d.err != nil {
+		return verify.Outcome{Kind: verify.TransportFailure, Err: d.err}
+	}
+	d.b[0] = byte(i % 2)
+	if _, err := d.conn.Write(d.b[:]); err != nil {
+		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
+	}
+	if _, err := io.ReadFull(d.conn, d.b[:]); err != nil {
+		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
+	}
+	return verify.Outcome{Kind: verify.Decided, Allow: d.b[0] == 0}
+}
+
+// startFakeServer runs the fake server in a child process and returns its address.
+func startFakeServer(t *testing.T, service time.Duration) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "fake-server", filepath.Join(t.TempDir(), "fake.sock"), service.String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { stdin.Close(); cmd.Wait() }) })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("fake server: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// With the generator on one scheduler slot (GOMAXPROCS 1: --generator-procs 1, taskset to one
+// CPU, a one-CPU container) the pacer must still let the connections read their replies as
+// they come. Against a server answering in about 70 µs the median is a fraction of a
+// millisecond; a pacer that holds the only slot while it waits for the next send leaves
+// replies unread until every connection is busy, and the median reads up to 64/rate (12.8 ms
+// at 5,000/s, 6.4 ms at 10,000/s; 1.4 to 490 ms on a busy 2-core machine). A machine too busy
+// to give the generator its one CPU can spoil a run either way, so each rate gets up to three
+// runs and must reach a median under 1 ms in one of them.
+func TestOpenLoopOneSchedulerSlot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several seconds of load")
+	}
+	addr := startFakeServer(t, 70*time.Microsecond)
+	for _, rate := range []float64{5000, 10000} {
+		t.Run(fmt.Sprintf("%.0f/s", rate), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			var medians []time.Duration
+			for range 3 {
+				out := Spec{Rate: rate, Connections: 64, Duration: 1500 * time.Millisecond, Warmup: 300 * time.Millisecond}.
+					Run(context.Background(), &socketTarget{addr: addr}, inputs(10), nil)
+				if out.Stopped != nil {
+					t.Fatal(out.Stopped)
+				}
+				if n := out.Recorder.Counts[verify.Transport]; n != 0 {
+					t.Fatalf("%d transport errors", n)
+				}
+				p50 := time.Duration(out.Recorder.OK.ValueAtQuantile(50))
+				t.Logf("p50 %s, p99 %s, schedule %+v, generator CPU %s in %s", p50, time.Duration(out.Recorder.OK.ValueAtQuantile(99)),
+					*out.Schedule, out.UsageEnd.CPU-out.UsageStart.CPU, out.Elapsed)
+				if p50 < time.Millisecond {
+					return
+				}
+				medians = append(medians, p50)
+			}
+			t.Errorf("p50 %v at %.0f/s against a 70 µs server; the replies waited for the pacer (64/rate is %s)",
+				medians, rate, time.Duration(64*float64(time.Second)/rate))
+		})
+	}
+}
