@@ -201,7 +201,9 @@ func runOne(ctx context.Context, s *scenario.Scenario, o Options, tmp string, w 
 			}
 			o.Progress(st)
 		}
-		out := t.Load.Run(ctx, tg, w.Inputs, progress)
+		spec := t.Load
+		spec.Timeout = t.Timeout
+		out := spec.Run(ctx, tg, w.Inputs, progress)
 		partial := out.Stopped != nil
 		r, err := result.NewRepetition(out.Recorder, out.Elapsed, partial)
 		if err != nil {

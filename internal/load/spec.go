@@ -33,6 +33,10 @@ type Spec struct {
 	// MaxTime bounds the measured phase when Requests is set, so a slow target cannot keep
 	// the run going for ever.
 	MaxTime time.Duration
+	// Timeout is the per-request timeout the target was given: a decision slower than this is a
+	// timeout whatever the target (EnforceTimeout), and a target silent for twice as long ends
+	// the run (WatchFailing). 0: 5 s, the targets' default.
+	Timeout time.Duration
 }
 
 // Validate reports settings that cannot run.
