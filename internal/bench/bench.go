@@ -49,6 +49,15 @@ type Status struct {
 // Run carries out the scenario. The document it returns holds every run measured, even when the
 // error is not nil; the error says why the scenario did not finish.
 func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) error {
+	var tooMany []error
+	for _, t := range s.Targets {
+		if err := t.Load.CheckOpenFiles(); err != nil {
+			tooMany = append(tooMany, fmt.Errorf("target %s: %w", t.Name, err))
+		}
+	}
+	if err := errors.Join(tooMany...); err != nil {
+		return err
+	}
 	workloads, err := Prepare(ctx, s)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -63,7 +64,19 @@ func (c Spec) Validate() error {
 	if c.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", c.Warmup))
 	}
+	if err := c.CheckOpenFiles(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// CheckOpenFiles refuses a load that needs more open files than this process may have: a
+// socket for each worker (closed loop) or connection (open loop).
+func (c Spec) CheckOpenFiles() error {
+	if c.Rate > 0 {
+		return sut.CheckOpenFiles(fmt.Sprintf("connections %d", c.Connections), c.Connections)
+	}
+	return sut.CheckOpenFiles(fmt.Sprintf("workers %d", c.Workers), c.Workers)
 }
 
 // Progress is a snapshot for a live progress line.
