@@ -143,7 +143,7 @@ func (w *watcher) check(now time.Time) error {
 	}
 	failedSince := failed - w.failedByThen
 	if quiet := now.Sub(w.lastAnswerAt); failedSince > 0 && quiet >= w.silence || failedSince >= silentFailures {
-		return fmt.Errorf("the target stopped answering: no answer for %s, and the %d requests since all failed (%v)",
+		return fmt.Errorf("no answer from the target for %s: the %d requests since the last answer all failed (%v)",
 			quiet.Round(100*time.Millisecond), failedSince, lastErr)
 	}
 	return nil

@@ -112,7 +112,7 @@ func TestServerThatStopsAnsweringEndsTheRun(t *testing.T) {
 	start := time.Now()
 	out := Spec{Workers: 4, Duration: time.Minute, Timeout: 200 * time.Millisecond}.Run(context.Background(), tg, in, nil)
 	took := time.Since(start)
-	if out.Stopped == nil || !strings.Contains(out.Stopped.Error(), "stopped answering") ||
+	if out.Stopped == nil || !strings.Contains(out.Stopped.Error(), "no answer from the target") ||
 		!strings.Contains(out.Stopped.Error(), "connection refused") {
 		t.Fatalf("stopped: %v; want the run ended, saying the target stopped answering and why", out.Stopped)
 	}
@@ -174,7 +174,7 @@ func TestInprocTimeoutIsHonoured(t *testing.T) {
 			if rec.Counts[verify.Timeout] == 0 || rec.Counts[verify.OK] != 0 {
 				t.Errorf("timeouts %d, ok %d; want every decision a timeout", rec.Counts[verify.Timeout], rec.Counts[verify.OK])
 			}
-			if out.Stopped == nil || !strings.Contains(out.Stopped.Error(), "stopped answering") {
+			if out.Stopped == nil || !strings.Contains(out.Stopped.Error(), "no answer from the target") {
 				t.Errorf("stopped: %v; want the run ended for want of any answer", out.Stopped)
 			}
 			if took, n := time.Since(start), rec.Requests(); took > 20*time.Second || n > 200_000 {
