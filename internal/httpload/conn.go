@@ -122,11 +122,11 @@ var (
 	ErrNotSent = errors.New("not sent")
 )
 
-// Backoff bounds between connects after a failed one, per connection: a dead server is asked
-// again at a pace that cannot flood the machine with sockets, and soon after it comes back.
 // lookAfterIdle is how long a connection must have gone unused before it is looked at.
 const lookAfterIdle = time.Millisecond
 
+// Backoff bounds between connects after a failed one, per connection: a dead server is asked
+// again at a pace that cannot flood the machine with sockets, and soon after it comes back.
 const (
 	firstBackoff = 10 * time.Millisecond
 	maxBackoff   = time.Second
@@ -174,6 +174,7 @@ func (c *Conn) send(ctx context.Context, req []byte, now time.Time) (int, error)
 		if err := c.dial(ctx); err != nil {
 			return 0, err
 		}
+		now = time.Now() // the connect had its own timeout; the request's starts now
 	}
 	if c.e.Timeout > 0 {
 		c.c.SetDeadline(now.Add(c.e.Timeout))
