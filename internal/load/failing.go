@@ -76,7 +76,7 @@ func EnforceTimeout(out verify.Outcome, took, timeout time.Duration) verify.Outc
 }
 
 // WatchFailing ends the run, through cancel, when its target can measure nothing more:
-//   - almost every attempt fails before it is sent (over 99 % of at least 1,000): the timeout is
+//   - almost every attempt fails before it is sent (99 % or more of at least 1,000): the timeout is
 //     too short for a connect or a write, and counting those as requests would report millions
 //     of requests nobody made;
 //   - no answer at all for max(2 s, twice the timeout) while requests kept failing, or for
@@ -131,7 +131,7 @@ func (w *watcher) check(now time.Time) error {
 	}
 	sent := answered + failed
 	if dn, ds := notSent-w.windowNotSent, sent-w.windowSent; dn+ds >= notSentWindow {
-		if dn*100 > (dn+ds)*99 {
+		if dn*100 >= (dn+ds)*99 {
 			return fmt.Errorf("nothing could be sent: %d of %d attempts ended before a byte left authzbench (%v); the timeout is too short for a connect or a write",
 				dn, dn+ds, lastErr)
 		}

@@ -183,3 +183,44 @@ func TestInprocTimeoutIsHonoured(t *testing.T) {
 		})
 	}
 }
+
+// The rules that end a run, on counts set by hand: what ends it, and what must not.
+func TestWatcherRules(t *testing.T) {
+	start := time.Now()
+	for _, tc := range []struct {
+		name                      string
+		answered, failed, notSent uint64
+		after                     time.Duration
+		want                      string // in the error; "" for none
+	}{
+		{"slow target, requests still in flight", 0, 0, 0, time.Hour, ""},
+		{"answers keep coming", 5, 3, 0, time.Hour, ""},
+		{"failures, but not silent for long", 0, 50, 0, time.Second, ""},
+		{"silent past the limit while requests fail", 0, 50, 0, 3 * time.Second, "no answer from the target for 3s"},
+		{"10,000 failures in a row", 0, 10_000, 0, 0, "the 10000 requests since the last answer"},
+		{"990 of 1,000 never sent", 0, 10, 990, 0, "990 of 1000 attempts ended before a byte left"},
+		{"98 % never sent is not almost all", 20, 0, 980, 0, ""},
+		{"too few attempts to judge", 0, 0, 999, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := new(Attempts)
+			w := watcher{all: []*Attempts{a}, silence: 2 * time.Second, lastAnswerAt: start}
+			if err := w.check(start); err != nil {
+				t.Fatalf("before anything happened: %v", err)
+			}
+			a.answered.Store(tc.answered)
+			a.failed.Store(tc.failed)
+			a.notSent.Store(tc.notSent)
+			err := w.check(start.Add(tc.after))
+			if tc.answered > 0 && err == nil {
+				err = w.check(start.Add(tc.after + time.Millisecond)) // an answer just seen resets the clock
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("stopped: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
