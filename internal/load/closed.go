@@ -76,7 +76,8 @@ warm:
 		case <-ctx.Done():
 			phase.Store(phaseStop)
 			<-allDone
-			return Outcome{Recorder: merge(recorders), Stopped: context.Cause(ctx)}
+			// Nothing was recorded yet: say so, or a table of zeros reads as a run without errors.
+			return Outcome{Recorder: merge(recorders), Stopped: fmt.Errorf("in the warm-up, before anything was measured: %w", context.Cause(ctx))}
 		case <-tick.C:
 			live(true, warmStart)
 		}
