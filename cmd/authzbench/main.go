@@ -46,6 +46,9 @@ func main() {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
+	// Thousands of connections need thousands of descriptors; a failure leaves the limit as it
+	// was, and a load that needs more is refused before it starts (load.Spec.CheckOpenFiles).
+	_ = sut.RaiseOpenFiles()
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -60,6 +60,15 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 		doc.Ended = time.Now().UTC()
 		doc.Comparisons = result.Compare(doc)
 	}()
+	var tooMany []error
+	for _, t := range s.Targets {
+		if err := t.Load.CheckOpenFiles(); err != nil {
+			tooMany = append(tooMany, fmt.Errorf("target %s: %w", t.Name, err))
+		}
+	}
+	if err := errors.Join(tooMany...); err != nil {
+		return err
+	}
 	if err := checkOrder(s, o); err != nil {
 		return err
 	}

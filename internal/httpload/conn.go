@@ -5,7 +5,9 @@
 // It exists because a general-purpose client spends CPU on things a load generator does not
 // need (header maps, pools, redirects, per-request objects), and on a small machine every
 // microsecond the generator spends is taken from the server it measures. It is not a general
-// client: no redirects, no proxies, no request retries, no HTTP/2.
+// client: no redirects, no proxies, no HTTP/2, and one kind of retry only: a request that found
+// its kept-alive connection closed by the server before any answer is resent once on a new one,
+// as servers close idle connections when they like.
 package httpload
 
 import (
@@ -19,6 +21,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -81,51 +84,162 @@ func EncodeRequest(e Endpoint, method, path string, headers []Header, body []byt
 type Conn struct {
 	e    Endpoint
 	c    net.Conn
+	raw  syscall.RawConn // the socket under c, to notice a close the server sent while c was idle
 	br   *bufio.Reader
 	body []byte
+
+	// idle holds the result of the last look at an idle socket; peek is that look, made once
+	// per connection so that looking allocates nothing.
+	idle     idleState
+	peek     func(fd uintptr) bool
+	noPeek   bool // benchmarks only: reuse without looking, to measure what looking costs
+	lastSend time.Time
+	// closesSeen counts the reconnects whose close the look found before sending (tests).
+	closesSeen int64
+	failures   int // connects that failed in a row, for the backoff
 
 	// Dials counts connections opened; ConnectTime is the time spent opening the last one
 	// (TCP, plus the TLS handshake), which is part of the request time that Do reports.
 	Dials       int64
 	ConnectTime time.Duration
+	// Reconnects counts requests that found their kept-alive connection closed by the server
+	// (seen before sending, or by a failure before any byte of the answer) and went out on a
+	// new connection instead; Reconnected says whether the last Do was one.
+	Reconnects  int64
+	Reconnected bool
 }
 
 // NewConn returns a connection to e; it dials on first use.
 func NewConn(e Endpoint) *Conn { return &Conn{e: e} }
 
-// ErrTimeout is returned when no complete response arrived within the endpoint's timeout.
-var ErrTimeout = errors.New("timeout")
+var (
+	// ErrTimeout is returned (wrapped, with the cause) when no complete response arrived within
+	// the endpoint's timeout.
+	ErrTimeout = errors.New("timeout")
+	// ErrNotSent is returned (wrapped) when the timeout passed before the request could be
+	// sent at all: before the connect was tried, or before a byte was written. Such a request
+	// never reached the server and is not a measurement of it.
+	ErrNotSent = errors.New("not sent")
+)
+
+// lookAfterIdle is how long a connection must have gone unused before it is looked at.
+const lookAfterIdle = time.Millisecond
+
+// Backoff bounds between connects after a failed one, per connection: a dead server is asked
+// again at a pace that cannot flood the machine with sockets, and soon after it comes back.
+const (
+	firstBackoff = 10 * time.Millisecond
+	maxBackoff   = time.Second
+)
 
 // Do sends a request encoded by EncodeRequest and reads the response. The body it returns is
 // valid until the next call.
 func (c *Conn) Do(ctx context.Context, req []byte) (status int, body []byte, err error) {
 	c.ConnectTime = 0
-	if c.c == nil {
-		if err := c.dial(ctx); err != nil {
-			return 0, nil, err
+	c.Reconnected = false
+	now := time.Now()
+	// A connection used again at once is not looked at: a close the server sent with its
+	// answer is usually there already, but when it is not, the request finds it and is resent
+	// below; the look pays off on a connection that sat idle (an idle timeout), and costs a
+	// system call a request that a hot keep-alive loop does not pay.
+	if c.c != nil && !c.noPeek && now.Sub(c.lastSend) >= lookAfterIdle && c.closedByPeer() {
+		c.closesSeen++
+		c.Close()
+		c.Reconnects++
+		c.Reconnected = true
+	}
+	status, err = c.send(ctx, req, now)
+	var stale staleError
+	if errors.As(err, &stale) {
+		// The server had closed the kept-alive connection (a limit on requests per connection,
+		// an idle timeout) without saying so; nothing of an answer came, so the request goes
+		// out once more on a new connection, as a browser or net/http would.
+		c.Reconnects++
+		c.Reconnected = true
+		status, err = c.send(ctx, req, time.Now())
+		if errors.As(err, &stale) {
+			err = stale.err
 		}
 	}
-	if c.e.Timeout > 0 {
-		c.c.SetDeadline(time.Now().Add(c.e.Timeout))
-	}
-	if _, err := c.c.Write(req); err != nil {
-		return 0, nil, c.fail(err)
-	}
-	status, keep, err := c.readResponse()
 	if err != nil {
-		return 0, nil, c.fail(err)
-	}
-	if !keep || !c.e.KeepAlive {
-		c.Close()
+		return 0, nil, err
 	}
 	return status, c.body, nil
 }
 
+// send makes one attempt: connect if need be, write, read the response.
+func (c *Conn) send(ctx context.Context, req []byte, now time.Time) (int, error) {
+	reused := c.c != nil
+	if !reused {
+		if err := c.dial(ctx); err != nil {
+			return 0, err
+		}
+		now = time.Now() // the connect had its own timeout; the request's starts now
+	}
+	if c.e.Timeout > 0 {
+		c.c.SetDeadline(now.Add(c.e.Timeout))
+	}
+	c.lastSend = now
+	if n, err := c.c.Write(req); err != nil {
+		switch {
+		case n == 0 && isTimeout(err):
+			c.Close()
+			return 0, fmt.Errorf("%w: the %s timeout passed before the request could be written", ErrNotSent, c.e.Timeout)
+		case reused && !isTimeout(err):
+			c.Close()
+			return 0, staleError{err}
+		}
+		return 0, c.fail(err)
+	}
+	status, keep, err := c.readResponse()
+	if err != nil {
+		var none noAnswerError
+		if reused && errors.As(err, &none) && !isTimeout(none.err) {
+			c.Close()
+			return 0, staleError{none.err}
+		}
+		if errors.As(err, &none) {
+			err = none.err
+		}
+		return 0, c.fail(err)
+	}
+	if !keep || !c.e.KeepAlive {
+		c.Close()
+	}
+	return status, nil
+}
+
+// staleError is a failure on a reused connection before any byte of the answer: the server
+// had closed it. Do resends once; it never leaves Do.
+type staleError struct{ err error }
+
+func (e staleError) Error() string { return "connection closed by the server: " + e.err.Error() }
+
+// noAnswerError is a failure before the first byte of a response.
+type noAnswerError struct{ err error }
+
+func (e noAnswerError) Error() string { return e.err.Error() }
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 func (c *Conn) dial(ctx context.Context) error {
 	start := time.Now()
-	d := net.Dialer{Timeout: c.e.Timeout}
+	// The connect counts as tried once the socket exists and connect(2) is about to run; a
+	// timeout before that point means the request never left this machine.
+	tried := false
+	d := net.Dialer{Timeout: c.e.Timeout, ControlContext: func(context.Context, string, string, syscall.RawConn) error {
+		tried = true
+		return nil
+	}}
 	conn, err := d.DialContext(ctx, "tcp", c.e.Addr)
 	if err != nil {
+		if !tried && isTimeout(err) {
+			return fmt.Errorf("%w: the %s timeout passed before the connect to %s could start", ErrNotSent, c.e.Timeout, c.e.Addr)
+		}
+		c.backOff(ctx)
 		return c.fail(err)
 	}
 	if c.e.TLS != nil {
@@ -135,10 +249,15 @@ func (c *Conn) dial(ctx context.Context) error {
 		}
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
+			c.backOff(ctx)
 			return c.fail(fmt.Errorf("tls handshake with %s: %w", c.e.Addr, err))
 		}
+		c.raw = rawConn(conn)
 		conn = tc
+	} else {
+		c.raw = rawConn(conn)
 	}
+	c.failures = 0
 	c.c = conn
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(conn, 16<<10)
@@ -150,12 +269,79 @@ func (c *Conn) dial(ctx context.Context) error {
 	return nil
 }
 
-// fail closes the connection and turns deadline errors into ErrTimeout.
+// backOff waits after a failed connect before the request reports its failure: 10 ms after the
+// first, doubling to 1 s, until a connect succeeds. Waiting here, not before the next connect,
+// keeps the wait out of the latency of the request that finds the server back.
+func (c *Conn) backOff(ctx context.Context) {
+	c.failures++
+	wait := maxBackoff
+	if c.failures <= 7 {
+		wait = min(maxBackoff, firstBackoff<<(c.failures-1))
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func rawConn(conn net.Conn) syscall.RawConn {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+// closedByPeer reports whether the server closed the idle connection, or sent something nobody
+// asked for (a 408 before closing), since its last answer. One non-blocking peek at the socket:
+// a system call, and no allocation.
+func (c *Conn) closedByPeer() bool {
+	if c.br.Buffered() > 0 {
+		return true
+	}
+	if c.raw == nil {
+		return false
+	}
+	if c.peek == nil {
+		c.peek = func(fd uintptr) bool {
+			c.idle = peekIdle(fd)
+			return true // never wait: the answer is wanted now
+		}
+	}
+	if err := c.raw.Read(c.peek); err != nil {
+		return true
+	}
+	switch c.idle {
+	case idleOpen:
+		return false
+	case idleData:
+		// Over TLS, records the server sends after the handshake (session tickets) wait here
+		// for the next read; only plain HTTP bytes are unasked-for.
+		return c.e.TLS == nil
+	}
+	return true // closed or reset
+}
+
+// idleState is what a peek at an idle socket found.
+type idleState uint8
+
+const (
+	idleOpen   idleState = iota // nothing to read: open and quiet
+	idleData                    // bytes waiting
+	idleClosed                  // end of stream or an error: the server closed or reset it
+)
+
+// fail closes the connection and marks deadline errors as ErrTimeout.
 func (c *Conn) fail(err error) error {
 	c.Close()
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return ErrTimeout
+	if isTimeout(err) && !errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%w after %s: %w", ErrTimeout, c.e.Timeout, err)
 	}
 	return err
 }
@@ -168,14 +354,22 @@ func (c *Conn) Close() {
 	}
 }
 
-var errMalformed = errors.New("malformed HTTP response")
+var (
+	errMalformed   = errors.New("malformed HTTP response")
+	errPartialLine = errors.New("connection ended in a line")
+)
 
 // readResponse reads a status line, headers and body. It reports whether the connection may be
 // reused.
 func (c *Conn) readResponse() (status int, keepAlive bool, err error) {
-	for {
+	for first := true; ; first = false {
 		line, err := c.line()
 		if err != nil {
+			if first && !errors.Is(err, errPartialLine) && !errors.Is(err, errMalformed) {
+				// Nothing of an answer arrived: a reused connection the server closed can be
+				// retried.
+				err = noAnswerError{err}
+			}
 			return 0, false, err
 		}
 		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
@@ -306,6 +500,10 @@ func (c *Conn) line() ([]byte, error) {
 		}
 		if errors.Is(err, io.EOF) && len(line) == 0 {
 			return nil, io.ErrUnexpectedEOF
+		}
+		// ReadSlice hands back what it read before the error; keep it counted as read.
+		if len(line) > 0 {
+			return nil, fmt.Errorf("%w of %d bytes: %w", errPartialLine, len(line), err)
 		}
 		return nil, err
 	}

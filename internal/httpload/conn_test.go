@@ -195,3 +195,189 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+// closingServer answers every request with a small 200 and closes the connection right after
+// answering when closeAfter(connection number, answers on it) says so, never saying
+// Connection: close, as servers with an idle timeout or a per-connection request limit do.
+func closingServer(t testing.TB, closeAfter func(conn, answered int) bool) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for conn := 1; ; conn++ {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func(conn int) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for answered := 1; ; answered++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+					if closeAfter(conn, answered) {
+						return
+					}
+				}
+			}(conn)
+		}
+	}()
+	return "http://" + l.Addr().String() + "/v1/data/x"
+}
+
+// A server that closes kept-alive connections when it likes costs reconnects, never errors:
+// the close is seen before reuse, or the request that met it is resent once.
+func TestServerClosesKeptAliveConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		closeAfter func(conn, answered int) bool
+		noPeek     bool          // find every close by the failed request, not by looking first
+		pause      time.Duration // between requests, so the close has arrived before reuse
+		dials      int64
+	}{
+		{"at most 5 requests a connection", func(_, n int) bool { return n == 5 }, false, 0, 80},
+		{"at most 5 requests, close seen while idle", func(_, n int) bool { return n == 5 }, false, 3 * time.Millisecond, 80},
+		{"at most 5 requests, found by the failed request", func(_, n int) bool { return n == 5 }, true, 0, 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, path, err := ParseURL(closingServer(t, tc.closeAfter))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Timeout = 5 * time.Second
+			c := NewConn(e)
+			c.noPeek = tc.noPeek
+			defer c.Close()
+			req := EncodeRequest(e, "POST", path, nil, []byte(`{"input":{}}`))
+			var failed []error
+			reconnected := 0
+			for range 400 {
+				status, body, err := c.Do(context.Background(), req)
+				if err != nil || status != 200 || string(body) != "{}" {
+					failed = append(failed, fmt.Errorf("%d %q %v", status, body, err))
+				}
+				if c.Reconnected {
+					reconnected++
+				}
+				time.Sleep(tc.pause)
+			}
+			if len(failed) > 0 {
+				t.Fatalf("%d of 400 requests failed, first: %v", len(failed), failed[0])
+			}
+			if c.Dials != tc.dials {
+				t.Errorf("dials %d, want %d", c.Dials, tc.dials)
+			}
+			if c.Dials < 2 || c.Reconnects != c.Dials-1 || int64(reconnected) != c.Reconnects {
+				t.Errorf("dials %d, reconnects %d (%d requests said so); want one reconnect for every connection after the first",
+					c.Dials, c.Reconnects, reconnected)
+			}
+			// An idle connection is looked at before reuse: every close is seen before a
+			// request is written into it (the server has had 3 ms to close it).
+			if tc.pause > 0 && c.closesSeen != c.Reconnects {
+				t.Errorf("%d of %d closes seen before sending", c.closesSeen, c.Reconnects)
+			}
+			if tc.noPeek && c.closesSeen != 0 {
+				t.Errorf("%d closes seen by a connection that does not look", c.closesSeen)
+			}
+		})
+	}
+}
+
+// A server that is gone is asked again at a bounded pace, and the failure says why in the
+// operating system's words.
+func TestDeadServerIsRetriedWithBackoff(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	e, path, _ := ParseURL("http://" + addr + "/x")
+	e.Timeout = time.Second
+	c := NewConn(e)
+	req := EncodeRequest(e, "GET", path, nil, nil)
+	attempts := 0
+	var last error
+	for start := time.Now(); time.Since(start) < 2*time.Second; attempts++ {
+		_, _, last = c.Do(context.Background(), req)
+		if last == nil || errors.Is(last, ErrNotSent) || errors.Is(last, ErrTimeout) {
+			t.Fatalf("attempt %d: err %v, want a refused connect", attempts, last)
+		}
+	}
+	// 10 ms, doubling to 1 s: 8 attempts in 2 s (146,365 in 6 s without a backoff).
+	if attempts > 20 {
+		t.Errorf("%d connects in 2 s: no backoff", attempts)
+	}
+	if !strings.Contains(last.Error(), "connection refused") {
+		t.Errorf("error %q does not say the connection was refused", last)
+	}
+}
+
+// A timeout too short for anything to be sent is not a request the server failed.
+func TestTimeoutBeforeAnythingIsSent(t *testing.T) {
+	url := closingServer(t, func(int, int) bool { return false })
+	e, path, _ := ParseURL(url)
+	e.Timeout = time.Nanosecond
+	c := NewConn(e)
+	defer c.Close()
+	_, _, err := c.Do(context.Background(), EncodeRequest(e, "GET", path, nil, nil))
+	if !errors.Is(err, ErrNotSent) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("err %v, want ErrNotSent", err)
+	}
+}
+
+// BenchmarkKeptAliveRequest is one request on a kept-alive connection to a loopback server,
+// looking at the idle socket before reuse; look/nolook is its time over that of the same
+// request on a second connection that does not look, taken in the same loop so that a busy
+// machine slows both alike.
+//
+//	go test ./internal/httpload -run XXX -bench KeptAlive -benchmem -count 5
+func BenchmarkKeptAliveRequest(b *testing.B) {
+	e, path, _ := ParseURL(closingServer(b, func(int, int) bool { return false }))
+	e.Timeout = 5 * time.Second
+	look, noLook := NewConn(e), NewConn(e)
+	noLook.noPeek = true
+	defer look.Close()
+	defer noLook.Close()
+	req := EncodeRequest(e, "POST", path, nil, []byte(`{"input":{}}`))
+	var looking, notLooking time.Duration
+	base := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Since(base)
+		if _, _, err := look.Do(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Since(base)
+		if _, _, err := noLook.Do(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+		looking, notLooking = looking+mid-start, notLooking+time.Since(base)-mid
+	}
+	b.ReportMetric(float64(looking)/float64(notLooking), "look/nolook")
+}
+
+// BenchmarkIdleLook is the look at an idle kept-alive socket alone, the part of every request
+// that BenchmarkKeptAliveRequest's look=true adds.
+func BenchmarkIdleLook(b *testing.B) {
+	e, path, _ := ParseURL(closingServer(b, func(int, int) bool { return false }))
+	e.Timeout = 5 * time.Second
+	c := NewConn(e)
+	defer c.Close()
+	if _, _, err := c.Do(context.Background(), EncodeRequest(e, "GET", path, nil, nil)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if c.closedByPeer() {
+			b.Fatal("an open connection looked closed")
+		}
+	}
+}

@@ -28,6 +28,11 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	defer cancel(nil)
 	watchDied(ctx, t, cancel)
 	expects := expectsOf(inputs)
+	attempts := make([]*Attempts, c.Workers)
+	for id := range attempts {
+		attempts[id] = new(Attempts)
+	}
+	WatchFailing(ctx, cancel, attempts, c.Timeout)
 	var phase atomic.Int32
 	if c.Warmup == 0 {
 		phase.Store(phaseMeasure) // no warm-up: not a single request may go unrecorded
@@ -39,7 +44,7 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	var workers group
 	for id := range c.Workers {
 		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
-		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects,
+		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, attempts: attempts[id], timeout: c.Timeout,
 			first: id % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
 		workers.start(w.decider, func() { w.run(ctx) })
 	}
@@ -71,7 +76,8 @@ warm:
 		case <-ctx.Done():
 			phase.Store(phaseStop)
 			<-allDone
-			return Outcome{Recorder: merge(recorders), Stopped: context.Cause(ctx)}
+			// Nothing was recorded yet: say so, or a table of zeros reads as a run without errors.
+			return Outcome{Recorder: merge(recorders), Stopped: fmt.Errorf("in the warm-up, before anything was measured: %w", context.Cause(ctx))}
 		case <-tick.C:
 			live(true, warmStart)
 		}
@@ -191,6 +197,10 @@ type worker struct {
 	limited bool  // a request budget is set: stop after quota measured requests
 	quota   int64 // this worker's share of the budget; may be 0 when workers outnumber requests
 	phase   *atomic.Int32
+	// attempts counts how every attempt ended, for WatchFailing; timeout is --timeout, which a
+	// decision slower than it is charged as.
+	attempts *Attempts
+	timeout  time.Duration
 }
 
 // run sends requests back to back. Worker k takes inputs k, k+W, k+2W ... so that together the
@@ -204,10 +214,20 @@ func (w *worker) run(ctx context.Context) {
 	// instead of three: 50 ns against 71 in a bare loop here, a visible share of a
 	// sub-microsecond decision (docs/benchmarks.md).
 	base := time.Now()
+	measuring := false
+	var reconnectsBefore int64
+	defer func() {
+		if measuring {
+			w.rec.Reconnects += uint64(Reconnects(w.decider) - reconnectsBefore)
+		}
+	}()
 	for {
 		p := w.phase.Load()
 		if p == phaseStop {
 			return
+		}
+		if p == phaseMeasure && !measuring {
+			measuring, reconnectsBefore = true, Reconnects(w.decider)
 		}
 		if w.limited && p == phaseMeasure && sent >= w.quota {
 			return
@@ -217,6 +237,10 @@ func (w *worker) run(ctx context.Context) {
 		latency := time.Since(base) - start
 		if ctx.Err() != nil {
 			return // interrupted mid-request: neither a success nor the server's error
+		}
+		out = EnforceTimeout(out, latency, w.timeout)
+		if !w.attempts.Note(out) {
+			continue // never sent: not a request; the same input goes next time
 		}
 		if p == phaseMeasure {
 			recordResponse(w.rec, w.expects[i], out, latency)

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -170,5 +171,12 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (Spec{Workers: 1, Requests: 5, Warmup: -time.Second}).Validate(); err == nil {
 		t.Error("negative warm-up accepted")
+	}
+	// More sockets than any open-file limit allows: refused before the load, not counted as
+	// "too many open files" transport errors part-way.
+	for _, s := range []Spec{{Workers: 1 << 31, Duration: time.Second}, {Rate: 10, Connections: 1 << 31, Duration: time.Second}} {
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "open files") {
+			t.Errorf("%+v: err %v, want a refusal naming the open-file limit", s, err)
+		}
 	}
 }

@@ -70,10 +70,18 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 		defer close(due)
 		paced <- pace(ctx, clock, due, start, giveUp, interval, pastLast)
 	}()
+	// How every connection's attempts end, so a target that stopped answering, or a timeout too
+	// short to send anything, ends the run as a dead server would (failing.go).
+	attempts := make([]*Attempts, c.Connections)
+	for id := range attempts {
+		attempts[id] = new(Attempts)
+	}
+	WatchFailing(ctx, cancel, attempts, c.Timeout)
 	var workers group
 	for id := range c.Connections {
 		w := openWorker{decider: t.Worker(), shard: shards[id%len(shards)], expects: expects,
-			due: due, start: start, firstMeasured: firstMeasured, interval: interval}
+			due: due, start: start, firstMeasured: firstMeasured, interval: interval,
+			attempts: attempts[id], timeout: c.Timeout}
 		workers.start(w.decider, func() { w.run(ctx) })
 	}
 	allDone := workers.done()
@@ -175,11 +183,27 @@ type openWorker struct {
 	start         time.Time
 	firstMeasured int64 // the first slot due in the measured window
 	interval      time.Duration
+	// attempts counts how every attempt ended, for WatchFailing; timeout is --timeout, which a
+	// decision slower than it is charged as.
+	attempts *Attempts
+	timeout  time.Duration
 }
 
 func (w *openWorker) run(ctx context.Context) {
 	n := int64(len(w.expects))
+	measuring := false
+	var reconnectsBefore int64
+	defer func() {
+		if measuring {
+			w.shard.mu.Lock()
+			w.shard.rec.Reconnects += uint64(Reconnects(w.decider) - reconnectsBefore)
+			w.shard.mu.Unlock()
+		}
+	}()
 	for d := range w.due {
+		if d.slot >= w.firstMeasured && !measuring {
+			measuring, reconnectsBefore = true, Reconnects(w.decider)
+		}
 		// Times are offsets from start, read from the monotonic clock alone (as the closed-loop
 		// worker does).
 		intended := time.Duration(d.slot) * w.interval
@@ -190,8 +214,18 @@ func (w *openWorker) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		out = EnforceTimeout(out, done-sent, w.timeout)
+		sentOnTheWire := w.attempts.Note(out)
 		if d.slot < w.firstMeasured {
 			continue // due in the warm-up, whenever it was sent
+		}
+		if !sentOnTheWire {
+			// Its timeout passed before a byte left authzbench: a due send that never went out,
+			// charged like the ones no connection took, from its intended time to now.
+			w.shard.mu.Lock()
+			w.shard.rec.RecordUnsent(done - intended)
+			w.shard.mu.Unlock()
+			continue
 		}
 		var generatorLateness time.Duration
 		if !d.waited {

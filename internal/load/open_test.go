@@ -88,8 +88,11 @@ func TestOpenLoopStallAtTheEdges(t *testing.T) {
 	}
 	type want struct {
 		due, sent, unsent int64
-		waited            int64         // at least: late sends that waited for a connection
-		p95Min, p95Max    time.Duration // of every due send, unsent ones at their lower bound
+		// timeouts: sends that went out but were answered after the timeout, which --timeout
+		// makes timeouts for every target, this fake one included.
+		timeouts       int64
+		waited         int64         // at least: late sends that waited for a connection
+		p95Min, p95Max time.Duration // of every due send, unsent ones at their lower bound
 	}
 	for _, c := range []struct {
 		name string
@@ -100,12 +103,13 @@ func TestOpenLoopStallAtTheEdges(t *testing.T) {
 		want       want
 	}{{
 		// The last quarter of the window stalls, and the stall outlasts the 0.5 s the run waits
-		// after it: the 8 sends that reach the server wait 2.5 s; the other 91 never go out and
-		// are charged from their intended time to when the run gave up on them (0.5 to 1 s).
+		// after it: the 8 sends that reach the server wait 2.5 s, past their 0.5 s timeout; the
+		// other 91 never go out and are charged from their intended time to when the run gave up
+		// on them (0.5 to 1 s).
 		// Truth: p95 about 0.9 s, at least.
 		name: "end, outlasting the timeout", spec: Spec{Duration: 2 * time.Second, Timeout: 500 * time.Millisecond},
 		stallFrom: 301, stallUntil: 4 * time.Second,
-		want: want{due: 400, sent: 309, unsent: 91, p95Min: 400 * time.Millisecond, p95Max: 3 * time.Second},
+		want: want{due: 400, sent: 309, unsent: 91, timeouts: 8, p95Min: 400 * time.Millisecond, p95Max: 3 * time.Second},
 	}, {
 		// The same stall ends within the timeout: every send goes out, waiting up to 1.5 s.
 		name: "end, within the timeout", spec: Spec{Duration: 2 * time.Second, Timeout: 3 * time.Second},
@@ -135,8 +139,11 @@ func TestOpenLoopStallAtTheEdges(t *testing.T) {
 			if sc.Intended != c.want.due || sc.Sent != c.want.sent || sc.Unsent != c.want.unsent {
 				t.Errorf("due %d, sent %d, unsent %d; want %d, %d, %d", sc.Intended, sc.Sent, sc.Unsent, c.want.due, c.want.sent, c.want.unsent)
 			}
-			if rec.Requests() != uint64(c.want.due) || rec.Counts[verify.Unsent] != uint64(c.want.unsent) || rec.Counts[verify.OK] != uint64(c.want.sent) {
-				t.Errorf("requests %d (ok %d, unsent %d), want every due send: %d", rec.Requests(), rec.Counts[verify.OK], rec.Counts[verify.Unsent], c.want.due)
+			if rec.Requests() != uint64(c.want.due) || rec.Counts[verify.Unsent] != uint64(c.want.unsent) ||
+				rec.Counts[verify.OK] != uint64(c.want.sent-c.want.timeouts) || rec.Counts[verify.Timeout] != uint64(c.want.timeouts) {
+				t.Errorf("requests %d (ok %d, timeout %d, unsent %d), want every due send: %d (ok %d, timeout %d, unsent %d)",
+					rec.Requests(), rec.Counts[verify.OK], rec.Counts[verify.Timeout], rec.Counts[verify.Unsent],
+					c.want.due, c.want.sent-c.want.timeouts, c.want.timeouts, c.want.unsent)
 			}
 			if p95 < c.want.p95Min || p95 > c.want.p95Max {
 				t.Errorf("p95 %s, want %s to %s", p95, c.want.p95Min, c.want.p95Max)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -36,9 +37,12 @@ type Spec struct {
 	// Ceiling is the longest latency the histograms must hold (0: 60 s); longer ones are counted
 	// as clamped.
 	Ceiling time.Duration
-	// Timeout is the request timeout. In open loop, sends due in the measured window that are
-	// still waiting for a free connection when it closes go on waiting this long before the run
-	// gives up on them (counted unsent); 0 gives up when the window closes.
+	// Timeout is the per-request timeout the target was given: a decision slower than this is a
+	// timeout whatever the target (EnforceTimeout), and a target silent for twice as long ends
+	// the run (WatchFailing). In open loop, sends due in the measured window that are still
+	// waiting for a free connection when it closes go on waiting this long before the run gives
+	// up on them (counted unsent). 0: 5 s for requests; open loop then gives up when the window
+	// closes.
 	Timeout time.Duration
 }
 
@@ -66,7 +70,19 @@ func (c Spec) Validate() error {
 	if c.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", c.Warmup))
 	}
+	if err := c.CheckOpenFiles(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// CheckOpenFiles refuses a load that needs more open files than this process may have: a
+// socket for each worker (closed loop) or connection (open loop).
+func (c Spec) CheckOpenFiles() error {
+	if c.Rate > 0 {
+		return sut.CheckOpenFiles(fmt.Sprintf("connections %d", c.Connections), c.Connections)
+	}
+	return sut.CheckOpenFiles(fmt.Sprintf("workers %d", c.Workers), c.Workers)
 }
 
 // Progress is a snapshot for a live progress line.

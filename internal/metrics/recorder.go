@@ -77,6 +77,9 @@ type Recorder struct {
 
 	// Connect time of the measured requests that opened a connection; nil until one did.
 	Connect *hdrhistogram.Histogram
+	// Reconnects counts measured requests that found their kept-alive connection closed by the
+	// server and went out on a new one (counted in Connect too, never as errors).
+	Reconnects uint64
 
 	// The server's own timers for the ok responses that reported them; nil until one did.
 	ServerEval, ServerHandler *hdrhistogram.Histogram
@@ -274,6 +277,7 @@ func (r *Recorder) Merge(other *Recorder) {
 			r.FirstMessages[class] = msg
 		}
 	}
+	r.Reconnects += other.Reconnects
 	if other.Connect != nil {
 		if r.Connect == nil {
 			r.Connect = newHistogram(r.ceiling)

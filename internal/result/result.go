@@ -175,6 +175,9 @@ type Connections struct {
 	Expected  int64               `json:"expected"` // at most, with reuse; exactly, without
 	Reused    bool                `json:"reused"`
 	ConnectUS metrics.Percentiles `json:"connect_us"`
+	// Reconnects: requests that found their kept-alive connection closed by the server (a
+	// request limit, an idle timeout) and went out again on a new one; not errors.
+	Reconnects uint64 `json:"reconnects,omitempty"`
 }
 
 // ServerTimes are the server's own timers (OPA: timer_rego_query_eval_ns and
@@ -328,7 +331,8 @@ func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
 		s.ErrorLatencyUS = &p
 	}
 	if merged.Connect != nil {
-		s.Connections = &Connections{Opened: merged.Connect.TotalCount(), ConnectUS: metrics.PercentilesOf(merged.Connect, 0)}
+		s.Connections = &Connections{Opened: merged.Connect.TotalCount(), ConnectUS: metrics.PercentilesOf(merged.Connect, 0),
+			Reconnects: merged.Reconnects}
 	}
 	if merged.ServerEval != nil {
 		s.Server = &ServerTimes{Sampled: merged.ServerHandler.TotalCount(),

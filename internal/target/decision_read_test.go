@@ -431,7 +431,7 @@ func TestDecisionInprocEvalErrors(t *testing.T) {
 		w    Decider
 		msg  string // in the second input's error
 	}{
-		{"opa", inprocWorker{opa}, "eval_conflict_error"},
+		{"opa", opa.Worker(), "eval_conflict_error"},
 		{"cedar", cedarWorker{cedar}, "cedar evaluation error: policy0:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

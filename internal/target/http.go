@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -190,13 +189,10 @@ type genericWorker struct {
 
 func (w *genericWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	status, body, err := w.conn.Do(ctx, w.requests[i])
-	connect := int64(w.conn.ConnectTime)
-	switch {
-	case errors.Is(err, httpload.ErrTimeout):
-		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect, Err: err}
-	case err != nil:
-		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect, Err: err}
+	if err != nil {
+		return failedOutcome(w.conn, err)
 	}
+	connect := int64(w.conn.ConnectTime)
 	if w.byStatus != nil {
 		if allow, ok := w.byStatus[status]; ok {
 			return verify.Outcome{Kind: verify.Decided, Allow: allow, ConnectNS: connect}
@@ -248,6 +244,10 @@ func pointerDecision(v *fastjson.Value) verify.Outcome {
 }
 
 func (w *genericWorker) Close() { w.conn.Close() }
+
+// Reconnects counts requests that went out again on a new connection because the server had
+// closed the kept-alive one.
+func (w *genericWorker) Reconnects() int64 { return w.conn.Reconnects }
 
 func (t *httpTarget) Info() Info {
 	return Info{Engine: "http", Mode: "endpoint", URL: t.opts.URL, External: true, Connections: t.opts.Workers}

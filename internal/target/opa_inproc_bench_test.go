@@ -93,3 +93,46 @@ func BenchmarkInprocOPABenchMethod(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInprocDeadline is what giving every evaluation a deadline costs, as ratios to the
+// evaluation without one (the context watched by the goroutine Eval starts), taken from the
+// same loop so that a busy machine slows all three alike: the worker's Decide (a deadline
+// checked through an external Cancel), and, for comparison, a context.WithTimeout per decision.
+//
+//	go test ./internal/target -run XXX -bench InprocDeadline -benchtime 3s
+func BenchmarkInprocDeadline(b *testing.B) {
+	for _, name := range []string{"nop", "rbac"} {
+		b.Run(name, func(b *testing.B) {
+			t, _ := startInproc(b, name)
+			t.opts.Timeout = 5 * time.Second
+			d := t.Worker()
+			ctx := context.Background()
+			n := len(t.inputs)
+			var none, decide, withTimeout time.Duration
+			base := time.Now()
+			for i := 0; b.Loop(); i++ {
+				in := i % n
+				start := time.Since(base)
+				rs, err := t.query.Eval(ctx, t.inputOpts[in])
+				if err != nil || len(rs) == 0 || decisionOfValue(rs[0].Expressions[0].Value).Kind != verify.Decided {
+					b.Fatal("eval failed", err)
+				}
+				mid := time.Since(base)
+				if d.Decide(ctx, in).Kind != verify.Decided {
+					b.Fatal("decide failed")
+				}
+				mid2 := time.Since(base)
+				tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				rs, err = t.query.Eval(tctx, t.inputOpts[in])
+				cancel()
+				if err != nil || len(rs) == 0 || decisionOfValue(rs[0].Expressions[0].Value).Kind != verify.Decided {
+					b.Fatal("eval failed", err)
+				}
+				end := time.Since(base)
+				none, decide, withTimeout = none+mid-start, decide+mid2-mid, withTimeout+end-mid2
+			}
+			b.ReportMetric(float64(decide)/float64(none), "decide/none")
+			b.ReportMetric(float64(withTimeout)/float64(none), "withtimeout/none")
+		})
+	}
+}

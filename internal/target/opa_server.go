@@ -85,23 +85,37 @@ func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		w.sends++
 	}
 	status, body, err := w.conn.Do(ctx, req)
-	connect := int64(w.conn.ConnectTime)
 	if err != nil {
-		if errors.Is(err, httpload.ErrTimeout) {
-			return verify.Outcome{Kind: verify.TimedOut, ConnectNS: connect, Err: err}
-		}
-		return verify.Outcome{Kind: verify.TransportFailure, ConnectNS: connect, Err: err}
+		return failedOutcome(w.conn, err)
 	}
+	connect := int64(w.conn.ConnectTime)
 	if status < 200 || status > 299 {
 		return statusOutcome(status, body, connect)
 	}
 	out := w.decisions.read(body)
-	out.ConnectNS = connect
+	out.ConnectNS = int64(w.conn.ConnectTime)
+	return out
+}
+
+// failedOutcome is a request that got no answer: a timeout, a request that never left (the
+// timeout passed before it could be sent), or a transport failure in the system's own words.
+func failedOutcome(conn *httpload.Conn, err error) verify.Outcome {
+	out := verify.Outcome{Kind: verify.TransportFailure, ConnectNS: int64(conn.ConnectTime), Err: err}
+	switch {
+	case errors.Is(err, httpload.ErrNotSent):
+		out.Kind, out.NotSent = verify.TimedOut, true
+	case errors.Is(err, httpload.ErrTimeout):
+		out.Kind = verify.TimedOut
+	}
 	return out
 }
 
 // Close releases the worker's connection.
 func (w *httpWorker) Close() { w.conn.Close() }
+
+// Reconnects counts requests that went out again on a new connection because the server had
+// closed the kept-alive one.
+func (w *httpWorker) Reconnects() int64 { return w.conn.Reconnects }
 
 // opaVersion asks the OPA command for its version; the linked-in OPA answers without a process.
 func opaVersion(ctx context.Context, o sut.OPA) (string, error) {

@@ -54,6 +54,10 @@ type Outcome struct {
 	// refused connection, the engine's evaluation error), so the result can show one sample
 	// message per class. Nil for decisions; never read on the measured path of a success.
 	Err error
+	// NotSent: the request never left authzbench (the timeout passed before the connect or the
+	// write could start). It measured nothing of the server, so the drivers do not count it as
+	// a request; they stop a run where almost every attempt ends so.
+	NotSent bool
 }
 
 // Class is the verdict on one response. Only OK responses are served decisions.
