@@ -410,6 +410,7 @@ func TestDecisionInprocEvalErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		opa.inputs = append(opa.inputs, v)
+		opa.inputOpts = append(opa.inputOpts, rego.EvalParsedInput(v))
 	}
 	cedarPolicy := filepath.Join(dir, "p.cedar")
 	os.WriteFile(cedarPolicy, []byte(`permit (principal, action, resource) when { context.level > 2 };`), 0o644) //nolint:errcheck // read back below
