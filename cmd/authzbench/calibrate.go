@@ -69,18 +69,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 				report.Table(stdout, doc)
 				printCalibration(stdout, doc, w)
 			}
-			var rejected *sut.StartError
-			switch {
-			case ctx.Err() != nil:
-				return &exitError{exitInterrupted, context.Cause(ctx)}
-			case errors.As(err, &rejected):
-				return usageError(err)
-			case err != nil:
-				return &exitError{exitFailed, err}
-			case werr != nil:
-				return &exitError{exitFailed, werr}
-			}
-			return nil
+			return exitFor(ctx, err, werr, false)
 		},
 	}
 	fl := cmd.Flags()

@@ -85,18 +85,7 @@ server's. The search is bounded by --max-steps probes of --step each, repeats in
 				}
 				printKnee(stdout, knee, slo)
 			}
-			var rejected *sut.StartError
-			switch {
-			case ctx.Err() != nil:
-				return &exitError{exitInterrupted, context.Cause(ctx)}
-			case errors.As(err, &rejected):
-				return usageError(err)
-			case err != nil:
-				return &exitError{exitFailed, err}
-			case werr != nil:
-				return &exitError{exitFailed, werr}
-			}
-			return nil
+			return exitFor(ctx, err, werr, false)
 		},
 	}
 	fl := cmd.Flags()

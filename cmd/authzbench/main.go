@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,25 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func usageError(err error) error { return &exitError{exitUsage, err} }
+
+// exitFor says how a command that drove load ended, one meaning per status whatever the
+// command: interrupted (130); a server that rejected what it was given, or a run that measured
+// nothing, is bad input (2); a run that failed or a result that could not be written where
+// asked is 1.
+func exitFor(ctx context.Context, runErr, writeErr error, nothingRan bool) error {
+	var rejected *sut.StartError
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{exitInterrupted, context.Cause(ctx)}
+	case errors.As(runErr, &rejected), runErr != nil && nothingRan:
+		return usageError(runErr)
+	case runErr != nil:
+		return &exitError{exitFailed, runErr}
+	case writeErr != nil:
+		return &exitError{exitFailed, writeErr}
+	}
+	return nil
+}
 
 func main() {
 	// "authzbench opa ..." is OPA itself; dispatch before building our own command tree so a

@@ -269,11 +269,6 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
 	runErr := bench.Run(ctx, s, opts, doc)
 	progress.clear()
-	// A server that exits before it is ready rejected what it was given: bad input, not a
-	// measurement cut short.
-	var rejected *sut.StartError
-	startRejected := errors.As(runErr, &rejected)
-
 	markStopped(ctx, doc, runErr)
 
 	var writeErr error
@@ -284,17 +279,8 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		}
 	}
 
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{exitInterrupted, context.Cause(ctx)}
-	case startRejected:
-		return usageError(runErr)
-	case runErr != nil && len(doc.Runs) == 0:
-		return usageError(runErr)
-	case runErr != nil:
-		return &exitError{exitFailed, runErr}
-	case writeErr != nil:
-		return &exitError{exitFailed, writeErr}
+	if err := exitFor(ctx, runErr, writeErr, len(doc.Runs) == 0); err != nil {
+		return err
 	}
 	if bad := errorCount(doc); bad > 0 && !f.allowErrors {
 		return &exitError{exitFailed, fmt.Errorf("%d responses were not served decisions (see the table); --allow-errors to exit 0 anyway", bad)}
