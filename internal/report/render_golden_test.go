@@ -259,6 +259,47 @@ func TestSignedDuration(t *testing.T) {
 	}
 }
 
+// TestOverFloorShowsItsSpread: the floor column is the difference of two medians, so it carries
+// the 95 % interval of that difference, and one whose interval includes 0 is marked, not called.
+func TestOverFloorShowsItsSpread(t *testing.T) {
+	run := func(workload string, p50s ...float64) result.Run {
+		r := result.Run{Target: "opa/inproc", Workload: workload, Load: result.Load{Model: "closed", Workers: 2}}
+		for _, p := range p50s {
+			r.Repetitions = append(r.Repetitions, result.Repetition{OK: 100, LatencyUS: metrics.Percentiles{P50: p}})
+		}
+		var sum float64
+		for _, p := range p50s {
+			sum += p
+		}
+		r.Summary = result.Summary{OK: 100 * uint64(len(p50s)), LatencyUS: metrics.Percentiles{P50: sum / float64(len(p50s))}}
+		return r
+	}
+	for _, tc := range []struct {
+		name        string
+		floor, runs result.Run
+		want        string
+	}{
+		// nop 7, 8, 9 (sd 1); rbac 29, 30, 31 (sd 1): 22 ± t(4)·√(2/3) = 22 ± 2.27.
+		{"called", run("nop", 7, 8, 9), run("rbac", 29, 30, 31), "+22.0µs ±2.27µs"},
+		// The same medians' difference, 3 µs, inside a spread of tens: shown, marked, not called.
+		{"within the noise", run("nop", 5, 20, 2), run("rbac", 2, 30, 4), "+3.00µs ±"},
+		{"one repetition: no interval", run("nop", 8), run("rbac", 30), "+22.0µs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := overFloor(tc.runs, tc.floor)
+			if !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("overFloor = %q, want it to start %q", got, tc.want)
+			}
+			if noise := strings.HasSuffix(got, " ~"); noise != (tc.name == "within the noise") {
+				t.Errorf("overFloor = %q: marked ~ %t, want %t", got, noise, !noise)
+			}
+			if hasInterval := strings.Contains(got, "±"); hasInterval == (tc.name == "one repetition: no interval") {
+				t.Errorf("overFloor = %q: an interval %t", got, hasInterval)
+			}
+		})
+	}
+}
+
 func TestThousandsSeparators(t *testing.T) {
 	for _, tc := range []struct {
 		v    float64

@@ -78,11 +78,11 @@ func rows(doc *result.Document) []row {
 		versus[c.Run][c.Figure] = c
 	}
 	base := crossEngine(doc)
-	// The floor of each target under each load: the nop workload's median, if it ran.
-	floor := map[string]float64{}
+	// The floor of each target under each load: the nop workload's run, if it ran.
+	floor := map[string]result.Run{}
 	for _, r := range doc.Runs {
 		if r.Workload == "nop" && r.Summary.OK > 0 {
-			floor[r.Target+"|"+loadLabel(r.Load)] = r.Summary.LatencyUS.P50
+			floor[r.Target+"|"+loadLabel(r.Load)] = r
 		}
 	}
 	first := map[string]bool{}
@@ -111,7 +111,7 @@ func rows(doc *result.Document) []row {
 		}
 		x.OverFloor = "-"
 		if f, ok := floor[r.Target+"|"+x.Load]; ok && r.Workload != "nop" && s.OK > 0 {
-			x.OverFloor = signedDuration(s.LatencyUS.P50 - f)
+			x.OverFloor = overFloor(r, f)
 		}
 		x.Errors = "0"
 		x.SUT = "-"
@@ -265,6 +265,15 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	return notes(w, doc, all, "- ")
 }
 
+func hasOverFloor(all []row) bool {
+	for _, r := range all {
+		if r.OverFloor != "-" {
+			return true
+		}
+	}
+	return false
+}
+
 func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 	for _, r := range all {
 		for _, n := range r.Notes {
@@ -283,6 +292,9 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 	comparisons := result.Compare(doc)
 	if hasFigure(comparisons, result.Throughput) {
 		fmt.Fprintf(w, "%s× vs first: this row's req/s divided by the first row's of its workload; %s\n", bullet, callRule(comparisons, result.Throughput))
+	}
+	if hasOverFloor(all) {
+		fmt.Fprintf(w, "%sP50 over nop: this row's P50 minus its target's nop P50 under the same load; ± is the 95 %% confidence interval of that difference from the repetitions' medians (Welch's t), and ~ marks one whose interval includes 0: no cost is called; without ± there were too few repetitions for an interval (--repeat 3 or more)\n", bullet)
 	}
 	if e := crossEngine(doc); e != "" {
 		fmt.Fprintf(w, "%s× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s; %s\n",
@@ -387,6 +399,50 @@ func Duration(us float64) string {
 }
 
 // signedDuration renders a difference of microseconds with its sign.
+// overFloor is a run's median above its target's nop median under the same load, with the 95 %
+// confidence interval of that difference when both ran at least twice: the two medians come
+// from different workloads' turns, so they are not paired, and the interval is Welch's on the
+// repetitions' medians. A difference whose interval includes 0 is shown, marked ~, but not
+// called: a few microseconds between two noisy medians say nothing.
+func overFloor(r, floor result.Run) string {
+	diff := r.Summary.LatencyUS.P50 - floor.Summary.LatencyUS.P50
+	half, ok := welchHalfWidth(repetitionP50s(r), repetitionP50s(floor))
+	if !ok {
+		return signedDuration(diff)
+	}
+	out := signedDuration(diff) + " ±" + Duration(half)
+	if math.Abs(diff) <= half {
+		out += " ~"
+	}
+	return out
+}
+
+func repetitionP50s(r result.Run) []float64 {
+	var xs []float64
+	for _, rep := range r.Repetitions {
+		if rep.OK > 0 {
+			xs = append(xs, rep.LatencyUS.P50)
+		}
+	}
+	return xs
+}
+
+// welchHalfWidth is the half-width of the 95 % confidence interval of mean(a) - mean(b), by
+// Welch's t; ok is false with fewer than two values on a side.
+func welchHalfWidth(a, b []float64) (half float64, ok bool) {
+	if len(a) < 2 || len(b) < 2 {
+		return 0, false
+	}
+	va, vb := metrics.SpreadOf(a).SD, metrics.SpreadOf(b).SD
+	qa, qb := va*va/float64(len(a)), vb*vb/float64(len(b))
+	se := math.Sqrt(qa + qb)
+	if se == 0 {
+		return 0, true
+	}
+	df := (qa + qb) * (qa + qb) / (qa*qa/float64(len(a)-1) + qb*qb/float64(len(b)-1))
+	return metrics.TQuantile975(max(1, int(df))) * se, true
+}
+
 func signedDuration(us float64) string {
 	if us < 0 {
 		return "-" + Duration(-us)
