@@ -183,7 +183,7 @@ func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, e
 		}
 		policies, data, err := w.Files(dir)
 		if err == nil && len(policies) > 0 {
-			_, err = target.PrepareOPA(ctx, w.Query, policies, data)
+			_, err = target.PrepareOPA(ctx, w.Query, policies, data, w.RegoV0)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
@@ -227,6 +227,12 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	}
 	if target.Engine(t.Name) == "cedar" && w.Cedar != nil {
 		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
+	}
+	if w.UndefinedAs != workload.Unverified {
+		run.WorkloadDoc.UndefinedAs = w.UndefinedAs.String()
+	}
+	if w.RegoV0 && target.Engine(t.Name) == "opa" {
+		run.WorkloadDoc.RegoVersion = "v0"
 	}
 	if t.Load.Rate > 0 {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = "open", t.Load.Rate, t.Load.Connections, 0
@@ -277,6 +283,7 @@ func (sl *slot) start(ctx context.Context) error {
 		sl.run.Error = err.Error()
 		return err
 	}
+	tg = target.WithUndefinedAs(tg, sl.w.UndefinedAs)
 	sl.tg = tg
 	if err := tg.Start(ctx, sl.w); err != nil {
 		err = fmt.Errorf("start %s for workload %s: %w", sl.ref.Name, sl.w.Name, err)

@@ -39,7 +39,10 @@ type Equivalence struct {
 
 // Disagreement is an input on which an engine did not give the expected decision.
 type Disagreement struct {
-	Input   int // 1-based, as in the workload's inputs file
+	Input int // 1-based, among the workload's inputs
+	// Source is the file and line of the input, for a workload from the user's files; empty
+	// for a built-in.
+	Source  string
 	Expect  workload.Expect
 	Got     string // "allow", "deny", or the error class (http_400, undefined ...)
 	Request []byte // what the engine was given: the input document, or the Cedar request
@@ -85,6 +88,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 	if err != nil {
 		return row, err
 	}
+	t = target.WithUndefinedAs(t, w.UndefinedAs)
 	defer t.Stop(context.Background())
 	if err := t.Start(ctx, w); err != nil {
 		return row, fmt.Errorf("workload %s, target %s: %w", w.Name, name, err)
@@ -144,7 +148,7 @@ feed:
 		if target.Engine(name) == "cedar" {
 			req = in.Cedar
 		}
-		row.First = &Disagreement{Input: i + 1, Expect: in.Expect, Got: got, Request: req}
+		row.First = &Disagreement{Input: i + 1, Source: in.SourceFor(target.Engine(name)), Expect: in.Expect, Got: got, Request: req}
 	}
 	return row, nil
 }

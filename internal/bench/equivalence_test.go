@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/target"
@@ -68,5 +69,59 @@ func TestVerifyWorkloadsSkipsMissingEngineVersions(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[0].Agreed != 20 || rows[1].Skipped == "" || rows[1].Checked != 0 {
 		t.Fatalf("rows %+v; want opa/inproc agreeing on 20 and cedar/inproc skipped", rows)
+	}
+}
+
+// The small Rego apps (internal/workload/testdata/rego-apps) decide as worked out by hand in
+// every OPA mode: v0 syntax read as v0 in-process, by opa eval and by the server alike, and an
+// undefined decision read as deny by all three. Without --undefined-as, undefined stays an
+// error, named as such.
+func TestVerifyRegoAppsInEveryOPAMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA processes")
+	}
+	app := func(name, file string) string { return filepath.Join("..", "workload", "testdata", "rego-apps", name, file) }
+	modes := []string{"opa/inproc", "opa/cli", "opa/server"}
+	for _, tc := range []struct {
+		name        string
+		spec        workload.UserSpec
+		agreed      int
+		firstSource string // the file:line of the first input that disagreed
+		firstGot    string
+	}{
+		{"v0", workload.UserSpec{Policies: []string{app("v0", "authz.rego")}, Inputs: app("v0", "inputs.jsonl"), V0Compatible: true}, 4, "", ""},
+		{"nodefault as deny", workload.UserSpec{Policies: []string{app("nodefault", "authz.rego")}, Inputs: app("nodefault", "inputs.jsonl"), UndefinedAs: "deny"}, 4, "", ""},
+		{"nodefault as allow", workload.UserSpec{Policies: []string{app("nodefault", "authz.rego")}, Inputs: app("nodefault", "inputs.jsonl"), UndefinedAs: "allow"},
+			2, app("nodefault", "inputs.jsonl") + ":6", "allow"},
+		{"nodefault", workload.UserSpec{Policies: []string{app("nodefault", "authz.rego")}, Inputs: app("nodefault", "inputs.jsonl")},
+			2, app("nodefault", "inputs.jsonl") + ":6", "undefined"},
+		{"withtests", workload.UserSpec{Policies: []string{app("withtests", "")}, Data: []string{app("withtests", "data.json")}, Inputs: app("withtests", "inputs.jsonl")}, 3, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := workload.FromFiles(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
+				Targets: modes, Parallel: 2, Target: target.Options{OPA: selfOPA(t), TempDir: t.TempDir()},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != len(modes) {
+				t.Fatalf("%d rows, want %d", len(rows), len(modes))
+			}
+			for _, r := range rows {
+				if r.Checked != len(w.Inputs) || r.Agreed != tc.agreed {
+					t.Errorf("%s: checked %d agreed %d; want %d and %d", r.Target, r.Checked, r.Agreed, len(w.Inputs), tc.agreed)
+				}
+				switch {
+				case tc.firstSource == "" && r.First != nil:
+					t.Errorf("%s: disagrees at %+v", r.Target, r.First)
+				case tc.firstSource != "" && (r.First == nil || r.First.Source != tc.firstSource || r.First.Got != tc.firstGot):
+					t.Errorf("%s: first disagreement %+v; want %s getting %s", r.Target, r.First, tc.firstSource, tc.firstGot)
+				}
+			}
+		})
 	}
 }

@@ -115,6 +115,11 @@ type WorkloadInfo struct {
 	ExpectAllow      int    `json:"expect_allow"`
 	ExpectDeny       int    `json:"expect_deny"`
 	Unverified       int    `json:"unverified"`
+	// UndefinedAs is the decision an undefined result was read as (--undefined-as), for a
+	// policy without a default; empty when undefined counted as an error.
+	UndefinedAs string `json:"undefined_as,omitempty"`
+	// RegoVersion is "v0" when the Rego was read as OPA v0 syntax (--v0-compatible).
+	RegoVersion string `json:"rego_version,omitempty"`
 }
 
 // Load is the load model of a run.

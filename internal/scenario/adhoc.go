@@ -70,11 +70,10 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		if wl, err := workload.FromFiles(*a.User); err != nil {
 			errs = append(errs, err)
 		} else {
-			name := a.User.Name
-			if name == "" {
-				name = "user"
-			}
-			user := a.User
+			name := wl.Name // the user's --name, or else named after the files
+			u := *a.User
+			u.Name = name
+			user := &u
 			gaps := engineGaps(wl, s.Targets, a.URL)
 			for _, g := range gaps {
 				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))

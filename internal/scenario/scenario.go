@@ -108,6 +108,9 @@ type workloadSpec struct {
 	Entities      string   `yaml:"entities"`
 	Schema        string   `yaml:"schema"`
 	Requests      string   `yaml:"requests"`
+	// How to read the user's own policy (--v0-compatible, --undefined-as).
+	V0Compatible bool   `yaml:"v0_compatible"`
+	UndefinedAs  string `yaml:"undefined_as"`
 }
 
 func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -311,6 +314,9 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 		if w.Name == "" {
 			return WorkloadRef{}, nil, errors.New("workload without a name")
 		}
+		if w.V0Compatible || w.UndefinedAs != "" {
+			return WorkloadRef{}, nil, fmt.Errorf("workload %s: v0_compatible and undefined_as apply to your own policy (policy and inputs); the built-in workloads are v1 Rego with a default for every decision", w.Name)
+		}
 		wl, err := workload.Builtin(w.Name)
 		if err != nil {
 			return WorkloadRef{}, nil, err
@@ -330,7 +336,8 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 		return rel(p)
 	}
 	u := &workload.UserSpec{Name: w.Name, Inputs: relOpt(w.Inputs), Query: w.Query,
-		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests)}
+		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests),
+		V0Compatible: w.V0Compatible, UndefinedAs: w.UndefinedAs}
 	for _, p := range w.Policy {
 		u.Policies = append(u.Policies, rel(p))
 	}
@@ -344,9 +351,9 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 	if err != nil {
 		return WorkloadRef{}, nil, err
 	}
-	if u.Name == "" {
-		u.Name = "user"
-	}
+	// Named after its files when the entry gives no name, so the name the result shows is
+	// fixed here and not derived again.
+	u.Name = wl.Name
 	return WorkloadRef{Name: u.Name, User: u}, wl, nil
 }
 
