@@ -80,7 +80,9 @@ func TestVerifyRegoAppsInEveryOPAMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts OPA processes")
 	}
-	app := func(name, file string) string { return filepath.Join("..", "workload", "testdata", "rego-apps", name, file) }
+	app := func(name, file string) string {
+		return filepath.Join("..", "workload", "testdata", "rego-apps", name, file)
+	}
 	modes := []string{"opa/inproc", "opa/cli", "opa/server"}
 	for _, tc := range []struct {
 		name        string
