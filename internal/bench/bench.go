@@ -406,6 +406,7 @@ func (sl *slot) finish(reps int, err error) {
 		return
 	}
 	run.Summary = result.Summarise(run.Repetitions, sl.merged)
+	run.Summary.Mismatches = mismatches(sl.merged.Mismatches, sl.w, target.Engine(sl.ref.Name))
 	if c := run.Summary.Connections; c != nil {
 		// Set whether or not the run finished, so a partial run's count is against what its
 		// own repetitions could have opened.
@@ -497,4 +498,19 @@ func harness(outs []load.Outcome, requests uint64) *result.Harness {
 	}
 	first.CPU, last.CPU = 0, cpu
 	return result.NewHarness(first, last, requests)
+}
+
+// mismatches names the inputs given a wrong decision by their file and line, as the engine was
+// given them.
+func mismatches(ms []metrics.Mismatch, w *workload.Workload, engine string) []result.Mismatch {
+	var out []result.Mismatch
+	for _, m := range ms {
+		got := workload.ExpectDeny
+		if m.Allow {
+			got = workload.ExpectAllow
+		}
+		out = append(out, result.Mismatch{Input: m.Input + 1, Source: w.Inputs[m.Input].SourceFor(engine),
+			Expected: m.Expect.String(), Got: got.String()})
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -125,5 +126,45 @@ func TestVerifyRegoAppsInEveryOPAMode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Lines without an expected decision take the first target's, and every other target must
+// agree with it: here Cedar's version of the policy permits bob where the Rego allows alice,
+// and the Cedar target is named at the first Cedar line that differs.
+func TestVerifyUnexpectedLinesAcrossEngines(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	spec := workload.UserSpec{
+		Policies:      []string{write("app.rego", "package app\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n")},
+		Inputs:        write("inputs.jsonl", `{"input": {"user": "alice"}}`+"\n"+`{"input": {"user": "bob"}}`+"\n"),
+		CedarPolicies: []string{write("app.cedar", `permit (principal == User::"bob", action, resource);`)},
+		Requests: write("requests.jsonl", "# alice, then bob\n"+
+			`{"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Photo", "id": "p1"}}`+"\n"+
+			`{"principal": {"type": "User", "id": "bob"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Photo", "id": "p1"}}`+"\n"),
+	}
+	w, err := workload.FromFiles(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
+		Targets: []string{"opa/inproc", "cedar/inproc"}, Target: target.Options{TempDir: t.TempDir()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Agreed != 2 || rows[0].First != nil {
+		t.Fatalf("rows %+v; want opa/inproc deciding both lines", rows)
+	}
+	d := rows[1].First
+	want := Disagreement{Input: 1, Source: spec.Requests + ":2", Expect: workload.ExpectAllow, DecidedBy: "opa/inproc", Got: "deny"}
+	if rows[1].Agreed != 0 || d == nil || d.Input != want.Input || d.Source != want.Source || d.Expect != want.Expect || d.DecidedBy != want.DecidedBy || d.Got != want.Got {
+		t.Errorf("cedar/inproc: agreed %d, first %+v; want 0 and %+v", rows[1].Agreed, d, want)
 	}
 }

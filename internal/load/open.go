@@ -146,7 +146,7 @@ func (w *openWorker) run(ctx context.Context) {
 			// before, so a backlog the warm-up built is charged to the measured phase
 		}
 		w.shard.mu.Lock()
-		class := recordResponse(w.shard.rec, w.expects[i], out, done-intended)
+		class := recordResponse(w.shard.rec, i, w.expects[i], out, done-intended)
 		w.shard.rec.RecordSend(class == verify.OK, sent-intended, done-sent, LateAfter)
 		w.shard.mu.Unlock()
 	}

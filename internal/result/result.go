@@ -167,6 +167,26 @@ type Summary struct {
 	Server *ServerTimes `json:"server,omitempty"`
 	// Connections says how many measured requests opened a connection, and what that cost.
 	Connections *Connections `json:"connections,omitempty"`
+	// Mismatches names the inputs that got a wrong decision, lowest input number first, at most
+	// 20 (metrics.MismatchesKept): WrongDecision says how many responses were wrong in all.
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+}
+
+// Mismatch is an input that got a wrong decision.
+type Mismatch struct {
+	Input int `json:"input"` // 1-based, among the workload's inputs
+	// Source is the file and line the input came from, for a workload from the user's files.
+	Source   string `json:"source,omitempty"`
+	Expected string `json:"expected"` // allow or deny
+	Got      string `json:"got"`
+}
+
+// Where names the input as a user finds it: its file and line, or its number.
+func (m Mismatch) Where() string {
+	if m.Source != "" {
+		return m.Source
+	}
+	return fmt.Sprintf("input %d", m.Input)
 }
 
 // Connections are the connections opened by measured requests: with reuse, a few at the start
