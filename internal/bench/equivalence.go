@@ -42,13 +42,13 @@ type Disagreement struct {
 	Input int // 1-based, among the workload's inputs
 	// Source is the file and line of the input, for a workload from the user's files; empty
 	// for a built-in.
-	Source  string
-	Expect  workload.Expect
+	Source string
+	Expect workload.Expect
 	// DecidedBy names the target whose decision Expect is, for an input without an expected
 	// decision of its own: the first target that decided it; empty when the input had one.
 	DecidedBy string
 	Got       string // "allow", "deny", or the error class (http_400, undefined ...)
-	Request []byte // what the engine was given: the input document, or the Cedar request
+	Request   []byte // what the engine was given: the input document, or the Cedar request
 }
 
 // VerifyWorkloads runs every input of every workload through every target and reports, per
