@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,37 @@ func TestRunNamesTheWrongInputs(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// report renders several result files one after another, each under its file name (a JSON
+// array for json), and names every file it cannot read.
+func TestReportSeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"first", "second"} {
+		out := filepath.Join(dir, name+".json")
+		runOK(t, out, "run", "--target", "opa/inproc", "--v0-compatible", "--name", name, "--policy", regoApp("v0", "authz.rego"),
+			"--inputs", regoApp("v0", "inputs.jsonl"), "--requests", "8", "--warmup", "0s", "--workers", "1", "--no-progress")
+		paths = append(paths, out)
+	}
+	code, stdout, stderr := run(t, append([]string{"report"}, paths...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	a, b := strings.Index(stdout, "== "+paths[0]+" =="), strings.Index(stdout, "== "+paths[1]+" ==")
+	first, second := strings.Index(stdout, "\nfirst "), strings.Index(stdout, "\nsecond ")
+	if a < 0 || b < a || first < a || first > b || second < b {
+		t.Errorf("want each file's heading followed by its own table, in order:\n%s", stdout)
+	}
+	code, stdout, _ = run(t, append([]string{"report", "--format", "json"}, paths...)...)
+	var docs []result.Document
+	if err := json.Unmarshal([]byte(stdout), &docs); code != 0 || err != nil || len(docs) != 2 || docs[1].Runs[0].Workload != "second" {
+		t.Errorf("json: exit %d, %v, %d documents", code, err, len(docs))
+	}
+	missing := filepath.Join(dir, "absent.json")
+	code, _, stderr = run(t, "report", paths[0], missing, missing+"2")
+	if code != exitUsage || !strings.Contains(stderr, "absent.json") || !strings.Contains(stderr, "absent.json2") {
+		t.Errorf("unreadable files: exit %d, stderr %q; want exit 2 naming both", code, stderr)
 	}
 }
