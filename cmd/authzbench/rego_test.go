@@ -128,3 +128,29 @@ func TestReportSeveralFiles(t *testing.T) {
 		t.Errorf("unreadable files: exit %d, stderr %q; want exit 2 naming both", code, stderr)
 	}
 }
+
+// A built-in workload with both versions and a user's Rego-only workload run against targets of
+// both engines: every pair that applies runs, the one that does not is skipped with a note in
+// the result and under the table.
+func TestMixedEnginesSkipWhatDoesNotApply(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	doc, stdout := runOK(t, out, "run", "--target", "opa/inproc,cedar/inproc", "--workload", "rbac",
+		"--policy", regoApp("withtests", ""), "--data", regoApp("withtests", "data.json"), "--inputs", regoApp("withtests", "inputs.jsonl"),
+		"--requests", "30", "--warmup", "0s", "--workers", "1", "--no-progress")
+	var ran []string
+	for _, r := range doc.Runs {
+		ran = append(ran, r.Workload+" "+r.Target)
+		if r.Summary.OK != 30 {
+			t.Errorf("%s on %s: %d ok of %d", r.Workload, r.Target, r.Summary.OK, r.Summary.Requests)
+		}
+	}
+	if want := []string{"rbac opa/inproc", "rbac cedar/inproc", "withtests opa/inproc"}; strings.Join(ran, ",") != strings.Join(want, ",") {
+		t.Errorf("ran %v, want %v", ran, want)
+	}
+	if len(doc.Skipped) != 1 || doc.Skipped[0] != (result.Skip{Workload: "withtests", Target: "cedar/inproc", Reason: "no Cedar version"}) {
+		t.Errorf("skipped %+v", doc.Skipped)
+	}
+	if !strings.Contains(stdout, "withtests on cedar/inproc: skipped, the workload has no Cedar version") {
+		t.Errorf("no note of the skipped pair:\n%s", stdout)
+	}
+}

@@ -73,12 +73,32 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	}
 	defer os.RemoveAll(tmp)
 
-	steps := len(workloads) * len(s.Targets)
-	turns := 0
-	for i, w := range workloads {
-		slots := make([]*slot, len(s.Targets))
-		for j, t := range s.Targets {
-			slots[j] = newSlot(s, o, tmp, w, t, i*len(s.Targets)+j+1, steps)
+	// A pair the scenario skips (the workload has no version for the target's engine) is noted
+	// in the result and not run.
+	steps := 0
+	for _, w := range workloads {
+		for _, t := range s.Targets {
+			if reason := s.Skipped(w.Name, t.Name); reason != "" {
+				if !doc.HasSkip(w.Name, t.Name) {
+					doc.Skipped = append(doc.Skipped, result.Skip{Workload: w.Name, Target: t.Name, Reason: reason})
+				}
+				continue
+			}
+			steps++
+		}
+	}
+	turns, step := 0, 0
+	for _, w := range workloads {
+		var slots []*slot
+		for _, t := range s.Targets {
+			if s.Skipped(w.Name, t.Name) != "" {
+				continue
+			}
+			step++
+			slots = append(slots, newSlot(s, o, tmp, w, t, step, steps))
+		}
+		if len(slots) == 0 {
+			continue
 		}
 		err := runWorkload(ctx, s, slots, &turns)
 		for _, sl := range slots {

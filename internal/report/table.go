@@ -293,6 +293,11 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 			}
 		}
 	}
+	for _, k := range doc.Skipped {
+		if _, err := fmt.Fprintf(w, "%s%s on %s: skipped, the workload has %s\n", bullet, k.Workload, k.Target, k.Reason); err != nil {
+			return err
+		}
+	}
 	said := map[string]bool{}
 	for _, r := range doc.Runs {
 		if d := r.WorkloadDoc.CedarDifferences; d != "" && !said[r.Workload] {

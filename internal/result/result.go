@@ -42,6 +42,8 @@ type Document struct {
 	// each in turn, A1 B1 A2 B2 …) or "sequential"; each repetition's turn says exactly.
 	Order string `json:"order,omitempty"`
 	Runs  []Run  `json:"runs"`
+	// Skipped are the workload and target pairs the scenario left out, with why.
+	Skipped []Skip `json:"skipped,omitempty"`
 	// Comparisons are the ratio columns of the table with their 95 % confidence intervals:
 	// a difference is called only when the interval excludes 1.
 	Comparisons []Comparison `json:"comparisons,omitempty"`
@@ -102,6 +104,24 @@ func NewHarness(before, after metrics.Usage, requests uint64) *Harness {
 		h.CPUPerRequestUS = h.CPUSeconds * 1e6 / float64(requests)
 	}
 	return h
+}
+
+// Skip is a workload and target pair the scenario left out: the workload has no version in the
+// language the target's engine reads.
+type Skip struct {
+	Workload string `json:"workload"`
+	Target   string `json:"target"`
+	Reason   string `json:"reason"`
+}
+
+// HasSkip reports whether the pair is already noted as skipped.
+func (d *Document) HasSkip(workload, target string) bool {
+	for _, k := range d.Skipped {
+		if k.Workload == workload && k.Target == target {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkloadInfo says what was asked of the engine.
