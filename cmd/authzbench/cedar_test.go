@@ -99,7 +99,7 @@ func TestWorkloadsVerify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts OPA and Cedar processes")
 	}
-	code, stdout, stderr := run(t, "workloads", "verify", "--inputs", "15")
+	code, stdout, stderr := run(t, "workloads", "verify", "--first", "15")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}

@@ -39,6 +39,9 @@ type runFlags struct {
 	entities    string
 	schema      string
 	cedarReqs   string
+	name        string
+	v0          bool
+	undefinedAs string
 	workers     []int
 	rates       []float64
 	loadPoints  []string
@@ -139,6 +142,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
 	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
 	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
+	addPolicyOptionFlags(fl, &f)
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
 	fl.StringSliceVar(&f.loadPoints, "load-points", nil, "open loop: RATExCONNECTIONS steps (100x8,500x32,1000x64)")
@@ -395,9 +399,11 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 		}
 		o.Order = &order
 	}
-	user := workload.UserSpec{Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
-		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs}
+	user := f.userSpec()
 	userFlags := user.HasRego() || user.HasCedar()
+	if err := checkPolicyOptions(&f, userFlags); err != nil {
+		return nil, err
+	}
 	adHoc := len(f.targets) > 0 || len(f.workloads) > 0 || userFlags
 	if f.file != "" && adHoc {
 		return nil, errors.New("-f runs a scenario file: give workloads and targets in the file, or drop -f to describe the run with flags")

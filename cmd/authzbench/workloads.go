@@ -131,23 +131,32 @@ per line with its "expect", the format --cedar-requests reads).`,
 
 func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 	var targets []string
-	var inputs, parallel int
+	var first, parallel int
+	var user runFlags
 	cmd := &cobra.Command{
 		Use:   "verify [NAME ...]",
 		Short: "Check that every engine in every mode gives every input its expected decision",
-		Long: `verify runs every input of the named built-in workloads (all of them by default) through
-every engine and mode authzbench can start: ` + strings.Join(bench.EngineModes, ", ") + `.
-Rego goes to the OPA targets and each workload's Cedar version to the Cedar targets; a workload
-without a version for an engine is shown as skipped. It prints one line per workload and target
-and fails, naming the first input that got the wrong decision (or an error) and what the engine
-was given, if any engine in any mode disagrees with the expected decision. Timing is not
-measured; opa/cli starts one process per decision, so it takes the longest.` + exitStatusHelp,
+		Long: `verify runs every input of the named built-in workloads (all of them by default), or of your
+own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
+engine and mode authzbench can start: ` + strings.Join(bench.EngineModes, ", ") + `.
+Rego goes to the OPA targets and the Cedar version to the Cedar targets; a workload without a
+version for an engine is shown as skipped. An input without "expect" takes the decision of the
+first target that decided it, and every other target must give the same. It prints one line per
+workload and target and fails, naming the first input that got another decision (or an error),
+with its file and line for your files, and what the engine was given. Timing is not measured;
+opa/cli starts one process per decision, so it takes the longest.` + exitStatusHelp,
 		Example: `  authzbench workloads verify
   authzbench workloads verify rbac risk --target cedar/inproc,cedar/server
-  authzbench workloads verify --inputs 50`,
+  authzbench workloads verify --first 50
+  authzbench workloads verify --policy authz.rego --data data.json --inputs inputs.jsonl --v0-compatible`,
 		RunE: func(_ *cobra.Command, args []string) error {
+			spec := user.userSpec()
+			userFiles := spec.HasRego() || spec.HasCedar()
+			if err := checkPolicyOptions(&user, userFiles); err != nil {
+				return usageError(err)
+			}
 			names := args
-			if len(names) == 0 {
+			if len(names) == 0 && !userFiles {
 				names = workload.Names()
 			}
 			var ws []*workload.Workload
@@ -163,8 +172,8 @@ measured; opa/cli starts one process per decision, so it takes the longest.` + e
 					return usageError(fmt.Errorf("--target %q: verify runs %s", t, strings.Join(bench.EngineModes, ", ")))
 				}
 			}
-			if inputs < 0 || parallel < 0 {
-				return usageError(errors.New("--inputs and --parallel must not be negative"))
+			if first < 0 || parallel < 0 {
+				return usageError(errors.New("--first and --parallel must not be negative"))
 			}
 			opa, err := sut.SelfOPA()
 			if err != nil {
@@ -178,13 +187,26 @@ measured; opa/cli starts one process per decision, so it takes the longest.` + e
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
+			if userFiles {
+				w, err := workload.FromFiles(spec)
+				if err != nil {
+					return usageError(err)
+				}
+				// A Rego mistake is the user's to fix (exit 2), found before any engine starts.
+				if w.HasRego() {
+					if _, err := target.PrepareOPA(ctx, w.Query, w.PolicyPaths, w.DataPaths, w.RegoV0); err != nil {
+						return usageError(fmt.Errorf("workload %s: %w", w.Name, err))
+					}
+				}
+				ws = append(ws, w)
+			}
 
 			// Rows are printed as each check ends, so widths are fixed rather than aligned.
 			const row = "%-12s %-13s %7v %7v  %s\n"
 			fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
 			var failed []bench.Equivalence
 			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
-				Targets: targets, Inputs: inputs, Parallel: parallel,
+				Targets: targets, Inputs: first, Parallel: parallel,
 				Target: target.Options{OPA: opa, TempDir: tmp},
 				Progress: func(e bench.Equivalence) {
 					result := "ok"
@@ -192,7 +214,7 @@ measured; opa/cli starts one process per decision, so it takes the longest.` + e
 					case e.Skipped != "":
 						result = "skipped: " + e.Skipped
 					case e.First != nil:
-						result = fmt.Sprintf("DISAGREES (%d wrong; first: input %d)", e.Checked-e.Agreed, e.First.Input)
+						result = fmt.Sprintf("DISAGREES (%d wrong; first: %s)", e.Checked-e.Agreed, where(e.First))
 						failed = append(failed, e)
 					}
 					fmt.Fprintf(stdout, row, e.Workload, e.Target, e.Checked, e.Agreed, result)
@@ -207,21 +229,34 @@ measured; opa/cli starts one process per decision, so it takes the longest.` + e
 			if len(failed) > 0 {
 				for _, e := range failed {
 					d := e.First
-					fmt.Fprintf(stderr, "workload %s, target %s: input %d expects %s, got %s\n  given: %s\n",
-						e.Workload, e.Target, d.Input, d.Expect, d.Got, d.Request)
+					expects := "expects " + d.Expect.String()
+					if d.DecidedBy != "" {
+						expects = "has no expect; " + d.DecidedBy + " decided " + d.Expect.String()
+					}
+					fmt.Fprintf(stderr, "workload %s, target %s: %s %s, got %s\n  given: %s\n",
+						e.Workload, e.Target, where(d), expects, d.Got, d.Request)
 				}
-				first := failed[0]
-				return &exitError{exitFailed, fmt.Errorf("%d workload and target pairs disagree with the expected decisions; first: workload %s, target %s, input %d",
-					len(failed), first.Workload, first.Target, first.First.Input)}
+				f := failed[0]
+				return &exitError{exitFailed, fmt.Errorf("%d workload and target pairs disagree; first: workload %s, target %s, %s",
+					len(failed), f.Workload, f.Target, where(f.First))}
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&targets, "target", nil, "targets to check (default "+strings.Join(bench.EngineModes, ",")+")")
-	fl.IntVar(&inputs, "inputs", 0, "check only the first N inputs of each workload (0: all)")
+	fl.IntVar(&first, "first", 0, "check only the first N inputs of each workload (0: all)")
 	fl.IntVar(&parallel, "parallel", 0, "decisions in flight per target (default: the number of CPUs)")
+	addUserFileFlags(fl, &user)
 	return cmd
+}
+
+// where names an input as the user finds it: its file and line, or its number.
+func where(d *bench.Disagreement) string {
+	if d.Source != "" {
+		return d.Source
+	}
+	return fmt.Sprintf("input %d", d.Input)
 }
 
 // exportWorkload writes w's files to dir, refusing, unless force, to overwrite any file there: the

@@ -82,12 +82,32 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	}
 	defer os.RemoveAll(tmp)
 
-	steps := len(workloads) * len(s.Targets)
-	turns := 0
-	for i, w := range workloads {
-		slots := make([]*slot, len(s.Targets))
-		for j, t := range s.Targets {
-			slots[j] = newSlot(s, o, tmp, w, t, i*len(s.Targets)+j+1, steps)
+	// A pair the scenario skips (the workload has no version for the target's engine) is noted
+	// in the result and not run.
+	steps := 0
+	for _, w := range workloads {
+		for _, t := range s.Targets {
+			if reason := s.Skipped(w.Name, t.Name); reason != "" {
+				if !doc.HasSkip(w.Name, t.Name) {
+					doc.Skipped = append(doc.Skipped, result.Skip{Workload: w.Name, Target: t.Name, Reason: reason})
+				}
+				continue
+			}
+			steps++
+		}
+	}
+	turns, step := 0, 0
+	for _, w := range workloads {
+		var slots []*slot
+		for _, t := range s.Targets {
+			if s.Skipped(w.Name, t.Name) != "" {
+				continue
+			}
+			step++
+			slots = append(slots, newSlot(s, o, tmp, w, t, step, steps))
+		}
+		if len(slots) == 0 {
+			continue
 		}
 		err := runWorkload(ctx, s, slots, &turns)
 		for _, sl := range slots {
@@ -192,7 +212,7 @@ func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, e
 		}
 		policies, data, err := w.Files(dir)
 		if err == nil && len(policies) > 0 {
-			_, err = target.PrepareOPA(ctx, w.Query, policies, data)
+			_, err = target.PrepareOPA(ctx, w.Query, policies, data, w.RegoV0)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
@@ -236,6 +256,12 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	}
 	if target.Engine(t.Name) == "cedar" && w.Cedar != nil {
 		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
+	}
+	if w.UndefinedAs != workload.Unverified {
+		run.WorkloadDoc.UndefinedAs = w.UndefinedAs.String()
+	}
+	if w.RegoV0 && target.Engine(t.Name) == "opa" {
+		run.WorkloadDoc.RegoVersion = "v0"
 	}
 	if t.Load.Rate > 0 {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = "open", t.Load.Rate, t.Load.Connections, 0
@@ -287,6 +313,7 @@ func (sl *slot) start(ctx context.Context) error {
 		sl.run.Error = err.Error()
 		return err
 	}
+	tg = target.WithUndefinedAs(tg, sl.w.UndefinedAs)
 	sl.tg = tg
 	if err := tg.Start(ctx, sl.w); err != nil {
 		err = fmt.Errorf("start %s for workload %s: %w", sl.ref.Name, sl.w.Name, err)
@@ -409,6 +436,7 @@ func (sl *slot) finish(reps int, err error) {
 		return
 	}
 	run.Summary = result.Summarise(run.Repetitions, sl.merged)
+	run.Summary.Mismatches = mismatches(sl.merged.Mismatches, sl.w, target.Engine(sl.ref.Name))
 	if c := run.Summary.Connections; c != nil {
 		// Set whether or not the run finished, so a partial run's count is against what its
 		// own repetitions could have opened.
@@ -500,4 +528,19 @@ func harness(outs []load.Outcome, requests uint64) *result.Harness {
 	}
 	first.CPU, last.CPU = 0, cpu
 	return result.NewHarness(first, last, requests)
+}
+
+// mismatches names the inputs given a wrong decision by their file and line, as the engine was
+// given them.
+func mismatches(ms []metrics.Mismatch, w *workload.Workload, engine string) []result.Mismatch {
+	var out []result.Mismatch
+	for _, m := range ms {
+		got := workload.ExpectDeny
+		if m.Allow {
+			got = workload.ExpectAllow
+		}
+		out = append(out, result.Mismatch{Input: m.Input + 1, Source: w.Inputs[m.Input].SourceFor(engine),
+			Expected: m.Expect.String(), Got: got.String()})
+	}
+	return out
 }

@@ -39,14 +39,21 @@ type Equivalence struct {
 
 // Disagreement is an input on which an engine did not give the expected decision.
 type Disagreement struct {
-	Input   int // 1-based, as in the workload's inputs file
-	Expect  workload.Expect
-	Got     string // "allow", "deny", or the error class (http_400, undefined ...)
-	Request []byte // what the engine was given: the input document, or the Cedar request
+	Input int // 1-based, among the workload's inputs
+	// Source is the file and line of the input, for a workload from the user's files; empty
+	// for a built-in.
+	Source string
+	Expect workload.Expect
+	// DecidedBy names the target whose decision Expect is, for an input without an expected
+	// decision of its own: the first target that decided it; empty when the input had one.
+	DecidedBy string
+	Got       string // "allow", "deny", or the error class (http_400, undefined ...)
+	Request   []byte // what the engine was given: the input document, or the Cedar request
 }
 
 // VerifyWorkloads runs every input of every workload through every target and reports, per
-// workload and target, how many inputs got their expected decision. A target that cannot start
+// workload and target, how many inputs got their expected decision; an input without one must
+// get the same decision from every target. A target that cannot start
 // is an error; a decision that disagrees is not an error here but a row with First set.
 func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o EquivalenceOptions) ([]Equivalence, error) {
 	targets := o.Targets
@@ -59,8 +66,11 @@ func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o Equivalence
 	}
 	var rows []Equivalence
 	for _, w := range ws {
+		// An input without an expected decision takes the first decision an engine gives it,
+		// and every other engine and mode must give the same.
+		decided := make([]reference, len(w.Inputs))
 		for _, name := range targets {
-			row, err := verifyOne(ctx, w, name, parallel, o)
+			row, err := verifyOne(ctx, w, name, parallel, o, decided)
 			if err != nil {
 				return rows, err
 			}
@@ -73,7 +83,13 @@ func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o Equivalence
 	return rows, nil
 }
 
-func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel int, o EquivalenceOptions) (Equivalence, error) {
+// reference is the decision an input without an expected one got first, and from which target.
+type reference struct {
+	expect workload.Expect
+	target string
+}
+
+func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel int, o EquivalenceOptions, decided []reference) (Equivalence, error) {
 	row := Equivalence{Workload: w.Name, Target: name}
 	if lang, ok := w.VersionFor(target.Engine(name)); !ok {
 		row.Skipped = "no " + lang + " version"
@@ -85,6 +101,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 	if err != nil {
 		return row, err
 	}
+	t = target.WithUndefinedAs(t, w.UndefinedAs)
 	defer t.Stop(context.Background())
 	if err := t.Start(ctx, w); err != nil {
 		return row, fmt.Errorf("workload %s, target %s: %w", w.Name, name, err)
@@ -125,8 +142,18 @@ feed:
 	for i, out := range outcomes {
 		in := w.Inputs[i]
 		row.Checked++
-		class := verify.Classify(in.Expect, out)
-		if class == verify.OK && in.Expect != workload.Unverified {
+		expect, by := in.Expect, ""
+		if expect == workload.Unverified {
+			expect, by = decided[i].expect, decided[i].target
+		}
+		class := verify.Classify(expect, out)
+		if class == verify.OK {
+			if expect == workload.Unverified {
+				decided[i] = reference{workload.ExpectDeny, name}
+				if out.Allow {
+					decided[i].expect = workload.ExpectAllow
+				}
+			}
 			row.Agreed++
 			continue
 		}
@@ -144,7 +171,7 @@ feed:
 		if target.Engine(name) == "cedar" {
 			req = in.Cedar
 		}
-		row.First = &Disagreement{Input: i + 1, Expect: in.Expect, Got: got, Request: req}
+		row.First = &Disagreement{Input: i + 1, Source: in.SourceFor(target.Engine(name)), Expect: expect, DecidedBy: by, Got: got, Request: req}
 	}
 	return row, nil
 }

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/target"
@@ -68,5 +70,101 @@ func TestVerifyWorkloadsSkipsMissingEngineVersions(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[0].Agreed != 20 || rows[1].Skipped == "" || rows[1].Checked != 0 {
 		t.Fatalf("rows %+v; want opa/inproc agreeing on 20 and cedar/inproc skipped", rows)
+	}
+}
+
+// The small Rego apps (internal/workload/testdata/rego-apps) decide as worked out by hand in
+// every OPA mode: v0 syntax read as v0 in-process, by opa eval and by the server alike, and an
+// undefined decision read as deny by all three. Without --undefined-as, undefined stays an
+// error, named as such.
+func TestVerifyRegoAppsInEveryOPAMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA processes")
+	}
+	app := func(name, file string) string {
+		return filepath.Join("..", "workload", "testdata", "rego-apps", name, file)
+	}
+	modes := []string{"opa/inproc", "opa/cli", "opa/server"}
+	for _, tc := range []struct {
+		name        string
+		spec        workload.UserSpec
+		agreed      int
+		firstSource string // the file:line of the first input that disagreed
+		firstGot    string
+	}{
+		{"v0", workload.UserSpec{Policies: []string{app("v0", "authz.rego")}, Inputs: app("v0", "inputs.jsonl"), V0Compatible: true}, 4, "", ""},
+		{"nodefault as deny", workload.UserSpec{Policies: []string{app("nodefault", "authz.rego")}, Inputs: app("nodefault", "inputs.jsonl"), UndefinedAs: "deny"}, 4, "", ""},
+		{"nodefault as allow", workload.UserSpec{Policies: []string{app("nodefault", "authz.rego")}, Inputs: app("nodefault", "inputs.jsonl"), UndefinedAs: "allow"},
+			2, app("nodefault", "inputs.jsonl") + ":6", "allow"},
+		{"nodefault", workload.UserSpec{Policies: []string{app("nodefault", "authz.rego")}, Inputs: app("nodefault", "inputs.jsonl")},
+			2, app("nodefault", "inputs.jsonl") + ":6", "undefined"},
+		{"withtests", workload.UserSpec{Policies: []string{app("withtests", "")}, Data: []string{app("withtests", "data.json")}, Inputs: app("withtests", "inputs.jsonl")}, 3, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := workload.FromFiles(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
+				Targets: modes, Parallel: 2, Target: target.Options{OPA: selfOPA(t), TempDir: t.TempDir()},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != len(modes) {
+				t.Fatalf("%d rows, want %d", len(rows), len(modes))
+			}
+			for _, r := range rows {
+				if r.Checked != len(w.Inputs) || r.Agreed != tc.agreed {
+					t.Errorf("%s: checked %d agreed %d; want %d and %d", r.Target, r.Checked, r.Agreed, len(w.Inputs), tc.agreed)
+				}
+				switch {
+				case tc.firstSource == "" && r.First != nil:
+					t.Errorf("%s: disagrees at %+v", r.Target, r.First)
+				case tc.firstSource != "" && (r.First == nil || r.First.Source != tc.firstSource || r.First.Got != tc.firstGot):
+					t.Errorf("%s: first disagreement %+v; want %s getting %s", r.Target, r.First, tc.firstSource, tc.firstGot)
+				}
+			}
+		})
+	}
+}
+
+// Lines without an expected decision take the first target's, and every other target must
+// agree with it: here Cedar's version of the policy permits bob where the Rego allows alice,
+// and the Cedar target is named at the first Cedar line that differs.
+func TestVerifyUnexpectedLinesAcrossEngines(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	spec := workload.UserSpec{
+		Policies:      []string{write("app.rego", "package app\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n")},
+		Inputs:        write("inputs.jsonl", `{"input": {"user": "alice"}}`+"\n"+`{"input": {"user": "bob"}}`+"\n"),
+		CedarPolicies: []string{write("app.cedar", `permit (principal == User::"bob", action, resource);`)},
+		Requests: write("requests.jsonl", "# alice, then bob\n"+
+			`{"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Photo", "id": "p1"}}`+"\n"+
+			`{"principal": {"type": "User", "id": "bob"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Photo", "id": "p1"}}`+"\n"),
+	}
+	w, err := workload.FromFiles(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
+		Targets: []string{"opa/inproc", "cedar/inproc"}, Target: target.Options{TempDir: t.TempDir()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Agreed != 2 || rows[0].First != nil {
+		t.Fatalf("rows %+v; want opa/inproc deciding both lines", rows)
+	}
+	d := rows[1].First
+	want := Disagreement{Input: 1, Source: spec.Requests + ":2", Expect: workload.ExpectAllow, DecidedBy: "opa/inproc", Got: "deny"}
+	if rows[1].Agreed != 0 || d == nil || d.Input != want.Input || d.Source != want.Source || d.Expect != want.Expect || d.DecidedBy != want.DecidedBy || d.Got != want.Got {
+		t.Errorf("cedar/inproc: agreed %d, first %+v; want 0 and %+v", rows[1].Agreed, d, want)
 	}
 }

@@ -143,10 +143,11 @@ func (g *group) done() <-chan struct{} {
 // recordResponse classifies one response and records everything it carries: its latency (in
 // the ok or the error histogram), its connect time and, for ok responses, the server's own
 // timers and whether it had an expectation to check. Both drivers record through it.
-func recordResponse(rec *metrics.Recorder, expect workload.Expect, out verify.Outcome, latency time.Duration) verify.Class {
+func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, out verify.Outcome, latency time.Duration) verify.Class {
 	class := verify.Classify(expect, out)
 	rec.Record(class, out.Status, latency)
 	rec.RecordMessage(class, expect, out)
+	rec.RecordMismatch(class, input, expect, out)
 	rec.RecordConnect(out.ConnectNS)
 	if class == verify.OK {
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
@@ -243,7 +244,7 @@ func (w *worker) run(ctx context.Context) {
 			continue // never sent: not a request; the same input goes next time
 		}
 		if p == phaseMeasure {
-			recordResponse(w.rec, w.expects[i], out, latency)
+			recordResponse(w.rec, i, w.expects[i], out, latency)
 			sent++
 		}
 		i = (i + w.step) % n

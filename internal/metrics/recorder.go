@@ -59,6 +59,10 @@ type Recorder struct {
 	ceiling int64
 	Clamped uint64
 
+	// Mismatches are the inputs given a wrong decision, lowest input number first, each once, at
+	// most MismatchesKept: which inputs, not only how many, so a user can look at them.
+	Mismatches []Mismatch
+
 	// FirstMessages says what went wrong with the first response of each error class that
 	// carried a message, by the class's report name (http_503, transport, ...).
 	FirstMessages map[string]string
@@ -242,6 +246,54 @@ func (r *Recorder) RecordMessage(c verify.Class, expect workload.Expect, out ver
 	r.FirstMessages[verify.Name(c, out.Status)] = msg
 }
 
+// MismatchesKept bounds the wrong decisions a recorder names: enough to see a pattern, few
+// enough for a result document.
+const MismatchesKept = 20
+
+// Mismatch is an input that got a wrong decision.
+type Mismatch struct {
+	Input  int // index into the workload's inputs
+	Expect workload.Expect
+	Allow  bool // what the engine decided
+}
+
+// RecordMismatch keeps input among the lowest-numbered inputs given a wrong decision. It does
+// nothing for any other class, so a correct decision costs one comparison; a wrong one, at
+// most a scan of MismatchesKept entries.
+func (r *Recorder) RecordMismatch(c verify.Class, input int, expect workload.Expect, out verify.Outcome) {
+	if c != verify.WrongDecision {
+		return
+	}
+	r.Mismatches = keepMismatch(r.Mismatches, Mismatch{Input: input, Expect: expect, Allow: out.Allow})
+}
+
+// keepMismatch inserts m into ms, which is sorted by input and holds each input once, keeping
+// the MismatchesKept lowest: the same inputs whichever worker met them first.
+func keepMismatch(ms []Mismatch, m Mismatch) []Mismatch {
+	at := len(ms)
+	for i, x := range ms {
+		if x.Input == m.Input {
+			return ms
+		}
+		if x.Input > m.Input {
+			at = i
+			break
+		}
+	}
+	if at == MismatchesKept {
+		return ms
+	}
+	if ms == nil {
+		ms = make([]Mismatch, 0, MismatchesKept)
+	}
+	if len(ms) < MismatchesKept {
+		ms = append(ms, Mismatch{})
+	}
+	copy(ms[at+1:], ms[at:len(ms)-1])
+	ms[at] = m
+	return ms
+}
+
 func decisionWord(allow bool) string {
 	if allow {
 		return "allow"
@@ -269,6 +321,9 @@ func (r *Recorder) Merge(other *Recorder) {
 	r.okNanos += other.okNanos
 	r.UnverifiedOK += other.UnverifiedOK
 	r.Clamped += other.Clamped
+	for _, m := range other.Mismatches {
+		r.Mismatches = keepMismatch(r.Mismatches, m)
+	}
 	for class, msg := range other.FirstMessages {
 		if _, ok := r.FirstMessages[class]; !ok {
 			if r.FirstMessages == nil {

@@ -577,10 +577,17 @@ func TestRecordingAllocatesNothing(t *testing.T) {
 	failed := verify.Outcome{Kind: verify.TransportFailure, Err: errors.New("connection reset")}
 	r.Record(verify.Transport, 0, time.Millisecond)
 	r.RecordMessage(verify.Transport, 0, failed)
+	for i := range MismatchesKept {
+		r.RecordMismatch(verify.WrongDecision, i, workload.ExpectDeny, ok)
+	}
 	for name, record := range map[string]func(){
 		"ok": func() {
 			r.Record(verify.OK, 0, 40*time.Microsecond)
 			r.RecordMessage(verify.OK, workload.ExpectAllow, ok)
+			r.RecordMismatch(verify.OK, 7, workload.ExpectAllow, ok)
+		},
+		"wrong decision, once the inputs kept are lower": func() {
+			r.RecordMismatch(verify.WrongDecision, 5000, workload.ExpectDeny, ok)
 		},
 		"error class seen before": func() {
 			r.Record(verify.Transport, 0, time.Millisecond)
@@ -591,5 +598,45 @@ func TestRecordingAllocatesNothing(t *testing.T) {
 		if n := testing.AllocsPerRun(100, record); n != 0 {
 			t.Errorf("%s: %v allocations per response, want 0", name, n)
 		}
+	}
+}
+
+// The inputs given a wrong decision are kept lowest first, each once, at most MismatchesKept of
+// them; merging keeps the lowest of both, so the result names the same inputs whichever worker
+// met them. Other classes are not mismatches.
+func TestRecorderMismatches(t *testing.T) {
+	wrong := func(r *Recorder, inputs ...int) {
+		for _, i := range inputs {
+			r.RecordMismatch(verify.WrongDecision, i, workload.ExpectAllow, verify.Outcome{Kind: verify.Decided})
+		}
+	}
+	inputsOf := func(ms []Mismatch) []int {
+		var out []int
+		for _, m := range ms {
+			if m.Expect != workload.ExpectAllow || m.Allow {
+				t.Errorf("input %d: expect %s, allow %t; want expect allow, decided deny", m.Input, m.Expect, m.Allow)
+			}
+			out = append(out, m.Input)
+		}
+		return out
+	}
+	a, b := NewRecorder(), NewRecorder()
+	wrong(a, 40, 3, 3, 17, 40)
+	a.RecordMismatch(verify.Undefined, 1, workload.ExpectAllow, verify.Outcome{Kind: verify.NoResult})
+	a.RecordMismatch(verify.OK, 2, workload.ExpectAllow, verify.Outcome{Kind: verify.Decided, Allow: true})
+	if got := inputsOf(a.Mismatches); !reflect.DeepEqual(got, []int{3, 17, 40}) {
+		t.Errorf("one worker: %v, want [3 17 40]", got)
+	}
+	for i := 100; i > 70; i-- { // more than are kept, highest first
+		wrong(b, i)
+	}
+	wrong(b, 17, 5)
+	a.Merge(b)
+	want := []int{3, 5, 17, 40}
+	for i := 71; len(want) < MismatchesKept; i++ {
+		want = append(want, i)
+	}
+	if got := inputsOf(a.Mismatches); !reflect.DeepEqual(got, want) {
+		t.Errorf("merged: %v\nwant %v", got, want)
 	}
 }

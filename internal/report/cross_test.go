@@ -130,3 +130,49 @@ func TestRatioMarksOnlyCalledDifferences(t *testing.T) {
 		t.Errorf("%d ratios marked, want only opa/server's:\n%s", n, out)
 	}
 }
+
+// A row with wrong decisions gets no cross-engine ratio, and is no base for one either: engines
+// that decide differently are not doing the same work. The table names its first wrong input.
+func TestNoCrossEngineRatioBesideWrongDecisions(t *testing.T) {
+	doc := crossDocument()
+	doc.Runs = doc.Runs[:3] // api: opa/inproc, cedar/inproc, opa/server
+	wrongRun := func(r *result.Run) {
+		r.Summary.WrongDecision, r.Summary.Errors = 3, 3
+		r.Summary.ErrorClasses = map[string]uint64{"wrong_decision": 3}
+		r.Summary.Mismatches = []result.Mismatch{{Input: 4, Source: "requests.jsonl:5", Expected: "deny", Got: "allow"}, {Input: 9, Expected: "deny", Got: "allow"}}
+	}
+	for _, tc := range []struct {
+		name  string
+		wrong int // the run with wrong decisions
+	}{{"compared run", 1}, {"base run", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := *doc
+			d.Runs = append([]result.Run{}, doc.Runs...)
+			wrongRun(&d.Runs[tc.wrong])
+			for _, c := range result.Compare(&d) {
+				if c.Figure == result.P50 {
+					t.Errorf("cross-engine comparison %+v beside a run with wrong decisions", c)
+				}
+			}
+			var b bytes.Buffer
+			if err := Table(&b, &d); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			for _, l := range strings.Split(out, "\n") {
+				if f := strings.Fields(l); len(f) > 2 && f[1] == "cedar/inproc" && f[len(f)-1] != "-" {
+					t.Errorf("cedar/inproc cross-engine cell %q, want -\n%s", f[len(f)-1], out)
+				}
+			}
+			target := d.Runs[tc.wrong].Target
+			for _, want := range []string{
+				"api on " + target + ": no × vs opa: 3 wrong decisions",
+				"api on " + target + ": first wrong decision: requests.jsonl:5 expects deny, the engine decided allow (the result's summary.mismatches names the first 2)",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("table lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}

@@ -123,6 +123,17 @@ func rows(doc *result.Document) []row {
 			x.Notes = append(x.Notes, fmt.Sprintf("%d of %d responses were not served decisions: %s",
 				s.Errors, s.Requests, ClassList(s.ErrorClasses)))
 			x.Notes = append(x.Notes, firstMessages(s.ErrorClasses, s.ErrorMessages)...)
+			if len(s.Mismatches) > 0 {
+				m := s.Mismatches[0]
+				x.Notes = append(x.Notes, fmt.Sprintf("first wrong decision: %s expects %s, the engine decided %s (the result's summary.mismatches names the first %d)",
+					m.Where(), m.Expected, m.Got, len(s.Mismatches)))
+			}
+			if s.ErrorClasses["undefined"] > 0 && r.WorkloadDoc.UndefinedAs == "" {
+				x.Notes = append(x.Notes, "undefined: the policy decided nothing for some inputs (no rule matched and it has no default); if its callers read that as deny, --undefined-as deny")
+			}
+		}
+		if u := r.WorkloadDoc.UndefinedAs; u != "" {
+			x.Notes = append(x.Notes, "an undefined decision counted as "+u+" (--undefined-as)")
 		}
 		if s.Clamped > 0 {
 			x.Notes = append(x.Notes, fmt.Sprintf("%d responses took longer than %s, the most the latency histograms hold, and were counted at it: the slowest percentiles and the maximum read low",
@@ -146,6 +157,9 @@ func rows(doc *result.Document) []row {
 		x.Cross = "-"
 		if c, ok := versus[i][result.P50]; ok {
 			x.Cross = crossRatio(c.Ratio) + called(c)
+		} else if base != "" && s.WrongDecision > 0 {
+			// Engines that do not decide alike are not doing the same work: no ratio.
+			x.Notes = append(x.Notes, fmt.Sprintf("no × vs %s: %d wrong decisions, so the engines did not decide the same", base, s.WrongDecision))
 		} else if e, _ := engineMode(r.Target); e == base && s.OK > 0 && s.LatencyUS.P50 > 0 {
 			x.Cross = crossRatio(1) // the run the others of its mode are compared with
 		}
@@ -280,6 +294,11 @@ func notes(w io.Writer, doc *result.Document, all []row, bullet string) error {
 			if _, err := fmt.Fprintf(w, "%s%s on %s: %s\n", bullet, r.Workload, r.Target, n); err != nil {
 				return err
 			}
+		}
+	}
+	for _, k := range doc.Skipped {
+		if _, err := fmt.Fprintf(w, "%s%s on %s: skipped, the workload has %s\n", bullet, k.Workload, k.Target, k.Reason); err != nil {
+			return err
 		}
 	}
 	said := map[string]bool{}

@@ -113,9 +113,11 @@ func Compare(doc *Document) []Comparison {
 		_, mode := EngineMode(r.Target)
 		return same{r.Workload, mode, r.Load.Model, r.Load.Workers, r.Load.Connections, r.Load.Rate}
 	}
+	// A run with wrong decisions is neither compared nor compared with: engines that decide
+	// differently are not doing the same work, so their ratio would say nothing.
 	bases := map[same]int{}
 	for i, r := range doc.Runs {
-		if e, _ := EngineMode(r.Target); e == engine && r.Summary.OK > 0 {
+		if e, _ := EngineMode(r.Target); e == engine && r.Summary.OK > 0 && r.Summary.WrongDecision == 0 {
 			if _, seen := bases[key(r)]; !seen {
 				bases[key(r)] = i
 			}
@@ -123,7 +125,7 @@ func Compare(doc *Document) []Comparison {
 	}
 	for i, r := range doc.Runs {
 		b, ok := bases[key(r)]
-		if !ok || b == i || r.Summary.OK == 0 || r.Summary.LatencyUS.P50 <= 0 {
+		if !ok || b == i || r.Summary.OK == 0 || r.Summary.LatencyUS.P50 <= 0 || r.Summary.WrongDecision > 0 {
 			continue
 		}
 		base := doc.Runs[b]

@@ -43,6 +43,8 @@ type Document struct {
 	// each in turn, A1 B1 A2 B2 …) or "sequential"; each repetition's turn says exactly.
 	Order string `json:"order,omitempty"`
 	Runs  []Run  `json:"runs"`
+	// Skipped are the workload and target pairs the scenario left out, with why.
+	Skipped []Skip `json:"skipped,omitempty"`
 	// Comparisons are the ratio columns of the table with their 95 % confidence intervals:
 	// a difference is called only when the interval excludes 1.
 	Comparisons []Comparison `json:"comparisons,omitempty"`
@@ -105,6 +107,24 @@ func NewHarness(before, after metrics.Usage, requests uint64) *Harness {
 	return h
 }
 
+// Skip is a workload and target pair the scenario left out: the workload has no version in the
+// language the target's engine reads.
+type Skip struct {
+	Workload string `json:"workload"`
+	Target   string `json:"target"`
+	Reason   string `json:"reason"`
+}
+
+// HasSkip reports whether the pair is already noted as skipped.
+func (d *Document) HasSkip(workload, target string) bool {
+	for _, k := range d.Skipped {
+		if k.Workload == workload && k.Target == target {
+			return true
+		}
+	}
+	return false
+}
+
 // WorkloadInfo says what was asked of the engine.
 type WorkloadInfo struct {
 	Description string `json:"description,omitempty"`
@@ -116,6 +136,11 @@ type WorkloadInfo struct {
 	ExpectAllow      int    `json:"expect_allow"`
 	ExpectDeny       int    `json:"expect_deny"`
 	Unverified       int    `json:"unverified"`
+	// UndefinedAs is the decision an undefined result was read as (--undefined-as), for a
+	// policy without a default; empty when undefined counted as an error.
+	UndefinedAs string `json:"undefined_as,omitempty"`
+	// RegoVersion is "v0" when the Rego was read as OPA v0 syntax (--v0-compatible).
+	RegoVersion string `json:"rego_version,omitempty"`
 }
 
 // Load is the load model of a run.
@@ -165,6 +190,26 @@ type Summary struct {
 	Server *ServerTimes `json:"server,omitempty"`
 	// Connections says how many measured requests opened a connection, and what that cost.
 	Connections *Connections `json:"connections,omitempty"`
+	// Mismatches names the inputs that got a wrong decision, lowest input number first, at most
+	// 20 (metrics.MismatchesKept): WrongDecision says how many responses were wrong in all.
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+}
+
+// Mismatch is an input that got a wrong decision.
+type Mismatch struct {
+	Input int `json:"input"` // 1-based, among the workload's inputs
+	// Source is the file and line the input came from, for a workload from the user's files.
+	Source   string `json:"source,omitempty"`
+	Expected string `json:"expected"` // allow or deny
+	Got      string `json:"got"`
+}
+
+// Where names the input as a user finds it: its file and line, or its number.
+func (m Mismatch) Where() string {
+	if m.Source != "" {
+		return m.Source
+	}
+	return fmt.Sprintf("input %d", m.Input)
 }
 
 // Connections are the connections opened by measured requests: with reuse, a few at the start

@@ -55,40 +55,46 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		ref.Name = t
 		s.Targets = append(s.Targets, ref)
 	}
+	// Every workload is loaded first: a pair whose workload has no version for the target's
+	// engine is skipped when the others give both something to run, and refused otherwise.
+	var loaded []*workload.Workload
+	var flagOf []string // how each loaded workload was given, for its errors
 	for _, w := range a.Workloads {
 		wl, err := workload.Builtin(w)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--workload: %w", err))
 			continue
 		}
-		for _, g := range engineGaps(wl, s.Targets, a.URL) {
-			errs = append(errs, fmt.Errorf("--target %s: --workload %s has no %s version", g.target, w, g.language))
-		}
+		loaded, flagOf = append(loaded, wl), append(flagOf, "--workload "+w)
 		s.Workloads = append(s.Workloads, WorkloadRef{Name: w})
 	}
 	if a.User != nil {
 		if wl, err := workload.FromFiles(*a.User); err != nil {
 			errs = append(errs, err)
 		} else {
-			name := a.User.Name
-			if name == "" {
-				name = "user"
-			}
-			user := a.User
-			gaps := engineGaps(wl, s.Targets, a.URL)
-			for _, g := range gaps {
-				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))
-			}
+			u := *a.User
+			u.Name = wl.Name // the user's --name, or else named after the files
+			user := &u
 			if err := checkQuery(wl, s.Targets, a.URL); err != nil {
 				errs = append(errs, err)
 			}
-			if len(gaps) == 0 && onlyRunningServers(s.Targets, "opa", a.URL) && len(user.Policies) > 0 {
+			if len(engineGaps(wl, s.Targets, a.URL)) == 0 && onlyRunningServers(s.Targets, "opa", a.URL) && len(user.Policies) > 0 {
 				// Nothing loads the policy into a running server: it only named the query.
-				u := *user
 				u.Query, u.Policies, u.Data = wl.Query, nil, nil
-				user = &u
 			}
-			s.Workloads = append(s.Workloads, WorkloadRef{Name: name, User: user})
+			loaded, flagOf = append(loaded, wl), append(flagOf, "")
+			s.Workloads = append(s.Workloads, WorkloadRef{Name: wl.Name, User: user})
+		}
+	}
+	skips, unrunnable := pairGaps(loaded, s.Targets, a.URL)
+	s.Skips = skips
+	for i := range loaded {
+		for _, g := range unrunnable[i] {
+			if flagOf[i] == "" {
+				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))
+			} else {
+				errs = append(errs, fmt.Errorf("--target %s: %s has no %s version", g.target, flagOf[i], g.language))
+			}
 		}
 	}
 	if len(a.Workloads) == 0 && a.User == nil {

@@ -115,6 +115,19 @@ targets:
 					Inputs:   filepath.Join("testdata", "user", "inputs.jsonl")}}},
 				Targets: []TargetRef{defaults("opa/inproc")}},
 		},
+		{
+			// How to read the policy travels with the workload; without a name it is named
+			// after its policy file.
+			name: "user workload in Rego v0, without a default",
+			yaml: "workloads:\n  - policy: [../../workload/testdata/rego-apps/v0/authz.rego]\n    inputs: ../../workload/testdata/rego-apps/v0/inputs.jsonl\n" +
+				"    v0_compatible: true\n    undefined_as: deny\ntargets: [opa/inproc]\n",
+			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true,
+				Workloads: []WorkloadRef{nop, {Name: "authz", User: &workload.UserSpec{Name: "authz",
+					Policies:     []string{filepath.Join("..", "workload", "testdata", "rego-apps", "v0", "authz.rego")},
+					Inputs:       filepath.Join("..", "workload", "testdata", "rego-apps", "v0", "inputs.jsonl"),
+					V0Compatible: true, UndefinedAs: "deny"}}},
+				Targets: []TargetRef{defaults("opa/inproc")}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse("s.yaml", []byte(tc.yaml), "testdata")
@@ -469,16 +482,43 @@ func FuzzScenarioParse(f *testing.F) {
 	})
 }
 
-// A workload written only in Rego, asked of a cedar target in a scenario file, is refused at
-// load time naming the workload's line and the target, and once although a sweep expands the
-// target into several.
-func TestParseRefusesAnEngineTheWorkloadIsNotWrittenFor(t *testing.T) {
-	yaml := "workloads:\n  - rbac\n  - name: mine\n    policy: [authz.rego]\n    inputs: inputs.jsonl\n" +
-		"targets:\n  - opa/inproc\n  - target: cedar/inproc\n    load: {workers_sweep: [1, 2]}\n"
-	_, err := Parse("s.yaml", []byte(yaml), filepath.Join("testdata", "user"))
-	want := "s.yaml:3: workload mine has no Cedar version, and target cedar/inproc reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)"
-	if err == nil || err.Error() != want {
-		t.Errorf("error\n%v\nwant\n%s", err, want)
+// A scenario may mix a workload written only in Rego with targets of both engines: the pair that
+// does not apply is skipped with its reason, once although a sweep expands the target into
+// several. A workload no target can run, or a target that can run no workload, is refused at
+// load time naming the workload's line and the target.
+func TestParseMixesEnginesAndRefusesWhatCannotRun(t *testing.T) {
+	const mine = "  - name: mine\n    policy: [authz.rego]\n    inputs: inputs.jsonl\n"
+	for _, tc := range []struct {
+		name, yaml string
+		skips      []Skip
+		err        string
+	}{
+		{name: "mix", yaml: "workloads:\n  - rbac\n" + mine + "targets:\n  - opa/inproc\n  - target: cedar/inproc\n    load: {workers_sweep: [1, 2]}\n",
+			skips: []Skip{{Workload: "mine", Target: "cedar/inproc", Reason: "no Cedar version"}}},
+		{name: "no target runs the workload", yaml: "workloads:\n  - rbac\n" + mine + "targets:\n  - cedar/inproc\n",
+			err: "s.yaml:3: workload mine has no Cedar version, and target cedar/inproc reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)"},
+		{name: "the target runs no workload", yaml: "workloads:\n" + mine + "  - name: mine2\n    policy: [authz.rego]\n    inputs: inputs.jsonl\ntargets:\n  - opa/inproc\n  - cedar/server\n",
+			err: "s.yaml:2: workload mine has no Cedar version, and target cedar/server reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)\n" +
+				"s.yaml:5: workload mine2 has no Cedar version, and target cedar/server reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("s.yaml", []byte(tc.yaml), filepath.Join("testdata", "user"))
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Errorf("error\n%v\nwant\n%s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Skips, tc.skips) {
+				t.Errorf("skips %+v, want %+v", s.Skips, tc.skips)
+			}
+			if s.Skipped("mine", "cedar/inproc") == "" || s.Skipped("rbac", "cedar/inproc") != "" || s.Skipped("mine", "opa/inproc") != "" {
+				t.Errorf("Skipped disagrees with %+v", s.Skips)
+			}
+		})
 	}
 }
 

@@ -42,6 +42,71 @@ type Scenario struct {
 	// repetitions back to back: interleaved unless the scenario or --order says otherwise.
 	Order   Order
 	Targets []TargetRef
+	// Skips are the workload and target pairs that do not apply, left out of the run with a
+	// note: a scenario may mix workloads written for one engine with targets of both.
+	Skips []Skip
+}
+
+// Skip is a workload and target pair left out: the workload has no version in the language the
+// target's engine reads.
+type Skip struct {
+	Workload, Target string
+	Reason           string // "no Cedar version"
+}
+
+// Skipped says why the pair is left out of the run, or "" when it runs.
+func (s *Scenario) Skipped(workload, target string) string {
+	for _, k := range s.Skips {
+		if k.Workload == workload && k.Target == target {
+			return k.Reason
+		}
+	}
+	return ""
+}
+
+// pairGaps splits the engine gaps of a scenario's workloads (nil where a workload failed to
+// load) into pairs to skip and errors: a workload that no target can run, or a target that can
+// run none of the workloads, is a mistake; anything else is a mix, skipped pair by pair.
+func pairGaps(loaded []*workload.Workload, targets []TargetRef, url string) (skips []Skip, unrunnable map[int][]gap) {
+	distinct := map[string]bool{}
+	for _, t := range targets {
+		distinct[t.Name] = true
+	}
+	gapsOf := make([][]gap, len(loaded))
+	runsSome := map[string]bool{} // targets that run at least one workload
+	for i, wl := range loaded {
+		if wl == nil {
+			continue
+		}
+		gapsOf[i] = engineGaps(wl, targets, url)
+		missing := map[string]bool{}
+		for _, g := range gapsOf[i] {
+			missing[g.target] = true
+		}
+		for t := range distinct {
+			if !missing[t] {
+				runsSome[t] = true
+			}
+		}
+	}
+	unrunnable = map[int][]gap{}
+	for i, wl := range loaded {
+		if wl == nil {
+			continue
+		}
+		if len(gapsOf[i]) == len(distinct) {
+			unrunnable[i] = gapsOf[i]
+			continue
+		}
+		for _, g := range gapsOf[i] {
+			if !runsSome[g.target] {
+				unrunnable[i] = append(unrunnable[i], g)
+				continue
+			}
+			skips = append(skips, Skip{Workload: wl.Name, Target: g.target, Reason: "no " + g.language + " version"})
+		}
+	}
+	return skips, unrunnable
 }
 
 // WorkloadRef is a built-in workload by name, or a user's files.
@@ -108,6 +173,9 @@ type workloadSpec struct {
 	Entities      string   `yaml:"entities"`
 	Schema        string   `yaml:"schema"`
 	Requests      string   `yaml:"requests"`
+	// How to read the user's own policy (--v0-compatible, --undefined-as).
+	V0Compatible bool   `yaml:"v0_compatible"`
+	UndefinedAs  string `yaml:"undefined_as"`
 }
 
 func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -275,11 +343,11 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 			s.Targets = append(s.Targets, step)
 		}
 	}
+	skips, unrunnable := pairGaps(loaded, s.Targets, "")
+	s.Skips = skips
 	for i, w := range f.Workloads {
-		if wl := loaded[i]; wl != nil {
-			for _, g := range engineGaps(wl, s.Targets, "") {
-				bad(w.Line, "workload %s has no %s version, and target %s reads %s; add %s", wl.Name, g.language, g.target, g.language, keysFor[g.language])
-			}
+		for _, g := range unrunnable[i] {
+			bad(w.Line, "workload %s has no %s version, and target %s reads %s; add %s", loaded[i].Name, g.language, g.target, g.language, keysFor[g.language])
 		}
 	}
 	if len(errs) > 0 {
@@ -311,6 +379,9 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 		if w.Name == "" {
 			return WorkloadRef{}, nil, errors.New("workload without a name")
 		}
+		if w.V0Compatible || w.UndefinedAs != "" {
+			return WorkloadRef{}, nil, fmt.Errorf("workload %s: v0_compatible and undefined_as apply to your own policy (policy and inputs); the built-in workloads are v1 Rego with a default for every decision", w.Name)
+		}
 		wl, err := workload.Builtin(w.Name)
 		if err != nil {
 			return WorkloadRef{}, nil, err
@@ -330,7 +401,8 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 		return rel(p)
 	}
 	u := &workload.UserSpec{Name: w.Name, Inputs: relOpt(w.Inputs), Query: w.Query,
-		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests)}
+		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests),
+		V0Compatible: w.V0Compatible, UndefinedAs: w.UndefinedAs}
 	for _, p := range w.Policy {
 		u.Policies = append(u.Policies, rel(p))
 	}
@@ -344,9 +416,9 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 	if err != nil {
 		return WorkloadRef{}, nil, err
 	}
-	if u.Name == "" {
-		u.Name = "user"
-	}
+	// Named after its files when the entry gives no name, so the name the result shows is
+	// fixed here and not derived again.
+	u.Name = wl.Name
 	return WorkloadRef{Name: u.Name, User: u}, wl, nil
 }
 

@@ -399,7 +399,7 @@ func TestDecisionInprocEvalErrors(t *testing.T) {
 	dir := t.TempDir()
 	regoFile := filepath.Join(dir, "p.rego")
 	os.WriteFile(regoFile, []byte("package p\nallow := true if input.a\nallow := false if input.b\n"), 0o644) //nolint:errcheck // read back below
-	q, err := PrepareOPA(context.Background(), "data.p.allow", []string{regoFile}, nil)
+	q, err := PrepareOPA(context.Background(), "data.p.allow", []string{regoFile}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,13 +38,16 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	// Compile once in-process so a policy error is reported before any load, with file:line.
-	if _, err := PrepareOPA(ctx, w.Query, policies, data); err != nil {
+	if _, err := PrepareOPA(ctx, w.Query, policies, data, w.RegoV0); err != nil {
 		return err
 	}
 	if t.version, err = opaVersion(ctx, t.opts.OPA); err != nil {
 		return err
 	}
 	args := []string{"eval", "--format", "json", "--stdin-input"}
+	if w.RegoV0 {
+		args = append(args, "--v0-compatible")
+	}
 	for _, p := range append(append([]string{}, policies...), data...) {
 		args = append(args, "--data", p)
 	}

@@ -37,7 +37,7 @@ func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
-	t.query, err = PrepareOPA(ctx, w.Query, policies, data)
+	t.query, err = PrepareOPA(ctx, w.Query, policies, data, w.RegoV0)
 	if err != nil {
 		return err
 	}
@@ -54,16 +54,21 @@ func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 // PrepareOPA compiles the policy and data files exactly as OPA's loader reads them, so a Rego
-// error names its file and line, and prepares query for evaluation.
-func PrepareOPA(ctx context.Context, query string, policies, data []string) (rego.PreparedEvalQuery, error) {
+// error names its file and line, and prepares query for evaluation. v0 reads the policy in Rego
+// v0 syntax, as OPA's --v0-compatible does; without it, an error that looks like v0 syntax says
+// how to run it.
+func PrepareOPA(ctx context.Context, query string, policies, data []string, v0 bool) (rego.PreparedEvalQuery, error) {
 	if len(policies) == 0 || query == "" {
 		return rego.PreparedEvalQuery{}, fmt.Errorf("the OPA targets need a policy (--policy) and a query; only the http target runs inputs alone")
 	}
 	paths := append(append([]string{}, policies...), data...)
-	r := rego.New(rego.Query(query), rego.Load(paths, nil))
-	pq, err := r.PrepareForEval(ctx)
+	opts := []func(*rego.Rego){rego.Query(query), rego.Load(paths, nil)}
+	if v0 {
+		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
+	}
+	pq, err := rego.New(opts...).PrepareForEval(ctx)
 	if err != nil {
-		return pq, fmt.Errorf("compile policy for %s: %w", query, err)
+		return pq, fmt.Errorf("compile policy for %s: %w", query, workload.SuggestV0(err, v0))
 	}
 	return pq, nil
 }

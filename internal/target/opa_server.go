@@ -38,7 +38,7 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	// Compile in-process first: a Rego error is reported with file:line before any server starts.
-	if _, err := PrepareOPA(ctx, w.Query, policies, data); err != nil {
+	if _, err := PrepareOPA(ctx, w.Query, policies, data, w.RegoV0); err != nil {
 		return err
 	}
 	addr, err := t.listenAddr()
@@ -46,6 +46,9 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	args := []string{"run", "--server", "--addr", addr, "--log-level", t.opts.logLevel()}
+	if w.RegoV0 {
+		args = append(args, "--v0-compatible")
+	}
 	args = append(args, t.opts.SUTArgs...)
 	args = append(args, policies...)
 	args = append(args, data...)

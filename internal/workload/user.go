@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
@@ -24,6 +25,11 @@ type UserSpec struct {
 	Data     []string // JSON or YAML data files
 	Inputs   string   // JSON Lines: {"input": {...}, "expect": true|false}
 	Query    string   // e.g. data.httpapi.authz.allow; derived from the package when empty
+	// V0Compatible reads the Rego as OPA v0 syntax, as OPA's --v0-compatible does.
+	V0Compatible bool
+	// UndefinedAs is "deny" or "allow" for a policy without a default, whose decision is
+	// undefined when no rule matches; empty keeps undefined an error.
+	UndefinedAs string
 	// Policies may be empty for targets that bring their own policy (the http target); the
 	// OPA targets then refuse the workload.
 
@@ -60,10 +66,14 @@ func FromFiles(s UserSpec) (*Workload, error) {
 			return nil, fmt.Errorf("workload %s: %w", s.Name, err)
 		}
 	}
+	undefinedAs, err := ParseUndefinedAs(s.UndefinedAs)
+	if err != nil {
+		return nil, err
+	}
 	query := s.Query
 	if query == "" && len(s.Policies) > 0 {
 		var err error
-		if query, err = deriveQuery(s.Policies); err != nil {
+		if query, err = deriveQuery(s.Policies, s.V0Compatible); err != nil {
 			return nil, err
 		}
 	} else if query != "" && !strings.HasPrefix(query, "data.") {
@@ -80,6 +90,8 @@ func FromFiles(s UserSpec) (*Workload, error) {
 		PolicyPaths: s.Policies,
 		DataPaths:   s.Data,
 		Inputs:      inputs,
+		RegoV0:      s.V0Compatible,
+		UndefinedAs: undefinedAs,
 	}
 	if !s.HasCedar() {
 		return w, nil
@@ -101,17 +113,48 @@ func FromFiles(s UserSpec) (*Workload, error) {
 			inputs[i].Expect = c.Expect
 		}
 		inputs[i].Cedar = c.Cedar
+		inputs[i].CedarSource = c.Source
 	}
 	w.Cedar = cw.Cedar
 	w.Description += "; Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", ")
 	return w, nil
 }
 
-func userName(s UserSpec) string {
-	if s.Name == "" {
-		return "user"
+// ParseUndefinedAs reads --undefined-as: "deny" or "allow", or empty for none.
+func ParseUndefinedAs(v string) (Expect, error) {
+	switch v {
+	case "":
+		return Unverified, nil
+	case "deny":
+		return ExpectDeny, nil
+	case "allow":
+		return ExpectAllow, nil
 	}
-	return s.Name
+	return Unverified, fmt.Errorf("--undefined-as %q: want deny or allow", v)
+}
+
+// userName is the workload's name: the one given, or else the first policy's file name without
+// its extension (authz.rego: authz), so that results of two users' policies do not both say
+// "user".
+func userName(s UserSpec) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	for _, p := range [][]string{s.Policies, s.CedarPolicies, {s.Inputs, s.Requests}} {
+		for _, f := range p {
+			if f == "" {
+				continue
+			}
+			base := filepath.Base(filepath.Clean(f))
+			if i := strings.IndexByte(base, '.'); i > 0 {
+				base = base[:i]
+			}
+			if base != "" && base != "." && base != string(filepath.Separator) {
+				return base
+			}
+		}
+	}
+	return "user"
 }
 
 // cedarFromFiles builds the Cedar side of a user workload.
@@ -158,15 +201,26 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 }
 
 // deriveQuery returns data.<package>.allow when the policies define exactly one package and it
-// has a rule named allow.
-func deriveQuery(policies []string) (string, error) {
-	res, err := loader.AllRegos(policies)
+// has a rule named allow. Tests beside the policy (files named *_test.rego, packages of test_
+// rules only), as `opa test` runs them, are not a decision and are left out.
+func deriveQuery(policies []string, v0 bool) (string, error) {
+	version := ast.RegoV1
+	if v0 {
+		version = ast.RegoV0
+	}
+	res, err := loader.NewFileLoader().WithRegoVersion(version).Filtered(policies, func(_ string, info os.FileInfo, _ int) bool {
+		return !info.IsDir() && !strings.HasSuffix(info.Name(), ".rego")
+	})
 	if err != nil {
-		return "", fmt.Errorf("load policies: %w", err)
+		return "", fmt.Errorf("load policies: %w", SuggestV0(err, v0))
 	}
 	packages := map[string]bool{}
 	hasAllow := map[string]bool{}
-	for _, m := range res.ParsedModules() {
+	for name, f := range res.Modules {
+		m := f.Parsed
+		if strings.HasSuffix(name, "_test.rego") || onlyTests(m) {
+			continue
+		}
 		pkg := m.Package.Path.String()
 		packages[pkg] = true
 		for _, r := range m.Rules {
@@ -190,6 +244,36 @@ func deriveQuery(policies []string) (string, error) {
 		return "", fmt.Errorf("cannot derive the query: package %s has no rule named allow; give --query", names[0])
 	}
 	return names[0] + ".allow", nil
+}
+
+// onlyTests reports whether a module holds nothing but test_ rules (a test package in a file not
+// named *_test.rego).
+func onlyTests(m *ast.Module) bool {
+	for _, r := range m.Rules {
+		if !strings.HasPrefix(r.Head.Name.String(), "test_") && !strings.HasPrefix(r.Head.Ref().String(), "test_") {
+			return false
+		}
+	}
+	return len(m.Rules) > 0
+}
+
+// v0Hints are the parser's words for syntax that Rego v1 requires and v0 lacks.
+var v0Hints = []string{"`if` keyword is required", "`contains` keyword is required", "rego_parse_error: var cannot be used for rule name"}
+
+// SuggestV0 adds to a Rego parse error that looks like v0 syntax how to run the policy anyway:
+// --v0-compatible, as OPA names it, or a rewrite with OPA's formatter.
+func SuggestV0(err error, v0 bool) error {
+	if err == nil || v0 {
+		return err
+	}
+	msg := err.Error()
+	for _, h := range v0Hints {
+		if strings.Contains(msg, h) {
+			return fmt.Errorf("%w\nthe policy looks like Rego v0 (OPA before 1.0): add --v0-compatible (v0_compatible: true in a scenario), "+
+				"or rewrite it in v1 with: authzbench opa fmt --v0-v1 -w FILE.rego", err)
+		}
+	}
+	return err
 }
 
 // ReadInputs reads a JSON Lines file of {"input": {...}, "expect": true|false}; "expect" may be

@@ -236,7 +236,7 @@ func TestFromFilesRejects(t *testing.T) {
 func TestFromFilesNameAndData(t *testing.T) {
 	for _, tc := range []struct {
 		name, want string
-	}{{"", "user"}, {"mine", "mine"}} {
+	}{{"", "one"}, {"mine", "mine"}} {
 		t.Run(fmt.Sprintf("name %q", tc.name), func(t *testing.T) {
 			spec := UserSpec{Name: tc.name, Policies: []string{policiesDir("one")}, Data: []string{policyFile("none", "data.json")},
 				Inputs: inputsFile("crlf.jsonl")}

@@ -3,6 +3,7 @@ package workload
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -75,7 +76,7 @@ func TestQueryDerivation(t *testing.T) {
 	noAllow := writeFile(t, dir, "noallow.rego", "package quiet\n\npermit := true\n")
 
 	w, err := FromFiles(UserSpec{Policies: []string{one}, Inputs: inputs})
-	if err != nil || w.Query != "data.httpapi.authz.allow" || w.Name != "user" {
+	if err != nil || w.Query != "data.httpapi.authz.allow" || w.Name != "one" {
 		t.Errorf("one package: %v %v", w, err)
 	}
 	_, err = FromFiles(UserSpec{Policies: []string{one, other}, Inputs: inputs})
@@ -96,6 +97,77 @@ func TestQueryDerivation(t *testing.T) {
 	}
 	if _, err := FromFiles(UserSpec{Policies: []string{filepath.Join(dir, "nope.rego")}, Inputs: inputs}); err == nil {
 		t.Error("a missing policy file was accepted")
+	}
+	// Tests beside the policy are not a second package to choose from: a *_test.rego file, and
+	// a package of test_ rules only in a file named otherwise.
+	testFile := writeFile(t, dir, "one_test.rego", "package httpapi.authz_test\n\ntest_ann if data.httpapi.authz.allow with input.user as \"ann\"\n")
+	testPkg := writeFile(t, dir, "checks.rego", "package checks\n\ntest_bob if not data.httpapi.authz.allow with input.user as \"bob\"\n")
+	w, err = FromFiles(UserSpec{Policies: []string{one, testFile, testPkg}, Inputs: inputs})
+	if err != nil || w.Query != "data.httpapi.authz.allow" {
+		t.Errorf("policy with tests beside it: %v %v", w, err)
+	}
+	// A package with a test_ rule and a rule of its own is not a test package.
+	mixed := writeFile(t, dir, "mixed.rego", "package mixed\n\nallow := true\n\ntest_x if allow\n")
+	if _, err := FromFiles(UserSpec{Policies: []string{one, mixed}, Inputs: inputs}); err == nil || !strings.Contains(err.Error(), "data.mixed") {
+		t.Errorf("a package with a test_ rule beside others was left out: %v", err)
+	}
+}
+
+// The small apps under testdata/rego-apps are loaded as a user loads them: the query derived
+// (past the tests beside the policy), v0 syntax read only when asked for, the decision an
+// undefined result stands for recorded, and the expectations worked out by hand kept.
+func TestRegoApps(t *testing.T) {
+	app := func(name string) string { return filepath.Join("testdata", "rego-apps", name) }
+	for _, tc := range []struct {
+		name      string
+		spec      UserSpec
+		query     string
+		expects   []Expect
+		undefined Expect
+		err       string // the start of the error's last line, when it must fail
+	}{
+		{name: "v0", spec: UserSpec{Policies: []string{app("v0")}, Inputs: filepath.Join(app("v0"), "inputs.jsonl"), V0Compatible: true},
+			query: "data.v0app.allow", expects: []Expect{ExpectAllow, ExpectAllow, ExpectDeny, ExpectDeny}},
+		{name: "v0 without --v0-compatible", spec: UserSpec{Policies: []string{app("v0")}, Inputs: filepath.Join(app("v0"), "inputs.jsonl")},
+			err: "the policy looks like Rego v0 (OPA before 1.0): add --v0-compatible"},
+		{name: "nodefault", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "deny"},
+			query: "data.nodefault.allow", expects: []Expect{ExpectAllow, ExpectAllow, ExpectDeny, ExpectDeny}, undefined: ExpectDeny},
+		{name: "nodefault, bad --undefined-as", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "no"},
+			err: `--undefined-as "no": want deny or allow`},
+		{name: "withtests", spec: UserSpec{Policies: []string{app("withtests")}, Data: []string{filepath.Join(app("withtests"), "data.json")},
+			Inputs: filepath.Join(app("withtests"), "inputs.jsonl")},
+			query: "data.withtests.allow", expects: []Expect{ExpectAllow, ExpectDeny, ExpectDeny}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := FromFiles(tc.spec)
+			if tc.err != "" {
+				if err == nil {
+					t.Fatalf("loaded; want an error saying %q", tc.err)
+				}
+				lines := strings.Split(err.Error(), "\n")
+				if last := lines[len(lines)-1]; !strings.HasPrefix(last, tc.err) {
+					t.Fatalf("error ends %q; want %q", last, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Query != tc.query || w.RegoV0 != tc.spec.V0Compatible || w.UndefinedAs != tc.undefined {
+				t.Errorf("query %s, v0 %t, undefined as %s; want %s, %t, %s", w.Query, w.RegoV0, w.UndefinedAs, tc.query, tc.spec.V0Compatible, tc.undefined)
+			}
+			var got []Expect
+			for _, in := range w.Inputs {
+				got = append(got, in.Expect)
+			}
+			if !reflect.DeepEqual(got, tc.expects) {
+				t.Errorf("expects %v, want %v", got, tc.expects)
+			}
+			// Named after the policy's directory, the first input after the comment line above it.
+			if w.Name != tc.name || !strings.HasSuffix(w.Inputs[0].Source, "inputs.jsonl:2") {
+				t.Errorf("name %q, first input from %s", w.Name, w.Inputs[0].Source)
+			}
+		})
 	}
 }
 

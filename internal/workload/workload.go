@@ -56,6 +56,18 @@ type Input struct {
 	Cedar []byte
 	// Source is the file and line a user-supplied input came from, for error messages.
 	Source string
+	// CedarSource is the file and line of its Cedar request, when the workload has both
+	// versions from the user's files (Source is then the Rego line).
+	CedarSource string
+}
+
+// SourceFor is the file and line the engine's version of the input came from: the Cedar
+// request's line for cedar, the input's otherwise; empty for a built-in workload.
+func (in Input) SourceFor(engine string) string {
+	if engine == "cedar" && in.CedarSource != "" {
+		return in.CedarSource
+	}
+	return in.Source
 }
 
 // File is a policy or data file of a built-in workload.
@@ -80,6 +92,13 @@ type Workload struct {
 	DataPaths   []string
 
 	Inputs []Input
+
+	// RegoV0 says the Rego is written in OPA's v0 syntax (rules without "if", sets without
+	// "contains"): every OPA target then parses it as OPA's --v0-compatible does.
+	RegoV0 bool
+	// UndefinedAs is the decision an undefined result stands for, for a policy without a
+	// default; Unverified (the zero value) keeps undefined an error.
+	UndefinedAs Expect
 
 	// Cedar is the workload written in Cedar, deciding every input alike; nil for a workload
 	// with no Cedar version.

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// addPolicyOptionFlags adds the flags that say how to read the user's own policy: its name, its
+// Rego version, and what an undefined decision stands for. run and workloads verify share them,
+// so a policy checked with one runs the same way with the other.
+func addPolicyOptionFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.StringVar(&f.name, "name", "", "name of your workload in the result (default: your first policy's file name, authz.rego: authz)")
+	fl.BoolVar(&f.v0, "v0-compatible", false, "your Rego is v0 syntax (OPA before 1.0: rules without if, sets without contains); every OPA target reads it so, and the servers and opa eval get --v0-compatible too")
+	fl.StringVar(&f.undefinedAs, "undefined-as", "", "deny or allow: an undefined decision (your policy has no default and no rule matched) counts as this decision, recorded in the result; without it, undefined is an error")
+}
+
+// addUserFileFlags adds the flags naming the user's files, for commands other than run (which
+// declares its own with its help text).
+func addUserFileFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable")
+	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
+	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
+	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
+	fl.StringArrayVar(&f.cedarPols, "cedar-policies", nil, "your Cedar policy file, repeatable")
+	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
+	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json)")
+	fl.StringVar(&f.cedarReqs, "cedar-requests", "", "your Cedar requests, JSON Lines; with --inputs too, line n of each is the same decision")
+	addPolicyOptionFlags(fl, f)
+}
+
+// userSpec is the workload the user's file flags describe.
+func (f *runFlags) userSpec() workload.UserSpec {
+	return workload.UserSpec{Name: f.name, Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
+		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs,
+		V0Compatible: f.v0, UndefinedAs: f.undefinedAs}
+}
+
+// checkPolicyOptions refuses the policy options without a policy of the user's to apply them to:
+// built-in workloads are v1 Rego with a default for every decision.
+func checkPolicyOptions(f *runFlags, userFiles bool) error {
+	if userFiles {
+		_, err := workload.ParseUndefinedAs(f.undefinedAs)
+		return err
+	}
+	for _, o := range []struct {
+		set  bool
+		flag string
+	}{{f.name != "", "--name"}, {f.v0, "--v0-compatible"}, {f.undefinedAs != "", "--undefined-as"}} {
+		if o.set {
+			if f.file != "" {
+				return fmt.Errorf("%s describes a workload given by flags; in a scenario file give name, v0_compatible or undefined_as in the workload's entry", o.flag)
+			}
+			return fmt.Errorf("%s applies to your own workload: give --policy and --inputs (or --cedar-policies and --cedar-requests) with it", o.flag)
+		}
+	}
+	return nil
+}

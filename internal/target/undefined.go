@@ -1,0 +1,46 @@
+package target
+
+import (
+	"context"
+
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// WithUndefinedAs returns t with an undefined decision read as the decision as: for a policy
+// without a default, where OPA answers nothing when no rule matches and the caller treats that
+// as a deny (or an allow). Every target and mode goes through this one place, so they all read
+// undefined alike; with as Unverified, t is returned unchanged and undefined stays an error.
+func WithUndefinedAs(t Target, as workload.Expect) Target {
+	if as == workload.Unverified {
+		return t
+	}
+	return undefinedAs{Target: t, allow: as == workload.ExpectAllow}
+}
+
+type undefinedAs struct {
+	Target
+	allow bool
+}
+
+func (u undefinedAs) Worker() Decider { return undefinedDecider{u.Target.Worker(), u.allow} }
+
+type undefinedDecider struct {
+	Decider
+	allow bool
+}
+
+func (d undefinedDecider) Decide(ctx context.Context, i int) verify.Outcome {
+	out := d.Decider.Decide(ctx, i)
+	if out.Kind == verify.NoResult {
+		out.Kind, out.Allow = verify.Decided, d.allow
+	}
+	return out
+}
+
+// Close releases what the wrapped decider holds (its connection), if anything.
+func (d undefinedDecider) Close() {
+	if c, ok := d.Decider.(interface{ Close() }); ok {
+		c.Close()
+	}
+}

@@ -1,0 +1,5 @@
+package withtests
+
+default allow := false
+
+allow if input.user in data.owners[input.doc]
