@@ -140,8 +140,12 @@ func startFakeServer(t *testing.T, service time.Duration) string {
 // millisecond; a pacer that holds the only slot while it waits for the next send leaves
 // replies unread until every connection is busy, and the median reads up to 64/rate (12.8 ms
 // at 5,000/s, 6.4 ms at 10,000/s; 1.4 to 490 ms on a busy 2-core machine). A machine too busy
-// to give the generator its one CPU can spoil a run either way, so each rate gets up to three
-// runs and must reach a median under 1 ms in one of them.
+// to give the generator its one CPU spoils a run either way (with two CPU burners beside it the
+// fixed pacer read 1.2 to 64 ms), so each rate gets up to three runs, each preceded by a check
+// of how much of a CPU one thread of this process gets; it must reach a median under 1 ms in
+// one of them. Runs where that thread got under 70 % of a CPU are not judged on latency (the
+// machine, not the pacer, is then what they measure), only on their accounting; if every run
+// was starved so, the test says so and judges nothing more.
 func TestOpenLoopOneSchedulerSlot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several seconds of load")
@@ -150,8 +154,9 @@ func TestOpenLoopOneSchedulerSlot(t *testing.T) {
 	for _, rate := range []float64{5000, 10000} {
 		t.Run(fmt.Sprintf("%.0f/s", rate), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			var medians []time.Duration
+			var medians []time.Duration // of the runs judged on latency
 			for range 3 {
+				share := oneThreadCPUShare(t, 100*time.Millisecond)
 				out := Spec{Rate: rate, Connections: 64, Duration: 1500 * time.Millisecond, Warmup: 300 * time.Millisecond}.
 					Run(context.Background(), &socketTarget{addr: addr}, inputs(10), nil)
 				if out.Stopped != nil {
@@ -160,16 +165,44 @@ func TestOpenLoopOneSchedulerSlot(t *testing.T) {
 				if n := out.Recorder.Counts[verify.Transport]; n != 0 {
 					t.Fatalf("%d transport errors", n)
 				}
+				if sc := out.Schedule; out.Recorder.Requests() != uint64(sc.Intended) {
+					t.Fatalf("%d requests recorded for %d sends due", out.Recorder.Requests(), sc.Intended)
+				}
 				p50 := time.Duration(out.Recorder.OK.ValueAtQuantile(50))
-				t.Logf("p50 %s, p99 %s, schedule %+v, generator CPU %s in %s", p50, time.Duration(out.Recorder.OK.ValueAtQuantile(99)),
-					*out.Schedule, out.UsageEnd.CPU-out.UsageStart.CPU, out.Elapsed)
+				t.Logf("p50 %s, p99 %s, schedule %+v, generator CPU %s in %s, one thread's CPU share before %.2f", p50,
+					time.Duration(out.Recorder.OK.ValueAtQuantile(99)), *out.Schedule, out.UsageEnd.CPU-out.UsageStart.CPU, out.Elapsed, share)
 				if p50 < time.Millisecond {
 					return
 				}
-				medians = append(medians, p50)
+				if share >= 0.7 {
+					medians = append(medians, p50)
+				}
 			}
-			t.Errorf("p50 %v at %.0f/s against a 70 µs server; the replies waited for the pacer (64/rate is %s)",
+			if len(medians) == 0 {
+				t.Logf("every run found the machine too busy to give the generator its CPU: latency not judged")
+				return
+			}
+			t.Errorf("p50 %v at %.0f/s against a 70 µs server with the generator given its CPU; the replies waited for the pacer (64/rate is %s)",
 				medians, rate, time.Duration(64*float64(time.Second)/rate))
 		})
 	}
+}
+
+// oneThreadCPUShare spins one locked thread for wall and returns the share of a CPU the kernel
+// gave it: near 1 on a machine with a CPU to spare, about 0.5 with two CPU burners on two cores.
+func oneThreadCPUShare(t *testing.T, wall time.Duration) float64 {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	threadCPU := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+			t.Fatalf("getrusage: %v", err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	cpu0, start := threadCPU(), time.Now()
+	for time.Since(start) < wall {
+	}
+	return float64(threadCPU()-cpu0) / float64(time.Since(start))
 }
