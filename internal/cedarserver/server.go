@@ -63,8 +63,9 @@ func Main(args []string, stderr io.Writer) int {
 	fs.StringArrayVar(&paths.Policies, "policies", nil, "Cedar policy `file` (repeat for several)")
 	fs.StringVar(&paths.Entities, "entities", "", "JSON `file` with the entity store (an array of entities)")
 	fs.StringVar(&paths.Schema, "schema", "", "Cedar schema `file` (.cedarschema, or .json); policies, entities and every request are validated against it")
+	fs.StringVar(&paths.TemplateLinks, "template-links", "", "JSON `file` linking the policies' templates, as the Cedar CLI's --template-linked: [{\"template_id\": ..., \"link_id\": ..., \"args\": {\"?principal\": \"User::\\\"alice\\\"\"}}]")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--addr HOST:PORT]
+		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--template-links FILE] [--addr HOST:PORT]
 
 Serves a Cedar policy set (cedar-go) over HTTP:
   POST %s  {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"},

@@ -108,6 +108,7 @@ type workloadSpec struct {
 	Entities      string   `yaml:"entities"`
 	Schema        string   `yaml:"schema"`
 	Requests      string   `yaml:"requests"`
+	TemplateLinks string   `yaml:"template_links"`
 }
 
 func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -307,7 +308,7 @@ func (s *Scenario) SetFloor(on bool) {
 // workload too.
 func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workload, error) {
 	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 &&
-		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" {
+		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" && w.TemplateLinks == "" {
 		if w.Name == "" {
 			return WorkloadRef{}, nil, errors.New("workload without a name")
 		}
@@ -330,7 +331,8 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 		return rel(p)
 	}
 	u := &workload.UserSpec{Name: w.Name, Inputs: relOpt(w.Inputs), Query: w.Query,
-		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests)}
+		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests),
+		TemplateLinks: relOpt(w.TemplateLinks)}
 	for _, p := range w.Policy {
 		u.Policies = append(u.Policies, rel(p))
 	}
