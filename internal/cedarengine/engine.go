@@ -321,7 +321,8 @@ func newValidator(src Source) (*resolved.Schema, *validate.Validator, error) {
 	if strings.HasSuffix(src.Name, ".json") {
 		err = s.UnmarshalJSON(src.Text)
 	} else {
-		err = s.UnmarshalCedar(src.Text)
+		// Annotations in a schema are string literals too: read alike (see escapeLineBreaks).
+		err = s.UnmarshalCedar(escapeLineBreaks(src.Text))
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("parse Cedar schema %s: %w", src.Name, err)
