@@ -184,6 +184,40 @@ func New(policies []Source, entities, sch *Source, opts ...Option) (*Engine, err
 	return e, nil
 }
 
+// ActionGroup is an action a policy's scope names after `in`, where the entity store has no such
+// entity: only that action itself is then in it. Where the requests never ask for that action,
+// the author meant a group, which the Cedar CLI reads from the schema (or the entities).
+type ActionGroup struct {
+	Action types.EntityUID
+	Policy string // file:line:column and id
+}
+
+// UnknownActionGroups lists the actions named after `action in` (alone, or alone in a list) that
+// no entity declares.
+func (e *Engine) UnknownActionGroups() []ActionGroup {
+	var out []ActionGroup
+	for _, id := range e.ids {
+		pol := e.policies.Get(id)
+		var named []types.EntityUID
+		switch scope := (*expast.Policy)(pol.AST()).Action.(type) {
+		case expast.ScopeTypeIn:
+			named = []types.EntityUID{scope.Entity}
+		case expast.ScopeTypeInSet:
+			// `action in [A, B, C]` is the usual way to list plain actions, each in itself;
+			// `action in [G]` names a group as `action in G` does.
+			if len(scope.Entities) == 1 {
+				named = scope.Entities
+			}
+		}
+		for _, uid := range named {
+			if _, known := e.entities[uid]; !known {
+				out = append(out, ActionGroup{Action: uid, Policy: fmt.Sprintf("%s: policy %s", positionOf(pol), id)})
+			}
+		}
+	}
+	return out
+}
+
 // Warnings says what was read in a way the user may not have meant: a template without links,
 // a value whose JSON form the Cedar CLI would read otherwise with a schema.
 func (e *Engine) Warnings() []string { return e.warnings }
@@ -372,12 +406,12 @@ func (e *Engine) ParseRequest(b []byte) (Request, error) {
 	return e.parseRequest(b, nil)
 }
 
-// RequestWarnings reads a request as ParseRequest does and returns what it would read in a
-// way the user may not have meant (see Warnings).
-func (e *Engine) RequestWarnings(b []byte) ([]string, error) {
+// ParseRequestWarning reads a request as ParseRequest does, and says what it read in a way the
+// user may not have meant (see Warnings).
+func (e *Engine) ParseRequestWarning(b []byte) (Request, []string, error) {
 	var warnings []string
-	_, err := e.parseRequest(b, func(w string) { warnings = append(warnings, w) })
-	return warnings, err
+	r, err := e.parseRequest(b, func(w string) { warnings = append(warnings, w) })
+	return r, warnings, err
 }
 
 func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {

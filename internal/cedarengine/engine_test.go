@@ -129,7 +129,7 @@ func TestWarningsNameWhatIsGuessed(t *testing.T) {
 			t.Errorf("warning %q does not say %q", got[i], w)
 		}
 	}
-	ws, err := e.RequestWarnings([]byte(`{"principal": "User::\"a\"", "action": "Action::\"view\"", "resource": "Doc::\"d1\"",
+	_, ws, err := e.ParseRequestWarning([]byte(`{"principal": "User::\"a\"", "action": "Action::\"view\"", "resource": "Doc::\"d1\"",
 		"context": {"by": {"type": "User", "id": "alice"}, "ok": {"__entity": {"type": "User", "id": "bob"}}}}`))
 	if err != nil || len(ws) != 1 || !strings.Contains(ws[0], `context.by: {"type": ..., "id": ...} is read as a record`) {
 		t.Errorf("request warnings %q (%v), want one naming context.by", ws, err)

@@ -104,3 +104,28 @@ func TestCedarAppsDecideAsWorkedOut(t *testing.T) {
 		})
 	}
 }
+
+// Without the schema that declares them, the action-groups app's groups do not exist, and the
+// Cedar CLI too would deny alice's read: the run is allowed, but each group no request asks for
+// is named in a warning, so the silently wrong decisions have a cause on screen.
+func TestCedarActionGroupsWithoutSchemaWarn(t *testing.T) {
+	spec := cedarAppSpec(t, filepath.Join("testdata", "cedar-apps", "action-groups"))
+	spec.Schema = ""
+	w, err := FromFiles(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(w.CedarWarnings(), "\n")
+	for _, want := range []string{
+		`policies.cedar:2:1: policy viewers-read: action in Action::"ReadOnly": no entity Action::"ReadOnly"`,
+		`policies.cedar:12:1: policy suspended: action in Action::"Any": no entity Action::"Any"`,
+		"declare the group in --schema",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings\n%s\ndo not say %q", got, want)
+		}
+	}
+	if n := len(w.CedarWarnings()); n != 2 {
+		t.Errorf("%d warnings, want 2 (one per group)", n)
+	}
+}

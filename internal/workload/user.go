@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cedar-policy/cedar-go/types"
 	"github.com/open-policy-agent/opa/v1/loader"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
@@ -143,13 +144,24 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 	}
 	var errs []error
 	warnings := engine.Warnings()
+	asked := map[types.EntityUID]bool{}
 	for _, in := range requests {
-		ws, err := engine.RequestWarnings(in.Cedar)
+		r, ws, err := engine.ParseRequestWarning(in.Cedar)
 		if err != nil && len(errs) < 20 {
 			errs = append(errs, fmt.Errorf("%s: %w", in.Source, err))
 		}
+		asked[r.Action] = true
 		for _, w := range ws {
 			warnings = append(warnings, in.Source+": "+w)
+		}
+	}
+	// `action in Action::"g"` with no entity g matches only g itself; if no request asks for g,
+	// the author meant a group, and every decision through it is silently a deny.
+	for _, g := range engine.UnknownActionGroups() {
+		if !asked[g.Action] {
+			warnings = append(warnings, fmt.Sprintf("%s: action in %s: no entity %s, so no action is in it, and no request asks for it; "+
+				"declare the group in --schema (action read in [\"%s\"]), as the Cedar CLI reads action groups from the schema",
+				g.Policy, g.Action, g.Action, string(g.Action.ID)))
 		}
 	}
 	// The same mistake tends to be on every line; a few of them make the point.
