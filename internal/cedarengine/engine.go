@@ -436,8 +436,7 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 	}
 	reader := &valueReader{schema: e.schema, warn: warn}
 	if raw, ok := d["context"]; ok && string(bytes.TrimSpace(raw)) != "null" {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		if raw = bytes.TrimSpace(raw); raw[0] != '{' {
 			return Request{}, fmt.Errorf(`"context": want a JSON object, got %s`, jsonKind(raw))
 		}
 		var want resolved.RecordType
@@ -449,7 +448,15 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 				}
 			}
 		}
-		if want != nil {
+		var fast types.Value
+		if want != nil && warn == nil && types.UnmarshalJSON(raw, &fast) == nil && conforms(fast, want) {
+			// Canonical JSON, read in one pass as the server pays on every request.
+			r.Context = fast.(types.Record)
+		} else if want != nil {
+			var members map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &members); err != nil {
+				return Request{}, fmt.Errorf(`"context": %w`, err)
+			}
 			rec, err := reader.record(members, want, "context", false)
 			if err != nil {
 				return Request{}, err
@@ -469,17 +476,9 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 	}
 	r.entities = e.entities
 	if raw, ok := d["entities"]; ok && string(bytes.TrimSpace(raw)) != "null" {
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return Request{}, fmt.Errorf(`"entities": want a JSON array of entities, got %s`, jsonKind(raw))
-		}
-		own := cedar.EntityMap{}
-		for i, item := range items {
-			ent, err := reader.entity(item)
-			if err != nil {
-				return Request{}, fmt.Errorf(`"entities" entity %d: %w`, i+1, err)
-			}
-			own[ent.UID] = ent
+		own, err := requestEntities(raw, reader)
+		if err != nil {
+			return Request{}, err
 		}
 		if len(own) > 0 {
 			r.entities = layered{request: own, store: e.entities}
@@ -491,6 +490,41 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// requestEntities reads the entities a request brings.
+func requestEntities(raw json.RawMessage, reader *valueReader) (cedar.EntityMap, error) {
+	if reader.warn == nil {
+		// cedar-go reads the array in one pass, as a server pays on every request that brings
+		// entities; written in the canonical forms, that is already what the schema reads.
+		// What it refuses or reads otherwise, the reading below converts or explains.
+		var own cedar.EntityMap
+		if err := json.Unmarshal(raw, &own); err == nil {
+			fast := true
+			for _, ent := range own {
+				if reader.schema != nil && !reader.entityConforms(ent) {
+					fast = false
+					break
+				}
+			}
+			if fast {
+				return own, nil
+			}
+		}
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf(`"entities": want a JSON array of entities, got %s`, jsonKind(raw))
+	}
+	own := cedar.EntityMap{}
+	for i, item := range items {
+		ent, err := reader.entity(item)
+		if err != nil {
+			return nil, fmt.Errorf(`"entities" entity %d: %w`, i+1, err)
+		}
+		own[ent.UID] = ent
+	}
+	return own, nil
 }
 
 // layered looks an entity up in the request's own entities, then in the store, so requests can

@@ -169,3 +169,43 @@ forbid (principal == User::"mallory", action, resource);`
 		}
 	}
 }
+
+// The server reads a request in canonical JSON in one pass and re-reads by the schema only what
+// differs; the check before a run always reads by the schema. Both must yield the same request,
+// whichever form it is written in.
+func TestRequestReadAlikeServedAndChecked(t *testing.T) {
+	schema := `entity User; entity Doc = { owner: User, from?: ipaddr };
+action view appliesTo { principal: User, resource: Doc, context: { from: ipaddr, by?: User, n: Long } };`
+	e, err := New([]Source{{Name: "policies.cedar", Text: []byte(viewPolicy)}}, nil, &Source{Name: "app.cedarschema", Text: []byte(schema)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		`{"principal": "User::\"a\"", "action": "Action::\"view\"", "resource": "Doc::\"d\"", "context": {"from": {"__extn": {"fn": "ip", "arg": "10.0.0.1"}}, "by": {"__entity": {"type": "User", "id": "b"}}, "n": 1},
+		  "entities": [{"uid": {"type": "Doc", "id": "d"}, "attrs": {"owner": {"__entity": {"type": "User", "id": "a"}}}, "parents": []}]}`,
+		`{"principal": "User::\"a\"", "action": "Action::\"view\"", "resource": "Doc::\"d\"", "context": {"from": "10.0.0.1", "by": {"type": "User", "id": "b"}, "n": 1},
+		  "entities": [{"uid": {"type": "Doc", "id": "d"}, "attrs": {"owner": {"type": "User", "id": "a"}, "from": {"fn": "ip", "arg": "10.0.0.0/8"}}, "parents": []}]}`,
+	} {
+		served, err := e.ParseRequest([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked, _, err := e.ParseRequestWarning([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !served.Context.Equal(checked.Context) {
+			t.Errorf("context served %v, checked %v", served.Context, checked.Context)
+		}
+		for _, r := range []Request{served, checked} {
+			doc, ok := r.EntitiesOf().Get(served.Resource)
+			owner, _ := doc.Attributes.Get("owner")
+			if !ok || owner == nil || !owner.Equal(served.Principal) {
+				t.Errorf("%s: Doc::\"d\" owner %v, want the principal", body[:40], owner)
+			}
+		}
+		if by, _ := served.Context.Get("by"); by == nil || by.String() != `User::"b"` {
+			t.Errorf("context by %v, want User::\"b\"", by)
+		}
+	}
+}

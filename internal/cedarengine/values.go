@@ -352,6 +352,15 @@ type entityJSON struct {
 // entity reads one entity of an entities document, its attributes and tags by the schema's
 // declaration of its type when there is a schema.
 func (r *valueReader) entity(raw json.RawMessage) (types.Entity, error) {
+	if r.schema == nil && r.warn == nil {
+		// Nothing to read by and nothing to warn about: cedar-go's own reading, the fast one a
+		// server pays on every request that brings entities.
+		// What it refuses, the reading below accepts or explains.
+		var ent types.Entity
+		if err := json.Unmarshal(raw, &ent); err == nil {
+			return ent, nil
+		}
+	}
 	var ej entityJSON
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -420,4 +429,98 @@ func (r *valueReader) entity(raw json.RawMessage) (types.Entity, error) {
 		ent.Tags = types.NewRecord(tm)
 	}
 	return ent, nil
+}
+
+// conforms reports whether v, read without a schema, is already exactly what the schema reads:
+// then the request needs no second reading. Any difference (a record where the schema says
+// entity, a string where it says ipaddr, a missing or extra attribute, a wrong type) sends it to
+// the schema's reading, which converts it or explains what is wrong.
+func conforms(v types.Value, want resolved.IsType) bool {
+	switch want := want.(type) {
+	case resolved.StringType:
+		_, ok := v.(types.String)
+		return ok
+	case resolved.LongType:
+		_, ok := v.(types.Long)
+		return ok
+	case resolved.BoolType:
+		_, ok := v.(types.Boolean)
+		return ok
+	case resolved.EntityType:
+		uid, ok := v.(types.EntityUID)
+		return ok && uid.Type == types.EntityType(want)
+	case resolved.ExtensionType:
+		switch v.(type) {
+		case types.IPAddr:
+			return want == "ipaddr"
+		case types.Decimal:
+			return want == "decimal"
+		case types.Datetime:
+			return want == "datetime"
+		case types.Duration:
+			return want == "duration"
+		}
+		return false
+	case resolved.SetType:
+		set, ok := v.(types.Set)
+		if !ok {
+			return false
+		}
+		for elem := range set.All() {
+			if !conforms(elem, want.Element) {
+				return false
+			}
+		}
+		return true
+	case resolved.RecordType:
+		rec, ok := v.(types.Record)
+		return ok && recordConforms(rec, want)
+	}
+	return false
+}
+
+func recordConforms(rec types.Record, want resolved.RecordType) bool {
+	present := 0
+	for name, attr := range want {
+		v, ok := rec.Get(name)
+		if !ok {
+			if !attr.Optional {
+				return false
+			}
+			continue
+		}
+		present++
+		if !conforms(v, attr.Type) {
+			return false
+		}
+	}
+	return present == rec.Len()
+}
+
+// entityConforms is conforms for an entity: its attributes and tags as its type declares them.
+// An entity whose type the schema does not declare is left to the schema's reading.
+func (r *valueReader) entityConforms(ent types.Entity) bool {
+	decl, ok := r.schema.Entities[ent.UID.Type]
+	if !ok {
+		return false
+	}
+	shape := decl.Shape
+	if shape == nil {
+		shape = resolved.RecordType{}
+	}
+	if !recordConforms(ent.Attributes, shape) {
+		return false
+	}
+	if ent.Tags.Len() == 0 {
+		return true
+	}
+	if decl.Tags == nil {
+		return false
+	}
+	for v := range ent.Tags.Values() {
+		if !conforms(v, decl.Tags) {
+			return false
+		}
+	}
+	return true
 }
