@@ -165,8 +165,10 @@ func (r *valueReader) value(raw json.RawMessage, want resolved.IsType, where str
 		}
 		return types.Boolean(b), nil
 	case resolved.EntityType:
+		// Only requests and template links take an entity as a string; in a value, as for the
+		// Cedar CLI, a string is a string.
 		uid, err := readUID(raw)
-		if err != nil {
+		if err != nil || raw[0] == '"' {
 			return nil, fmt.Errorf(`%s: expected an entity reference to a %s, {"type": "%s", "id": ...} or {"__entity": {...}}, got %s`,
 				where, want, want, jsonKind(raw))
 		}
