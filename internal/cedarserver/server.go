@@ -100,6 +100,10 @@ Flags:
 		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
 		return 1
 	}
+	// Printed once listening, so that a failure to start stays the first line a starter reads.
+	for _, w := range engine.Warnings() {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", Arg, w)
+	}
 	srv := &http.Server{Handler: Handler(engine), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
