@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cedar-policy/cedar-go"
@@ -486,10 +487,30 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 	}
 	if e.validator != nil {
 		if err := e.validator.Request(r.Request); err != nil {
-			return Request{}, fmt.Errorf("request does not validate against the schema: %w", err)
+			return Request{}, fmt.Errorf("request does not validate against the schema: %w%s", err, e.appliesTo(r.Action))
 		}
 	}
 	return r, nil
+}
+
+// appliesTo says what the schema takes for an action, to follow a request's validation error.
+func (e *Engine) appliesTo(action types.EntityUID) string {
+	a, ok := e.schema.Actions[action]
+	if !ok {
+		actions := make([]string, 0, len(e.schema.Actions))
+		for uid, a := range e.schema.Actions {
+			if a.AppliesTo != nil {
+				actions = append(actions, uid.String())
+			}
+		}
+		slices.Sort(actions)
+		return "; the schema's actions are " + strings.Join(actions, ", ")
+	}
+	if a.AppliesTo == nil {
+		return fmt.Sprintf("; the schema's %s applies to no request (an action group?)", action)
+	}
+	return fmt.Sprintf("; the schema's %s takes principal %s, resource %s", action,
+		typeList(a.AppliesTo.Principals), typeList(a.AppliesTo.Resources))
 }
 
 // requestEntities reads the entities a request brings.
