@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,7 +144,7 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 		return nil, err
 	}
 	var errs []error
-	warnings := engine.Warnings()
+	warnings := slices.Clone(engine.Warnings())
 	asked := map[types.EntityUID]bool{}
 	for _, in := range requests {
 		r, ws, err := engine.ParseRequestWarning(in.Cedar)
