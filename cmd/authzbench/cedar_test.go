@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // writeCedarApp writes a small photo-sharing app in both languages: alice may view her own
@@ -136,6 +138,38 @@ func TestExportedWorkloadRunsInBothEngines(t *testing.T) {
 	for _, r := range doc.Runs {
 		if r.Summary.OK != 3000 || r.Summary.UnverifiedOK != 0 {
 			t.Errorf("%s: ok %d, unverified %d, errors %d %v", r.Target, r.Summary.OK, r.Summary.UnverifiedOK, r.Summary.Errors, r.Summary.ErrorClasses)
+		}
+	}
+}
+
+// --template-links reaches both Cedar targets: the served engine links the templates as the
+// in-process one does, every hand-worked decision holds in both, and the unlinked template is
+// warned about before the load starts.
+func TestCedarTemplateLinksReachTheServer(t *testing.T) {
+	app := func(name string) string {
+		return filepath.Join("..", "..", "internal", "workload", "testdata", "cedar-apps", "templates", name)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "cedar/inproc,cedar/server",
+		"--cedar-policies", app("policies.cedar"), "--schema", app("app.cedarschema"), "--entities", app("entities.json"),
+		"--template-links", app("links.json"), "--cedar-requests", app("requests.jsonl"),
+		"--requests", "400", "--warmup", "0s", "--workers", "1", "--no-progress", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "warning: workload user: ") || !strings.Contains(stderr, "template unlinked has no links in") {
+		t.Errorf("no warning about the unlinked template in\n%s", stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(doc.Runs))
+	}
+	for _, r := range doc.Runs {
+		if r.Summary.OK != 400 || r.Summary.Errors != 0 {
+			t.Errorf("%s: ok %d errors %d, want 400 ok and no wrong decision", r.Target, r.Summary.OK, r.Summary.Errors)
 		}
 	}
 }

@@ -42,6 +42,7 @@ type runFlags struct {
 	name        string
 	v0          bool
 	undefinedAs string
+	cedarLinks  string
 	workers     []int
 	rates       []float64
 	loadPoints  []string
@@ -140,6 +141,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
 	fl.StringArrayVar(&f.cedarPols, "cedar-policies", nil, "your Cedar policy file, repeatable (for the cedar targets)")
 	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
+	fl.StringVar(&f.cedarLinks, "template-links", "", `your Cedar template links, as the Cedar CLI's --template-linked: [{"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\""}}]`)
 	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
 	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
 	addPolicyOptionFlags(fl, &f)
@@ -269,6 +271,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
+	opts.Warn = func(w string) { fmt.Fprintf(stderr, "authzbench: warning: %s\n", w) }
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
 		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
 	runErr := bench.Run(ctx, s, opts, doc)

@@ -28,6 +28,7 @@ func addUserFileFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
 	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json)")
 	fl.StringVar(&f.cedarReqs, "cedar-requests", "", "your Cedar requests, JSON Lines; with --inputs too, line n of each is the same decision")
+	fl.StringVar(&f.cedarLinks, "template-links", "", "your Cedar template links, as the Cedar CLI's --template-linked")
 	addPolicyOptionFlags(fl, f)
 }
 
@@ -35,7 +36,7 @@ func addUserFileFlags(fl *pflag.FlagSet, f *runFlags) {
 func (f *runFlags) userSpec() workload.UserSpec {
 	return workload.UserSpec{Name: f.name, Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
 		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs,
-		V0Compatible: f.v0, UndefinedAs: f.undefinedAs}
+		TemplateLinks: f.cedarLinks, V0Compatible: f.v0, UndefinedAs: f.undefinedAs}
 }
 
 // checkPolicyOptions refuses the policy options without a policy of the user's to apply them to:

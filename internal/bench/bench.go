@@ -34,6 +34,9 @@ type Options struct {
 	AutoPin *Pinning
 	// Progress, when set, is told what is running and how far it got, several times a second.
 	Progress func(Status)
+	// Warn, when set, is told what in the user's files was read in a way they may not have
+	// meant, before any load starts.
+	Warn func(string)
 }
 
 // Status is what a progress line shows.
@@ -75,6 +78,13 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	workloads, err := Prepare(ctx, s)
 	if err != nil {
 		return err
+	}
+	for _, w := range workloads {
+		for _, warning := range w.CedarWarnings() {
+			if o.Warn != nil {
+				o.Warn(fmt.Sprintf("workload %s: %s", w.Name, warning))
+			}
+		}
 	}
 	tmp, err := os.MkdirTemp(o.Target.TempDir, "authzbench-")
 	if err != nil {

@@ -63,8 +63,9 @@ func Main(args []string, stderr io.Writer) int {
 	fs.StringArrayVar(&paths.Policies, "policies", nil, "Cedar policy `file` (repeat for several)")
 	fs.StringVar(&paths.Entities, "entities", "", "JSON `file` with the entity store (an array of entities)")
 	fs.StringVar(&paths.Schema, "schema", "", "Cedar schema `file` (.cedarschema, or .json); policies, entities and every request are validated against it")
+	fs.StringVar(&paths.TemplateLinks, "template-links", "", "JSON `file` linking the policies' templates, as the Cedar CLI's --template-linked: [{\"template_id\": ..., \"link_id\": ..., \"args\": {\"?principal\": \"User::\\\"alice\\\"\"}}]")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--addr HOST:PORT]
+		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--template-links FILE] [--addr HOST:PORT]
 
 Serves a Cedar policy set (cedar-go) over HTTP:
   POST %s  {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"},
@@ -98,6 +99,10 @@ Flags:
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
 		return 1
+	}
+	// Printed once listening, so that a failure to start stays the first line a starter reads.
+	for _, w := range engine.Warnings() {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", Arg, w)
 	}
 	srv := &http.Server{Handler: Handler(engine), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

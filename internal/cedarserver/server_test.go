@@ -161,3 +161,18 @@ func TestMainRefusesABadPolicyNamingItsFile(t *testing.T) {
 		t.Errorf("no policies: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// --template-links is read by the server as by the in-process engine: a link to a template the
+// policies lack is refused before listening, naming the links file and the templates there are.
+func TestMainReadsTemplateLinks(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "t.cedar")
+	links := filepath.Join(dir, "links.json")
+	os.WriteFile(pol, []byte(`@id("viewers") permit (principal in ?principal, action, resource);`), 0o644)
+	os.WriteFile(links, []byte(`[{"template_id": "editors", "link_id": "l", "args": {"?principal": "Team::\"a\""}}]`), 0o644)
+	var stderr bytes.Buffer
+	code := Main([]string{"--policies", pol, "--template-links", links, "--addr", "127.0.0.1:0"}, &stderr)
+	if want := `links.json:1:2: template link 1: no template "editors"; the templates are "viewers"`; code != 2 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 saying %q", code, stderr.String(), want)
+	}
+}

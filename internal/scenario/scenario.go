@@ -174,8 +174,9 @@ type workloadSpec struct {
 	Schema        string   `yaml:"schema"`
 	Requests      string   `yaml:"requests"`
 	// How to read the user's own policy (--v0-compatible, --undefined-as).
-	V0Compatible bool   `yaml:"v0_compatible"`
-	UndefinedAs  string `yaml:"undefined_as"`
+	V0Compatible  bool   `yaml:"v0_compatible"`
+	UndefinedAs   string `yaml:"undefined_as"`
+	TemplateLinks string `yaml:"template_links"`
 }
 
 func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -375,7 +376,7 @@ func (s *Scenario) SetFloor(on bool) {
 // workload too.
 func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workload, error) {
 	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 &&
-		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" {
+		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" && w.TemplateLinks == "" {
 		if w.Name == "" {
 			return WorkloadRef{}, nil, errors.New("workload without a name")
 		}
@@ -402,7 +403,7 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 	}
 	u := &workload.UserSpec{Name: w.Name, Inputs: relOpt(w.Inputs), Query: w.Query,
 		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests),
-		V0Compatible: w.V0Compatible, UndefinedAs: w.UndefinedAs}
+		V0Compatible: w.V0Compatible, UndefinedAs: w.UndefinedAs, TemplateLinks: relOpt(w.TemplateLinks)}
 	for _, p := range w.Policy {
 		u.Policies = append(u.Policies, rel(p))
 	}

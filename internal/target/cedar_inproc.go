@@ -53,7 +53,7 @@ func cedarPaths(o Options, w *workload.Workload) (cedarengine.Paths, error) {
 	if err != nil {
 		return cedarengine.Paths{}, err
 	}
-	return cedarengine.Paths{Policies: policies, Entities: entities, Schema: schema}, nil
+	return cedarengine.Paths{Policies: policies, Entities: entities, Schema: schema, TemplateLinks: w.Cedar.TemplateLinksPath}, nil
 }
 
 // parseCedarRequests parses every input's Cedar request, naming the first bad one.

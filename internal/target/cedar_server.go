@@ -61,6 +61,9 @@ func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 	if paths.Schema != "" {
 		args = append(args, "--schema", paths.Schema)
 	}
+	if paths.TemplateLinks != "" {
+		args = append(args, "--template-links", paths.TemplateLinks)
+	}
 	args = append(args, t.opts.SUTArgs...)
 	return t.run(ctx, "cedar server", addr, exec.Command(self, args...))
 }

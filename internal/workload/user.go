@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/cedar-policy/cedar-go/types"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 
@@ -41,11 +43,12 @@ type UserSpec struct {
 	Entities      string
 	Schema        string
 	Requests      string
+	TemplateLinks string // links for the Cedar policies' templates, as the Cedar CLI's --template-linked
 }
 
 // HasCedar reports whether the spec names any Cedar file.
 func (s UserSpec) HasCedar() bool {
-	return len(s.CedarPolicies) > 0 || s.Entities != "" || s.Schema != "" || s.Requests != ""
+	return len(s.CedarPolicies) > 0 || s.Entities != "" || s.Schema != "" || s.Requests != "" || s.TemplateLinks != ""
 }
 
 // HasRego reports whether the spec names any Rego-side file.
@@ -165,7 +168,7 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 	if s.Requests == "" {
 		return nil, errors.New(`a Cedar workload needs --cedar-requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`)
 	}
-	for _, p := range append(append([]string{}, s.CedarPolicies...), s.Entities, s.Schema) {
+	for _, p := range append(append([]string{}, s.CedarPolicies...), s.Entities, s.Schema, s.TemplateLinks) {
 		if p == "" {
 			continue
 		}
@@ -179,15 +182,35 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 	}
 	// Load the policies, entities and schema now, and check every request against them, so a
 	// mistake in any of them is reported before any load starts, not when a target starts.
-	engine, err := cedarengine.Load(cedarengine.Paths{Policies: s.CedarPolicies, Entities: s.Entities, Schema: s.Schema})
+	engine, err := cedarengine.Load(cedarengine.Paths{Policies: s.CedarPolicies, Entities: s.Entities, Schema: s.Schema, TemplateLinks: s.TemplateLinks})
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
+	warnings := slices.Clone(engine.Warnings())
+	asked := map[types.EntityUID]bool{}
 	for _, in := range requests {
-		if _, err := engine.ParseRequest(in.Cedar); err != nil && len(errs) < 20 {
+		r, ws, err := engine.ParseRequestWarning(in.Cedar)
+		if err != nil && len(errs) < 20 {
 			errs = append(errs, fmt.Errorf("%s: %w", in.Source, err))
 		}
+		asked[r.Action] = true
+		for _, w := range ws {
+			warnings = append(warnings, in.Source+": "+w)
+		}
+	}
+	// `action in Action::"g"` with no entity g matches only g itself; if no request asks for g,
+	// the author meant a group, and every decision through it is silently a deny.
+	for _, g := range engine.UnknownActionGroups() {
+		if !asked[g.Action] {
+			warnings = append(warnings, fmt.Sprintf("%s: action in %s: no entity %s, so no action is in it, and no request asks for it; "+
+				"declare the group in --schema (action read in [\"%s\"]), as the Cedar CLI reads action groups from the schema",
+				g.Policy, g.Action, g.Action, string(g.Action.ID)))
+		}
+	}
+	// The same mistake tends to be on every line; a few of them make the point.
+	if len(warnings) > 10 {
+		warnings = append(warnings[:10], fmt.Sprintf("and %d more warnings like these", len(warnings)-10))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -196,7 +219,8 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 		Name:        userName(s),
 		Description: "user-supplied Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", "),
 		Inputs:      requests,
-		Cedar:       &Cedar{PolicyPaths: s.CedarPolicies, EntitiesPath: s.Entities, SchemaPath: s.Schema},
+		Cedar: &Cedar{PolicyPaths: s.CedarPolicies, EntitiesPath: s.Entities, SchemaPath: s.Schema,
+			TemplateLinksPath: s.TemplateLinks, Warnings: warnings},
 	}, nil
 }
 

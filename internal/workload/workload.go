@@ -117,11 +117,25 @@ type Cedar struct {
 	PolicyPaths  []string
 	SchemaPath   string
 	EntitiesPath string
+	// TemplateLinksPath links the policies' templates; empty for none.
+	TemplateLinksPath string
+
+	// Warnings say what in the user's files was read in a way they may not have meant (a
+	// template without links, a JSON value the Cedar CLI would read otherwise).
+	Warnings []string
 
 	// Differences says what the Cedar version is handed ready-made because Cedar cannot
 	// compute it (a JWT signature check, a division), so a comparison says what it compares.
 	// Empty when both versions do the same work.
 	Differences string
+}
+
+// CedarWarnings says what in the user's Cedar files was read in a way they may not have meant.
+func (w *Workload) CedarWarnings() []string {
+	if w.Cedar == nil {
+		return nil
+	}
+	return w.Cedar.Warnings
 }
 
 // HasRego reports whether the workload has a Rego policy for the OPA targets.

@@ -1,0 +1,131 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/cedarserver"
+)
+
+// cedarAppSpec names the files of an app under testdata/cedar-apps, each optional but the
+// policies and requests.
+func cedarAppSpec(t *testing.T, dir string) UserSpec {
+	t.Helper()
+	opt := func(name string) string {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
+		return p
+	}
+	return UserSpec{
+		Name:          filepath.Base(dir),
+		CedarPolicies: []string{filepath.Join(dir, "policies.cedar")},
+		Entities:      opt("entities.json"),
+		Schema:        opt("app.cedarschema"),
+		Requests:      filepath.Join(dir, "requests.jsonl"),
+		TemplateLinks: opt("links.json"),
+	}
+}
+
+// Each small app exercises one way users write Cedar that cedar-go alone reads otherwise than
+// the Cedar CLI; every request's decision was worked out by hand. The in-process engine and the
+// served one must both decide every request as expected, with no policy error.
+func TestCedarAppsDecideAsWorkedOut(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/cedar-apps/*/requests.jsonl")
+	if err != nil || len(dirs) < 4 {
+		t.Fatalf("want the 4 apps under testdata/cedar-apps, found %v (%v)", dirs, err)
+	}
+	// What each app must warn about, and nothing else.
+	wantWarnings := map[string][]string{
+		"templates": {"template unlinked has no links"},
+	}
+	for _, dir := range dirs {
+		spec := cedarAppSpec(t, filepath.Dir(dir))
+		t.Run(spec.Name, func(t *testing.T) {
+			w, err := FromFiles(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			warnings := w.CedarWarnings()
+			if len(warnings) != len(wantWarnings[spec.Name]) {
+				t.Errorf("warnings %q, want %d like %q", warnings, len(wantWarnings[spec.Name]), wantWarnings[spec.Name])
+			}
+			for i, want := range wantWarnings[spec.Name] {
+				if i < len(warnings) && !strings.Contains(warnings[i], want) {
+					t.Errorf("warning %q does not say %q", warnings[i], want)
+				}
+			}
+			engine, err := cedarengine.Load(cedarengine.Paths{Policies: spec.CedarPolicies, Entities: spec.Entities,
+				Schema: spec.Schema, TemplateLinks: spec.TemplateLinks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(cedarserver.Handler(engine))
+			defer srv.Close()
+			allows := 0
+			for _, in := range w.Inputs {
+				if in.Expect == Unverified {
+					t.Fatalf("%s: no expect", in.Source)
+				}
+				if in.Expect == ExpectAllow {
+					allows++
+				}
+				allow, errs, err := cedarDecide(engine, in.Cedar)
+				if err != nil || len(errs) > 0 || expectOf(allow) != in.Expect {
+					t.Errorf("%s: in-process decided allow=%v (errors %v, %v), expected %s", in.Source, allow, errs, err, in.Expect)
+				}
+				resp, err := http.Post(srv.URL+cedarserver.Path, "application/json", bytes.NewReader(in.Cedar))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var served struct {
+					Decision string   `json:"decision"`
+					Errors   []string `json:"errors"`
+					Error    string   `json:"error"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&served)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK || len(served.Errors) > 0 ||
+					(served.Decision == "allow") != (in.Expect == ExpectAllow) {
+					t.Errorf("%s: served %d %+v (%v), expected %s", in.Source, resp.StatusCode, served, err, in.Expect)
+				}
+			}
+			if allows == 0 || allows == len(w.Inputs) {
+				t.Errorf("%d of %d requests allowed: an app should both allow and deny", allows, len(w.Inputs))
+			}
+		})
+	}
+}
+
+// Without the schema that declares them, the action-groups app's groups do not exist, and the
+// Cedar CLI too would deny alice's read: the run is allowed, but each group no request asks for
+// is named in a warning, so the silently wrong decisions have a cause on screen.
+func TestCedarActionGroupsWithoutSchemaWarn(t *testing.T) {
+	spec := cedarAppSpec(t, filepath.Join("testdata", "cedar-apps", "action-groups"))
+	spec.Schema = ""
+	w, err := FromFiles(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(w.CedarWarnings(), "\n")
+	for _, want := range []string{
+		`policies.cedar:2:1: policy viewers-read: action in Action::"ReadOnly": no entity Action::"ReadOnly"`,
+		`policies.cedar:12:1: policy suspended: action in Action::"Any": no entity Action::"Any"`,
+		"declare the group in --schema",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings\n%s\ndo not say %q", got, want)
+		}
+	}
+	if n := len(w.CedarWarnings()); n != 2 {
+		t.Errorf("%d warnings, want 2 (one per group)", n)
+	}
+}
