@@ -157,7 +157,7 @@ func TestCedarTemplateLinksReachTheServer(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "warning: workload user: ") || !strings.Contains(stderr, "template unlinked has no links in") {
+	if !strings.Contains(stderr, "warning: workload policies: ") || !strings.Contains(stderr, "template unlinked has no links in") {
 		t.Errorf("no warning about the unlinked template in\n%s", stderr)
 	}
 	doc, err := result.Read(out)

@@ -222,7 +222,7 @@ func TestFaultPaths(t *testing.T) {
 				return cedarRun(e, t, map[string]string{"--cedar-policies": "permit (principal, action, resource) when { principal.x == };"})
 			}},
 		{name: "Cedar entity attribute against the schema", code: exitUsage,
-			want: []string{`bad-entities.json:2:2: entity Photo::"p1"`, `attribute "owner"`},
+			want: []string{`bad-entities.json:2:2: `, `Photo::"p1" attribute owner: expected an entity reference to a User`, `got string "alice"`},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return cedarRun(e, t, map[string]string{"--entities": cedarEntities(`"alice"`)})
 			}},
