@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,12 @@ type faultEnv struct {
 	hits     atomic.Int64
 	// onRequest, when set, runs on the fake server's first request: a fault injected mid-run.
 	onRequest func()
+	// closeEvery, when set, makes the server close the connection right after every Nth
+	// answer without saying so (no Connection: close), as servers with idle timeouts or a cap
+	// on requests per connection do.
+	closeEvery int64
+	// kill stops the fake server at once: the listener and every connection closed.
+	kill func()
 }
 
 func newFaultEnv(t *testing.T) *faultEnv {
@@ -33,13 +40,24 @@ func newFaultEnv(t *testing.T) *faultEnv {
 	e.out = filepath.Join(e.dir, "r.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		if e.hits.Add(1) == 1 && e.onRequest != nil {
+		n := e.hits.Add(1)
+		if n == 1 && e.onRequest != nil {
 			e.onRequest()
+		}
+		if e.closeEvery > 0 && n%e.closeEvery == 0 {
+			if c, buf, err := w.(http.Hijacker).Hijack(); err == nil {
+				body := `{"result": true}`
+				fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+				buf.Flush()
+				c.Close()
+				return
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"result": true}`)
 	}))
 	t.Cleanup(srv.Close)
+	e.kill = func() { srv.Listener.Close(); srv.CloseClientConnections() }
 	e.url = srv.URL
 	return e
 }
@@ -365,6 +383,76 @@ func TestFaultPaths(t *testing.T) {
 				}
 			}},
 
+		// 4. --timeout means the same everywhere, and nothing unsent is a request.
+		{name: "--timeout 1ns in-process: timeouts, not decisions, and the run ends", code: exitFailed,
+			want: []string{"timeout"},
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("run", "--target", "opa/inproc", "--workload", "nop", "--timeout", "1ns",
+					"--duration", "20s", "--warmup", "0s", "--workers", "1", "--no-progress", "-o", e.out)
+			},
+			check: func(t *testing.T, e *faultEnv, _, _ string) {
+				doc := readResult(t, e.out)
+				s := doc.Runs[0].Summary
+				if s.OK != 0 || s.ErrorClasses["timeout"] == 0 || s.ErrorClasses["timeout"] != s.Requests {
+					t.Errorf("ok %d, classes %v of %d requests: want every decision a timeout", s.OK, s.ErrorClasses, s.Requests)
+				}
+				if s.Requests > 100_000 {
+					t.Errorf("%d requests: the run should end once nothing but timeouts comes back", s.Requests)
+				}
+			}},
+		{name: "--timeout 1ns to a server: nothing sent is no request, and the run says why", code: exitFailed,
+			want: []string{"nothing could be sent", "the timeout is too short"},
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("run", "--target", "opa/server", "--url", e.url, "--workload", "nop", "--timeout", "1ns",
+					"--duration", "20s", "--warmup", "0s", "--workers", "1", "--no-progress", "-o", e.out)
+			},
+			check: func(t *testing.T, e *faultEnv, _, _ string) {
+				if n := readResult(t, e.out).Runs[0].Summary.Requests; n != 0 {
+					t.Errorf("%d requests recorded; none could be sent", n)
+				}
+			}},
+
+		// 5 and 7. A --url server that dies ends the run, with the partial result and its real
+		// connection counts.
+		{name: "--url server that dies mid-run", code: exitFailed,
+			want: []string{"no answer from the target", "connection refused"},
+			args: func(t *testing.T, e *faultEnv) []string {
+				e.onRequest = func() { time.AfterFunc(400*time.Millisecond, e.kill) }
+				return args("run", "--target", "opa/server", "--url", e.url, "--workload", "nop", "--timeout", "200ms",
+					"--duration", "60s", "--warmup", "0s", "--workers", "2", "--no-progress", "-o", e.out)
+			},
+			check: func(t *testing.T, e *faultEnv, _, stderr string) {
+				doc := readResult(t, e.out)
+				r := doc.Runs[0]
+				if !doc.Interrupted || !r.Partial || r.Summary.OK == 0 {
+					t.Errorf("interrupted %t, partial %t, ok %d: want the answers before the death kept, marked partial",
+						doc.Interrupted, r.Partial, r.Summary.OK)
+				}
+				if c := r.Summary.Connections; c == nil || c.Opened == 0 || c.Expected < c.Opened {
+					t.Errorf("connections %+v: want those opened, against what 2 workers could open", c)
+				}
+				if n := r.Summary.ErrorClasses["transport"]; n > 200 {
+					t.Errorf("%d transport errors: connects after the death should back off", n)
+				}
+			}},
+
+		// 6. Keep-alive as servers really behave.
+		{name: "server closing every 5th kept-alive connection costs reconnects, not errors", code: exitOK,
+			args: func(t *testing.T, e *faultEnv) []string {
+				e.closeEvery = 5
+				return args("run", "--target", "opa/server", "--url", e.url, "--workload", "nop", "--requests", "400",
+					"--warmup", "0s", "--workers", "2", "--no-progress", "-o", e.out)
+			},
+			check: func(t *testing.T, e *faultEnv, _, _ string) {
+				s := readResult(t, e.out).Runs[0].Summary
+				if s.Errors != 0 || s.OK != 400 {
+					t.Errorf("ok %d, errors %d (%v): want 400 decisions", s.OK, s.Errors, s.ErrorClasses)
+				}
+				if c := s.Connections; c == nil || c.Reconnects == 0 {
+					t.Errorf("connections %+v: want the closed connections counted as reconnects", c)
+				}
+			}},
+
 		// 9. Progress where there is no terminal.
 		{name: "progress lines without a terminal", code: exitOK, want: []string{"authzbench: [1/1] nop on opa/inproc, rep 1/1, measuring"},
 			args: func(t *testing.T, e *faultEnv) []string {
@@ -432,4 +520,16 @@ func guardDevNull(t *testing.T) {
 		}
 		os.Chmod("/dev/null", 0o666)
 	}
+}
+
+func readResult(t *testing.T, path string) *result.Document {
+	t.Helper()
+	doc, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) == 0 {
+		t.Fatalf("%s holds no run", path)
+	}
+	return doc
 }

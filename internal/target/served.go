@@ -74,9 +74,13 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 
 // probe sends one request to a server authzbench did not start, so an unreachable address fails
 // before any load with the network's own words. Its answer is not judged here: a wrong decision
-// or a 404 is what the run is for, and it will be counted there.
+// or a 404 is what the run is for, and it will be counted there. It asks whether the server is
+// there, not how fast it is, so it waits at least probeTimeout whatever --timeout says: a
+// --timeout too short for anything is the run's to report, as such.
+const probeTimeout = 10 * time.Second
+
 func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, max(timeout, probeTimeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, uri, bytes.NewReader(body))
 	if err != nil {
