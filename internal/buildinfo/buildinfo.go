@@ -214,8 +214,11 @@ func hashOrEmpty(s string) string {
 	return s
 }
 
-// modified asks git whether the checkout has changes (tracked or not: an untracked .go file
-// changes a build too); "unknown" without a git binary or when it fails.
+// modified asks git whether the checkout differs from its commit in anything the build reads:
+// a tracked file changed, or an untracked file where Go compiles or embeds from (cmd/,
+// internal/, go.mod, go.sum). Untracked files elsewhere, such as a result file just written to
+// docs/results/ or a user's inputs beside the checkout, change no build. "unknown" without a git
+// binary or when it fails.
 func modified(root string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -223,8 +226,25 @@ func modified(root string) string {
 	if err != nil {
 		return "unknown"
 	}
-	if len(strings.TrimSpace(string(out))) > 0 {
+	if changesBuild(string(out)) {
 		return "true"
 	}
 	return "false"
+}
+
+// changesBuild reads `git status --porcelain` output.
+func changesBuild(status string) bool {
+	for _, line := range strings.Split(status, "\n") {
+		if len(line) < 4 {
+			continue
+		}
+		path := line[3:]
+		if !strings.HasPrefix(line, "??") {
+			return true // a tracked file added, changed, deleted or renamed
+		}
+		if strings.HasPrefix(path, "cmd/") || strings.HasPrefix(path, "internal/") || path == "go.mod" || path == "go.sum" {
+			return true
+		}
+	}
+	return false
 }

@@ -92,9 +92,30 @@ func TestRead(t *testing.T) {
 			t.Errorf("%+v; want commit %s read from the checkout", i, want)
 		}
 		status, _ := exec.Command("git", "status", "--porcelain").Output()
-		if dirty := len(strings.TrimSpace(string(status))) > 0; i.Modified != map[bool]string{true: "true", false: "false"}[dirty] ||
+		if dirty := changesBuild(string(status)); i.Modified != map[bool]string{true: "true", false: "false"}[dirty] ||
 			strings.HasSuffix(i.Commit, "-dirty") != dirty {
 			t.Errorf("%+v; git status says dirty=%t", i, dirty)
 		}
 	})
+}
+
+func TestChangesBuild(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		want   bool
+	}{
+		{"", false},
+		{"?? docs/results/quickstart-2026-11-23.json\n", false},
+		{"?? inputs.jsonl\n?? results/\n", false},
+		{" M README.md\n", true}, // tracked: whatever it is, the checkout is not its commit
+		{"?? internal/load/new.go\n", true},
+		{"?? cmd/authzbench/x.go\n", true},
+		{"?? go.sum\n", true},
+		{"D  internal/verify/verify.go\n", true},
+		{"R  a.go -> b.go\n", true},
+	} {
+		if got := changesBuild(tc.status); got != tc.want {
+			t.Errorf("changesBuild(%q) = %t, want %t", tc.status, got, tc.want)
+		}
+	}
 }
