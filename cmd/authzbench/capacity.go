@@ -27,9 +27,9 @@ func newCapacityCommand(stdout, stderr io.Writer) *cobra.Command {
 between the last rate that met the SLO and the first that did not, and prints the knee with both
 rates' percentiles. Latency is measured from each request's intended send time, so a server that
 falls behind fails the SLO instead of slowing the load down. A rate the generator itself could not
-keep to (its pacer woke up late for over 5 % of the sends) says nothing about the server: it is
-measured once more, and if it fails so again the knee is named as the generator's, not the
-server's. The search is bounded by --max-steps probes of --step each, repeats included.` + exitStatusHelp,
+keep to (over 1 % of the sends late through the generator's own fault) says nothing about the
+server: it is measured once more, and if it fails so again the knee is named as the generator's,
+not the server's. The search is bounded by --max-steps probes of --step each, repeats included.` + exitStatusHelp,
 		Example: `  authzbench capacity --target opa/server --workload risk --slo p99=5ms,errors=0.1%
   authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms`,
 		Args: cobra.NoArgs,
