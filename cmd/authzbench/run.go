@@ -556,7 +556,7 @@ func newDocument(scenario string) *result.Document {
 		Created:  time.Now().UTC(),
 		Command:  append([]string{"authzbench"}, os.Args[1:]...),
 		Scenario: scenario,
-		Env:      result.CaptureEnv(version.Version),
+		Env:      bench.CaptureEnv(version.Version),
 	}
 }
 

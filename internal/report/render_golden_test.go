@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // The -update flag is declared in report_test.go; run
@@ -29,8 +27,8 @@ func twoWorkloadsDocument() *result.Document {
 			Load: result.Load{Model: "closed", Workers: workers, DurationS: 4, WarmupS: 1},
 			Summary: result.Summary{
 				Requests: 2000, OK: 2000, ErrorClasses: map[string]uint64{},
-				ThroughputRPS: metrics.Spread{Mean: rps, SD: sd, N: n},
-				LatencyUS:     metrics.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 3},
+				ThroughputRPS: result.Spread{Mean: rps, SD: sd, N: n},
+				LatencyUS:     result.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 3},
 			},
 		}
 	}
@@ -38,7 +36,7 @@ func twoWorkloadsDocument() *result.Document {
 	withErrors.Summary.Requests, withErrors.Summary.OK = 2009, 2000
 	withErrors.Summary.Errors, withErrors.Summary.WrongDecision = 9, 2
 	withErrors.Summary.ErrorClasses = map[string]uint64{"http_400": 7, "wrong_decision": 2}
-	withErrors.SUTResources = &sut.Resources{CPUCoresMean: 0.987, CPUCoresMax: 1.5, RSSMaxMB: 48.6, Samples: 12}
+	withErrors.SUTResources = &result.Resources{CPUCoresMean: 0.987, CPUCoresMax: 1.5, RSSMaxMB: 48.6, Samples: 12}
 
 	withErrors.Summary.ErrorMessages = map[string]string{
 		"http_400":       `status 400: {"code":"invalid_parameter","message":"error(s) occurred while decoding input"}`,
@@ -50,11 +48,11 @@ func twoWorkloadsDocument() *result.Document {
 	partial := run("api", "opa/inproc", 1, 123456.7, 0, 1, 7.45)
 	partial.Partial = true
 	partial.Error = "run stopped: interrupted by interrupt"
-	partial.Summary.LatencyBeyond = &metrics.Beyond{Samples: 400, P50: 200, P75: 100, P90: 40, P95: 20, P99: 4}
+	partial.Summary.LatencyBeyond = &result.Beyond{Samples: 400, P50: 200, P75: 100, P90: 40, P95: 20, P99: 4}
 
 	// A long one: every percentile shown rests on plenty.
 	plenty := run("rbac", "opa/server", 4, 5123.4, 150.9, 3, 402)
-	plenty.Summary.LatencyBeyond = &metrics.Beyond{Samples: 20000, P50: 10000, P75: 5000, P90: 2000, P95: 1000, P99: 200, P999: 20, P9999: 2}
+	plenty.Summary.LatencyBeyond = &result.Beyond{Samples: 20000, P50: 10000, P75: 5000, P90: 2000, P95: 1000, P99: 200, P999: 20, P9999: 2}
 
 	return &result.Document{
 		Schema:      result.Schema,
@@ -265,13 +263,13 @@ func TestOverFloorShowsItsSpread(t *testing.T) {
 	run := func(workload string, p50s ...float64) result.Run {
 		r := result.Run{Target: "opa/inproc", Workload: workload, Load: result.Load{Model: "closed", Workers: 2}}
 		for _, p := range p50s {
-			r.Repetitions = append(r.Repetitions, result.Repetition{OK: 100, LatencyUS: metrics.Percentiles{P50: p}})
+			r.Repetitions = append(r.Repetitions, result.Repetition{OK: 100, LatencyUS: result.Percentiles{P50: p}})
 		}
 		var sum float64
 		for _, p := range p50s {
 			sum += p
 		}
-		r.Summary = result.Summary{OK: 100 * uint64(len(p50s)), LatencyUS: metrics.Percentiles{P50: sum / float64(len(p50s))}}
+		r.Summary = result.Summary{OK: 100 * uint64(len(p50s)), LatencyUS: result.Percentiles{P50: sum / float64(len(p50s))}}
 		return r
 	}
 	for _, tc := range []struct {

@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/sut"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -22,21 +20,21 @@ func sampleDocument() *result.Document {
 		}
 		return result.Run{Target: target, Workload: workload, Load: result.Load{Model: "closed", Workers: 4}, Summary: result.Summary{
 			Requests: 1000 + errCount, OK: 1000, Errors: errCount, ErrorClasses: errors,
-			ThroughputRPS: metrics.Spread{Mean: rps, SD: sd, N: n},
-			LatencyUS:     metrics.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 4},
+			ThroughputRPS: result.Spread{Mean: rps, SD: sd, N: n},
+			LatencyUS:     result.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 4},
 		}}
 	}
 	partial := run("rbac", "opa/server", 4000, 0, 1, 250, map[string]uint64{})
 	partial.Partial = true
-	partial.SUTResources = &sut.Resources{CPUCoresMean: 1.234, CPUCoresMax: 1.9, RSSMaxMB: 61.4, Samples: 20}
-	partial.Summary.Connections = &result.Connections{Opened: 1000, Expected: 1000, ConnectUS: metrics.Percentiles{P50: 85, P99: 410}}
+	partial.SUTResources = &result.Resources{CPUCoresMean: 1.234, CPUCoresMax: 1.9, RSSMaxMB: 61.4, Samples: 20}
+	partial.Summary.Connections = &result.Connections{Opened: 1000, Expected: 1000, ConnectUS: result.Percentiles{P50: 85, P99: 410}}
 	partial.Error = "run stopped: opa server (pid 4242) exited: signal: killed"
 	open := run("rbac", "opa/server", 1800, 0, 1, 900, nil)
 	open.Load = result.Load{Model: "open", Rate: 2000, Connections: 64}
 	open.Summary.Open = &result.OpenSummary{Intended: 20000, Sent: 18000, Unsent: 2000, LateSends: 2000, GeneratorLate: 500, LateAfterUS: 1000, RateMissed: true,
-		AchievedRPS:           metrics.Spread{Mean: 1800, N: 1},
-		LatencyIncludesUnsent: true, OKLatencyUS: metrics.Percentiles{P50: 850, P99: 1700},
-		UncorrectedLatencyUS: metrics.Percentiles{P50: 300, P99: 2400}}
+		AchievedRPS:           result.Spread{Mean: 1800, N: 1},
+		LatencyIncludesUnsent: true, OKLatencyUS: result.Percentiles{P50: 850, P99: 1700},
+		UncorrectedLatencyUS: result.Percentiles{P50: 300, P99: 2400}}
 	return &result.Document{
 		Schema: result.Schema, Interrupted: true, StopReason: "interrupted by interrupt",
 		Env: result.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux", Kernel: "6.0", Go: "go1.26",

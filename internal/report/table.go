@@ -10,9 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // row is one line of the comparison table.
@@ -175,14 +173,14 @@ func rows(doc *result.Document) []row {
 	return out
 }
 
-// thinTail marks a percentile with fewer than metrics.FewBeyond ok responses beyond it: it is
+// thinTail marks a percentile with fewer than result.FewBeyond ok responses beyond it: it is
 // close to the slowest few responses (p99.9 of 400 is the maximum), and a longer run is likely
 // to read it higher.
 const thinTail = "≥"
 
 // markThinTail marks the row's percentiles that rest on few samples and returns the note that
 // says so; nothing for a document written before the counts were kept.
-func markThinTail(x *row, b *metrics.Beyond) string {
+func markThinTail(x *row, b *result.Beyond) string {
 	if b == nil {
 		return ""
 	}
@@ -192,7 +190,7 @@ func markThinTail(x *row, b *metrics.Beyond) string {
 		cell   *string
 		beyond int64
 	}{{"P50", &x.P50, b.P50}, {"P95", &x.P95, b.P95}, {"P99", &x.P99, b.P99}, {"P99.9", &x.P999, b.P999}} {
-		if p.beyond < metrics.FewBeyond {
+		if p.beyond < result.FewBeyond {
 			*p.cell = thinTail + *p.cell
 			thin = append(thin, fmt.Sprintf("%s: %d", p.name, p.beyond))
 		}
@@ -201,7 +199,7 @@ func markThinTail(x *row, b *metrics.Beyond) string {
 		return ""
 	}
 	return fmt.Sprintf("%s marks a percentile with fewer than %d of the %d ok responses beyond it (%s): close to the slowest few, not a stable figure; a longer run is likely to read it higher",
-		thinTail, metrics.FewBeyond, b.Samples, strings.Join(thin, ", "))
+		thinTail, result.FewBeyond, b.Samples, strings.Join(thin, ", "))
 }
 
 // firstMessages says what went wrong with the first response of each class that said, in the
@@ -218,7 +216,7 @@ func firstMessages(classes map[string]uint64, messages map[string]string) []stri
 
 // loadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
 func loadLabel(l result.Load) string {
-	if l.Model == "open" {
+	if l.Model == result.OpenLoop {
 		return fmt.Sprintf("%s/s x%d", thousands(l.Rate), l.Connections)
 	}
 	if l.Workers == 1 {
@@ -452,14 +450,14 @@ func welchHalfWidth(a, b []float64) (half float64, ok bool) {
 	if len(a) < 2 || len(b) < 2 {
 		return 0, false
 	}
-	va, vb := metrics.SpreadOf(a).SD, metrics.SpreadOf(b).SD
+	va, vb := result.SpreadOf(a).SD, result.SpreadOf(b).SD
 	qa, qb := va*va/float64(len(a)), vb*vb/float64(len(b))
 	se := math.Sqrt(qa + qb)
 	if se == 0 {
 		return 0, true
 	}
 	df := (qa + qb) * (qa + qb) / (qa*qa/float64(len(a)-1) + qb*qb/float64(len(b)-1))
-	return metrics.TQuantile975(max(1, int(df))) * se, true
+	return result.TQuantile975(max(1, int(df))) * se, true
 }
 
 func signedDuration(us float64) string {
@@ -520,8 +518,9 @@ func openNotes(r result.Run, o *result.OpenSummary) []string {
 	}
 	// The other late sends found every connection busy. An engine inside authzbench shares the
 	// process's CPU with the generator, so there the wait says no more than that both were busy.
+	// Where the engine ran is the run's placement, or for a file without one, its target's name.
 	if waited := o.LateSends - o.GeneratorLate; waited > 0 {
-		if target.InProcess(r.Target) {
+		if r.Where() == result.InProcess {
 			notes = append(notes, fmt.Sprintf("%d sends waited more than %s because all %d workers were busy (the engine and the generator share this process's CPU), and their latency counts the wait",
 				waited, late, r.Load.Connections))
 		} else {
