@@ -27,7 +27,7 @@ func CaptureEnv(opaVersion string) result.Env {
 	return result.CaptureEnv(opaVersion, cpus)
 }
 
-// newRepetition summarises one driver outcome.
+// newRepetition summarises one driver outcome, and stores every histogram its views show.
 func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (result.Repetition, error) {
 	rep := result.Repetition{
 		Requests:      rec.Requests(),
@@ -50,6 +50,9 @@ func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (
 	}{
 		{rec.OK, &rep.HDR, true},
 		{rec.Errors, &rep.ErrorHDR, false},
+		{rec.Connect, &rep.ConnectHDR, true}, // nil until a request opened a connection
+		{rec.ServerEval, &rep.ServerEvalHDR, true},
+		{rec.ServerHandler, &rep.ServerHandlerHDR, true},
 	} {
 		if h.from == nil || (!h.kept && h.from.TotalCount() == 0) {
 			continue
@@ -84,7 +87,9 @@ func setSchedule(r *result.Repetition, sc load.Schedule, rec *metrics.Recorder, 
 	return err
 }
 
-// summarise fills a run's summary from its repetitions and their merged recorder.
+// summarise fills a run's summary from its repetitions and their merged recorder. result.Merge
+// computes the same summary from the histograms the repetitions store; record_test.go holds
+// the two alike.
 func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summary {
 	s := result.Summary{
 		Requests:      merged.Requests(),

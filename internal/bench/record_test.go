@@ -2,9 +2,13 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"reflect"
@@ -13,11 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // within reports whether got is within the relative error of an HDR histogram of three
@@ -239,6 +246,197 @@ func TestSummariseCeilingAndMessages(t *testing.T) {
 	}
 }
 
+// Every distribution a view of the run shows is stored in its repetition: connect times and the
+// server's timers beside the latencies, and in open loop the lateness, the latency from the
+// actual send and the unsent sends' lower bounds.
+func TestNewRepetitionStoresEveryHistogram(t *testing.T) {
+	rec := metrics.NewOpenRecorder()
+	rec.Record(verify.OK, 0, 300*time.Microsecond)
+	rec.RecordSend(true, 2*time.Millisecond, 0, 100*time.Microsecond, load.LateAfter)
+	rec.Record(verify.OK, 0, 500*time.Microsecond)
+	rec.RecordSend(true, 0, 0, 500*time.Microsecond, load.LateAfter)
+	rec.RecordConnect(int64(80 * time.Microsecond))
+	rec.RecordServer(int64(20*time.Microsecond), int64(40*time.Microsecond))
+	rec.RecordUnsent(time.Second)
+	rep, err := newRepetition(rec, time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := load.Schedule{Intended: 3, Sent: 2, Unsent: 1, Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate)}
+	if err := setSchedule(&rep, sched, rec, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []struct {
+		name    string
+		encoded string
+		count   int64
+	}{
+		{"hdr", rep.HDR, 2}, {"connect_hdr", rep.ConnectHDR, 1}, {"server_eval_hdr", rep.ServerEvalHDR, 1},
+		{"server_handler_hdr", rep.ServerHandlerHDR, 1}, {"late_hdr", rep.LateHDR, 2}, {"uncorrected_hdr", rep.Uncorrected, 2},
+		{"unsent_hdr", rep.UnsentHDR, 1},
+	} {
+		checkHDR(t, h.name, h.encoded, h.count)
+	}
+	if rep.ErrorHDR != "" {
+		t.Errorf("error_hdr %q without errors (an unsent send is kept apart)", rep.ErrorHDR)
+	}
+	if rep.Intended != 3 || rep.Unsent != 1 || rep.LateSends != 1 || rep.AchievedRPS != 2 || !rep.RateMissed {
+		t.Errorf("schedule: intended %d unsent %d late %d achieved %v missed %t; want 3 1 1 2 true",
+			rep.Intended, rep.Unsent, rep.LateSends, rep.AchievedRPS, rep.RateMissed)
+	}
+	// The unsent send counts in the repetition's latency at its lower bound.
+	if !within(rep.LatencyUS.Max, 1e6) {
+		t.Errorf("latency max %v µs, want the unsent send's 1 s", rep.LatencyUS.Max)
+	}
+}
+
+// recordedRun is a run as bench records it: one repetition per recorder, turns from firstTurn,
+// summarised from their merged recorder.
+func recordedRun(t *testing.T, open bool, firstTurn int, recs ...*metrics.Recorder) result.Run {
+	t.Helper()
+	r := result.Run{Target: "opa/server", Workload: "rbac", Load: result.Load{Model: result.ClosedLoop, Workers: 4, DurationS: 1}}
+	if open {
+		r.Load = result.Load{Model: result.OpenLoop, Rate: 1000, Connections: 4, DurationS: 1}
+	}
+	merged := metrics.NewRecorder()
+	for i, rec := range recs {
+		elapsed := time.Duration(rec.Requests()) * time.Millisecond // the recorder's own, whichever run holds it
+		rep, err := newRepetition(rec, elapsed, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if open {
+			unsent := int64(rec.Counts[verify.Unsent])
+			sent := int64(rec.Requests()) - unsent
+			sched := load.Schedule{Intended: sent + unsent, Sent: sent, Unsent: unsent, Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate)}
+			if err := setSchedule(&rep, sched, rec, elapsed); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep.Turn = firstTurn + i
+		r.Repetitions = append(r.Repetitions, rep)
+		merged.Merge(rec)
+	}
+	r.Summary = summarise(r.Repetitions, merged)
+	for _, m := range merged.Mismatches { // as finish names them, without a workload's file lines
+		r.Summary.Mismatches = append(r.Summary.Mismatches, result.Mismatch{Input: m.Input + 1, Expected: m.Expect.String(), Got: "deny"})
+	}
+	if c := r.Summary.Connections; c != nil {
+		c.Reused, c.Expected = true, 4*int64(len(recs)) // as finish sets them
+	}
+	return r
+}
+
+// syntheticRecorder records n ok responses spread from 10 µs up by step, a few errors of
+// several classes, connections, server timers and wrong decisions, and in open loop, late and
+// unsent sends; seed varies the values so that two recorders differ.
+func syntheticRecorder(open bool, n, seed int) *metrics.Recorder {
+	rec := metrics.NewRecorder()
+	if open {
+		rec = metrics.NewOpenRecorder()
+	}
+	for i := range n {
+		latency := time.Duration(10_000+(i*7919+seed*104729)%5_000_000) * time.Nanosecond
+		rec.Record(verify.OK, 0, latency)
+		if open {
+			lateness := time.Duration((i*31+seed)%3000) * time.Microsecond
+			rec.RecordSend(true, lateness, lateness/3, latency-latency/4, load.LateAfter)
+		}
+		if i%50 == 0 {
+			rec.RecordServer(int64(latency/4), int64(latency/2))
+		}
+		if i%200 == 0 {
+			rec.RecordConnect(int64(60*time.Microsecond) + int64(seed*1000))
+		}
+	}
+	for i := range 3 + seed {
+		rec.Record(verify.HTTPError, 400+seed, time.Duration(i+1)*time.Millisecond)
+		rec.RecordMessage(verify.HTTPError, workload.ExpectAllow, verify.Outcome{Kind: verify.HTTPStatus, Status: 400 + seed,
+			Err: errors.New("status " + string(rune('0'+seed)))})
+	}
+	for i := range 2 {
+		out := verify.Outcome{Kind: verify.Decided, Allow: false}
+		rec.Record(verify.WrongDecision, 0, 400*time.Microsecond)
+		rec.RecordMismatch(verify.WrongDecision, 3*i+seed, workload.ExpectAllow, out)
+		rec.RecordMessage(verify.WrongDecision, workload.ExpectAllow, out)
+	}
+	rec.UnverifiedOK = uint64(seed)
+	rec.Reconnects = uint64(seed)
+	if open {
+		for i := range seed + 1 {
+			rec.RecordUnsent(time.Duration(i+1) * 100 * time.Millisecond)
+		}
+	}
+	return rec
+}
+
+// TestMergeEqualsOneRunOfEveryRepetition: two documents recorded from known recorders, merged,
+// are the run that recording every repetition in one gives: counts exact, every distribution
+// the same to the bucket, because result.Merge adds the stored histograms and never averages
+// percentiles. Merging one document gives it back.
+func TestMergeEqualsOneRunOfEveryRepetition(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		t.Run(map[bool]string{false: "closed loop", true: "open loop with unsent sends"}[open], func(t *testing.T) {
+			recs := []*metrics.Recorder{syntheticRecorder(open, 3000, 1), syntheticRecorder(open, 500, 2), syntheticRecorder(open, 1200, 3)}
+			doc := func(r result.Run) *result.Document {
+				return &result.Document{Schema: result.Schema, Order: "interleaved", Runs: []result.Run{r}}
+			}
+			first, second := doc(recordedRun(t, open, 1, recs[0], recs[1])), doc(recordedRun(t, open, 1, recs[2]))
+			all := recordedRun(t, open, 1, recs...)
+
+			merged, err := result.Merge(first, second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := merged.Runs[0]
+			if second.Runs[0].Repetitions[0].Turn != 1 {
+				t.Error("Merge changed the document it was given")
+			}
+			// The exact means are weighted sums of each document's: equal up to rounding.
+			means := func(r *result.Run) []*float64 {
+				m := []*float64{&r.Summary.LatencyUS.Mean}
+				if r.Summary.Open != nil {
+					m = append(m, &r.Summary.Open.OKLatencyUS.Mean)
+				}
+				return m
+			}
+			for i, m := range means(&got) {
+				want := *means(&all)[i]
+				if math.Abs(*m-want) > want*1e-12 {
+					t.Errorf("mean %v µs, want %v", *m, want)
+				}
+				*m = want
+			}
+			if !reflect.DeepEqual(got, all) {
+				a, _ := json.MarshalIndent(got.Summary, "", " ")
+				b, _ := json.MarshalIndent(all.Summary, "", " ")
+				t.Errorf("merged run differs from one run of every repetition\n--- merged summary\n%s\n--- one run\n%s", a, b)
+			}
+			s := got.Summary
+			if s.OK != 4700 || s.Errors != 15+6+s.ErrorClasses["unsent"] || s.ErrorClasses["wrong_decision"] != 6 || s.UnverifiedOK != 6 {
+				t.Errorf("counts: ok %d errors %d classes %v unverified %d", s.OK, s.Errors, s.ErrorClasses, s.UnverifiedOK)
+			}
+			if s.Connections == nil || s.Connections.Reconnects != 6 || s.Server == nil || s.Server.Sampled != 60+10+24 || s.Connections.Opened != 15+3+6 {
+				t.Errorf("connections %+v, server %+v", s.Connections, s.Server)
+			}
+			if open && (s.Open == nil || s.Open.Unsent != 2+3+4 || !s.Open.LatencyIncludesUnsent) {
+				t.Errorf("open: %+v", s.Open)
+			}
+			if len(s.Mismatches) != 6 || s.Mismatches[0].Input != 2 {
+				t.Errorf("mismatches %+v, want inputs 2, 3, 4, 5, 6, 7 (1-based)", s.Mismatches)
+			}
+
+			alone, err := result.Merge(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(alone.Runs, first.Runs) {
+				t.Errorf("merging one document changed its runs:\n%+v\nwant\n%+v", alone.Runs[0].Summary, first.Runs[0].Summary)
+			}
+		})
+	}
+}
+
 // TestPlacementOf: until target kinds carry their placement, the target name and the server's
 // information say it.
 func TestPlacementOf(t *testing.T) {
@@ -308,5 +506,60 @@ func TestEnvRecordsAffinitySetOutside(t *testing.T) {
 	// Unpinned, the same capture lists every CPU this process may use.
 	if own := CaptureEnv("test"); own.GeneratorCPUs == "" || strings.Contains(own.Pinning, "outside") != (len(strings.Split(own.GeneratorCPUs, ",")) < own.Cores) {
 		t.Errorf("this process: generator CPUs %q of %d cores, pinning %q", own.GeneratorCPUs, own.Cores, own.Pinning)
+	}
+}
+
+// TestRecordedRunsMerge: two runs measured against the same fake server, each of its documents
+// storing its connect and server-timer histograms, merge into one run holding both exactly; a
+// run under another load is refused.
+func TestRecordedRunsMerge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Input struct{ ID int } `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if r.URL.Query().Get("metrics") == "true" {
+			fmt.Fprintf(w, `{"metrics":{"timer_rego_query_eval_ns":20000,"timer_server_handler_ns":50000},"result":%t}`, body.Input.ID%2 == 0)
+			return
+		}
+		fmt.Fprintf(w, `{"result": %t}`, body.Input.ID%2 == 0)
+	}))
+	defer srv.Close()
+	spec := userWorkload(t, 10) // the same files: a workload's description names them
+	measure := func(workers int) *result.Document {
+		s := &scenario.Scenario{Name: "merge", Source: "test", Repeat: 1,
+			Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
+			Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
+				Load: load.Spec{Workers: workers, Requests: 100, MaxTime: 30 * time.Second}}}}
+		doc := &result.Document{Schema: result.Schema}
+		o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL, ServerMetricsEvery: 10}}
+		if err := Run(context.Background(), s, o, doc); err != nil {
+			t.Fatal(err)
+		}
+		r := doc.Runs[0]
+		if r.SUT.Placement != result.External || r.Repetitions[0].ConnectHDR == "" || r.Repetitions[0].ServerEvalHDR == "" {
+			t.Fatalf("placement %q, connect_hdr %t, server_eval_hdr %t: want an external server and both histograms stored",
+				r.SUT.Placement, r.Repetitions[0].ConnectHDR != "", r.Repetitions[0].ServerEvalHDR != "")
+		}
+		return doc
+	}
+	first, second := measure(2), measure(2)
+	merged, err := result.Merge(first, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := merged.Runs[0].Summary
+	if s.OK != 200 || s.Errors != 0 || len(merged.Runs[0].Repetitions) != 2 {
+		t.Errorf("ok %d, errors %d, %d repetitions; want 200, 0, 2", s.OK, s.Errors, len(merged.Runs[0].Repetitions))
+	}
+	if c := s.Connections; c == nil || c.Opened != 4 || c.Expected != 4 || !c.Reused {
+		t.Errorf("connections %+v, want 4 opened (one per worker and run) of 4 expected", c)
+	}
+	sampled := first.Runs[0].Summary.Server.Sampled + second.Runs[0].Summary.Server.Sampled
+	if st := s.Server; st == nil || st.Sampled != sampled || st.EvalUS.P50 < 19.9 || st.EvalUS.P50 > 20.1 {
+		t.Errorf("server timers %+v, want %d sampled at 20 µs", st, sampled)
+	}
+	if _, err := result.Merge(first, measure(4)); err == nil || !strings.Contains(err.Error(), "load.workers is 4 in document 2, 2 in document 1") {
+		t.Errorf("merging runs of 2 and 4 workers: %v", err)
 	}
 }

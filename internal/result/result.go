@@ -1,10 +1,11 @@
 // Package result defines the result document, the only thing reports, compare and merge read:
-// every view can be rebuilt from it alone. It also captures the environment and writes the
-// document atomically, so an interrupted write never leaves half a file.
+// every view can be rebuilt from it alone, every histogram a view shows is stored in it, and
+// Merge combines documents exactly. It also captures the environment and writes the document
+// atomically, so an interrupted write never leaves half a file.
 //
 // It is a leaf: the standard library, hdrhistogram and buildinfo only. What produced a document
 // (load drivers, recorders, targets, servers) converts its own figures into these types (see
-// internal/bench/record.go), so a report links none of the engines.
+// internal/bench/record.go), so a report or a merge links none of the engines.
 package result
 
 import (
@@ -331,7 +332,9 @@ type OpenSummary struct {
 	UncorrectedLatencyUS  Percentiles `json:"uncorrected_latency_us"`
 }
 
-// Repetition is one repetition of a run.
+// Repetition is one repetition of a run. Its histograms (HdrHistogram's compressed V2 form,
+// nanoseconds) are every distribution a view of the run shows, so that merged they rebuild the
+// run's summary exactly, and two documents' runs merge (Merge).
 type Repetition struct {
 	Requests      uint64            `json:"requests"`
 	OK            uint64            `json:"ok"`
@@ -361,6 +364,13 @@ type Repetition struct {
 	// UnsentHDR holds the unsent sends' lower bounds, ns: with hdr, the latency of every due
 	// send, which latency_us is over when there are unsent sends.
 	UnsentHDR string `json:"unsent_hdr,omitempty"`
+	// ConnectHDR holds the connect times of the requests that opened a connection (with reuse,
+	// a few at the start), ns.
+	ConnectHDR string `json:"connect_hdr,omitempty"`
+	// ServerEvalHDR and ServerHandlerHDR hold the server's own timers, for the ok responses that
+	// reported them, ns.
+	ServerEvalHDR    string `json:"server_eval_hdr,omitempty"`
+	ServerHandlerHDR string `json:"server_handler_hdr,omitempty"`
 }
 
 // EncodeHistogram returns the histogram in HdrHistogram's compressed V2 form (base64 text), which

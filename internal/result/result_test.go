@@ -163,7 +163,8 @@ func fullDocument(t *testing.T) *Document {
 		ElapsedS: 2, ThroughputRPS: 2, LatencyUS: p, HDR: encode(100e3, 200e3, 300e3, 400e3), ErrorHDR: encode(1e6, 1e6, 2e6, 150e3),
 		ErrorMessages: map[string]string{"http_503": "status 503: busy"}, Clamped: 1, Partial: true, Turn: 3,
 		Started: time.Date(2026, 11, 22, 12, 30, 20, 0, time.UTC), AchievedRPS: 950, Intended: 2000, Unsent: 100, LateSends: 30,
-		GenLate: 5, RateMissed: true, LateHDR: encode(2e6), Uncorrected: encode(100e3), UnsentHDR: encode(300e6)}
+		GenLate: 5, RateMissed: true, LateHDR: encode(2e6), Uncorrected: encode(100e3), UnsentHDR: encode(300e6),
+		ConnectHDR: encode(80e3, 95e3), ServerEvalHDR: encode(20e3), ServerHandlerHDR: encode(40e3)}
 	return &Document{
 		Schema:   Schema,
 		Created:  time.Date(2026, 11, 22, 12, 30, 15, 123456789, time.UTC),
@@ -216,7 +217,8 @@ func TestWriteThenReadRoundTrip(t *testing.T) {
 		name, encoded string
 		count         int64
 	}{{"hdr", r.HDR, 4}, {"error_hdr", r.ErrorHDR, 4}, {"late_hdr", r.LateHDR, 1}, {"uncorrected_hdr", r.Uncorrected, 1},
-		{"unsent_hdr", r.UnsentHDR, 1}} {
+		{"unsent_hdr", r.UnsentHDR, 1}, {"connect_hdr", r.ConnectHDR, 2}, {"server_eval_hdr", r.ServerEvalHDR, 1},
+		{"server_handler_hdr", r.ServerHandlerHDR, 1}} {
 		checkHDR(t, h.name+" read back", h.encoded, h.count)
 	}
 }
