@@ -59,12 +59,12 @@ func TestCommittedResultsRenderAsBefore(t *testing.T) {
 		name := strings.TrimSuffix(c.file, ".json")
 		for _, format := range []string{"table", "markdown"} {
 			t.Run(name+"/"+format, func(t *testing.T) {
-				render := map[string]func(*bytes.Buffer, *result.Document) error{
-					"table":    func(b *bytes.Buffer, d *result.Document) error { return Table(b, d) },
-					"markdown": func(b *bytes.Buffer, d *result.Document) error { return Markdown(b, d) },
-				}[format]
+				f, err := Lookup(format)
+				if err != nil {
+					t.Fatal(err)
+				}
 				var b bytes.Buffer
-				if err := render(&b, doc); err != nil {
+				if err := f.Render(&b, doc); err != nil {
 					t.Fatal(err)
 				}
 				compareGolden(t, filepath.Join("committed", name+"."+format), b.Bytes())

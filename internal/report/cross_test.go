@@ -12,7 +12,7 @@ import (
 // crossDocument runs two engines in two modes on two workloads; one Cedar run served nothing.
 func crossDocument() *result.Document {
 	run := func(workload, target string, p50 float64, ok uint64) result.Run {
-		r := result.Run{Target: target, Workload: workload, Load: result.Load{Model: "closed", Workers: 1}, Summary: result.Summary{
+		r := result.Run{Target: target, Workload: workload, Load: result.Load{Model: result.ClosedLoop, Workers: 1}, Summary: result.Summary{
 			Requests: 1000, OK: ok, ThroughputRPS: result.Spread{Mean: 1e6 / p50, N: 1},
 			LatencyUS: result.Percentiles{P50: p50, P95: p50, P99: p50, P999: p50},
 		}}
@@ -98,7 +98,7 @@ func TestNoCrossEngineColumnForOneEngine(t *testing.T) {
 // A ratio is marked only when its 95 % interval excludes 1; the note says so.
 func TestRatioMarksOnlyCalledDifferences(t *testing.T) {
 	run := func(target string, turn int, rps ...float64) result.Run {
-		r := result.Run{Target: target, Workload: "rbac", Load: result.Load{Model: "closed", Workers: 4}}
+		r := result.Run{Target: target, Workload: "rbac", Load: result.Load{Model: result.ClosedLoop, Workers: 4}}
 		var sum float64
 		for i, v := range rps {
 			sum += v
