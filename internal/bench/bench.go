@@ -261,7 +261,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		Workload: w.Name,
 		WorkloadDoc: result.WorkloadInfo{Description: w.Description, Query: w.Query, Inputs: len(w.Inputs),
 			ExpectAllow: allow, ExpectDeny: deny, Unverified: unverified},
-		Load: result.Load{Model: "closed", Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
+		Load: result.Load{Model: result.ClosedLoop, Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
 	}
 	if target.Engine(t.Name) == "cedar" && w.Cedar != nil {
@@ -274,7 +274,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		run.WorkloadDoc.RegoVersion = "v0"
 	}
 	if t.Load.Rate > 0 {
-		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = "open", t.Load.Rate, t.Load.Connections, 0
+		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
 	}
 	sl := &slot{ref: t, w: w, o: o, step: step, steps: steps, run: run, merged: metrics.NewRecorder()}
 	cpus := runtime.NumCPU()
@@ -328,11 +328,11 @@ func (sl *slot) start(ctx context.Context) error {
 	if err := tg.Start(ctx, sl.w); err != nil {
 		err = fmt.Errorf("start %s for workload %s: %w", sl.ref.Name, sl.w.Name, err)
 		sl.run.Error = err.Error()
-		sl.run.SUT = tg.Info()
+		sl.run.SUT = sutInfo(sl.ref.Name, tg.Info())
 		return err
 	}
 	sl.started = true
-	sl.run.SUT = tg.Info()
+	sl.run.SUT = sutInfo(sl.ref.Name, tg.Info())
 	if pid := sl.run.SUT.PID; pid != 0 {
 		// What the kernel says the server may run on, whoever set it: our pinning, a taskset
 		// around authzbench (which a server started unpinned inherits), a cgroup.
@@ -393,12 +393,12 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 	partial := out.Stopped != nil
 	measured := out.Elapsed > 0 || out.Recorder.Requests() > 0
 	if measured {
-		r, err := result.NewRepetition(out.Recorder, out.Elapsed, partial)
+		r, err := newRepetition(out.Recorder, out.Elapsed, partial)
 		if err != nil {
 			return err
 		}
 		if sc := out.Schedule; sc != nil {
-			if err := r.SetSchedule(*sc, out.Recorder, out.Elapsed); err != nil {
+			if err := setSchedule(&r, *sc, out.Recorder, out.Elapsed); err != nil {
 				return err
 			}
 		}
@@ -434,7 +434,7 @@ func (sl *slot) finish(reps int, err error) {
 	if len(sl.outcomes) > 0 {
 		run.Harness = harness(sl.outcomes, sl.merged.Requests())
 	}
-	run.SUTResources = sutResources(sl.resources)
+	run.SUTResources = resourcesOf(sutResources(sl.resources))
 	if sl.started && len(run.Repetitions) > 0 && len(run.Repetitions) < reps && !run.Partial {
 		// Stopped between its turns, or during another target's: it keeps what it measured.
 		run.Partial = true
@@ -445,7 +445,7 @@ func (sl *slot) finish(reps int, err error) {
 	if !sl.started {
 		return
 	}
-	run.Summary = result.Summarise(run.Repetitions, sl.merged)
+	run.Summary = summarise(run.Repetitions, sl.merged)
 	run.Summary.Mismatches = mismatches(sl.merged.Mismatches, sl.w, target.Engine(sl.ref.Name))
 	if c := run.Summary.Connections; c != nil {
 		// Set whether or not the run finished, so a partial run's count is against what its
@@ -537,7 +537,7 @@ func harness(outs []load.Outcome, requests uint64) *result.Harness {
 		cpu += o.UsageEnd.CPU - o.UsageStart.CPU
 	}
 	first.CPU, last.CPU = 0, cpu
-	return result.NewHarness(first, last, requests)
+	return newHarness(first, last, requests)
 }
 
 // mismatches names the inputs given a wrong decision by their file and line, as the engine was
