@@ -24,8 +24,12 @@ func columns(v *View) []string {
 
 // label is the row's target as the table and its notes name it: marked when the run was cut
 // short or missed its rate.
-func label(r Row) string {
-	s := r.Target
+func label(r Row) string { return r.Target + marks(r) }
+
+// marks are what follows the target's name in its cell; they are words for the reader, not part
+// of the name, so Markdown sets them outside the name's code span.
+func marks(r Row) string {
+	s := ""
 	if r.Partial {
 		s += " (partial)"
 	}

@@ -179,7 +179,7 @@ func TestRenderGolden(t *testing.T) {
 			must: []string{"| Workload | Target | Load | req/s ± sd | P50 | P50 over nop | P95 | P99 | P99.9 | errors | SUT CPU, RSS | × vs first |\n|---|",
 				"| nop | `opa/inproc` | 4 workers | 187,656 | 6.93µs | - | 10.4µs | 13.9µs | 27.7µs | 0 | - | 2639.32× |",
 				"| rbac | `opa/cli` | 4 workers | 54.7 ± 1.9 | 18.2ms | +4.57ms | 27.3ms | 36.3ms | 72.7ms | 15 ! | - | 1.00× (opa/cli) |",
-				"| rbac | `opa/server RATE MISSED` | 2,000/s x64 | 1,800 | 900µs | - | 1.35ms | 1.80ms | 3.60ms | 0 | - | 32.91× |",
+				"| rbac | `opa/server` RATE MISSED | 2,000/s x64 | 1,800 | 900µs | - | 1.35ms | 1.80ms | 3.60ms | 0 | - | 32.91× |",
 				"- rbac on opa/cli: 15 of 1015 responses were not served decisions: http_400: 12, wrong_decision: 3",
 				"- rbac on opa/server RATE MISSED: the rate was not delivered: 2000 of the 20000 due sends never went out",
 				"- PARTIAL RESULT: the run was stopped before it finished (interrupted by interrupt)"},
@@ -215,7 +215,7 @@ func TestRenderGolden(t *testing.T) {
 			must: []string{
 				"- api on opa/server: 9 of 2009 responses were not served decisions: http_400: 7, wrong_decision: 2",
 				"| 9 ! |",
-				"`opa/inproc (partial)`",
+				"`opa/inproc` (partial)",
 				"- PARTIAL RESULT: the run was stopped before it finished (interrupted by interrupt)",
 				"| rbac | `opa/server` | 4 workers | 5,123 ± 151 | 402µs |",
 				"- api on opa/server: first http_400: status 400: {",

@@ -19,7 +19,7 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
 	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(cols)))
 	for _, r := range v.Rows {
-		fmt.Fprintf(w, "| %s |\n", strings.Join(cells(v, r, "`"+label(r)+"`"), " | "))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells(v, r, "`"+r.Target+"`"+marks(r)), " | "))
 	}
 	fmt.Fprintln(w)
 	return writeNotes(w, v, "- ")
