@@ -51,7 +51,7 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 
 	clock, err := newPacerClock(start, pl)
 	if err != nil {
-		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{LateAfter: LateAfter}}
+		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
 	}
 	defer clock.close()
 	defer context.AfterFunc(ctx, clock.stop)()
@@ -152,7 +152,7 @@ wait:
 	return Outcome{
 		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
 		Schedule: &Schedule{Intended: pastDue - firstMeasured, Sent: int64(rec.Requests()) - unsent, Unsent: unsent,
-			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate), LateAfter: LateAfter},
+			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate)},
 	}
 }
 

@@ -133,20 +133,11 @@ type Schedule struct {
 	// connection was free (a late wake-up, the pacer or a connection descheduled: the generator
 	// short of CPU), as opposed to sends that waited because every connection was busy.
 	GeneratorLate int64
-	LateAfter     time.Duration // the lateness that counts as late
 }
 
 // Waited counts the late sends that waited because every connection was busy: the server (or,
 // for an engine inside authzbench, the engine) fell behind.
 func (s *Schedule) Waited() int64 { return s.Late - s.GeneratorLate }
-
-// Achieved is the rate actually sent over the measured time.
-func (s *Schedule) Achieved(window time.Duration) float64 {
-	if window <= 0 {
-		return 0
-	}
-	return float64(s.Sent) / window.Seconds()
-}
 
 // Missed reports whether the load asked for was not delivered: some due send never went out,
 // or the generator itself was late for more than 1 % of them. A few late sends are the noise of
