@@ -156,7 +156,7 @@ func ParseSegment(s string) (Segment, error) {
 		return Segment{}, fmt.Errorf("segment %q: N %q is not a whole number", s, ns)
 	}
 	seg := Segment{Index: i, Count: n}
-	if err := seg.Validate(); err != nil {
+	if err := seg.check(); err != nil { // "0/0" is not the zero value's 1/1
 		return Segment{}, fmt.Errorf("segment %q: %w", s, err)
 	}
 	return seg, nil
@@ -164,9 +164,15 @@ func ParseSegment(s string) (Segment, error) {
 
 // Validate says whether the segment is one of N: 1 ≤ i ≤ N. The zero value is valid (1/1).
 func (s Segment) Validate() error {
-	switch {
-	case s == (Segment{}):
+	if s == (Segment{}) {
 		return nil
+	}
+	return s.check()
+}
+
+// check is Validate without the zero value's exemption.
+func (s Segment) check() error {
+	switch {
 	case s.Count < 1:
 		return fmt.Errorf("N must be at least 1, got %d", s.Count)
 	case s.Index < 1 || s.Index > s.Count:

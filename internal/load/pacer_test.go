@@ -320,6 +320,7 @@ func TestParseSegment(t *testing.T) {
 		{"4/3", `segment "4/3": i must be from 1 to N (3), got 4`},
 		{"-1/2", `segment "-1/2": i must be from 1 to N (2), got -1`},
 		{"1/0", `segment "1/0": N must be at least 1, got 0`},
+		{"0/0", `segment "0/0": N must be at least 1, got 0`}, // not the zero value, 1/1
 		{"1/-2", `segment "1/-2": N must be at least 1, got -2`},
 		{"a/2", `segment "a/2": i "a" is not a whole number`},
 		{"1/b", `segment "1/b": N "b" is not a whole number`},
