@@ -30,7 +30,9 @@ func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `calibrate starts a server that answers every request with a fixed allow and does nothing
 else, in a process of its own, and drives it closed loop then open loop. What it reports is
 authzbench's own ceiling on this machine, and its CPU per request: any figure near it measures
-the generator, not the engine. With --wrk it drives the same server with wrk in the same run.
+the generator, not the engine. With --wrk it drives the same server with wrk in the same run,
+with one connection per worker and a thread per CPU the generator had, and stores wrk's
+figures in the result.
 The generator uses every core here: the point is its ceiling, not sparing a server.` + exitStatusHelp,
 		Example: `  authzbench calibrate
   authzbench calibrate --rate 20000 --wrk`,
@@ -60,14 +62,14 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 				return usageError(err)
 			}
 			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial server: %d workers closed loop, then %.0f req/s open loop\n", c.Workers, c.Rate)
-			w, err := bench.Calibrate(ctx, c, func(addr string) *exec.Cmd {
+			err = bench.Calibrate(ctx, c, func(addr string) *exec.Cmd {
 				return exec.Command(self, "calibrate", "--serve", addr)
 			}, bench.Options{GeneratorProcs: runtime.NumCPU(), Target: target.Options{}}, doc)
 			var werr error
 			if len(doc.Runs) > 0 {
 				werr = saveResult(out, "calibrate", doc, stderr)
 				report.Table(stdout, doc)
-				printCalibration(stdout, doc, w)
+				printCalibration(stdout, doc)
 			}
 			return exitFor(ctx, err, werr, false)
 		},
@@ -92,7 +94,7 @@ func serveTrivial(addr string) error {
 	return sut.ServeTrivial(l)
 }
 
-func printCalibration(w io.Writer, doc *result.Document, wrk *bench.WrkFigures) {
+func printCalibration(w io.Writer, doc *result.Document) {
 	for _, r := range doc.Runs {
 		s := r.Summary
 		cpu := 0.0
@@ -111,9 +113,16 @@ func printCalibration(w io.Writer, doc *result.Document, wrk *bench.WrkFigures) 
 		}
 		fmt.Fprintf(w, "closed-loop ceiling with %d workers: %.0f req/s, generator CPU %.1f µs/request\n",
 			r.Load.Workers, s.ThroughputRPS.Mean, cpu)
-		if wrk != nil && wrk.RequestsPerSecond > 0 {
-			fmt.Fprintf(w, "wrk -t2 -c%d against the same server: %.0f req/s (authzbench at %.2f of it), wrk CPU %.1f µs/request\n",
-				r.Load.Workers, wrk.RequestsPerSecond, s.ThroughputRPS.Mean/wrk.RequestsPerSecond, wrk.CPUPerRequestUS)
+		if wrk := doc.Wrk; wrk != nil && wrk.ThroughputRPS > 0 {
+			fmt.Fprintf(w, "wrk -t%d -c%d against the same server: %.0f req/s (authzbench at %.2f of it), wrk CPU %.1f µs/request",
+				wrk.Threads, wrk.Connections, wrk.ThroughputRPS, s.ThroughputRPS.Mean/wrk.ThroughputRPS, wrk.CPUPerRequestUS)
+			if wrk.CPUPerRequestUS > 0 && cpu > 0 {
+				fmt.Fprintf(w, " (authzbench %.2f× it)", cpu/wrk.CPUPerRequestUS)
+			}
+			if l := wrk.LatencyUS; l != nil {
+				fmt.Fprintf(w, ", wrk latency p50 %.0f µs p99 %.0f µs", l.P50, l.P99)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }

@@ -2,13 +2,7 @@ package bench
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/load"
@@ -27,27 +21,22 @@ type Calibration struct {
 	Wrk         string // path of wrk, to drive the same server in the same run; "" to skip
 }
 
-// WrkFigures is what wrk reached against the same trivial server.
-type WrkFigures struct {
-	RequestsPerSecond float64
-	CPUPerRequestUS   float64
-}
-
 // Calibrate starts the trivial server as a process of its own (serve is its command line),
-// drives it closed loop then open loop, and with wrk if asked.
-func Calibrate(ctx context.Context, c Calibration, serve func(addr string) *exec.Cmd, o Options, doc *result.Document) (*WrkFigures, error) {
+// drives it closed loop then open loop, and with wrk if asked (doc.Wrk): wrk gets one
+// connection per closed-loop worker and as many threads as the generator had CPUs.
+func Calibrate(ctx context.Context, c Calibration, serve func(addr string) *exec.Cmd, o Options, doc *result.Document) error {
 	addr, err := sut.FreeAddr()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	proc, err := sut.Start("trivial server", serve(addr))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer proc.Stop(5 * time.Second)
 	url := "http://" + addr
 	if err := sut.WaitHealthy(ctx, url+"/health", proc, 30*time.Second); err != nil {
-		return nil, err
+		return err
 	}
 	warmup := time.Second
 	s := &scenario.Scenario{Name: "calibrate", Source: "calibrate", Repeat: 1,
@@ -58,12 +47,12 @@ func Calibrate(ctx context.Context, c Calibration, serve func(addr string) *exec
 		}}
 	o.Target.URL = url + "/v1/data/authzbench/nop/allow"
 	if err := Run(ctx, s, o, doc); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Wrk == "" {
-		return nil, nil
+		return nil
 	}
-	return runWrk(ctx, c.Wrk, url+"/v1/data/authzbench/nop/allow", c.Workers, c.Duration)
+	return driveWithWrk(ctx, doc, c.Wrk, url+"/v1/data/authzbench/nop/allow", c.Workers, c.Duration)
 }
 
 // OpenVerdict is calibrate's word on an open-loop step: "held" only under the rule that marks a
@@ -78,39 +67,4 @@ func OpenVerdict(o *result.OpenSummary) (verdict string, generatorLatePct float6
 		return "MISSED", generatorLatePct
 	}
 	return "held", generatorLatePct
-}
-
-var wrkRate = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-var wrkCount = regexp.MustCompile(`(\d+) requests in`)
-
-// runWrk drives the same server with wrk, two threads and one connection per worker, posting
-// the same kind of body, and measures wrk's own CPU.
-func runWrk(ctx context.Context, wrk, url string, connections int, d time.Duration) (*WrkFigures, error) {
-	dir, err := os.MkdirTemp("", "authzbench-wrk-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "post.lua")
-	lua := "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.body = '{\"input\":{\"user\":\"user-001\"}}'\n"
-	if err := os.WriteFile(script, []byte(lua), 0o644); err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, wrk, "-t2", "-c"+strconv.Itoa(connections), "-d"+strconv.Itoa(int(d.Seconds()))+"s", "-s", script, url)
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("wrk: %w", err)
-	}
-	rate, count := wrkRate.FindSubmatch(out), wrkCount.FindSubmatch(out)
-	if rate == nil || count == nil {
-		return nil, fmt.Errorf("wrk: no Requests/sec in its output:\n%s", out)
-	}
-	f := &WrkFigures{}
-	f.RequestsPerSecond, _ = strconv.ParseFloat(string(rate[1]), 64)
-	n, _ := strconv.ParseFloat(string(count[1]), 64)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && n > 0 {
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		f.CPUPerRequestUS = float64(cpu.Microseconds()) / n
-	}
-	return f, nil
 }

@@ -8,16 +8,38 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/sut"
 )
 
+// Calibrate drives the trivial server closed loop, open loop and, where wrk is installed, with
+// wrk: one connection per worker, a thread per CPU the generator had (no more than the
+// connections), its figures stored in the document.
 func TestCalibrate(t *testing.T) {
 	doc := &result.Document{}
 	c := Calibration{Workers: 2, Rate: 500, Connections: 8, Duration: time.Second}
-	_, err := Calibrate(context.Background(), c, func(addr string) *exec.Cmd {
+	c.Wrk, _ = exec.LookPath("wrk")
+	err := Calibrate(context.Background(), c, func(addr string) *exec.Cmd {
 		return exec.Command(os.Args[0], "trivial-server", addr)
 	}, Options{}, doc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.Wrk == "" {
+		t.Log("wrk is not installed: calibrate without it")
+		if doc.Wrk != nil {
+			t.Errorf("wrk figures without wrk: %+v", doc.Wrk)
+		}
+	} else {
+		w := doc.Wrk
+		if w == nil {
+			t.Fatal("calibrate with wrk stored no wrk figures")
+		}
+		allowed, _ := sut.Affinity(0)
+		want := wrkThreads(doc.Runs[0].Load.GeneratorProcs, len(allowed), 2)
+		if w.Threads != want || w.Connections != 2 || w.Requests <= 0 || w.ThroughputRPS <= 0 ||
+			w.DurationS < 0.9 || w.CPUPerRequestUS <= 0 || w.LatencyUS == nil || w.LatencyUS.P50 <= 0 || w.LatencyUS.P99 < w.LatencyUS.P50 {
+			t.Errorf("wrk figures %+v (latency %+v); want %d threads, 2 connections, and every figure", w, w.LatencyUS, want)
+		}
 	}
 	if len(doc.Runs) != 2 || doc.Runs[0].Load.Model != "closed" || doc.Runs[1].Load.Model != "open" {
 		t.Fatalf("runs %+v", doc.Runs)

@@ -19,7 +19,8 @@ const LateAfter = time.Millisecond
 // goroutine is running when the first send is due.
 const startLead = 20 * time.Millisecond
 
-// runOpen sends request k at start + k/rate, whatever happened to earlier requests. Up to
+// runOpen sends request k when the schedule says it is due (at a constant rate, start + k/rate),
+// whatever happened to earlier requests; with a segment i/N, only its share of the sends. Up to
 // Connections requests are in flight; a send that comes due while all are busy waits, and its
 // latency is measured from its intended time, so a server that stalls is charged for every
 // request that arrived during the stall (the correction for coordinated omission). The
@@ -38,20 +39,19 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	watchDied(ctx, t, cancel)
 	expects := expectsOf(inputs)
 
-	// A whole number of nanoseconds between sends, so the kernel's periodic timer and the
-	// intended times agree exactly; rounding down sends at most one part in the interval's
-	// nanoseconds faster than asked (1e-5 at 10,000 req/s).
-	interval := max(1, time.Duration(float64(time.Second)/c.Rate))
+	// This generator's sends, numbered from 0: those from firstMeasured to pastLast-1 are due in
+	// the measured window, the ones before in the warm-up (each in the phase its intended time
+	// falls in).
+	pl := newPlan(ConstantRate(c.Rate), c.Segment)
+	firstMeasured, pastLast := pl.window(c.Warmup, c.Duration)
 	start := time.Now().Add(startLead)
 	warmEnd := start.Add(c.Warmup)
 	end := warmEnd.Add(c.Duration)
 	giveUp := end.Add(max(0, c.Timeout))
-	firstMeasured := ceilDiv(c.Warmup, interval)
-	pastLast := ceilDiv(c.Warmup+c.Duration, interval)
 
-	clock, err := newPacerClock(start, interval)
+	clock, err := newPacerClock(start, pl)
 	if err != nil {
-		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{LateAfter: LateAfter}}
+		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
 	}
 	defer clock.close()
 	defer context.AfterFunc(ctx, clock.stop)()
@@ -68,7 +68,7 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	paced := make(chan pacerEnd, 1)
 	go func() {
 		defer close(due)
-		paced <- pace(ctx, clock, due, start, giveUp, interval, pastLast)
+		paced <- pace(ctx, clock, due, start, giveUp, pl, firstMeasured, pastLast)
 	}()
 	// How every connection's attempts end, so a target that stopped answering, or a timeout too
 	// short to send anything, ends the run as a dead server would (failing.go).
@@ -80,8 +80,7 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	var workers group
 	for id := range c.Connections {
 		w := openWorker{decider: t.Worker(), shard: shards[id%len(shards)], expects: expects,
-			due: due, start: start, firstMeasured: firstMeasured, interval: interval,
-			attempts: attempts[id], timeout: c.Timeout}
+			due: due, start: start, attempts: attempts[id], timeout: c.Timeout}
 		workers.start(w.decider, func() { w.run(ctx) })
 	}
 	allDone := workers.done()
@@ -140,20 +139,20 @@ wait:
 	// The measured time runs from the end of the warm-up to the last measured answer, and at
 	// least to the end of the window: throughput divides by the time the ok answers took.
 	elapsed := max(finished.Sub(warmEnd), c.Duration)
-	dueSlots := pastLast
+	pastDue := pastLast
 	if stopped != nil {
 		// Stopped early: only the sends due before the stop were due at all.
 		elapsed = max(0, stoppedAt.Sub(warmEnd))
-		dueSlots = min(pastLast, max(firstMeasured, ceilDiv(stoppedAt.Sub(start), interval)))
+		pastDue = min(pastLast, max(firstMeasured, pl.sendsBefore(stoppedAt.Sub(start))))
 	}
-	for slot := max(pe.next, firstMeasured); slot < dueSlots; slot++ {
-		rec.RecordUnsent(pe.at.Sub(start) - time.Duration(slot)*interval)
+	for j := max(pe.next, firstMeasured); j < pastDue; j++ {
+		rec.RecordUnsent(pe.at.Sub(start) - pl.due(j))
 	}
 	unsent := int64(rec.Counts[verify.Unsent])
 	return Outcome{
 		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
-		Schedule: &Schedule{Intended: dueSlots - firstMeasured, Sent: int64(rec.Requests()) - unsent, Unsent: unsent,
-			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate), LateAfter: LateAfter},
+		Schedule: &Schedule{Intended: pastDue - firstMeasured, Sent: int64(rec.Requests()) - unsent, Unsent: unsent,
+			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate)},
 	}
 }
 
@@ -164,7 +163,9 @@ type shard struct {
 
 // dueSend is one send the pacer hands to a connection.
 type dueSend struct {
-	slot int64
+	send     int64         // the schedule's number for it, which picks the input
+	intended time.Duration // when it was due, an offset from the start
+	measured bool          // due in the measured window, not in the warm-up
 	// ready is when the pacer could first act on the send (an offset from the start): its
 	// intended time, or later if the pacer was still waiting then for a connection to take the
 	// previous send. A delay beyond ready is the generator's own (a late wake-up, the pacer or
@@ -176,13 +177,11 @@ type dueSend struct {
 }
 
 type openWorker struct {
-	decider       target.Decider
-	shard         *shard
-	expects       []workload.Expect
-	due           <-chan dueSend
-	start         time.Time
-	firstMeasured int64 // the first slot due in the measured window
-	interval      time.Duration
+	decider target.Decider
+	shard   *shard
+	expects []workload.Expect
+	due     <-chan dueSend
+	start   time.Time
 	// attempts counts how every attempt ended, for WatchFailing; timeout is --timeout, which a
 	// decision slower than it is charged as.
 	attempts *Attempts
@@ -201,14 +200,14 @@ func (w *openWorker) run(ctx context.Context) {
 		}
 	}()
 	for d := range w.due {
-		if d.slot >= w.firstMeasured && !measuring {
+		if d.measured && !measuring {
 			measuring, reconnectsBefore = true, Reconnects(w.decider)
 		}
 		// Times are offsets from start, read from the monotonic clock alone (as the closed-loop
 		// worker does).
-		intended := time.Duration(d.slot) * w.interval
+		intended := d.intended
 		sent := time.Since(w.start)
-		i := int(d.slot % n)
+		i := int(d.send % n)
 		out := w.decider.Decide(ctx, i)
 		done := time.Since(w.start)
 		if ctx.Err() != nil {
@@ -216,7 +215,7 @@ func (w *openWorker) run(ctx context.Context) {
 		}
 		out = EnforceTimeout(out, done-sent, w.timeout)
 		sentOnTheWire := w.attempts.Note(out)
-		if d.slot < w.firstMeasured {
+		if !d.measured {
 			continue // due in the warm-up, whenever it was sent
 		}
 		if !sentOnTheWire {
@@ -238,26 +237,26 @@ func (w *openWorker) run(ctx context.Context) {
 	}
 }
 
-// pacerEnd says where the pacer stopped: slots from next on were never handed out, and it
-// stopped at at.
+// pacerEnd says where the pacer stopped: the plan's sends from next on were never handed out,
+// and it stopped at at.
 type pacerEnd struct {
 	next int64
 	at   time.Time
 }
 
-// pace hands slot k to a free connection at start + k*interval, for slots below pastLast. A
-// slot that comes due while every connection is busy waits for one; the pacer gives up at
-// giveUp (or when ctx ends) on the slot it holds and every later one.
-func pace(ctx context.Context, clock *pacerClock, due chan<- dueSend, start, giveUp time.Time, interval time.Duration, pastLast int64) pacerEnd {
+// pace hands the plan's send j to a free connection when it is due, for j below pastLast. A send
+// that comes due while every connection is busy waits for one; the pacer gives up at giveUp (or
+// when ctx ends) on the send it holds and every later one.
+func pace(ctx context.Context, clock *pacerClock, due chan<- dueSend, start, giveUp time.Time, pl plan, firstMeasured, pastLast int64) pacerEnd {
 	stop := time.NewTimer(time.Until(giveUp))
 	defer stop.Stop()
 	var unblocked time.Duration // when the pacer last got a busy connection to take a send
-	for slot := int64(0); slot < pastLast; slot++ {
-		intended := time.Duration(slot) * interval
-		if !clock.waitFor(slot) || ctx.Err() != nil {
-			return pacerEnd{slot, time.Now()}
+	for j := int64(0); j < pastLast; j++ {
+		intended := pl.due(j)
+		if !clock.waitFor(j, intended) || ctx.Err() != nil {
+			return pacerEnd{j, time.Now()}
 		}
-		d := dueSend{slot: slot, ready: max(intended, unblocked)}
+		d := dueSend{send: pl.send(j), intended: intended, measured: j >= firstMeasured, ready: max(intended, unblocked)}
 		select {
 		case due <- d:
 			continue
@@ -268,15 +267,10 @@ func pace(ctx context.Context, clock *pacerClock, due chan<- dueSend, start, giv
 		case due <- d:
 			unblocked = time.Since(start)
 		case <-stop.C:
-			return pacerEnd{slot, time.Now()}
+			return pacerEnd{j, time.Now()}
 		case <-ctx.Done():
-			return pacerEnd{slot, time.Now()}
+			return pacerEnd{j, time.Now()}
 		}
 	}
 	return pacerEnd{pastLast, time.Now()}
-}
-
-// ceilDiv is how many whole intervals it takes to cover d: the number of sends due in d.
-func ceilDiv(d, interval time.Duration) int64 {
-	return int64((d + interval - 1) / interval)
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,7 +192,7 @@ func TestOpenLoopMissedRate(t *testing.T) {
 	// One connection to a 1 ms server cannot send 5000 a second.
 	out := Spec{Rate: 5000, Connections: 1, Duration: time.Second}.Run(context.Background(), s, inputs(10), nil)
 	if !out.Schedule.Missed() {
-		t.Errorf("not marked missed: %+v, achieved %.0f/s", out.Schedule, out.Schedule.Achieved(time.Second))
+		t.Errorf("not marked missed: %+v (sent in 1 s of 5000/s)", out.Schedule)
 	}
 	if out.Schedule.Sent >= out.Schedule.Intended {
 		t.Errorf("sent %d of %d", out.Schedule.Sent, out.Schedule.Intended)
@@ -212,4 +213,39 @@ func TestOpenLoopValidate(t *testing.T) {
 		t.Error(err)
 	}
 	_ = workload.Unverified
+}
+
+// Three generators, each given one segment of a 400 req/s schedule, together send every send of
+// the warm-up and the window once and none twice: the warm-up's 200 sends and the window's 300,
+// each segment a third of them. One input per send, so input k is send k. (400/s is 2.5 ms
+// exactly: at a rate whose interval is rounded down, a send can fall due just inside a phase.)
+func TestOpenLoopSegmentsSendTheScheduleOnce(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}}
+	const n = 3
+	outs := make([]Outcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			spec := Spec{Rate: 400, Connections: 4, Warmup: 500 * time.Millisecond, Duration: 750 * time.Millisecond, Timeout: 2 * time.Second, Segment: Segment{Index: i + 1, Count: n}}
+			outs[i] = spec.Run(context.Background(), f, inputs(1000), nil)
+		})
+	}
+	wg.Wait()
+	for i, out := range outs {
+		if out.Stopped != nil {
+			t.Fatal(out.Stopped)
+		}
+		if sc := out.Schedule; sc.Intended != 100 || out.Recorder.Requests() != 100 || sc.Sent+sc.Unsent != 100 {
+			t.Errorf("segment %d/%d: %d due, %d recorded, %d sent, %d unsent; want 100 due and recorded", i+1, n,
+				sc.Intended, out.Recorder.Requests(), sc.Sent, sc.Unsent)
+		}
+	}
+	for k := range 500 {
+		if f.seen[k] != 1 {
+			t.Errorf("send %d went out %d times, want once", k, f.seen[k])
+		}
+	}
+	if len(f.seen) != 500 {
+		t.Errorf("%d inputs sent, want sends 0 to 499 only", len(f.seen))
+	}
 }

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 )
 
-// pacerClock says when each send of the schedule is due: send k at start + k*interval.
+// pacerClock waits until each send of a generator's plan is due: send j at start + due(j).
 //
 // The last stretch of each wait must be precise: the runtime's own timers can wake up to a
 // millisecond late (its network poller waits in whole milliseconds), which at hundreds of
@@ -25,19 +25,23 @@ import (
 // a nanosleep holds the only slot for the whole wait, and replies were read only when every
 // connection was busy (p50 = connections/rate). There the pacer reads a periodic timerfd
 // through the runtime's network poller instead: its goroutine parks and the slot is free for
-// the connections until the kernel fires the timer. The kernel keeps the schedule (no drift
-// from re-arming) and counts the periods that went by, so a pacer that fell behind finds every
-// send already due in one read. It is not used with more slots because the poller is read
-// when a slot falls idle: on a busy 2-core machine at GOMAXPROCS 2 its late tail was the
-// longer (lateness p99 4 to 16 ms, against 1 to 9 ms for nanosleep, at 200 req/s).
+// the connections until the kernel fires the timer. At a constant rate the plan's sends are
+// evenly spaced (a segment i/N of it too, N intervals apart), and the timer is periodic: the
+// kernel keeps the schedule (no drift from re-arming) and counts the periods that went by, so a
+// pacer that fell behind finds every send already due in one read. Another schedule (a ramp)
+// re-arms a one-shot timer for each send, at its due time. The timerfd is not used with more
+// slots because the poller is read when a slot falls idle: on a busy 2-core machine at
+// GOMAXPROCS 2 its late tail was the longer (lateness p99 4 to 16 ms, against 1 to 9 ms for
+// nanosleep, at 200 req/s).
 type pacerClock struct {
-	start    time.Time
-	interval time.Duration
-	stopped  chan struct{}
-	once     sync.Once
+	start   time.Time
+	stopped chan struct{}
+	once    sync.Once
 
-	f     *os.File // the timerfd, at GOMAXPROCS 1 only
-	fired int64    // periods the timerfd counted so far: sends 0 to fired-1 are due
+	f        *os.File // the timerfd, at GOMAXPROCS 1 only
+	fd       uintptr  // its descriptor (f.Fd would make it blocking, out of the poller's hands)
+	periodic bool     // the timerfd fires at every send's due time; otherwise it is armed for each
+	fired    int64    // periodic: periods the timerfd counted so far: sends 0 to fired-1 are due
 }
 
 const (
@@ -49,8 +53,8 @@ type itimerspec struct {
 	interval, value syscall.Timespec
 }
 
-func newPacerClock(start time.Time, interval time.Duration) (*pacerClock, error) {
-	c := &pacerClock{start: start, interval: interval, stopped: make(chan struct{})}
+func newPacerClock(start time.Time, pl plan) (*pacerClock, error) {
+	c := &pacerClock{start: start, stopped: make(chan struct{})}
 	if runtime.GOMAXPROCS(0) > 1 {
 		return c, nil
 	}
@@ -59,22 +63,50 @@ func newPacerClock(start time.Time, interval time.Duration) (*pacerClock, error)
 		return nil, os.NewSyscallError("timerfd_create", errno)
 	}
 	// A non-blocking descriptor given to os.NewFile is registered with the network poller.
-	c.f = os.NewFile(fd, "pacer timer")
-	// The first period ends at start, when send 0 is due.
-	spec := itimerspec{interval: syscall.NsecToTimespec(int64(interval)),
-		value: syscall.NsecToTimespec(max(1, int64(time.Until(start))))}
-	if _, _, errno := syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0); errno != 0 {
+	c.f, c.fd = os.NewFile(fd, "pacer timer"), fd
+	first, every, periodic := pl.period()
+	if !periodic {
+		return c, nil // armed in waitFor, for each send
+	}
+	c.periodic = true
+	// The first period ends when the plan's send 0 is due.
+	if err := c.arm(start.Add(first), every); err != nil {
 		c.f.Close()
-		return nil, os.NewSyscallError("timerfd_settime", errno)
+		return nil, err
 	}
 	return c, nil
 }
 
-// waitFor returns once send k is due, or false if the clock was stopped first.
-func (c *pacerClock) waitFor(k int64) bool {
-	if c.f == nil {
-		return c.sleepUntil(c.start.Add(time.Duration(k) * c.interval))
+// arm sets the timerfd to fire at t, then every period (0: once).
+func (c *pacerClock) arm(t time.Time, period time.Duration) error {
+	spec := itimerspec{interval: syscall.NsecToTimespec(int64(period)),
+		value: syscall.NsecToTimespec(max(1, int64(time.Until(t))))}
+	if _, _, errno := syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, c.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0); errno != 0 {
+		return os.NewSyscallError("timerfd_settime", errno)
 	}
+	return nil
+}
+
+// waitFor returns once the plan's send j, due at the offset due, is due, or false if the clock
+// was stopped first.
+func (c *pacerClock) waitFor(j int64, due time.Duration) bool {
+	at := c.start.Add(due)
+	switch {
+	case c.f == nil:
+		return c.sleepUntil(at)
+	case c.periodic:
+		return c.firedPast(j)
+	case time.Until(at) <= 0:
+		return true
+	case c.arm(at, 0) != nil:
+		return false
+	}
+	c.fired = 0 // armed anew: its count starts again
+	return c.firedPast(0)
+}
+
+// firedPast reads the timerfd until it has fired more than k times since it was armed.
+func (c *pacerClock) firedPast(k int64) bool {
 	var expirations [8]byte
 	for c.fired <= k {
 		n, err := c.f.Read(expirations[:])

@@ -7,23 +7,23 @@ import (
 	"time"
 )
 
-// pacerClock says when each send of the schedule is due: send k at start + k*interval. Here
-// it sleeps on the runtime's timers, which park the goroutine (the connections keep reading
+// pacerClock waits until each send of a generator's plan is due: send j at start + due(j).
+// Here it sleeps on the runtime's timers, which park the goroutine (the connections keep reading
 // replies) but may wake up to a millisecond late.
 type pacerClock struct {
-	start    time.Time
-	interval time.Duration
-	stopped  chan struct{}
-	once     sync.Once
+	start   time.Time
+	stopped chan struct{}
+	once    sync.Once
 }
 
-func newPacerClock(start time.Time, interval time.Duration) (*pacerClock, error) {
-	return &pacerClock{start: start, interval: interval, stopped: make(chan struct{})}, nil
+func newPacerClock(start time.Time, _ plan) (*pacerClock, error) {
+	return &pacerClock{start: start, stopped: make(chan struct{})}, nil
 }
 
-// waitFor returns once send k is due, or false if the clock was stopped first.
-func (c *pacerClock) waitFor(k int64) bool {
-	d := time.Until(c.start.Add(time.Duration(k) * c.interval))
+// waitFor returns once the plan's send j, due at the offset due, is due, or false if the clock
+// was stopped first.
+func (c *pacerClock) waitFor(_ int64, due time.Duration) bool {
+	d := time.Until(c.start.Add(due))
 	if d <= 0 {
 		return true
 	}

@@ -6,6 +6,9 @@
 // server behaves under an arrival rate, latency measured from the intended send time so a stall
 // cannot hide). Warm-up requests are sent and discarded. Every loop is bounded in time (and in
 // count when a request budget is given), and stops at once when the context is cancelled.
+//
+// When each open-loop send is due is a Pacer's to say, a value checked without a clock; a
+// Segment i/N is one generator's share when N generators split one schedule.
 package load
 
 import (
@@ -44,6 +47,9 @@ type Spec struct {
 	// up on them (counted unsent). 0: 5 s for requests; open loop then gives up when the window
 	// closes.
 	Timeout time.Duration
+	// Segment is this generator's share of the open-loop schedule when N generators split it
+	// (i/N, Segment's comment says how); the zero value is the whole schedule, 1/1.
+	Segment Segment
 }
 
 // Validate reports settings that cannot run.
@@ -69,6 +75,11 @@ func (c Spec) Validate() error {
 	}
 	if c.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", c.Warmup))
+	}
+	if err := c.Segment.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("segment %d/%d: %w", c.Segment.Index, c.Segment.Count, err))
+	} else if c.Rate == 0 && !c.Segment.Whole() {
+		errs = append(errs, fmt.Errorf("segment %s splits an open-loop schedule; a closed loop has none to split", c.Segment))
 	}
 	if err := c.CheckOpenFiles(); err != nil {
 		errs = append(errs, err)
@@ -122,20 +133,11 @@ type Schedule struct {
 	// connection was free (a late wake-up, the pacer or a connection descheduled: the generator
 	// short of CPU), as opposed to sends that waited because every connection was busy.
 	GeneratorLate int64
-	LateAfter     time.Duration // the lateness that counts as late
 }
 
 // Waited counts the late sends that waited because every connection was busy: the server (or,
 // for an engine inside authzbench, the engine) fell behind.
 func (s *Schedule) Waited() int64 { return s.Late - s.GeneratorLate }
-
-// Achieved is the rate actually sent over the measured time.
-func (s *Schedule) Achieved(window time.Duration) float64 {
-	if window <= 0 {
-		return 0
-	}
-	return float64(s.Sent) / window.Seconds()
-}
 
 // Missed reports whether the load asked for was not delivered: some due send never went out,
 // or the generator itself was late for more than 1 % of them. A few late sends are the noise of

@@ -48,6 +48,8 @@ type Document struct {
 	// Comparisons are the ratio columns of the table with their 95 % confidence intervals:
 	// a difference is called only when the interval excludes 1.
 	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Wrk is what wrk reached against the same server in the same run (calibrate --wrk).
+	Wrk *Wrk `json:"wrk,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.
