@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -13,9 +11,7 @@ import (
 func TestCalibrate(t *testing.T) {
 	doc := &result.Document{}
 	c := Calibration{Workers: 2, Rate: 500, Connections: 8, Duration: time.Second}
-	_, err := Calibrate(context.Background(), c, func(addr string) *exec.Cmd {
-		return exec.Command(os.Args[0], "trivial-server", addr)
-	}, Options{}, doc)
+	_, err := Calibrate(context.Background(), c, Options{}, doc)
 	if err != nil {
 		t.Fatal(err)
 	}

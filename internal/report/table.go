@@ -12,7 +12,6 @@ import (
 
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // row is one line of the comparison table.
@@ -521,7 +520,9 @@ func openNotes(r result.Run, o *result.OpenSummary) []string {
 	// The other late sends found every connection busy. An engine inside authzbench shares the
 	// process's CPU with the generator, so there the wait says no more than that both were busy.
 	if waited := o.LateSends - o.GeneratorLate; waited > 0 {
-		if target.InProcess(r.Target) {
+		// Where the engine ran, as the run recorded it (files from before placement was
+		// recorded say mode inproc).
+		if r.SUT.Placement == "in-process" || r.SUT.Mode == "inproc" {
 			notes = append(notes, fmt.Sprintf("%d sends waited more than %s because all %d workers were busy (the engine and the generator share this process's CPU), and their latency counts the wait",
 				waited, late, r.Load.Connections))
 		} else {
