@@ -78,8 +78,9 @@ type runFlags struct {
 	order       string
 }
 
-// urlUsage is the --url flag's help, alike for every command that drives a target.
-const urlUsage = "opa/server, cedar/server: measure this running server (http://127.0.0.1:8181) instead of starting one; " +
+// urlUsage is the --url flag's help, alike for every command that drives a target; the served
+// kinds are those that take a port.
+var urlUsage = strings.ReplaceAll(kindsTaking("port"), " and ", ", ") + ": measure this running server (http://127.0.0.1:8181) instead of starting one; " +
 	"a path, query included, replaces the engine's decision endpoint. http: the endpoint"
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -157,13 +158,13 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVar(&f.order, "order", "", "interleaved: with --repeat, the targets of a workload take turns, one repetition each, servers staying up (the default, for flags and scenario files); sequential: each target's repetitions back to back")
 	fl.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "per-request timeout; slower answers count as timeout errors")
 	fl.StringVar(&f.url, "url", "", urlUsage)
-	fl.IntVar(&f.port, "port", 0, "opa/server: loopback port for the server authzbench starts (default: a free one)")
+	fl.IntVar(&f.port, "port", 0, kindsTaking("port")+": loopback port for the server authzbench starts (default: a free one)")
 	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
 	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA servers authzbench starts; info writes a line per request and can cost throughput")
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
-	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server, cedar/server: ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
+	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
 	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
 	fl.StringVar(&f.body, "body", "", "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)")
