@@ -163,7 +163,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA servers authzbench starts; info writes a line per request and can cost throughput")
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
-	fl.StringVar(&f.format, "format", "table", "output: table, markdown or json")
+	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
 	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
@@ -183,7 +183,8 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 }
 
 func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
-	if err := checkFormat(f.format); err != nil {
+	format, err := lookupFormat(f.format)
+	if err != nil {
 		return usageError(err)
 	}
 	if err := checkRunFlags(cmd, f); err != nil {
@@ -273,7 +274,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	var writeErr error
 	if len(doc.Runs) > 0 {
 		writeErr = saveResult(path, "authzbench", doc, stderr)
-		if err := render(stdout, doc, f.format); err != nil {
+		if err := format.Render(stdout, doc); err != nil {
 			return &exitError{exitFailed, err}
 		}
 	}
@@ -493,22 +494,13 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	return s, s.Apply(o)
 }
 
-func checkFormat(format string) error {
-	switch format {
-	case "table", "markdown", "json":
-		return nil
+// lookupFormat finds the output format --format names among those registered.
+func lookupFormat(name string) (report.Format, error) {
+	f, err := report.Lookup(name)
+	if err != nil {
+		return f, fmt.Errorf("--format %q: want %s", name, report.NameList())
 	}
-	return fmt.Errorf("--format %q: want table, markdown or json", format)
-}
-
-func render(w io.Writer, doc *result.Document, format string) error {
-	switch format {
-	case "markdown":
-		return report.Markdown(w, doc)
-	case "json":
-		return report.JSON(w, doc)
-	}
-	return report.Table(w, doc)
+	return f, nil
 }
 
 // onInterrupt cancels the run on the first Ctrl-C (or SIGTERM) so the partial result is written
@@ -611,7 +603,7 @@ func newDocument(scenario string) *result.Document {
 		Created:  time.Now().UTC(),
 		Command:  append([]string{"authzbench"}, os.Args[1:]...),
 		Scenario: scenario,
-		Env:      result.CaptureEnv(version.Version),
+		Env:      bench.CaptureEnv(version.Version),
 	}
 }
 

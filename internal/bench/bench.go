@@ -267,7 +267,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		Workload: w.Name,
 		WorkloadDoc: result.WorkloadInfo{Description: w.Description, Query: w.Query, Inputs: len(w.Inputs),
 			ExpectAllow: allow, ExpectDeny: deny, Unverified: unverified},
-		Load: result.Load{Model: "closed", Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
+		Load: result.Load{Model: result.ClosedLoop, Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
 	}
 	kind := t.Kind()
@@ -281,7 +281,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		run.WorkloadDoc.RegoVersion = "v0"
 	}
 	if t.Load.Rate > 0 {
-		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = "open", t.Load.Rate, t.Load.Connections, 0
+		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
 	}
 	cfg := t.Settings()
 	placement := kind.PlacementFor(cfg)
@@ -354,8 +354,7 @@ func (sl *slot) start(ctx context.Context) error {
 
 // recordSUT records how the system under test was run, with where it ran as its kind says.
 func (sl *slot) recordSUT() {
-	sl.run.SUT = sl.tg.Info()
-	sl.run.SUT.Placement = sl.kind.PlacementFor(sl.cfg).String()
+	sl.run.SUT = sutInfo(sl.kind.PlacementFor(sl.cfg), sl.tg.Info())
 }
 
 func (sl *slot) affinity() *result.Affinity {
@@ -408,12 +407,12 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 	partial := out.Stopped != nil
 	measured := out.Elapsed > 0 || out.Recorder.Requests() > 0
 	if measured {
-		r, err := result.NewRepetition(out.Recorder, out.Elapsed, partial)
+		r, err := newRepetition(out.Recorder, out.Elapsed, partial)
 		if err != nil {
 			return err
 		}
 		if sc := out.Schedule; sc != nil {
-			if err := r.SetSchedule(*sc, out.Recorder, out.Elapsed); err != nil {
+			if err := setSchedule(&r, *sc, out.Recorder, out.Elapsed); err != nil {
 				return err
 			}
 		}
@@ -449,7 +448,7 @@ func (sl *slot) finish(reps int, err error) {
 	if len(sl.outcomes) > 0 {
 		run.Harness = harness(sl.outcomes, sl.merged.Requests())
 	}
-	run.SUTResources = sutResources(sl.resources)
+	run.SUTResources = resourcesOf(sutResources(sl.resources))
 	if sl.started && len(run.Repetitions) > 0 && len(run.Repetitions) < reps && !run.Partial {
 		// Stopped between its turns, or during another target's: it keeps what it measured.
 		run.Partial = true
@@ -460,7 +459,7 @@ func (sl *slot) finish(reps int, err error) {
 	if !sl.started {
 		return
 	}
-	run.Summary = result.Summarise(run.Repetitions, sl.merged)
+	run.Summary = summarise(run.Repetitions, sl.merged)
 	run.Summary.Mismatches = mismatches(sl.merged.Mismatches, sl.w, sl.kind.Engine)
 	if c := run.Summary.Connections; c != nil {
 		// Set whether or not the run finished, so a partial run's count is against what its
@@ -552,7 +551,7 @@ func harness(outs []load.Outcome, requests uint64) *result.Harness {
 		cpu += o.UsageEnd.CPU - o.UsageStart.CPU
 	}
 	first.CPU, last.CPU = 0, cpu
-	return result.NewHarness(first, last, requests)
+	return newHarness(first, last, requests)
 }
 
 // mismatches names the inputs given a wrong decision by their file and line, as the engine was

@@ -215,10 +215,12 @@ func hashOrEmpty(s string) string {
 }
 
 // modified asks git whether the checkout differs from its commit in anything the build reads:
-// a tracked file changed, or an untracked file where Go compiles or embeds from (cmd/,
-// internal/, go.mod, go.sum). Untracked files elsewhere, such as a result file just written to
-// docs/results/ or a user's inputs beside the checkout, change no build. "unknown" without a git
-// binary or when it fails.
+// a file added, changed, deleted or renamed, tracked or not, where Go compiles or embeds from
+// (cmd/, internal/, go.mod, go.sum, or any .go file). A change elsewhere, such as a result file
+// just written to docs/results/, a page of docs being edited while a measurement runs, or a
+// user's inputs beside the checkout, changes no build, and marking the run dirty for it would
+// make its commit look unreproducible when it is not. "unknown" without a git binary or when it
+// fails.
 func modified(root string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -238,13 +240,17 @@ func changesBuild(status string) bool {
 		if len(line) < 4 {
 			continue
 		}
-		path := line[3:]
-		if !strings.HasPrefix(line, "??") {
-			return true // a tracked file added, changed, deleted or renamed
-		}
-		if strings.HasPrefix(path, "cmd/") || strings.HasPrefix(path, "internal/") || path == "go.mod" || path == "go.sum" {
-			return true
+		// A rename names both sides ("R  old -> new"); either may be part of the build.
+		for _, path := range strings.Split(line[3:], " -> ") {
+			if readByBuild(strings.Trim(path, `"`)) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+func readByBuild(path string) bool {
+	return strings.HasPrefix(path, "cmd/") || strings.HasPrefix(path, "internal/") ||
+		path == "go.mod" || path == "go.sum" || strings.HasSuffix(path, ".go")
 }

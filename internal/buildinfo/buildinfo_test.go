@@ -107,12 +107,18 @@ func TestChangesBuild(t *testing.T) {
 		{"", false},
 		{"?? docs/results/quickstart-2026-11-23.json\n", false},
 		{"?? inputs.jsonl\n?? results/\n", false},
-		{" M README.md\n", true}, // tracked: whatever it is, the checkout is not its commit
+		{" M README.md\n", false},            // docs are not built
+		{" M docs/cross-engine.md\n", false}, // edited while a measurement runs
+		{" M internal/load/open.go\n", true},
+		{" M tools/gen.go\n", true}, // Go anywhere may be built
+		{"?? docs/x.md\n M go.mod\n", true},
 		{"?? internal/load/new.go\n", true},
 		{"?? cmd/authzbench/x.go\n", true},
 		{"?? go.sum\n", true},
 		{"D  internal/verify/verify.go\n", true},
 		{"R  a.go -> b.go\n", true},
+		{"R  docs/a.md -> internal/workload/policies/a.rego\n", true},
+		{"R  docs/a.md -> docs/b.md\n", false},
 	} {
 		if got := changesBuild(tc.status); got != tc.want {
 			t.Errorf("changesBuild(%q) = %t, want %t", tc.status, got, tc.want)

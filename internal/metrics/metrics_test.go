@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -55,38 +54,5 @@ func TestMeanIsExact(t *testing.T) {
 	r.Record(verify.Timeout, 0, time.Second) // errors do not move the mean of ok latencies
 	if got := r.MeanOKNanos(); got != 1501.5 {
 		t.Errorf("mean %.1f ns, want 1501.5", got)
-	}
-}
-
-func TestPercentiles(t *testing.T) {
-	h := NewHistogram()
-	for us := 1; us <= 10000; us++ {
-		h.RecordValue(int64(us) * 1000)
-	}
-	p := PercentilesOf(h, 0)
-	for _, tc := range []struct {
-		name      string
-		got, want float64
-	}{{"p50", p.P50, 5000}, {"p90", p.P90, 9000}, {"p99", p.P99, 9900}, {"p99.99", p.P9999, 9999}, {"max", p.Max, 10000}, {"mean", p.Mean, 5000.5}} {
-		if math.Abs(tc.got-tc.want)/tc.want > 0.001 {
-			t.Errorf("%s = %.1f µs, want %.1f within 0.1 %%", tc.name, tc.got, tc.want)
-		}
-	}
-	if (PercentilesOf(NewHistogram(), 0) != Percentiles{}) {
-		t.Error("an empty histogram must give zero percentiles")
-	}
-}
-
-func TestSpread(t *testing.T) {
-	if s := SpreadOf(nil); s.N != 0 || s.Mean != 0 {
-		t.Errorf("empty: %+v", s)
-	}
-	if s := SpreadOf([]float64{42}); s.N != 1 || s.Mean != 42 || s.SD != 0 || s.CI95 != [2]float64{42, 42} {
-		t.Errorf("one sample: %+v", s)
-	}
-	// mean 10, sample sd sqrt(2.5), t(4) = 2.776: half-width 2.776 * 1.5811 / sqrt(5) = 1.963
-	s := SpreadOf([]float64{8, 9, 10, 11, 12})
-	if s.Mean != 10 || math.Abs(s.SD-math.Sqrt(2.5)) > 1e-9 || math.Abs(s.CI95[0]-8.037) > 0.001 || math.Abs(s.CI95[1]-11.963) > 0.001 {
-		t.Errorf("five samples: %+v", s)
 	}
 }

@@ -1,5 +1,6 @@
-// Package metrics records latencies and outcome counts without disturbing what is measured,
-// and turns them into the statistics a report shows.
+// Package metrics records latencies and outcome counts without disturbing what is measured.
+// The statistics a report shows (percentiles, spreads) are the result package's: it reads them
+// from the histograms recorded here, once they are merged and stored in the result document.
 //
 // Each load worker owns one Recorder: recording touches only that worker's memory (no locks, no
 // shared cache lines, no allocation once a status code has been seen), and memory stays flat

@@ -6,16 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
 // crossDocument runs two engines in two modes on two workloads; one Cedar run served nothing.
 func crossDocument() *result.Document {
 	run := func(workload, target string, p50 float64, ok uint64) result.Run {
-		r := result.Run{Target: target, Workload: workload, Load: result.Load{Model: "closed", Workers: 1}, Summary: result.Summary{
-			Requests: 1000, OK: ok, ThroughputRPS: metrics.Spread{Mean: 1e6 / p50, N: 1},
-			LatencyUS: metrics.Percentiles{P50: p50, P95: p50, P99: p50, P999: p50},
+		r := result.Run{Target: target, Workload: workload, Load: result.Load{Model: result.ClosedLoop, Workers: 1}, Summary: result.Summary{
+			Requests: 1000, OK: ok, ThroughputRPS: result.Spread{Mean: 1e6 / p50, N: 1},
+			LatencyUS: result.Percentiles{P50: p50, P95: p50, P99: p50, P999: p50},
 		}}
 		if strings.HasPrefix(target, "cedar/") && workload == "api" {
 			r.WorkloadDoc.CedarDifferences = "Cedar is handed the token's verdict"
@@ -99,15 +98,15 @@ func TestNoCrossEngineColumnForOneEngine(t *testing.T) {
 // A ratio is marked only when its 95 % interval excludes 1; the note says so.
 func TestRatioMarksOnlyCalledDifferences(t *testing.T) {
 	run := func(target string, turn int, rps ...float64) result.Run {
-		r := result.Run{Target: target, Workload: "rbac", Load: result.Load{Model: "closed", Workers: 4}}
+		r := result.Run{Target: target, Workload: "rbac", Load: result.Load{Model: result.ClosedLoop, Workers: 4}}
 		var sum float64
 		for i, v := range rps {
 			sum += v
 			r.Repetitions = append(r.Repetitions, result.Repetition{OK: 100, ElapsedS: 1, ThroughputRPS: v, Turn: turn + 3*i,
-				LatencyUS: metrics.Percentiles{P50: 1e6 / v}})
+				LatencyUS: result.Percentiles{P50: 1e6 / v}})
 		}
-		r.Summary = result.Summary{OK: 300, ThroughputRPS: metrics.Spread{Mean: sum / 3, N: 3},
-			LatencyUS: metrics.Percentiles{P50: 3e6 / sum}}
+		r.Summary = result.Summary{OK: 300, ThroughputRPS: result.Spread{Mean: sum / 3, N: 3},
+			LatencyUS: result.Percentiles{P50: 3e6 / sum}}
 		return r
 	}
 	doc := &result.Document{Schema: result.Schema, Order: "interleaved", Runs: []result.Run{

@@ -3,8 +3,6 @@ package result
 import (
 	"math"
 	"strings"
-
-	"github.com/authzbench/authzbench/internal/metrics"
 )
 
 // Figure is what a comparison divides.
@@ -105,9 +103,10 @@ func Compare(doc *Document) []Comparison {
 		return out
 	}
 	type same struct {
-		workload, mode, model string
-		workers, connections  int
-		rate                  float64
+		workload, mode       string
+		model                LoadModel
+		workers, connections int
+		rate                 float64
 	}
 	key := func(r Run) same {
 		_, mode := EngineMode(r.Target)
@@ -174,7 +173,7 @@ func ratio(num, den perRep, interleaved bool) Comparison {
 			}
 		}
 		if len(logs) >= 2 {
-			s := metrics.SpreadOf(logs)
+			s := SpreadOf(logs)
 			return interval(s.Mean, s.CI95[0], s.CI95[1], len(logs), Paired)
 		}
 	}
@@ -182,14 +181,14 @@ func ratio(num, den perRep, interleaved bool) Comparison {
 	if len(a) < 2 || len(b) < 2 {
 		return Comparison{N: min(len(a), len(b)), Method: NoInterval}
 	}
-	sa, sb := metrics.SpreadOf(a), metrics.SpreadOf(b)
+	sa, sb := SpreadOf(a), SpreadOf(b)
 	va, vb := sa.SD*sa.SD/float64(len(a)), sb.SD*sb.SD/float64(len(b))
 	diff, se := sa.Mean-sb.Mean, math.Sqrt(va+vb)
 	df := len(a) + len(b) - 2
 	if va+vb > 0 { // Welch–Satterthwaite, rounded down: the wider interval
 		df = int((va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1)))
 	}
-	half := metrics.TQuantile975(max(df, 1)) * se
+	half := TQuantile975(max(df, 1)) * se
 	return interval(diff, diff-half, diff+half, min(len(a), len(b)), Unpaired)
 }
 

@@ -3,23 +3,21 @@ package result
 import (
 	"math"
 	"testing"
-
-	"github.com/authzbench/authzbench/internal/metrics"
 )
 
 // runOf is a closed-loop run with one repetition per throughput, in turns first, first+step, …
 func runOf(target string, first, step int, rps ...float64) Run {
-	r := Run{Target: target, Workload: "rbac", Load: Load{Model: "closed", Workers: 4}}
+	r := Run{Target: target, Workload: "rbac", Load: Load{Model: ClosedLoop, Workers: 4}}
 	for i, v := range rps {
 		r.Repetitions = append(r.Repetitions, Repetition{OK: 100, ElapsedS: 1, ThroughputRPS: v, Turn: first + i*step,
-			LatencyUS: metrics.Percentiles{P50: 1e6 / v}})
+			LatencyUS: Percentiles{P50: 1e6 / v}})
 	}
 	var sum float64
 	for _, v := range rps {
 		sum += v
 	}
-	r.Summary = Summary{OK: 100, ThroughputRPS: metrics.Spread{Mean: sum / float64(len(rps)), N: len(rps)},
-		LatencyUS: metrics.Percentiles{P50: 1e6 / (sum / float64(len(rps)))}}
+	r.Summary = Summary{OK: 100, ThroughputRPS: Spread{Mean: sum / float64(len(rps)), N: len(rps)},
+		LatencyUS: Percentiles{P50: 1e6 / (sum / float64(len(rps)))}}
 	return r
 }
 

@@ -5,10 +5,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/authzbench/authzbench/internal/buildinfo"
-	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // Env records where a result was measured; two results are comparable only when their
@@ -42,13 +42,20 @@ type Env struct {
 	GeneratorCPUs string `json:"generator_cpus,omitempty"`
 }
 
-// CaptureEnv reads the environment of this process.
-func CaptureEnv(opaVersion string) Env {
+// CPUs is what the machine has and what this process may run on, as the caller read them from
+// the kernel (bench.CaptureEnv reads them with sut): the result package only records them.
+type CPUs struct {
+	Machine int   // CPUs the machine has online
+	Allowed []int // the CPUs this process may run on (sched_getaffinity); nil when unknown
+}
+
+// CaptureEnv reads the environment of this process; cpus says what the kernel lets it run on.
+func CaptureEnv(opaVersion string, cpus CPUs) Env {
 	build := buildinfo.Read()
 	host, _ := os.Hostname()
 	env := Env{
 		CPUModel:     cpuModel(),
-		Cores:        sut.MachineCPUs(),
+		Cores:        cpus.Machine,
 		GOMAXPROCS:   runtime.GOMAXPROCS(0),
 		OS:           runtime.GOOS,
 		Kernel:       kernel(),
@@ -63,15 +70,24 @@ func CaptureEnv(opaVersion string) Env {
 		Hostname:     host,
 		Pinning:      "none: generator and system under test share all cores",
 	}
-	if cpus, err := sut.Affinity(0); err == nil {
-		env.GeneratorCPUs = sut.FormatCPUs(cpus)
-		if len(cpus) < env.Cores {
+	if cpus.Allowed != nil {
+		env.GeneratorCPUs = formatCPUs(cpus.Allowed)
+		if len(cpus.Allowed) < env.Cores {
 			// Pinned before authzbench began: the servers it starts unpinned inherit this too.
 			env.Pinning = "set outside authzbench (taskset, a cgroup): generator on CPUs " + env.GeneratorCPUs +
 				", and the servers it starts unpinned inherit them"
 		}
 	}
 	return env
+}
+
+// formatCPUs writes a CPU list as the kernel's tools do without ranges: "0,2,3".
+func formatCPUs(cpus []int) string {
+	parts := make([]string, len(cpus))
+	for i, c := range cpus {
+		parts[i] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, ",")
 }
 
 // cedarVersion is the cedar-go module linked in, from the binary's module information (cedar-go

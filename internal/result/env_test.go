@@ -1,72 +1,34 @@
 package result
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
-
-	"github.com/authzbench/authzbench/internal/sut"
 )
 
-// TestMain lets this test binary be started pinned (<self> __pin CPUS -- <self> ...), as taskset
-// would start authzbench.
-func TestMain(m *testing.M) {
-	sut.DispatchPinIfAsked()
-	os.Exit(m.Run())
-}
-
-const envChild = "AUTHZBENCH_TEST_PRINT_ENV"
-
-// A generator pinned before authzbench began (taskset) records the CPUs it really had, and the
-// pinning says so; it used to say "none".
-func TestEnvRecordsAffinitySetOutside(t *testing.T) {
-	if os.Getenv(envChild) != "" {
-		json.NewEncoder(os.Stdout).Encode(CaptureEnv("test"))
-		return
-	}
-	if runtime.GOOS != "linux" {
-		env := CaptureEnv("test")
-		if _, err := sut.Affinity(0); err == nil || env.GeneratorCPUs != "" || !strings.HasPrefix(env.Pinning, "none") {
-			t.Errorf("without sched_getaffinity: generator CPUs %q, pinning %q", env.GeneratorCPUs, env.Pinning)
-		}
-		return
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child := exec.Command(self, "-test.run=^TestEnvRecordsAffinitySetOutside$")
-	pinned, err := sut.Pinned(child, []int{0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pinned.Env = append(os.Environ(), envChild+"=1")
-	out, err := pinned.Output()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	var env Env
-	line, _, _ := bytes.Cut(out, []byte("\n"))
-	if err := json.Unmarshal(line, &env); err != nil {
-		t.Fatalf("child printed %q: %v", out, err)
-	}
-	if env.GeneratorCPUs != "0" {
-		t.Errorf("generator CPUs %q, want 0", env.GeneratorCPUs)
-	}
-	if sut.MachineCPUs() > 1 && !strings.Contains(env.Pinning, "outside authzbench") {
-		t.Errorf("pinning %q; want it to say the generator was pinned from outside", env.Pinning)
-	}
-	if sut.MachineCPUs() == 1 && !strings.HasPrefix(env.Pinning, "none") {
-		t.Errorf("one CPU: pinning %q, want none", env.Pinning)
-	}
-	// Unpinned, the same capture lists every CPU this process may use.
-	if own := CaptureEnv("test"); own.GeneratorCPUs == "" || strings.Contains(own.Pinning, "outside") != (len(strings.Split(own.GeneratorCPUs, ",")) < own.Cores) {
-		t.Errorf("this process: generator CPUs %q of %d cores, pinning %q", own.GeneratorCPUs, own.Cores, own.Pinning)
+// The CPUs the caller read from the kernel are recorded as given: a generator allowed fewer CPUs
+// than the machine has was pinned before authzbench began (taskset, a cgroup), and the pinning
+// says so; it used to say "none". bench's test of CaptureEnv starts a pinned child to check the
+// kernel's side.
+func TestEnvRecordsCPUsAsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		cpus          CPUs
+		generatorCPUs string
+		pinning       string // prefix
+	}{
+		{"affinity unknown", CPUs{Machine: 4}, "", "none"},
+		{"every CPU", CPUs{Machine: 4, Allowed: []int{0, 1, 2, 3}}, "0,1,2,3", "none"},
+		{"pinned outside", CPUs{Machine: 4, Allowed: []int{0, 2}}, "0,2", "set outside authzbench (taskset, a cgroup): generator on CPUs 0,2"},
+		{"one CPU machine", CPUs{Machine: 1, Allowed: []int{0}}, "0", "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := CaptureEnv("test", tc.cpus)
+			if env.Cores != tc.cpus.Machine || env.GeneratorCPUs != tc.generatorCPUs || !strings.HasPrefix(env.Pinning, tc.pinning) {
+				t.Errorf("cores %d, generator CPUs %q, pinning %q; want %d, %q, %q…", env.Cores, env.GeneratorCPUs, env.Pinning,
+					tc.cpus.Machine, tc.generatorCPUs, tc.pinning)
+			}
+		})
 	}
 }
 
@@ -85,7 +47,7 @@ func TestEnvRecordsCedarVersion(t *testing.T) {
 	if v := moduleVersion(deps[:1], "github.com/cedar-policy/cedar-go"); v != "" {
 		t.Errorf("absent module: %q", v)
 	}
-	if env := CaptureEnv("v1.22.2"); env.Cedar == "" || env.OPA != "v1.22.2" {
+	if env := CaptureEnv("v1.22.2", CPUs{Machine: 2}); env.Cedar == "" || env.OPA != "v1.22.2" {
 		t.Errorf("cedar %q, opa %q; want both recorded", env.Cedar, env.OPA)
 	}
 }

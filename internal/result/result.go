@@ -1,6 +1,11 @@
 // Package result defines the result document, the only thing reports, compare and merge read:
-// every view can be rebuilt from it alone. It also captures the environment and writes the
-// document atomically, so an interrupted write never leaves half a file.
+// every view can be rebuilt from it alone, every histogram a view shows is stored in it, and
+// Merge combines documents exactly. It also captures the environment and writes the document
+// atomically, so an interrupted write never leaves half a file.
+//
+// It is a leaf: the standard library, hdrhistogram and buildinfo only. What produced a document
+// (load drivers, recorders, targets, servers) converts its own figures into these types (see
+// internal/bench/record.go), so a report or a merge links none of the engines.
 package result
 
 import (
@@ -11,15 +16,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/authzbench/authzbench/internal/load"
-	"github.com/authzbench/authzbench/internal/metrics"
-	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
-	"github.com/authzbench/authzbench/internal/verify"
 )
 
 // Schema names the document version. Field names are never renamed within a version.
@@ -55,7 +55,7 @@ type Run struct {
 	Target      string       `json:"target"`
 	Workload    string       `json:"workload"`
 	WorkloadDoc WorkloadInfo `json:"workload_info"`
-	SUT         target.Info  `json:"sut"`
+	SUT         SUT          `json:"sut"`
 	Load        Load         `json:"load"`
 	Summary     Summary      `json:"summary"`
 	Repetitions []Repetition `json:"repetitions"`
@@ -69,10 +69,65 @@ type Run struct {
 	Harness *Harness `json:"harness,omitempty"`
 	// SUTResources is what the server authzbench started used during the measured phases:
 	// its process tree's CPU and resident memory, sampled every 250 ms.
-	SUTResources *sut.Resources `json:"sut_resources,omitempty"`
+	SUTResources *Resources `json:"sut_resources,omitempty"`
 	// Partial marks a run cut short; Error says why a run could not start or finish.
 	Partial bool   `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
+}
+
+// SUT is the system under test of a run: the engine, how it was deployed, and the server
+// authzbench started or was pointed at.
+type SUT struct {
+	Engine string `json:"engine"`
+	Mode   string `json:"mode"`
+	// Placement is where the engine ran, seen from the generator; empty in files written before
+	// it was recorded (Run.Where infers what it can).
+	Placement Placement `json:"placement,omitempty"`
+	Version   string    `json:"version,omitempty"`
+	Command   []string  `json:"command,omitempty"`
+	URL       string    `json:"url,omitempty"`
+	External  bool      `json:"external,omitempty"` // a server authzbench did not start
+	LogLevel  string    `json:"log_level,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	// Connections is the size of the connection pool the target was given.
+	Connections int `json:"connections,omitempty"`
+}
+
+// Placement is where a run's engine ran, seen from the generator; it decides what the
+// generator and the engine share.
+type Placement string
+
+const (
+	// InProcess: the engine ran inside authzbench, sharing its Go scheduler and CPUs with the
+	// generator.
+	InProcess Placement = "in-process"
+	// ProcessPerDecision: every decision started a process of its own (a CLI).
+	ProcessPerDecision Placement = "process-per-decision"
+	// LaunchedServer: a server authzbench started, pinned and stopped.
+	LaunchedServer Placement = "launched-server"
+	// External: a server someone else runs, which authzbench only sends requests to.
+	External Placement = "external"
+)
+
+// Where is where the run's engine ran: its recorded placement, or for a file written before
+// placements were recorded, in-process for a target named */inproc and "" (unknown) otherwise.
+func (r *Run) Where() Placement {
+	if r.SUT.Placement != "" {
+		return r.SUT.Placement
+	}
+	if strings.HasSuffix(r.Target, "/inproc") {
+		return InProcess
+	}
+	return ""
+}
+
+// Resources is what the server authzbench started used during a run's measured phases: its
+// process tree's CPU and resident memory.
+type Resources struct {
+	CPUCoresMean float64 `json:"cpu_cores_mean"`
+	CPUCoresMax  float64 `json:"cpu_cores_max"` // over one sampling interval
+	RSSMaxMB     float64 `json:"rss_max_mb"`
+	Samples      int     `json:"samples"`
 }
 
 // Affinity is a run's CPU lists as the kernel reported them (sched_getaffinity), "0,1".
@@ -90,21 +145,6 @@ type Harness struct {
 	RSSStartMB      float64 `json:"rss_start_mb"`
 	RSSEndMB        float64 `json:"rss_end_mb"`
 	RSSPeakMB       float64 `json:"rss_peak_mb"` // process lifetime peak
-}
-
-// NewHarness compares usage before and after requests were sent.
-func NewHarness(before, after metrics.Usage, requests uint64) *Harness {
-	mb := func(b uint64) float64 { return float64(b) / (1 << 20) }
-	h := &Harness{
-		CPUSeconds: (after.CPU - before.CPU).Seconds(),
-		RSSStartMB: mb(before.RSS),
-		RSSEndMB:   mb(after.RSS),
-		RSSPeakMB:  mb(after.HWM),
-	}
-	if requests > 0 {
-		h.CPUPerRequestUS = h.CPUSeconds * 1e6 / float64(requests)
-	}
-	return h
 }
 
 // Skip is a workload and target pair the scenario left out: the workload has no version in the
@@ -143,16 +183,39 @@ type WorkloadInfo struct {
 	RegoVersion string `json:"rego_version,omitempty"`
 }
 
+// LoadModel is how a run's requests were sent: by a fixed number of workers, each sending its
+// next request when the last one was answered (closed loop), or at an arrival rate whatever
+// happened to earlier ones (open loop).
+type LoadModel string
+
+const (
+	ClosedLoop LoadModel = "closed"
+	OpenLoop   LoadModel = "open"
+)
+
+func (m LoadModel) String() string { return string(m) }
+
+// UnmarshalText reads the model as the document spells it, and refuses any other word: a
+// report must not read an unknown model as closed loop.
+func (m *LoadModel) UnmarshalText(b []byte) error {
+	switch v := LoadModel(b); v {
+	case ClosedLoop, OpenLoop, "":
+		*m = v
+		return nil
+	}
+	return fmt.Errorf("load model %q: want %s or %s", b, ClosedLoop, OpenLoop)
+}
+
 // Load is the load model of a run.
 type Load struct {
-	Model       string  `json:"model"` // closed or open
-	Workers     int     `json:"workers"`
-	Rate        float64 `json:"rate"`                  // open loop: intended requests per second
-	Connections int     `json:"connections,omitempty"` // open loop: bound on requests in flight
-	DurationS   float64 `json:"duration_s"`
-	WarmupS     float64 `json:"warmup_s"`
-	Requests    int64   `json:"requests,omitempty"` // request budget, when the run was bounded by count
-	TimeoutS    float64 `json:"timeout_s,omitempty"`
+	Model       LoadModel `json:"model"`
+	Workers     int       `json:"workers"`
+	Rate        float64   `json:"rate"`                  // open loop: intended requests per second
+	Connections int       `json:"connections,omitempty"` // open loop: bound on requests in flight
+	DurationS   float64   `json:"duration_s"`
+	WarmupS     float64   `json:"warmup_s"`
+	Requests    int64     `json:"requests,omitempty"` // request budget, when the run was bounded by count
+	TimeoutS    float64   `json:"timeout_s,omitempty"`
 	// GeneratorProcs is the GOMAXPROCS authzbench drove this run with.
 	GeneratorProcs int `json:"generator_procs,omitempty"`
 }
@@ -167,16 +230,16 @@ type Summary struct {
 	ErrorClasses map[string]uint64 `json:"error_classes"`
 	UnverifiedOK uint64            `json:"unverified_ok,omitempty"`
 	// ThroughputRPS is ok responses per second: mean, sd and 95 % CI across repetitions.
-	ThroughputRPS metrics.Spread `json:"throughput_rps"`
+	ThroughputRPS Spread `json:"throughput_rps"`
 	// LatencyUS is over ok responses only, from the histogram of all repetitions merged; in an
 	// open-loop run with unsent sends, over the ok responses and the unsent sends at their lower
 	// bound (open.latency_includes_unsent), the ok-only figures being open.ok_latency_us.
-	LatencyUS metrics.Percentiles `json:"latency_us"`
+	LatencyUS Percentiles `json:"latency_us"`
 	// LatencyBeyond counts the ok responses slower than each of LatencyUS's percentiles: one
-	// resting on few (metrics.FewBeyond) is close to the slowest few, not a stable figure.
-	LatencyBeyond *metrics.Beyond `json:"latency_beyond,omitempty"`
+	// resting on few (FewBeyond) is close to the slowest few, not a stable figure.
+	LatencyBeyond *Beyond `json:"latency_beyond,omitempty"`
 	// ErrorLatencyUS is over the other responses, kept apart.
-	ErrorLatencyUS *metrics.Percentiles `json:"error_latency_us,omitempty"`
+	ErrorLatencyUS *Percentiles `json:"error_latency_us,omitempty"`
 	// ErrorMessages is what went wrong with the first response of each error class that said,
 	// by class (transport: the OS's words; http_503: the start of the body).
 	ErrorMessages map[string]string `json:"error_messages,omitempty"`
@@ -191,9 +254,13 @@ type Summary struct {
 	// Connections says how many measured requests opened a connection, and what that cost.
 	Connections *Connections `json:"connections,omitempty"`
 	// Mismatches names the inputs that got a wrong decision, lowest input number first, at most
-	// 20 (metrics.MismatchesKept): WrongDecision says how many responses were wrong in all.
+	// MismatchesKept: WrongDecision says how many responses were wrong in all.
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
 }
+
+// MismatchesKept bounds the wrong decisions a summary names (as metrics.MismatchesKept bounds a
+// recorder's): enough to see a pattern, few enough for a result document.
+const MismatchesKept = 20
 
 // Mismatch is an input that got a wrong decision.
 type Mismatch struct {
@@ -216,10 +283,10 @@ func (m Mismatch) Where() string {
 // at most (one per worker); with --no-reuse, one per request. The connect time (TCP, and TLS)
 // is part of those requests' latency, and shown apart here.
 type Connections struct {
-	Opened    int64               `json:"opened"`
-	Expected  int64               `json:"expected"` // at most, with reuse; exactly, without
-	Reused    bool                `json:"reused"`
-	ConnectUS metrics.Percentiles `json:"connect_us"`
+	Opened    int64       `json:"opened"`
+	Expected  int64       `json:"expected"` // at most, with reuse; exactly, without
+	Reused    bool        `json:"reused"`
+	ConnectUS Percentiles `json:"connect_us"`
 	// Reconnects: requests that found their kept-alive connection closed by the server (a
 	// request limit, an idle timeout) and went out again on a new one; not errors.
 	Reconnects uint64 `json:"reconnects,omitempty"`
@@ -228,9 +295,9 @@ type Connections struct {
 // ServerTimes are the server's own timers (OPA: timer_rego_query_eval_ns and
 // timer_server_handler_ns), beside the latency the client measured.
 type ServerTimes struct {
-	Sampled   int64               `json:"sampled"`
-	EvalUS    metrics.Percentiles `json:"eval_us"`
-	HandlerUS metrics.Percentiles `json:"handler_us"`
+	Sampled   int64       `json:"sampled"`
+	EvalUS    Percentiles `json:"eval_us"`
+	HandlerUS Percentiles `json:"handler_us"`
 }
 
 // OpenSummary says how an open-loop run kept its schedule, and what latency would have looked
@@ -242,42 +309,45 @@ type ServerTimes struct {
 // counted as error class unsent and charged, in latency_us, its lower bound: from its intended
 // time to when the run gave up on it.
 type OpenSummary struct {
-	AchievedRPS metrics.Spread `json:"achieved_rps"`
-	Intended    int64          `json:"intended_sends"`
-	Sent        int64          `json:"sent"`
-	Unsent      int64          `json:"unsent"`
-	LateSends   int64          `json:"late_sends"` // for any reason, a busy pool included
+	AchievedRPS Spread `json:"achieved_rps"`
+	Intended    int64  `json:"intended_sends"`
+	Sent        int64  `json:"sent"`
+	Unsent      int64  `json:"unsent"`
+	LateSends   int64  `json:"late_sends"` // for any reason, a busy pool included
 	// GeneratorLate counts the late sends the generator itself was late for while a connection
 	// was free (a late wake-up, the generator descheduled: short of CPU). The other late sends
 	// waited because every connection was busy.
 	GeneratorLate int64   `json:"generator_late_sends"`
 	LateAfterUS   float64 `json:"late_after_us"`
 	// RateMissed: some due send never went out, or the generator itself was late for more than
-	// 1 % of them, in some repetition (load.Schedule.Missed). Latency is still measured from the
-	// intended times, but the load the server saw was not the load asked for.
+	// 1 % of them, in some repetition (the generator's rule, load.Schedule.Missed). Latency is
+	// still measured from the intended times, but the load the server saw was not the load
+	// asked for.
 	RateMissed bool `json:"rate_missed"`
 	// LatencyIncludesUnsent says the summary's latency_us counts the unsent sends at their
 	// lower bound; OKLatencyUS is over the ok responses alone, from their intended times.
-	LatencyIncludesUnsent bool                `json:"latency_includes_unsent"`
-	OKLatencyUS           metrics.Percentiles `json:"ok_latency_us"`
-	LatenessUS            metrics.Percentiles `json:"lateness_us"`
-	UncorrectedLatencyUS  metrics.Percentiles `json:"uncorrected_latency_us"`
+	LatencyIncludesUnsent bool        `json:"latency_includes_unsent"`
+	OKLatencyUS           Percentiles `json:"ok_latency_us"`
+	LatenessUS            Percentiles `json:"lateness_us"`
+	UncorrectedLatencyUS  Percentiles `json:"uncorrected_latency_us"`
 }
 
-// Repetition is one repetition of a run.
+// Repetition is one repetition of a run. Its histograms (HdrHistogram's compressed V2 form,
+// nanoseconds) are every distribution a view of the run shows, so that merged they rebuild the
+// run's summary exactly, and two documents' runs merge (Merge).
 type Repetition struct {
-	Requests      uint64              `json:"requests"`
-	OK            uint64              `json:"ok"`
-	Errors        uint64              `json:"errors"`
-	ErrorClasses  map[string]uint64   `json:"error_classes,omitempty"`
-	ElapsedS      float64             `json:"elapsed_s"`
-	ThroughputRPS float64             `json:"throughput_rps"`
-	LatencyUS     metrics.Percentiles `json:"latency_us"`
-	HDR           string              `json:"hdr"`                 // ok latencies, ns, V2 compressed
-	ErrorHDR      string              `json:"error_hdr,omitempty"` // other responses, ns
-	ErrorMessages map[string]string   `json:"error_messages,omitempty"`
-	Clamped       uint64              `json:"clamped,omitempty"` // beyond the histograms' ceiling
-	Partial       bool                `json:"partial,omitempty"`
+	Requests      uint64            `json:"requests"`
+	OK            uint64            `json:"ok"`
+	Errors        uint64            `json:"errors"`
+	ErrorClasses  map[string]uint64 `json:"error_classes,omitempty"`
+	ElapsedS      float64           `json:"elapsed_s"`
+	ThroughputRPS float64           `json:"throughput_rps"`
+	LatencyUS     Percentiles       `json:"latency_us"`
+	HDR           string            `json:"hdr"`                 // ok latencies, ns, V2 compressed
+	ErrorHDR      string            `json:"error_hdr,omitempty"` // other responses, ns
+	ErrorMessages map[string]string `json:"error_messages,omitempty"`
+	Clamped       uint64            `json:"clamped,omitempty"` // beyond the histograms' ceiling
+	Partial       bool              `json:"partial,omitempty"`
 	// Turn is the repetition's place among all the scenario's repetitions (1, 2, …), and
 	// Started when it began: interleaved targets alternate turns.
 	Turn    int       `json:"turn,omitempty"`
@@ -294,118 +364,13 @@ type Repetition struct {
 	// UnsentHDR holds the unsent sends' lower bounds, ns: with hdr, the latency of every due
 	// send, which latency_us is over when there are unsent sends.
 	UnsentHDR string `json:"unsent_hdr,omitempty"`
-}
-
-// SetSchedule adds an open-loop run's schedule figures to the repetition. window is the
-// measured time (load.Outcome.Elapsed): from the end of the warm-up to the last answer.
-func (r *Repetition) SetSchedule(sc load.Schedule, rec *metrics.Recorder, window time.Duration) error {
-	r.Intended, r.Unsent, r.LateSends, r.GenLate, r.RateMissed = sc.Intended, sc.Unsent, sc.Late, sc.GeneratorLate, sc.Missed()
-	r.AchievedRPS = sc.Achieved(window)
-	var err error
-	if r.LateHDR, err = EncodeHistogram(rec.Lateness); err != nil {
-		return err
-	}
-	if r.Uncorrected, err = EncodeHistogram(rec.Uncorrected); err != nil {
-		return err
-	}
-	if rec.Unsent != nil && rec.Unsent.TotalCount() > 0 {
-		// A stall that kept sends from going out must show in the latency, not only in a count.
-		r.LatencyUS = metrics.PercentilesOf(rec.Corrected(), 0)
-		r.UnsentHDR, err = EncodeHistogram(rec.Unsent)
-	}
-	return err
-}
-
-// NewRepetition summarises one driver outcome.
-func NewRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (Repetition, error) {
-	rep := Repetition{
-		Requests:      rec.Requests(),
-		OK:            rec.Counts[0],
-		Errors:        rec.ErrorCount(),
-		ErrorClasses:  rec.ErrorClasses(),
-		ErrorMessages: rec.FirstMessages,
-		Clamped:       rec.Clamped,
-		ElapsedS:      elapsed.Seconds(),
-		LatencyUS:     metrics.PercentilesOf(rec.OK, rec.MeanOKNanos()),
-		Partial:       partial,
-	}
-	if elapsed > 0 {
-		rep.ThroughputRPS = float64(rep.OK) / elapsed.Seconds()
-	}
-	var err error
-	if rep.HDR, err = EncodeHistogram(rec.OK); err != nil {
-		return rep, err
-	}
-	if rec.Errors.TotalCount() > 0 {
-		if rep.ErrorHDR, err = EncodeHistogram(rec.Errors); err != nil {
-			return rep, err
-		}
-	}
-	return rep, nil
-}
-
-// Summarise fills the run's summary from its repetitions and the merged recorder.
-func Summarise(reps []Repetition, merged *metrics.Recorder) Summary {
-	s := Summary{
-		Requests:      merged.Requests(),
-		OK:            merged.Counts[0],
-		WrongDecision: merged.Counts[1],
-		Errors:        merged.ErrorCount(),
-		ErrorClasses:  merged.ErrorClasses(),
-		UnverifiedOK:  merged.UnverifiedOK,
-		LatencyUS:     metrics.PercentilesOf(merged.OK, merged.MeanOKNanos()),
-		ErrorMessages: merged.FirstMessages,
-		// From the ok histogram's own range: the merged recorder's ceiling is the highest of its
-		// repetitions'.
-		LatencyCeilingS: float64(merged.OK.HighestTrackableValue()) / 1e9,
-		Clamped:         merged.Clamped,
-	}
-	if merged.OK.TotalCount() > 0 {
-		b := metrics.BeyondOf(merged.OK)
-		s.LatencyBeyond = &b
-	}
-	var rps []float64
-	for _, r := range reps {
-		if r.ElapsedS > 0 {
-			rps = append(rps, r.ThroughputRPS)
-		}
-	}
-	s.ThroughputRPS = metrics.SpreadOf(rps)
-	if merged.Errors.TotalCount() > 0 {
-		p := metrics.PercentilesOf(merged.Errors, 0)
-		s.ErrorLatencyUS = &p
-	}
-	if merged.Connect != nil {
-		s.Connections = &Connections{Opened: merged.Connect.TotalCount(), ConnectUS: metrics.PercentilesOf(merged.Connect, 0),
-			Reconnects: merged.Reconnects}
-	}
-	if merged.ServerEval != nil {
-		s.Server = &ServerTimes{Sampled: merged.ServerHandler.TotalCount(),
-			EvalUS: metrics.PercentilesOf(merged.ServerEval, 0), HandlerUS: metrics.PercentilesOf(merged.ServerHandler, 0)}
-	}
-	if merged.Lateness != nil {
-		unsent := merged.Counts[verify.Unsent]
-		o := &OpenSummary{LateSends: int64(merged.Late), Sent: int64(merged.Requests() - unsent), Unsent: int64(unsent),
-			LateAfterUS: float64(load.LateAfter) / 1e3, OKLatencyUS: s.LatencyUS,
-			LatenessUS:           metrics.PercentilesOf(merged.Lateness, 0),
-			UncorrectedLatencyUS: metrics.PercentilesOf(merged.Uncorrected, 0)}
-		if unsent > 0 {
-			o.LatencyIncludesUnsent = true
-			s.LatencyUS = metrics.PercentilesOf(merged.Corrected(), 0)
-		}
-		var achieved []float64
-		for _, r := range reps {
-			o.Intended += r.Intended
-			o.GeneratorLate += r.GenLate
-			o.RateMissed = o.RateMissed || r.RateMissed
-			if r.ElapsedS > 0 {
-				achieved = append(achieved, r.AchievedRPS)
-			}
-		}
-		o.AchievedRPS = metrics.SpreadOf(achieved)
-		s.Open = o
-	}
-	return s
+	// ConnectHDR holds the connect times of the requests that opened a connection (with reuse,
+	// a few at the start), ns.
+	ConnectHDR string `json:"connect_hdr,omitempty"`
+	// ServerEvalHDR and ServerHandlerHDR hold the server's own timers, for the ok responses that
+	// reported them, ns.
+	ServerEvalHDR    string `json:"server_eval_hdr,omitempty"`
+	ServerHandlerHDR string `json:"server_handler_hdr,omitempty"`
 }
 
 // EncodeHistogram returns the histogram in HdrHistogram's compressed V2 form (base64 text), which

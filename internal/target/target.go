@@ -48,9 +48,6 @@ type Info struct {
 	LogLevel    string   `json:"log_level,omitempty"`
 	PID         int      `json:"pid,omitempty"`
 	Connections int      `json:"connections,omitempty"`
-	// Placement is where the system under test ran: in-process, process-per-decision,
-	// launched-server or external. The run sets it from the target's kind.
-	Placement string `json:"placement,omitempty"`
 }
 
 // noWatch is embedded by targets that have no process to watch.

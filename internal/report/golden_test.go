@@ -1,0 +1,285 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// Run
+//
+//	go test ./internal/report -run Golden -update
+//
+// to rewrite the golden files, then read the diff before committing: every golden test also
+// asserts what its output must say, so -update cannot bless a wrong table.
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// sampleDocument is one workload's floor (nop) and rbac through the three OPA targets, built by
+// hand: errors, a partial run whose server died, no connection reuse, and an open-loop run that
+// missed its rate with unsent sends.
+func sampleDocument() *result.Document {
+	run := func(workload, target string, rps, sd float64, n int, p50 float64, errors map[string]uint64) result.Run {
+		var errCount uint64
+		for _, v := range errors {
+			errCount += v
+		}
+		return result.Run{Target: target, Workload: workload, Load: result.Load{Model: result.ClosedLoop, Workers: 4}, Summary: result.Summary{
+			Requests: 1000 + errCount, OK: 1000, Errors: errCount, ErrorClasses: errors,
+			ThroughputRPS: result.Spread{Mean: rps, SD: sd, N: n},
+			LatencyUS:     result.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 4},
+		}}
+	}
+	partial := run("rbac", "opa/server", 4000, 0, 1, 250, map[string]uint64{})
+	partial.Partial = true
+	partial.SUTResources = &result.Resources{CPUCoresMean: 1.234, CPUCoresMax: 1.9, RSSMaxMB: 61.4, Samples: 20}
+	partial.Summary.Connections = &result.Connections{Opened: 1000, Expected: 1000, ConnectUS: result.Percentiles{P50: 85, P99: 410}}
+	partial.Error = "run stopped: opa server (pid 4242) exited: signal: killed"
+	open := run("rbac", "opa/server", 1800, 0, 1, 900, nil)
+	open.Load = result.Load{Model: result.OpenLoop, Rate: 2000, Connections: 64}
+	open.Summary.Open = &result.OpenSummary{Intended: 20000, Sent: 18000, Unsent: 2000, LateSends: 2000, GeneratorLate: 500, LateAfterUS: 1000, RateMissed: true,
+		AchievedRPS:           result.Spread{Mean: 1800, N: 1},
+		LatencyIncludesUnsent: true, OKLatencyUS: result.Percentiles{P50: 850, P99: 1700},
+		UncorrectedLatencyUS: result.Percentiles{P50: 300, P99: 2400}}
+	return &result.Document{
+		Schema: result.Schema, Interrupted: true, StopReason: "interrupted by interrupt",
+		Env: result.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux", Kernel: "6.0", Go: "go1.26",
+			OPA: "1.22.2", Authzbench: "devel", Commit: "0123456789abcdef", Pinning: "none"},
+		Runs: []result.Run{
+			run("nop", "opa/cli", 71.1, 7.1, 5, 13600, nil),
+			run("nop", "opa/server", 5080, 203, 5, 181, nil),
+			run("nop", "opa/inproc", 187656, 0, 1, 6.93, nil),
+			run("rbac", "opa/cli", 54.7, 1.9, 5, 18170, map[string]uint64{"http_400": 12, "wrong_decision": 3}),
+			partial,
+			open,
+		},
+	}
+}
+
+// twoWorkloadsDocument is two workloads (rbac, api) through three targets, built by hand so it
+// is the same on every machine: one run with errors, one partial run, and the document itself
+// interrupted.
+func twoWorkloadsDocument() *result.Document {
+	run := func(workload, target string, workers int, rps, sd float64, n int, p50 float64) result.Run {
+		return result.Run{
+			Target: target, Workload: workload,
+			Load: result.Load{Model: result.ClosedLoop, Workers: workers, DurationS: 4, WarmupS: 1},
+			Summary: result.Summary{
+				Requests: 2000, OK: 2000, ErrorClasses: map[string]uint64{},
+				ThroughputRPS: result.Spread{Mean: rps, SD: sd, N: n},
+				LatencyUS:     result.Percentiles{P50: p50, P95: p50 * 1.5, P99: p50 * 2, P999: p50 * 3},
+			},
+		}
+	}
+	withErrors := run("api", "opa/server", 4, 4321.5, 87.2, 3, 612)
+	withErrors.Summary.Requests, withErrors.Summary.OK = 2009, 2000
+	withErrors.Summary.Errors, withErrors.Summary.WrongDecision = 9, 2
+	withErrors.Summary.ErrorClasses = map[string]uint64{"http_400": 7, "wrong_decision": 2}
+	withErrors.SUTResources = &result.Resources{CPUCoresMean: 0.987, CPUCoresMax: 1.5, RSSMaxMB: 48.6, Samples: 12}
+
+	withErrors.Summary.ErrorMessages = map[string]string{
+		"http_400":       `status 400: {"code":"invalid_parameter","message":"error(s) occurred while decoding input"}`,
+		"wrong_decision": "expected allow, the engine decided deny",
+	}
+	withErrors.Summary.Clamped, withErrors.Summary.LatencyCeilingS = 3, 65
+
+	// A short run: 400 ok responses, so its P99 has 4 beyond it and its P99.9 none.
+	partial := run("api", "opa/inproc", 1, 123456.7, 0, 1, 7.45)
+	partial.Partial = true
+	partial.Error = "run stopped: interrupted by interrupt"
+	partial.Summary.LatencyBeyond = &result.Beyond{Samples: 400, P50: 200, P75: 100, P90: 40, P95: 20, P99: 4}
+
+	// A long one: every percentile shown rests on plenty.
+	plenty := run("rbac", "opa/server", 4, 5123.4, 150.9, 3, 402)
+	plenty.Summary.LatencyBeyond = &result.Beyond{Samples: 20000, P50: 10000, P75: 5000, P90: 2000, P95: 1000, P99: 200, P999: 20, P9999: 2}
+
+	return &result.Document{
+		Schema:      result.Schema,
+		Interrupted: true,
+		StopReason:  "interrupted by interrupt",
+		Env: result.Env{CPUModel: "Hand-built CPU @ 2.40GHz", Cores: 4, GOMAXPROCS: 4, OS: "linux", Kernel: "6.1.0",
+			Arch: "amd64", Go: "go1.26.0", OPA: "1.22.2", Authzbench: "v0.0.0-test", Commit: "fedcba9876543210fedcba",
+			Hostname: "nowhere", Pinning: "none: generator and system under test share all cores"},
+		Runs: []result.Run{
+			run("rbac", "opa/cli", 2, 61.24, 3.05, 3, 31200),
+			plenty,
+			run("rbac", "opa/inproc", 1, 150234.4, 1200.6, 3, 6.1),
+			run("api", "opa/cli", 2, 48.9, 0.44, 3, 40100),
+			withErrors,
+			partial,
+		},
+	}
+}
+
+// compareGolden compares got with testdata/name, rewriting it under -update.
+func compareGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (check, then run with -update):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// rowOrder is the workloads of the table's rows, in order: the rows are the lines with a ratio
+// column, after the header, and before the notes (one of which explains it).
+func rowOrder(out string) string {
+	var order []string
+	for i, line := range strings.Split(out, "\n") {
+		if i > 0 && strings.Contains(line, "×") && !strings.Contains(line, "× vs first:") {
+			order = append(order, strings.Fields(strings.Trim(line, "| "))[0])
+		}
+	}
+	return strings.Join(order, " ")
+}
+
+// TestRenderGolden renders the hand-built documents in each format, compares them with their
+// golden files, and checks what a reader must be able to find in them whatever the layout.
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		doc    func() *result.Document
+		format string
+		golden string
+		must   []string
+		rows   string // the rows' workloads, in order
+		counts map[string]int
+	}{
+		{
+			name: "sample table", doc: sampleDocument, format: "table", golden: "table.golden",
+			must: []string{"15 !", "http_400: 12, wrong_decision: 3", "(partial)", "PARTIAL RESULT", "exited: signal: killed",
+				"2000 of the 20000 due sends never went out", "more than 1.00ms late for 500 of the 20000 due sends",
+				"1500 sends waited more than 1.00ms because all 64 connections were busy: the server fell behind",
+				"the ok responses alone read p50 850µs, p99 1.70ms", "2,000/s x64", "1.23 cores, 61 MB", "+4.57ms",
+				"no connection reuse: 1000 connections opened for 1000 expected; connect p50 85.0µs, p99 410µs",
+				"from the actual send it would read p50 300µs, p99 2.40ms",
+				"nop       opa/server              4 workers    5,080 ± 203  181µs   -             272µs   362µs   724µs   0       -                  71.45×",
+				"rbac      opa/server (partial)    4 workers    4,000        250µs   +69.0µs       375µs   500µs   1.00ms  0       1.23 cores, 61 MB  73.13×",
+				"Test CPU, 2 cores, GOMAXPROCS 2, linux 6.0, go1.26, OPA 1.22.2, authzbench devel (0123456789ab); pinning: none"},
+			rows:   "nop nop nop rbac rbac rbac",
+			counts: map[string]int{"1.00× (opa/cli)": 2, "RATE MISSED": 5, "× †": 0},
+		},
+		{
+			name: "sample markdown", doc: sampleDocument, format: "markdown", golden: "markdown.golden",
+			must: []string{"| Workload | Target | Load | req/s ± sd | P50 | P50 over nop | P95 | P99 | P99.9 | errors | SUT CPU, RSS | × vs first |\n|---|",
+				"| nop | `opa/inproc` | 4 workers | 187,656 | 6.93µs | - | 10.4µs | 13.9µs | 27.7µs | 0 | - | 2639.32× |",
+				"| rbac | `opa/cli` | 4 workers | 54.7 ± 1.9 | 18.2ms | +4.57ms | 27.3ms | 36.3ms | 72.7ms | 15 ! | - | 1.00× (opa/cli) |",
+				"| rbac | `opa/server` RATE MISSED | 2,000/s x64 | 1,800 | 900µs | - | 1.35ms | 1.80ms | 3.60ms | 0 | - | 32.91× |",
+				"- rbac on opa/cli: 15 of 1015 responses were not served decisions: http_400: 12, wrong_decision: 3",
+				"- rbac on opa/server RATE MISSED: the rate was not delivered: 2000 of the 20000 due sends never went out",
+				"- PARTIAL RESULT: the run was stopped before it finished (interrupted by interrupt)"},
+			rows:   "nop nop nop rbac rbac rbac",
+			counts: map[string]int{"1.00× (opa/cli)": 2, "RATE MISSED": 5},
+		},
+		{
+			name: "two workloads table", doc: twoWorkloadsDocument, format: "table", golden: "two_workloads_table.golden",
+			must: []string{
+				"api on opa/server: 9 of 2009 responses were not served decisions: http_400: 7, wrong_decision: 2",
+				"9 !",
+				"opa/inproc (partial)",
+				"api on opa/inproc (partial): run stopped: interrupted by interrupt",
+				"PARTIAL RESULT: the run was stopped before it finished (interrupted by interrupt)",
+				"0.99 cores, 49 MB",
+				"5,123 ± 151",
+				"150,234 ± 1,201",
+				"1.00× (opa/cli)",
+				"Hand-built CPU @ 2.40GHz, 4 cores, GOMAXPROCS 4, linux 6.1.0, go1.26.0, OPA 1.22.2, authzbench v0.0.0-test (fedcba987654)",
+				`api on opa/server: first http_400: status 400: {"code":"invalid_parameter","message":"error(s) occurred while decoding input"}`,
+				"api on opa/server: first wrong_decision: expected allow, the engine decided deny",
+				"api on opa/server: 3 responses took longer than 65.0s, the most the latency histograms hold, and were counted at it: the slowest percentiles and the maximum read low",
+				"api on opa/inproc (partial): ≥ marks a percentile with fewer than 10 of the 400 ok responses beyond it (P99: 4, P99.9: 0)",
+				"7.45µs  -             11.2µs  ≥14.9µs  ≥22.4µs",
+			},
+			rows: "rbac rbac rbac api api api",
+			// Two thin percentiles in the short run's row and its note; none in the long run's,
+			// nor in runs whose documents predate the counts.
+			counts: map[string]int{"≥": 3, ": first ": 2},
+		},
+		{
+			name: "two workloads markdown", doc: twoWorkloadsDocument, format: "markdown", golden: "two_workloads_markdown.golden",
+			must: []string{
+				"- api on opa/server: 9 of 2009 responses were not served decisions: http_400: 7, wrong_decision: 2",
+				"| 9 ! |",
+				"`opa/inproc` (partial)",
+				"- PARTIAL RESULT: the run was stopped before it finished (interrupted by interrupt)",
+				"| rbac | `opa/server` | 4 workers | 5,123 ± 151 | 402µs |",
+				"- api on opa/server: first http_400: status 400: {",
+				"- api on opa/server: 3 responses took longer than 65.0s",
+				"| 7.45µs | - | 11.2µs | ≥14.9µs | ≥22.4µs |",
+			},
+			rows:   "rbac rbac rbac api api api",
+			counts: map[string]int{"≥": 3, ": first ": 2},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Lookup(tc.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := f.Render(&b, tc.doc()); err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, tc.golden, b.Bytes())
+			out := b.String()
+			for _, m := range tc.must {
+				if !strings.Contains(out, m) {
+					t.Errorf("output lacks %q", m)
+				}
+			}
+			for s, n := range tc.counts {
+				if got := strings.Count(out, s); got != n {
+					t.Errorf("%d times %q, want %d", got, s, n)
+				}
+			}
+			if got := rowOrder(out); got != tc.rows {
+				t.Errorf("rows by workload %q, want %q", got, tc.rows)
+			}
+		})
+	}
+}
+
+// TestRenderCompleteDocumentHasNoPartialMarks: the same document finished and without errors
+// says nothing about partial results or errors.
+func TestRenderCompleteDocumentHasNoPartialMarks(t *testing.T) {
+	doc := twoWorkloadsDocument()
+	doc.Interrupted, doc.StopReason = false, ""
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		r.Partial, r.Error = false, ""
+		r.Summary.Errors, r.Summary.WrongDecision, r.Summary.ErrorClasses = 0, 0, map[string]uint64{}
+		r.Summary.Requests = r.Summary.OK
+	}
+	for _, name := range []string{"table", "markdown"} {
+		t.Run(name, func(t *testing.T) {
+			f, err := Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := f.Render(&b, doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, mustNot := range []string{"PARTIAL", "(partial)", "!", "not served decisions", "http_400", "wrong_decision"} {
+				if strings.Contains(b.String(), mustNot) {
+					t.Errorf("output of a complete, clean run contains %q:\n%s", mustNot, b.String())
+				}
+			}
+		})
+	}
+}

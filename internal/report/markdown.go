@@ -1,0 +1,26 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+func init() {
+	Register(Format{Name: "markdown", Render: Markdown, Heading: func(name string) string { return "### " + name + "\n\n" }})
+}
+
+// Markdown writes the comparison table as GitHub-flavoured Markdown, the notes as a list.
+func Markdown(w io.Writer, doc *result.Document) error {
+	v := Build(doc)
+	cols := columns(v)
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
+	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(cols)))
+	for _, r := range v.Rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells(v, r, "`"+r.Target+"`"+marks(r)), " | "))
+	}
+	fmt.Fprintln(w)
+	return writeNotes(w, v, "- ")
+}

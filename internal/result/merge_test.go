@@ -1,0 +1,256 @@
+package result
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// syntheticRun is a closed-loop run of one repetition whose ok latencies are ok (ns) and whose
+// other responses are http_503s of errs (ns), with connect times and server timers, summarised
+// as bench summarises it.
+func syntheticRun(t *testing.T, turn int, ok, errs, connect, eval []int64) Run {
+	t.Helper()
+	encode := func(values []int64) string {
+		if len(values) == 0 {
+			return ""
+		}
+		s, err := EncodeHistogram(histogramOf(values...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	var sum float64
+	for _, v := range ok {
+		sum += float64(v)
+	}
+	mean := sum / float64(len(ok))
+	n, e := uint64(len(ok)), uint64(len(errs))
+	lat := PercentilesOf(histogramOf(ok...), mean)
+	rep := Repetition{Requests: n + e, OK: n, Errors: e, ErrorClasses: map[string]uint64{"http_503": e}, ElapsedS: 1,
+		ThroughputRPS: float64(n), LatencyUS: lat, HDR: encode(ok), ErrorHDR: encode(errs), Turn: turn,
+		ConnectHDR: encode(connect), ServerEvalHDR: encode(eval), ServerHandlerHDR: encode(eval)}
+	beyond := BeyondOf(histogramOf(ok...))
+	errLat := PercentilesOf(histogramOf(errs...), 0)
+	return Run{
+		Target: "opa/server", Workload: "rbac", SUT: SUT{Engine: "opa", Mode: "server", Placement: LaunchedServer, PID: turn},
+		Load: Load{Model: ClosedLoop, Workers: 4, DurationS: 1},
+		Summary: Summary{Requests: n + e, OK: n, Errors: e, ErrorClasses: map[string]uint64{"http_503": e},
+			ThroughputRPS: SpreadOf([]float64{float64(n)}), LatencyUS: lat, LatencyBeyond: &beyond, ErrorLatencyUS: &errLat,
+			ErrorMessages: map[string]string{"http_503": "status 503 in turn " + string(rune('0'+turn))}, LatencyCeilingS: 60,
+			Connections: &Connections{Opened: int64(len(connect)), Expected: 4, Reused: true, ConnectUS: PercentilesOf(histogramOf(connect...), 0)},
+			Server: &ServerTimes{Sampled: int64(len(eval)), EvalUS: PercentilesOf(histogramOf(eval...), 0),
+				HandlerUS: PercentilesOf(histogramOf(eval...), 0)}},
+		Repetitions: []Repetition{rep},
+		Harness:     &Harness{CPUSeconds: 2, RSSStartMB: 10, RSSEndMB: 12, RSSPeakMB: 13},
+	}
+}
+
+func docOf(runs ...Run) *Document {
+	return &Document{Schema: Schema, Order: "interleaved", Env: Env{CPUModel: "Test CPU", Cores: 2, OPA: "1.22.2"}, Runs: runs}
+}
+
+// Two documents' runs merge into the run of the union: counts summed exactly, every percentile
+// that of one histogram holding every value, never an average of the two documents'.
+func TestMergeIsTheHistogramOfTheUnion(t *testing.T) {
+	fast, slow := uniform(10_000, 2_000_000, 997), uniform(1_500_000, 90_000_000, 15_013)
+	a := syntheticRun(t, 1, fast, []int64{5e6, 6e6}, []int64{80e3, 90e3}, uniform(5_000, 50_000, 500))
+	b := syntheticRun(t, 1, slow, []int64{7e6}, []int64{70e3}, uniform(40_000, 400_000, 900))
+	doc, err := Merge(docOf(a), docOf(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 1 {
+		t.Fatalf("%d runs, want the one both documents hold", len(doc.Runs))
+	}
+	r := doc.Runs[0]
+	s := r.Summary
+	union := histogramOf(append(append([]int64{}, fast...), slow...)...)
+	if s.OK != uint64(len(fast)+len(slow)) || s.Requests != s.OK+3 || s.Errors != 3 || s.ErrorClasses["http_503"] != 3 {
+		t.Errorf("counts: requests %d ok %d errors %d classes %v", s.Requests, s.OK, s.Errors, s.ErrorClasses)
+	}
+	want := PercentilesOf(union, 0)
+	if s.LatencyUS.P99 != want.P99 || s.LatencyUS.P50 != want.P50 || s.LatencyUS.P9999 != want.P9999 || s.LatencyUS.Max != want.Max {
+		t.Errorf("latency %+v\nwant the union's %+v", s.LatencyUS, want)
+	}
+	// Averaging the two documents' p99 would read far below the union's.
+	if avg := (a.Summary.LatencyUS.P99 + b.Summary.LatencyUS.P99) / 2; s.LatencyUS.P99 == avg {
+		t.Errorf("p99 %v is the average of the documents'", s.LatencyUS.P99)
+	}
+	var sum float64
+	for _, v := range append(append([]int64{}, fast...), slow...) {
+		sum += float64(v)
+	}
+	if exact := sum / float64(s.OK) / 1e3; !within(s.LatencyUS.Mean, exact, 1e-12) {
+		t.Errorf("mean %v µs, want the exact %v", s.LatencyUS.Mean, exact)
+	}
+	if wantB := BeyondOf(union); s.LatencyBeyond == nil || *s.LatencyBeyond != wantB {
+		t.Errorf("beyond %+v, want %+v", s.LatencyBeyond, wantB)
+	}
+	if got, want := *s.ErrorLatencyUS, PercentilesOf(histogramOf(5e6, 6e6, 7e6), 0); got != want {
+		t.Errorf("error latency %+v, want %+v", got, want)
+	}
+	c := s.Connections
+	if c == nil || c.Opened != 3 || c.Expected != 8 || c.ConnectUS != PercentilesOf(histogramOf(80e3, 90e3, 70e3), 0) {
+		t.Errorf("connections %+v", c)
+	}
+	evals := append(uniform(5_000, 50_000, 500), uniform(40_000, 400_000, 900)...)
+	if st := s.Server; st == nil || st.Sampled != int64(len(evals)) || st.EvalUS != PercentilesOf(histogramOf(evals...), 0) {
+		t.Errorf("server timers %+v", st)
+	}
+	if s.ThroughputRPS.N != 2 || s.ThroughputRPS != SpreadOf([]float64{float64(len(fast)), float64(len(slow))}) {
+		t.Errorf("throughput %+v: want the spread of both repetitions", s.ThroughputRPS)
+	}
+	if s.ErrorMessages["http_503"] != "status 503 in turn 1" {
+		t.Errorf("messages %v: want the first document's", s.ErrorMessages)
+	}
+	if len(r.Repetitions) != 2 || r.Repetitions[0].Turn != 1 || r.Repetitions[1].Turn != 2 {
+		t.Errorf("repetitions %d, turns %d %d: want both, the second document's turns after the first's",
+			len(r.Repetitions), r.Repetitions[0].Turn, r.Repetitions[1].Turn)
+	}
+	if h := r.Harness; h == nil || h.CPUSeconds != 4 || h.RSSStartMB != 10 || h.RSSEndMB != 12 || h.CPUPerRequestUS != 4e6/float64(s.Requests) {
+		t.Errorf("harness %+v", h)
+	}
+	if r.SUT.PID != 1 {
+		t.Errorf("sut %+v: want the first document's", r.SUT)
+	}
+	if b.Repetitions[0].Turn != 1 {
+		t.Error("Merge changed a document it was given")
+	}
+	again, err := Merge(doc)
+	if err != nil || !reflect.DeepEqual(again.Runs, doc.Runs) {
+		t.Errorf("merging the merged document alone changed it: %v", err)
+	}
+}
+
+func within(got, want, rel float64) bool {
+	d := got - want
+	if d < 0 {
+		d = -d
+	}
+	return d <= want*rel
+}
+
+// Documents that did not measure the same thing are refused, and the message names the run and
+// the setting.
+func TestMergeRefusesMismatchedSettings(t *testing.T) {
+	base := func() *Document {
+		return docOf(syntheticRun(t, 1, uniform(1000, 100_000, 100), nil, []int64{80e3}, []int64{20e3}))
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(d *Document)
+		want   string
+	}{
+		{"rate", func(d *Document) { d.Runs[0].Load = Load{Model: OpenLoop, Rate: 1000, Connections: 4, DurationS: 1} },
+			`merge: run 1 (rbac on opa/server): load.model is "open" in document 2, "closed" in document 1`},
+		{"workers", func(d *Document) { d.Runs[0].Load.Workers = 8 },
+			"merge: run 1 (rbac on opa/server): load.workers is 8 in document 2, 4 in document 1"},
+		{"duration", func(d *Document) { d.Runs[0].Load.DurationS = 10 },
+			"load.duration_s is 10 in document 2, 1 in document 1"},
+		{"engine version", func(d *Document) { d.Runs[0].SUT.Version = "1.0.0" },
+			`merge: run 1 (rbac on opa/server): sut.version is "1.0.0" in document 2, "" in document 1`},
+		{"inputs", func(d *Document) { d.Runs[0].WorkloadDoc.Inputs = 7 }, "workload_info.inputs is 7 in document 2, 0 in document 1"},
+		{"connection reuse", func(d *Document) { d.Runs[0].Summary.Connections.Reused = false },
+			"connection reuse is false in document 2, true in document 1"},
+		{"environment", func(d *Document) { d.Env.Cores = 16 },
+			"merge: env.cores is 16 in document 2, 2 in document 1: measurements from different setups are not one measurement"},
+		{"order", func(d *Document) { d.Order = "sequential" }, `order is "sequential" in document 2, "interleaved" in document 1`},
+		{"a run the first lacks", func(d *Document) {
+			extra := d.Runs[0]
+			extra.Target = "cedar/server"
+			d.Runs = append(d.Runs, extra)
+		}, "merge: document 2 has a run of rbac on cedar/server (run 2) that document 1 lacks"},
+		{"another workload", func(d *Document) { d.Runs[0].Workload = "api" },
+			"merge: document 2 has a run of api on opa/server (run 1) that document 1 lacks"},
+		{"schema", func(d *Document) { d.Schema = "authzbench/result/v0" }, `merge: document 2 has schema "authzbench/result/v0"`},
+		{"connect times only as percentiles", func(d *Document) { d.Runs[0].Repetitions[0].ConnectHDR = "" },
+			"merge: run 1 (rbac on opa/server): its connect times cannot be merged exactly: the repetitions' histograms hold 1, its summaries count 2"},
+		{"server timers only as percentiles", func(d *Document) { d.Runs[0].Repetitions[0].ServerHandlerHDR = "" },
+			"its server timers cannot be merged exactly"},
+		{"a latency histogram that does not hold the ok responses", func(d *Document) { d.Runs[0].Summary.OK++ },
+			"the repetitions' latency histograms hold 1982 ok responses, the summaries count 1983"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := base()
+			tc.change(other)
+			_, err := Merge(base(), other)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Merge = %v\nwant an error saying %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("a run missing from the second", func(t *testing.T) {
+		first := base()
+		extra := first.Runs[0]
+		extra.Workload = "api"
+		first.Runs = append(first.Runs, extra)
+		_, err := Merge(first, base())
+		if want := "merge: document 2 has no run of api on opa/server (run 2 of document 1)"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Merge = %v, want %q", err, want)
+		}
+	})
+	if _, err := Merge(); err == nil {
+		t.Error("merging nothing succeeded")
+	}
+	// The host's name is no setting: generators on several machines merge, and the result names them.
+	other := base()
+	other.Env.Hostname = "gen-2"
+	first := base()
+	first.Env.Hostname = "gen-1"
+	doc, err := Merge(first, other)
+	if err != nil || doc.Env.Hostname != "gen-1, gen-2" {
+		t.Errorf("hosts: %v, %q", err, doc.Env.Hostname)
+	}
+}
+
+// TestMergeRebuildsCommittedResults: a committed result file merged alone gives back every run
+// exactly: its summaries, read afresh from the histograms its repetitions store, are the ones
+// the run wrote. Merged with itself, every count doubles and the repetitions follow one another.
+func TestMergeRebuildsCommittedResults(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "docs", "results", "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no committed result files found (%v)", err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			doc, err := Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone, err := Merge(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range doc.Runs {
+				got, want := alone.Runs[i], doc.Runs[i]
+				if want.Summary.LatencyBeyond == nil {
+					// Files written before the counts beyond each percentile were kept: the merge
+					// reads them from the histograms, the file has none to compare with.
+					got.Summary.LatencyBeyond = nil
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("run %d (%s on %s) rebuilt\n%+v\nwant\n%+v", i+1, want.Workload, want.Target, got.Summary, want.Summary)
+				}
+			}
+			twice, err := Merge(doc, doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := lastTurn(doc)
+			for i, r := range twice.Runs {
+				was := doc.Runs[i]
+				if r.Summary.Requests != 2*was.Summary.Requests || r.Summary.OK != 2*was.Summary.OK || r.Summary.Errors != 2*was.Summary.Errors ||
+					len(r.Repetitions) != 2*len(was.Repetitions) {
+					t.Errorf("run %d twice: requests %d ok %d errors %d, %d repetitions; want each doubled", i+1,
+						r.Summary.Requests, r.Summary.OK, r.Summary.Errors, len(r.Repetitions))
+				}
+				if n := len(was.Repetitions); n > 0 && was.Repetitions[0].Turn > 0 && r.Repetitions[n].Turn != was.Repetitions[0].Turn+last {
+					t.Errorf("run %d twice: the second copy's first turn %d, want %d", i+1, r.Repetitions[n].Turn, was.Repetitions[0].Turn+last)
+				}
+			}
+		})
+	}
+}
