@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"runtime"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -44,11 +42,8 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			if c.Workers < 1 || c.Rate <= 0 || c.Connections < 1 || c.Duration <= 0 {
 				return usageError(errors.New("--workers, --rate, --connections and --duration must be positive"))
 			}
-			self, err := os.Executable()
-			if err != nil {
-				return &exitError{exitFailed, err}
-			}
 			if withWrk {
+				var err error
 				if c.Wrk, err = exec.LookPath("wrk"); err != nil {
 					return usageError(fmt.Errorf("--wrk: %w (Debian package wrk)", err))
 				}
@@ -62,9 +57,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 				return usageError(err)
 			}
 			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial server: %d workers closed loop, then %.0f req/s open loop\n", c.Workers, c.Rate)
-			err = bench.Calibrate(ctx, c, func(addr string) *exec.Cmd {
-				return exec.Command(self, "calibrate", "--serve", addr)
-			}, bench.Options{GeneratorProcs: runtime.NumCPU(), Target: target.Options{}}, doc)
+			err := bench.Calibrate(ctx, c, bench.Options{GeneratorProcs: runtime.NumCPU()}, doc)
 			var werr error
 			if len(doc.Runs) > 0 {
 				werr = saveResult(out, "calibrate", doc, stderr)
@@ -81,7 +74,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 	fl.DurationVar(&c.Duration, "duration", 5*time.Second, "measured time of each step")
 	fl.BoolVar(&withWrk, "wrk", false, "also drive the same server with wrk, and compare")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/calibrate-<time>.json)")
-	fl.StringVar(&serve, "serve", "", "run the trivial server on this address (used by calibrate itself)")
+	fl.StringVar(&serve, "serve", "", "run the trivial server on this address, to drive it with another tool")
 	fl.MarkHidden("serve")
 	return cmd
 }

@@ -47,19 +47,23 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 					return usageError(err)
 				}
 			}
-			if !target.Known(c.Target) {
-				_, err := target.New(c.Target, target.Options{})
+			if _, err := target.Lookup(c.Target); err != nil {
 				return usageError(err)
 			}
 			if _, err := workload.Builtin(c.Workload); err != nil {
 				return usageError(err)
 			}
-			opa, err := sut.SelfOPA()
 			if opaBin != "" {
-				opa, err = sut.ExternalOPA(opaBin)
+				if _, err := sut.ExternalOPA(opaBin); err != nil {
+					return usageError(err)
+				}
 			}
-			if err != nil {
-				return usageError(err)
+			c.Options = map[string]any{}
+			if url != "" {
+				c.Options["url"] = url
+			}
+			if opaBin != "" {
+				c.Options["opa_bin"] = opaBin
 			}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
@@ -70,7 +74,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 				return usageError(err)
 			}
 			fmt.Fprintf(stderr, "authzbench: capacity of %s on %s against %s\n", c.Target, c.Workload, slo)
-			o := bench.Options{Target: target.Options{OPA: opa, URL: url}}
+			o := bench.Options{}
 			progress := newProgressLine(stderr, noProgress)
 			o.Progress = progress.show
 			knee, err := bench.Capacity(ctx, c, o, doc)

@@ -47,8 +47,13 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 		errs = append(errs, errors.New("--workers sets the closed loop; --rate, --rates and --load-points the open loop, "+
 			"whose requests in flight --connections bounds: give one or the other"))
 	}
-	if err := target.CheckHTTP(target.HTTPOptions{Headers: f.headers, Body: f.body}, nil); err != nil {
+	if err := target.CheckHTTP(target.HTTPConfig{Headers: f.headers, Body: f.body}, nil); err != nil {
 		errs = append(errs, err)
+	}
+	if f.decStatus != "" {
+		if _, err := target.ParseDecisionStatus(f.decStatus); err != nil {
+			errs = append(errs, fmt.Errorf("--decision-status %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -122,28 +127,32 @@ func saveResult(path, prefix string, doc *result.Document, stderr io.Writer) err
 }
 
 // checkBeforeLoad tries, before any load, what only the workloads or a started server can tell:
-// the http target's body template against every input, and whether each server authzbench
-// starts accepts --sut-arg (a server that rejects one exits at once, and would otherwise do so
-// after other targets' load). Without --body or --sut-arg it costs nothing.
+// a target's settings against every input (the http target's body template), and whether each
+// server authzbench starts accepts --sut-arg (a server that rejects one exits at once, and would
+// otherwise do so after other targets' load). The workloads it builds are the run's.
 func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options, f runFlags) error {
-	var servers []string
-	hasHTTP := false
+	var servers []scenario.TargetRef
+	var checkers []target.WorkloadChecker
 	for _, t := range s.Targets {
-		hasHTTP = hasHTTP || t.Name == "http"
-		if len(f.sutArgs) > 0 && target.StartsServer(t.Name, o.Target) && !slices.Contains(servers, t.Name) {
-			servers = append(servers, t.Name)
+		if c, ok := t.Settings().(target.WorkloadChecker); ok {
+			checkers = append(checkers, c)
+		}
+		seen := slices.ContainsFunc(servers, func(r scenario.TargetRef) bool { return r.Name == t.Name })
+		if len(f.sutArgs) > 0 && t.Placement() == target.LaunchedServer && !seen {
+			servers = append(servers, t)
 		}
 	}
-	if len(servers) == 0 && (!hasHTTP || f.body == "") {
+	if len(servers) == 0 && len(checkers) == 0 {
 		return nil
 	}
+	// Built and compiled once: the run takes the same workloads from the scenario.
 	workloads, err := bench.Prepare(ctx, s)
 	if err != nil {
 		return err
 	}
-	if hasHTTP {
+	for _, c := range checkers {
 		for _, w := range workloads {
-			if err := target.CheckHTTP(o.Target.HTTP, w); err != nil {
+			if err := c.CheckWorkload(w); err != nil {
 				return err
 			}
 		}
@@ -153,15 +162,16 @@ func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options,
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	for _, name := range servers {
-		i := slices.IndexFunc(workloads, func(w *workload.Workload) bool { return target.Engine(name) != "cedar" || w.HasCedar() })
+	for _, t := range servers {
+		engine := t.Kind().Engine
+		i := slices.IndexFunc(workloads, func(w *workload.Workload) bool { _, ok := w.VersionFor(engine); return ok })
 		if i < 0 {
-			continue // the run reports a workload without a Cedar version itself
+			continue // the run reports a workload without a version for the engine itself
 		}
-		opts := o.Target
-		opts.TempDir = tmp
-		opts.Workers = 1
-		tg, err := target.New(name, opts)
+		common := o.Common
+		common.TempDir = tmp
+		common.Workers = 1
+		tg, err := target.New(t.Name, common, t.Settings())
 		if err != nil {
 			return err
 		}
@@ -170,7 +180,7 @@ func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options,
 		// Only a server's refusal is decided here; anything else the run meets and reports.
 		var rejected *sut.StartError
 		if errors.As(err, &rejected) {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
 	return nil

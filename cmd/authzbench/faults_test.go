@@ -339,6 +339,22 @@ func TestFaultPaths(t *testing.T) {
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "-f", e.write(t, "s.yaml", "workloads: [nop]\ntargets: [opa/server\nrepeat: 2\n"), "-o", e.out)
 			}},
+		{name: "scenario option the target does not take", code: exitUsage,
+			want: []string{`s.yaml:5: target opa/server: unknown option "prot"; known: opa_bin, port, sut_args, url`},
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("run", "-f", e.write(t, "s.yaml", "workloads: [nop]\ntargets:\n  - target: opa/server\n    options:\n      prot: 8181\n"), "-o", e.out)
+			}},
+		{name: "scenario url option measures the running server", code: exitOK,
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("run", "-f", e.write(t, "s.yaml", "floor: false\nload: {duration: 200ms, warmup: 0s, workers: 1}\nworkloads: [nop]\n"+
+					"targets:\n  - target: opa/server\n    options: {url: '"+e.url+"'}\n"), "-o", e.out)
+			},
+			check: func(t *testing.T, e *faultEnv, _, _ string) {
+				doc, err := result.Read(e.out)
+				if err != nil || len(doc.Runs) != 1 || e.hits.Load() == 0 || doc.Runs[0].SUT.Placement != "external" || !doc.Runs[0].SUT.External {
+					t.Errorf("err %v, %d requests at the url; want one run at the url, placed external: %+v", err, e.hits.Load(), doc)
+				}
+			}},
 		{name: "--port 70000 is not a port", code: exitUsage, want: []string{"--port 70000: not a TCP port"}, not: []string{"in use"},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "--target", "opa/server", "--workload", "nop", "--port", "70000", fast, "-o", e.out)

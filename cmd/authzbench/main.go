@@ -66,6 +66,7 @@ func main() {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
+	sut.DispatchTrivialIfAsked()
 	// Thousands of connections need thousands of descriptors; a failure leaves the limit as it
 	// was, and a load that needs more is refused before it starts (load.Spec.CheckOpenFiles).
 	_ = sut.RaiseOpenFiles()

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
+	sut.DispatchTrivialIfAsked()
 	if os.Getenv("AUTHZBENCH_TEST_MAIN") == "1" {
 		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -78,8 +78,9 @@ type runFlags struct {
 	order       string
 }
 
-// urlUsage is the --url flag's help, alike for every command that drives a target.
-const urlUsage = "opa/server, cedar/server: measure this running server (http://127.0.0.1:8181) instead of starting one; " +
+// urlUsage is the --url flag's help, alike for every command that drives a target; the served
+// kinds are those that take a port.
+var urlUsage = strings.ReplaceAll(kindsTaking("port"), " and ", ", ") + ": measure this running server (http://127.0.0.1:8181) instead of starting one; " +
 	"a path, query included, replaces the engine's decision endpoint. http: the endpoint"
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -157,13 +158,13 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVar(&f.order, "order", "", "interleaved: with --repeat, the targets of a workload take turns, one repetition each, servers staying up (the default, for flags and scenario files); sequential: each target's repetitions back to back")
 	fl.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "per-request timeout; slower answers count as timeout errors")
 	fl.StringVar(&f.url, "url", "", urlUsage)
-	fl.IntVar(&f.port, "port", 0, "opa/server: loopback port for the server authzbench starts (default: a free one)")
+	fl.IntVar(&f.port, "port", 0, kindsTaking("port")+": loopback port for the server authzbench starts (default: a free one)")
 	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
 	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA servers authzbench starts; info writes a line per request and can cost throughput")
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())
-	fl.IntVar(&f.serverTimes, "server-metrics", 0, "opa/server, cedar/server: ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
+	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
 	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
 	fl.StringVar(&f.body, "body", "", "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)")
@@ -196,12 +197,10 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err := checkServerFlags(s, f); err != nil {
 		return usageError(err)
 	}
-	opa, err := sut.SelfOPA()
 	if f.opaBin != "" {
-		opa, err = sut.ExternalOPA(f.opaBin)
-	}
-	if err != nil {
-		return usageError(err)
+		if _, err := sut.ExternalOPA(f.opaBin); err != nil {
+			return usageError(err)
+		}
 	}
 	if f.port != 0 {
 		if _, err := sut.CheckFree(f.port); err != nil {
@@ -258,15 +257,8 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 				sut.FormatCPUs(autoPin.Load), sut.FormatCPUs(autoPin.SUT))
 		}
 	}
-	httpOpts := target.HTTPOptions{Method: f.httpMethod, Headers: f.headers, Body: f.body, DecisionPath: f.decPath}
-	if f.decStatus != "" {
-		if httpOpts.DecisionStatus, err = target.ParseDecisionStatus(f.decStatus); err != nil {
-			return usageError(err)
-		}
-	}
 	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad), AutoPin: autoPin,
-		Target: target.Options{OPA: opa, URL: f.url, Port: f.port, LogLevel: f.logLevel, SUTArgs: f.sutArgs,
-			ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinSUT: pinSUT, HTTP: httpOpts}}
+		Common: target.Common{LogLevel: f.logLevel, ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinCPUs: pinSUT}}
 	if err := checkBeforeLoad(ctx, s, opts, f); err != nil {
 		return usageError(err)
 	}
@@ -320,28 +312,87 @@ func pinningDescription(load, servers []int) string {
 	return "generator on CPUs " + sut.FormatCPUs(load) + ", servers on CPUs " + sut.FormatCPUs(servers)
 }
 
+// targetOptions are the flags that set a target kind's own options, by the option's key; only
+// the flags given, so a scenario's options stand where no flag overrides them.
+func targetOptions(cmd *cobra.Command, f runFlags) map[string]any {
+	fl := cmd.Flags()
+	values := map[string]any{}
+	for _, o := range []struct {
+		flag, key string
+		value     any
+	}{
+		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
+		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
+		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
+	} {
+		if fl.Changed(o.flag) {
+			values[o.key] = o.value
+		}
+	}
+	return values
+}
+
+// kindsTaking names the kinds offered to users that take an option, "opa/server and
+// cedar/server", for messages about the flag that sets it.
+func kindsTaking(key string) string {
+	var names []string
+	for _, k := range target.Kinds() {
+		if target.HasOption(k.NewConfig(), key) {
+			names = append(names, k.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // checkServerFlags rejects server flags that would be silently ignored.
 func checkServerFlags(s *scenario.Scenario, f runFlags) error {
+	// A served target takes a port; the http target reads its decision from the response.
 	hasServer, hasHTTP := false, false
 	for _, t := range s.Targets {
-		hasServer = hasServer || t.Name == "opa/server" || t.Name == "cedar/server"
-		hasHTTP = hasHTTP || t.Name == "http"
+		hasServer = hasServer || target.HasOption(t.Settings(), "port")
+		hasHTTP = hasHTTP || target.HasOption(t.Settings(), "decision_path")
 	}
 	switch {
-	case hasHTTP && f.url == "":
+	case hasHTTP && f.url == "" && !hasRemote(s):
 		return errors.New("the http target needs --url, the decision endpoint (http://127.0.0.1:8080/v1/authorize)")
-	case hasHTTP && (f.decPath == "") == (f.decStatus == ""):
+	case hasHTTP && (f.decPath == "") == (f.decStatus == "") && !httpDecisionSet(s):
 		return errors.New("the http target needs one of --decision-path (/allow) or --decision-status (200=allow,403=deny)")
 	case f.port != 0 && !hasServer:
-		return errors.New("--port applies to the opa/server and cedar/server targets, and none is selected")
+		return fmt.Errorf("--port applies to the %s targets, and none is selected", kindsTaking("port"))
 	case f.url != "" && !hasServer && !hasHTTP:
-		return errors.New("--url and --port apply to the opa/server and cedar/server targets, and none is selected")
+		return fmt.Errorf("--url and --port apply to the %s targets, and none is selected", kindsTaking("port"))
 	case f.url != "" && f.port != 0:
 		return errors.New("--port sets the port of a server authzbench starts; with --url it starts none")
 	case f.url != "" && (len(f.sutArgs) > 0 || f.opaBin != ""):
 		return errors.New("--sut-arg and --opa-bin configure servers authzbench starts; with --url it starts none")
 	}
 	return nil
+}
+
+// hasRemote reports whether every target that reads its decision from a response (the http
+// target) has its endpoint from the scenario.
+func hasRemote(s *scenario.Scenario) bool {
+	for _, t := range s.Targets {
+		if target.HasOption(t.Settings(), "decision_path") {
+			if r, ok := t.Settings().(target.Remote); !ok || r.RemoteURL() == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// httpDecisionSet reports whether every http target has one decision rule from the scenario.
+func httpDecisionSet(s *scenario.Scenario) bool {
+	for _, t := range s.Targets {
+		if h, ok := t.Settings().(*target.HTTPConfig); ok && (h.DecisionPath == "") == (h.DecisionStatus == "") {
+			return false
+		}
+	}
+	return true
 }
 
 func errorCount(doc *result.Document) uint64 {
@@ -414,11 +465,12 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	}
 	var s *scenario.Scenario
 	var err error
+	options := targetOptions(cmd, f)
 	switch {
 	case f.file != "":
 		s, err = scenario.Load(f.file)
 	case adHoc:
-		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, URL: f.url, Overrides: o}
+		a := scenario.AdHoc{Targets: f.targets, Workloads: f.workloads, Options: options, Overrides: o}
 		if userFlags {
 			a.User = &user
 		}
@@ -435,6 +487,9 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	}
 	if fl.Changed("floor") {
 		s.SetFloor(f.floor)
+	}
+	if err := s.SetOptions(options); err != nil {
+		return nil, err
 	}
 	return s, s.Apply(o)
 }

@@ -7,13 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
-	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -138,7 +138,7 @@ func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Check that every engine in every mode gives every input its expected decision",
 		Long: `verify runs every input of the named built-in workloads (all of them by default), or of your
 own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
-engine and mode authzbench can start: ` + strings.Join(bench.EngineModes, ", ") + `.
+engine and mode authzbench can start: ` + strings.Join(target.EngineModes(), ", ") + `.
 Rego goes to the OPA targets and the Cedar version to the Cedar targets; a workload without a
 version for an engine is shown as skipped. An input without "expect" takes the decision of the
 first target that decided it, and every other target must give the same. It prints one line per
@@ -168,16 +168,12 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 				ws = append(ws, w)
 			}
 			for _, t := range targets {
-				if !target.Known(t) || t == "http" {
-					return usageError(fmt.Errorf("--target %q: verify runs %s", t, strings.Join(bench.EngineModes, ", ")))
+				if !slices.Contains(target.EngineModes(), t) {
+					return usageError(fmt.Errorf("--target %q: verify runs %s", t, strings.Join(target.EngineModes(), ", ")))
 				}
 			}
 			if first < 0 || parallel < 0 {
 				return usageError(errors.New("--first and --parallel must not be negative"))
-			}
-			opa, err := sut.SelfOPA()
-			if err != nil {
-				return &exitError{exitFailed, err}
 			}
 			tmp, err := os.MkdirTemp("", "authzbench-verify-")
 			if err != nil {
@@ -194,7 +190,8 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 				}
 				// A Rego mistake is the user's to fix (exit 2), found before any engine starts.
 				if w.HasRego() {
-					if _, err := target.PrepareOPA(ctx, w.Query, w.PolicyPaths, w.DataPaths, w.RegoV0); err != nil {
+					// Compiled once: the OPA targets verified after take the same query.
+					if _, err := target.CompileOPA(ctx, w); err != nil {
 						return usageError(fmt.Errorf("workload %s: %w", w.Name, err))
 					}
 				}
@@ -207,7 +204,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			var failed []bench.Equivalence
 			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
 				Targets: targets, Inputs: first, Parallel: parallel,
-				Target: target.Options{OPA: opa, TempDir: tmp},
+				Common: target.Common{TempDir: tmp},
 				Progress: func(e bench.Equivalence) {
 					result := "ok"
 					switch {
@@ -244,7 +241,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&targets, "target", nil, "targets to check (default "+strings.Join(bench.EngineModes, ",")+")")
+	fl.StringSliceVar(&targets, "target", nil, "targets to check (default "+strings.Join(target.EngineModes(), ",")+")")
 	fl.IntVar(&first, "first", 0, "check only the first N inputs of each workload (0: all)")
 	fl.IntVar(&parallel, "parallel", 0, "decisions in flight per target (default: the number of CPUs)")
 	addUserFileFlags(fl, &user)

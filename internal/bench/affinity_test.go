@@ -10,7 +10,6 @@ import (
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // Each run records the CPUs the kernel really allowed the generator and the server during its
@@ -51,7 +50,7 @@ func TestRunsRecordTheirAffinity(t *testing.T) {
 			{Name: "opa/server", Timeout: 10 * time.Second, Load: load.Spec{Workers: 1, Requests: 50, MaxTime: 30 * time.Second}},
 			{Name: "opa/inproc", Timeout: 10 * time.Second, Load: load.Spec{Workers: 1, Requests: 50, MaxTime: 30 * time.Second}}}}
 	doc := &result.Document{}
-	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t)}, AutoPin: pin}, doc); err != nil {
+	if err := Run(context.Background(), s, Options{AutoPin: pin}, doc); err != nil {
 		t.Fatal(err)
 	}
 	all := sut.FormatCPUs(sut.AllCPUs())

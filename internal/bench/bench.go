@@ -23,7 +23,9 @@ import (
 
 // Options configure a run beyond its scenario.
 type Options struct {
-	Target target.Options
+	// Common are the settings every target reads; the run sets each target's workers, timeout
+	// and temporary directory over them. A target's own settings are its scenario entry's.
+	Common target.Common
 	// GeneratorProcs is the Go scheduler parallelism (GOMAXPROCS) while driving a target that
 	// runs in another process; 0 picks GeneratorProcsDefault. In-process targets get every core.
 	GeneratorProcs int
@@ -65,6 +67,10 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	}()
 	var tooMany []error
 	for _, t := range s.Targets {
+		if t.Kind() == nil {
+			_, err := target.LookupAny(t.Name)
+			return err
+		}
 		if err := t.Load.CheckOpenFiles(); err != nil {
 			tooMany = append(tooMany, fmt.Errorf("target %s: %w", t.Name, err))
 		}
@@ -86,7 +92,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 			}
 		}
 	}
-	tmp, err := os.MkdirTemp(o.Target.TempDir, "authzbench-")
+	tmp, err := os.MkdirTemp(o.Common.TempDir, "authzbench-")
 	if err != nil {
 		return fmt.Errorf("create temporary directory: %w", err)
 	}
@@ -136,18 +142,20 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 
 // checkOrder refuses what the interleaved order cannot do: two servers listening on one --port.
 func checkOrder(s *scenario.Scenario, o Options) error {
-	if s.Order != scenario.Interleaved || s.Repeat < 2 || o.Target.Port == 0 {
+	if s.Order != scenario.Interleaved || s.Repeat < 2 {
 		return nil
 	}
-	servers := 0
+	servers := map[int]int{} // by port
 	for _, t := range s.Targets {
-		if target.StartsServer(t.Name, o.Target) {
-			servers++
+		if sv, ok := t.Settings().(target.Served); ok && t.Placement() == target.LaunchedServer && sv.Server().Port != 0 {
+			servers[sv.Server().Port]++
 		}
 	}
-	if servers > 1 {
-		return fmt.Errorf("--port %d: interleaved repetitions keep the %d servers up at once, and only one can listen on that port; "+
-			"add --order sequential or drop --port", o.Target.Port, servers)
+	for port, n := range servers {
+		if n > 1 {
+			return fmt.Errorf("--port %d: interleaved repetitions keep the %d servers up at once, and only one can listen on that port; "+
+				"add --order sequential or drop --port", port, n)
+		}
 	}
 	return nil
 }
@@ -195,38 +203,34 @@ func runWorkload(ctx context.Context, s *scenario.Scenario, slots []*slot, turns
 	return nil
 }
 
-// Prepare builds every workload of the scenario and compiles its policy with the in-process
-// OPA, so a bad policy or inputs file is reported before any load starts.
+// Prepare builds every workload of the scenario (once: the one validation built is kept in
+// the scenario, and a workload built here is kept there too) and compiles its policy with the
+// in-process OPA, once per run: every OPA target of the run takes the same compiled query. A
+// bad policy or inputs file is reported before any load starts.
 func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, error) {
-	tmp, err := os.MkdirTemp("", "authzbench-check-")
-	if err != nil {
-		return nil, fmt.Errorf("create temporary directory: %w", err)
-	}
-	defer os.RemoveAll(tmp)
 	var out []*workload.Workload
 	var errs []error
-	for i, ref := range s.Workloads {
-		var w *workload.Workload
-		if ref.User != nil {
-			w, err = workload.FromFiles(*ref.User)
-		} else {
-			w, err = workload.Builtin(ref.Name)
+	for i := range s.Workloads {
+		ref := &s.Workloads[i]
+		w := ref.Built
+		if w == nil {
+			var err error
+			if ref.User != nil {
+				w, err = workload.FromFiles(*ref.User)
+			} else {
+				w, err = workload.Builtin(ref.Name)
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			ref.Built = w
 		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		dir, err := os.MkdirTemp(tmp, fmt.Sprintf("w%d-", i))
-		if err != nil {
-			return nil, err
-		}
-		policies, data, err := w.Files(dir)
-		if err == nil && len(policies) > 0 {
-			_, err = target.PrepareOPA(ctx, w.Query, policies, data, w.RegoV0)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
-			continue
+		if w.HasRego() {
+			if _, err := target.CompileOPA(ctx, w); err != nil {
+				errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
+				continue
+			}
 		}
 		out = append(out, w)
 	}
@@ -237,11 +241,13 @@ func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, e
 // per turn, stopped after its last.
 type slot struct {
 	ref         scenario.TargetRef
+	kind        *target.Kind
+	cfg         target.Config // the target's own settings
 	w           *workload.Workload
 	o           Options
 	step, steps int
 	run         *result.Run
-	topts       target.Options
+	common      target.Common
 	pin         *pinPlan // the generator's CPUs for this target's turns; nil when not pinning
 	procs       int      // the generator's GOMAXPROCS for this target's turns
 	tg          target.Target
@@ -264,36 +270,39 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		Load: result.Load{Model: result.ClosedLoop, Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
 	}
-	if target.Engine(t.Name) == "cedar" && w.Cedar != nil {
+	kind := t.Kind()
+	if kind.Engine == "cedar" && w.Cedar != nil {
 		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
 	}
 	if w.UndefinedAs != workload.Unverified {
 		run.WorkloadDoc.UndefinedAs = w.UndefinedAs.String()
 	}
-	if w.RegoV0 && target.Engine(t.Name) == "opa" {
+	if w.RegoV0 && kind.Engine == "opa" {
 		run.WorkloadDoc.RegoVersion = "v0"
 	}
 	if t.Load.Rate > 0 {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
 	}
-	sl := &slot{ref: t, w: w, o: o, step: step, steps: steps, run: run, merged: metrics.NewRecorder()}
+	cfg := t.Settings()
+	placement := kind.PlacementFor(cfg)
+	sl := &slot{ref: t, kind: kind, cfg: cfg, w: w, o: o, step: step, steps: steps, run: run, merged: metrics.NewRecorder()}
 	cpus := runtime.NumCPU()
 	if o.CPUs > 0 {
 		cpus = o.CPUs
 	}
-	topts := o.Target
+	common := o.Common
 	if o.AutoPin != nil {
-		sl.pin = planPinning(o.AutoPin, !target.StartsServer(t.Name, o.Target))
+		sl.pin = planPinning(o.AutoPin, placement != target.LaunchedServer)
 		cpus, run.Pinning = len(sl.pin.generator), sl.pin.description
 		if sl.pin.sut != nil {
-			topts.PinSUT = sl.pin.sut
+			common.PinCPUs = sl.pin.sut
 		}
 	}
 	procs := o.GeneratorProcs
 	if procs <= 0 {
 		procs = max(1, min(GeneratorProcsDefault(), cpus))
 	}
-	if target.InProcess(t.Name) || (t.Load.Rate > 0 && o.GeneratorProcs <= 0) {
+	if placement == target.InProcess || (t.Load.Rate > 0 && o.GeneratorProcs <= 0) {
 		// In-process engines need every core; so does an open-loop pacer, which must find a free
 		// processor the moment a send is due (with one, 2.4 % of sends at 2,000/s started more
 		// than 1 ms late; with two, 0.6 %).
@@ -301,13 +310,13 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	}
 	sl.procs = procs
 	run.Load.GeneratorProcs = procs
-	topts.Workers = t.Load.Workers
+	common.Workers = t.Load.Workers
 	if t.Load.Rate > 0 {
-		topts.Workers = t.Load.Connections
+		common.Workers = t.Load.Connections
 	}
-	topts.Timeout = t.Timeout
-	topts.TempDir = tmp
-	sl.topts = topts
+	common.Timeout = t.Timeout
+	common.TempDir = tmp
+	sl.common = common
 	// The longest latency a run can see: an open-loop send due at the start of the warm-up that
 	// waits for a connection through the whole run, then waits out its timeout.
 	sl.ref.Load.Ceiling = t.Timeout + t.Load.Warmup + t.Load.Duration
@@ -318,7 +327,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 // start starts the system under test; a target that cannot start is recorded with its error.
 func (sl *slot) start(ctx context.Context) error {
 	sl.attempted = true
-	tg, err := target.New(sl.ref.Name, sl.topts)
+	tg, err := target.New(sl.ref.Name, sl.common, sl.cfg)
 	if err != nil {
 		sl.run.Error = err.Error()
 		return err
@@ -328,11 +337,11 @@ func (sl *slot) start(ctx context.Context) error {
 	if err := tg.Start(ctx, sl.w); err != nil {
 		err = fmt.Errorf("start %s for workload %s: %w", sl.ref.Name, sl.w.Name, err)
 		sl.run.Error = err.Error()
-		sl.run.SUT = sutInfo(sl.ref.Name, tg.Info())
+		sl.recordSUT()
 		return err
 	}
 	sl.started = true
-	sl.run.SUT = sutInfo(sl.ref.Name, tg.Info())
+	sl.recordSUT()
 	if pid := sl.run.SUT.PID; pid != 0 {
 		// What the kernel says the server may run on, whoever set it: our pinning, a taskset
 		// around authzbench (which a server started unpinned inherits), a cgroup.
@@ -341,6 +350,11 @@ func (sl *slot) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recordSUT records how the system under test was run, with where it ran as its kind says.
+func (sl *slot) recordSUT() {
+	sl.run.SUT = sutInfo(sl.kind.PlacementFor(sl.cfg), sl.tg.Info())
 }
 
 func (sl *slot) affinity() *result.Affinity {
@@ -446,13 +460,13 @@ func (sl *slot) finish(reps int, err error) {
 		return
 	}
 	run.Summary = summarise(run.Repetitions, sl.merged)
-	run.Summary.Mismatches = mismatches(sl.merged.Mismatches, sl.w, target.Engine(sl.ref.Name))
+	run.Summary.Mismatches = mismatches(sl.merged.Mismatches, sl.w, sl.kind.Engine)
 	if c := run.Summary.Connections; c != nil {
 		// Set whether or not the run finished, so a partial run's count is against what its
 		// own repetitions could have opened.
-		c.Reused = !sl.o.Target.NoReuse
-		c.Expected = int64(sl.topts.Workers) * int64(len(run.Repetitions)) // a fresh pool per repetition, at most
-		if sl.o.Target.NoReuse {
+		c.Reused = !sl.common.NoReuse
+		c.Expected = int64(sl.common.Workers) * int64(len(run.Repetitions)) // a fresh pool per repetition, at most
+		if sl.common.NoReuse {
 			c.Expected = int64(run.Summary.Requests)
 		}
 	}

@@ -2,13 +2,13 @@ package bench
 
 import (
 	"context"
-	"os/exec"
+	"fmt"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/target"
 )
 
 // Calibration is what `authzbench calibrate` measures: the generator against a server that
@@ -21,38 +21,36 @@ type Calibration struct {
 	Wrk         string // path of wrk, to drive the same server in the same run; "" to skip
 }
 
-// Calibrate starts the trivial server as a process of its own (serve is its command line),
-// drives it closed loop then open loop, and with wrk if asked (doc.Wrk): wrk gets one
-// connection per closed-loop worker and as many threads as the generator had CPUs.
-func Calibrate(ctx context.Context, c Calibration, serve func(addr string) *exec.Cmd, o Options, doc *result.Document) error {
-	addr, err := sut.FreeAddr()
-	if err != nil {
-		return err
-	}
-	proc, err := sut.Start("trivial server", serve(addr))
-	if err != nil {
-		return err
-	}
-	defer proc.Stop(5 * time.Second)
-	url := "http://" + addr
-	if err := sut.WaitHealthy(ctx, url+"/health", proc, 30*time.Second); err != nil {
-		return err
-	}
+// trivialKind is the target calibrate drives: the trivial server, started by the run in a
+// process of its own, as any launched server is.
+const trivialKind = "trivial/server"
+
+// Calibrate drives the trivial server closed loop then open loop (each run on a server of its
+// own), and with wrk if asked (doc.Wrk), on one more: wrk gets one connection per closed-loop
+// worker and as many threads as the generator had CPUs.
+func Calibrate(ctx context.Context, c Calibration, o Options, doc *result.Document) error {
 	warmup := time.Second
 	s := &scenario.Scenario{Name: "calibrate", Source: "calibrate", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "nop"}},
 		Targets: []scenario.TargetRef{
-			{Name: "opa/server", Timeout: scenario.DefaultTimeout, Load: load.Spec{Workers: c.Workers, Duration: c.Duration, Warmup: warmup}},
-			{Name: "opa/server", Timeout: scenario.DefaultTimeout, Load: load.Spec{Rate: c.Rate, Connections: c.Connections, Duration: c.Duration, Warmup: warmup}},
+			{Name: trivialKind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Workers: c.Workers, Duration: c.Duration, Warmup: warmup}},
+			{Name: trivialKind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Rate: c.Rate, Connections: c.Connections, Duration: c.Duration, Warmup: warmup}},
 		}}
-	o.Target.URL = url + "/v1/data/authzbench/nop/allow"
 	if err := Run(ctx, s, o, doc); err != nil {
 		return err
 	}
 	if c.Wrk == "" {
 		return nil
 	}
-	return driveWithWrk(ctx, doc, c.Wrk, url+"/v1/data/authzbench/nop/allow", c.Workers, c.Duration)
+	tg, err := target.New(trivialKind, o.Common, nil)
+	if err != nil {
+		return err
+	}
+	defer tg.Stop(context.Background())
+	if err := tg.Start(ctx, s.Workloads[0].Built); err != nil { // built by the run
+		return fmt.Errorf("start the trivial server for wrk: %w", err)
+	}
+	return driveWithWrk(ctx, doc, c.Wrk, tg.Info().URL, c.Workers, c.Duration)
 }
 
 // OpenVerdict is calibrate's word on an open-loop step: "held" only under the rule that marks a

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -18,9 +17,7 @@ func TestCalibrate(t *testing.T) {
 	doc := &result.Document{}
 	c := Calibration{Workers: 2, Rate: 500, Connections: 8, Duration: time.Second}
 	c.Wrk, _ = exec.LookPath("wrk")
-	err := Calibrate(context.Background(), c, func(addr string) *exec.Cmd {
-		return exec.Command(os.Args[0], "trivial-server", addr)
-	}, Options{}, doc)
+	err := Calibrate(context.Background(), c, Options{}, doc)
 	if err != nil {
 		t.Fatal(err)
 	}

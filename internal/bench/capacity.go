@@ -12,6 +12,7 @@ import (
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/target"
 )
 
 // SLO is what a rate must meet: a latency percentile (measured from the intended send time) at
@@ -85,6 +86,8 @@ type CapacitySearch struct {
 	Step, Warmup     time.Duration
 	MaxSteps         int
 	Resolution       float64 // relative, e.g. 0.05
+	// Options are the target's own settings by key, as flags give them (url, opa_bin ...).
+	Options map[string]any
 }
 
 // Knee is the answer: the last rate that passed and the first that failed.
@@ -98,11 +101,25 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 	if c.Start <= 0 || c.Max < c.Start || c.MaxSteps < 1 {
 		return Knee{}, errors.New("capacity: start must be positive, max at least start, and steps at least 1")
 	}
+	kind, err := target.Lookup(c.Target)
+	if err != nil {
+		return Knee{}, err
+	}
+	cfg, err := kind.Configure(c.Options)
+	if err == nil {
+		err = cfg.Check()
+	}
+	if err != nil {
+		return Knee{}, err
+	}
+	// One workload for every probe: built, and its policy compiled, once for the search.
+	ref := scenario.WorkloadRef{Name: c.Workload}
 	return c.search(func(rate float64) (Probe, error) {
 		s := &scenario.Scenario{Name: "capacity", Source: "capacity", Repeat: 1,
-			Workloads: []scenario.WorkloadRef{{Name: c.Workload}},
-			Targets: []scenario.TargetRef{{Name: c.Target, Timeout: scenario.DefaultTimeout,
+			Workloads: []scenario.WorkloadRef{ref},
+			Targets: []scenario.TargetRef{{Name: c.Target, Timeout: scenario.DefaultTimeout, Config: cfg,
 				Load: load.Spec{Rate: rate, Connections: c.Connections, Duration: c.Step, Warmup: c.Warmup}}}}
+		defer func() { ref = s.Workloads[0] }() // Run built it into the scenario
 		before := len(doc.Runs)
 		if err := Run(ctx, s, o, doc); err != nil {
 			return Probe{}, err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 func TestParseSLO(t *testing.T) {
@@ -55,8 +54,9 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 	os.WriteFile(inputs, []byte(`{"input": {}}`+"\n"), 0o644)
 
 	c := CapacitySearch{Target: "opa/server", Workload: "nop", SLO: SLO{Percentile: 99, Latency: 50 * time.Millisecond},
-		Start: 100, Max: 10000, Connections: 32, Step: time.Second, Warmup: 200 * time.Millisecond, MaxSteps: 7, Resolution: 0.1}
-	o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL + "/v1/data/authzbench/nop/allow"}}
+		Start: 100, Max: 10000, Connections: 32, Step: time.Second, Warmup: 200 * time.Millisecond, MaxSteps: 7, Resolution: 0.1,
+		Options: map[string]any{"url": srv.URL + "/v1/data/authzbench/nop/allow"}}
+	o := Options{}
 	// While other packages' tests and builds hold both cores, the generator may not keep even
 	// 100 req/s on time, and the search rightly names its own limit instead of the server's.
 	// That says nothing of the server, so search again; a machine that never quiets is a skip.

@@ -17,13 +17,22 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-func selfOPA(t *testing.T) sut.OPA {
+// kindOf is the kind of a target the test names.
+func kindOf(t *testing.T, name string) *target.Kind {
 	t.Helper()
-	opa, err := sut.SelfOPA()
+	k, err := target.LookupAny(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return opa
+	return k
+}
+
+// setOptions sets target options on the scenario as the command line's flags do.
+func setOptions(t *testing.T, s *scenario.Scenario, values map[string]any) {
+	t.Helper()
+	if err := s.SetOptions(values); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Every built-in workload gives the expected decision through every OPA deployment mode: the
@@ -39,7 +48,7 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 		t.Run(strings.ReplaceAll(tc.target, "/", "_"), func(t *testing.T) {
 			s := &scenario.Scenario{Name: "all", Source: "test", Repeat: 1}
 			names := workload.Names()
-			if target.Engine(tc.target) == "cedar" {
+			if kindOf(t, tc.target).Engine == "cedar" {
 				names = workload.CedarNames()
 			}
 			for _, name := range names {
@@ -48,11 +57,15 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 			s.Targets = []scenario.TargetRef{{Name: tc.target, Timeout: 30 * time.Second,
 				Load: load.Spec{Workers: 2, Requests: tc.requests, MaxTime: 2 * time.Minute}}}
 			doc := &result.Document{}
-			if err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t)}}, doc); err != nil {
+			if err := Run(context.Background(), s, Options{}, doc); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range doc.Runs {
-				if target.StartsServer(r.Target, target.Options{}) != (r.SUTResources != nil) {
+				launched := kindOf(t, r.Target).Placement == target.LaunchedServer
+				if string(r.SUT.Placement) != kindOf(t, r.Target).Placement.String() {
+					t.Errorf("%s on %s: placement %q recorded, want %q", r.Workload, r.Target, r.SUT.Placement, kindOf(t, r.Target).Placement)
+				}
+				if launched != (r.SUTResources != nil) {
 					t.Errorf("%s on %s: server resources %+v; want them for the server only", r.Workload, r.Target, r.SUTResources)
 				}
 				if r.Summary.OK != uint64(tc.requests) || r.Summary.Errors != 0 {
@@ -75,7 +88,7 @@ func TestServerDyingMidRunIsReported(t *testing.T) {
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 2 * time.Second,
 			Load: load.Spec{Workers: 2, Duration: 20 * time.Second}}}}
 	killed := make(chan int, 1)
-	opts := Options{Target: target.Options{OPA: selfOPA(t)}}
+	opts := Options{}
 	var once bool
 	opts.Progress = func(st Status) {
 		if !st.Load.Warmup && st.Load.OK > 100 && !once {
@@ -145,7 +158,7 @@ func TestBadPolicyIsReportedWithFileAndLine(t *testing.T) {
 			Policies: []string{policy}, Inputs: inputs, Query: "data.broken.allow"}}},
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}}
 	doc := &result.Document{}
-	err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t)}}, doc)
+	err := Run(context.Background(), s, Options{}, doc)
 	if err == nil || !strings.Contains(err.Error(), "broken.rego:") {
 		t.Fatalf("err = %v, want the file and line of the error", err)
 	}
@@ -178,8 +191,11 @@ func TestExternalOPABinary(t *testing.T) {
 			{Name: "opa/server", Timeout: 10 * time.Second, Load: load.Spec{Workers: 2, Requests: 100}},
 			{Name: "opa/cli", Timeout: 10 * time.Second, Load: load.Spec{Workers: 1, Requests: 3}},
 		}}
+	if err := s.SetOptions(map[string]any{"opa_bin": opa.Path}); err != nil {
+		t.Fatal(err)
+	}
 	doc := &result.Document{}
-	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa}}, doc); err != nil {
+	if err := Run(context.Background(), s, Options{}, doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range doc.Runs {
@@ -210,7 +226,7 @@ func TestAutoPinning(t *testing.T) {
 			{Name: "opa/inproc", Timeout: 5 * time.Second, Load: load.Spec{Workers: 2, Requests: 200}},
 		}}
 	doc := &result.Document{}
-	if err := Run(context.Background(), s, Options{AutoPin: plan, Target: target.Options{OPA: selfOPA(t)}}, doc); err != nil {
+	if err := Run(context.Background(), s, Options{AutoPin: plan}, doc); err != nil {
 		t.Fatal(err)
 	}
 	server, inproc := doc.Runs[0], doc.Runs[1]

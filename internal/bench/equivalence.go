@@ -11,16 +11,12 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// EngineModes are the targets equivalence checking runs by default: every engine in every mode
-// authzbench can start by itself.
-var EngineModes = []string{"opa/inproc", "opa/cli", "opa/server", "cedar/inproc", "cedar/server"}
-
 // EquivalenceOptions configure VerifyWorkloads.
 type EquivalenceOptions struct {
-	Targets  []string       // default EngineModes
-	Inputs   int            // check the first Inputs inputs of each workload; 0 for all
-	Parallel int            // concurrent deciders per target; default the number of CPUs
-	Target   target.Options // how targets are run
+	Targets  []string      // default target.EngineModes(): every engine in every mode authzbench can start by itself
+	Inputs   int           // check the first Inputs inputs of each workload; 0 for all
+	Parallel int           // concurrent deciders per target; default the number of CPUs
+	Common   target.Common // how targets are run; each takes its kind's default settings
 	// Progress, if set, is called after each workload and target is checked.
 	Progress func(Equivalence)
 }
@@ -58,7 +54,7 @@ type Disagreement struct {
 func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o EquivalenceOptions) ([]Equivalence, error) {
 	targets := o.Targets
 	if len(targets) == 0 {
-		targets = EngineModes
+		targets = target.EngineModes()
 	}
 	parallel := o.Parallel
 	if parallel <= 0 {
@@ -91,13 +87,17 @@ type reference struct {
 
 func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel int, o EquivalenceOptions, decided []reference) (Equivalence, error) {
 	row := Equivalence{Workload: w.Name, Target: name}
-	if lang, ok := w.VersionFor(target.Engine(name)); !ok {
+	kind, err := target.LookupAny(name)
+	if err != nil {
+		return row, err
+	}
+	if lang, ok := w.VersionFor(kind.Engine); !ok {
 		row.Skipped = "no " + lang + " version"
 		return row, nil
 	}
-	topts := o.Target
-	topts.Workers = parallel
-	t, err := target.New(name, topts)
+	common := o.Common
+	common.Workers = parallel
+	t, err := target.New(name, common, nil)
 	if err != nil {
 		return row, err
 	}
@@ -168,10 +168,10 @@ feed:
 			}
 		}
 		req := in.JSON
-		if target.Engine(name) == "cedar" {
+		if kind.Engine == "cedar" {
 			req = in.Cedar
 		}
-		row.First = &Disagreement{Input: i + 1, Source: in.SourceFor(target.Engine(name)), Expect: expect, DecidedBy: by, Got: got, Request: req}
+		row.First = &Disagreement{Input: i + 1, Source: in.SourceFor(kind.Engine), Expect: expect, DecidedBy: by, Got: got, Request: req}
 	}
 	return row, nil
 }

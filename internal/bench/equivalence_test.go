@@ -29,13 +29,13 @@ func TestVerifyWorkloadsNamesTheFirstDisagreement(t *testing.T) {
 		}
 	}
 	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-		Inputs: 10, Target: target.Options{OPA: selfOPA(t), TempDir: t.TempDir()},
+		Inputs: 10, Common: target.Common{TempDir: t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(EngineModes) {
-		t.Fatalf("%d rows, want one per mode (%d)", len(rows), len(EngineModes))
+	if len(rows) != len(target.EngineModes()) {
+		t.Fatalf("%d rows, want one per mode (%d)", len(rows), len(target.EngineModes()))
 	}
 	for _, r := range rows {
 		if r.Checked != 10 || r.Agreed != 8 || r.First == nil || r.First.Input != 4 {
@@ -46,7 +46,7 @@ func TestVerifyWorkloadsNamesTheFirstDisagreement(t *testing.T) {
 			t.Errorf("%s: first disagreement expects %s, got %s", r.Target, r.First.Expect, r.First.Got)
 		}
 		want := w.Inputs[3].JSON
-		if target.Engine(r.Target) == "cedar" {
+		if kindOf(t, r.Target).Engine == "cedar" {
 			want = w.Inputs[3].Cedar
 		}
 		if string(r.First.Request) != string(want) {
@@ -63,7 +63,7 @@ func TestVerifyWorkloadsSkipsMissingEngineVersions(t *testing.T) {
 	}
 	w.Cedar = nil
 	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-		Targets: []string{"opa/inproc", "cedar/inproc"}, Inputs: 20, Target: target.Options{TempDir: t.TempDir()},
+		Targets: []string{"opa/inproc", "cedar/inproc"}, Inputs: 20, Common: target.Common{TempDir: t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestVerifyRegoAppsInEveryOPAMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-				Targets: modes, Parallel: 2, Target: target.Options{OPA: selfOPA(t), TempDir: t.TempDir()},
+				Targets: modes, Parallel: 2, Common: target.Common{TempDir: t.TempDir()},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -154,7 +154,7 @@ func TestVerifyUnexpectedLinesAcrossEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-		Targets: []string{"opa/inproc", "cedar/inproc"}, Target: target.Options{TempDir: t.TempDir()},
+		Targets: []string{"opa/inproc", "cedar/inproc"}, Common: target.Common{TempDir: t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -50,12 +50,9 @@ func runAgainst(t *testing.T, url string, spec *workload.UserSpec, workers int, 
 		Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
 			Load: load.Spec{Workers: workers, Requests: requests, MaxTime: 30 * time.Second}}}}
-	opa, err := sut.SelfOPA()
-	if err != nil {
-		t.Fatal(err)
-	}
+	setOptions(t, s, map[string]any{"url": url})
 	doc := &result.Document{}
-	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: url}}, doc); err != nil {
+	if err := Run(context.Background(), s, Options{}, doc); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	if len(doc.Runs) != 1 {
@@ -177,9 +174,9 @@ func TestSlowServerTimesOut(t *testing.T) {
 		Workloads: []scenario.WorkloadRef{{Name: "fake", User: spec}},
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 100 * time.Millisecond,
 			Load: load.Spec{Workers: 2, Requests: 6, MaxTime: 30 * time.Second}}}}
-	opa, _ := sut.SelfOPA()
+	setOptions(t, s, map[string]any{"url": srv.URL})
 	doc := &result.Document{}
-	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: srv.URL}}, doc); err != nil {
+	if err := Run(context.Background(), s, Options{}, doc); err != nil {
 		t.Fatal(err)
 	}
 	if got := doc.Runs[0].Summary; got.ErrorClasses["timeout"] != 6 || got.OK != 0 || got.ErrorMessages["timeout"] == "" {
@@ -202,9 +199,9 @@ func TestHistogramsCoverTheTimeout(t *testing.T) {
 			Workloads: []scenario.WorkloadRef{{Name: "fake", User: userWorkload(t, 2)}},
 			Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: tc.timeout,
 				Load: load.Spec{Workers: 1, Requests: 4, MaxTime: 30 * time.Second}}}}
-		opa, _ := sut.SelfOPA()
+		setOptions(t, s, map[string]any{"url": srv.URL})
 		doc := &result.Document{}
-		if err := Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: srv.URL}}, doc); err != nil {
+		if err := Run(context.Background(), s, Options{}, doc); err != nil {
 			t.Fatal(err)
 		}
 		if got := doc.Runs[0].Summary; got.LatencyCeilingS != tc.ceiling || got.Clamped != 0 || got.Requests != 4 {
@@ -221,9 +218,9 @@ func TestUnreachableURLFailsBeforeLoad(t *testing.T) {
 	s := &scenario.Scenario{Name: "x", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
 		Targets:   []scenario.TargetRef{{Name: "opa/server", Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}}
-	opa, _ := sut.SelfOPA()
+	setOptions(t, s, map[string]any{"url": "http://" + addr})
 	doc := &result.Document{}
-	err = Run(context.Background(), s, Options{Target: target.Options{OPA: opa, URL: "http://" + addr}}, doc)
+	err = Run(context.Background(), s, Options{}, doc)
 	if err == nil || !strings.Contains(err.Error(), "cannot reach --url") {
 		t.Fatalf("err = %v, want cannot reach --url", err)
 	}
@@ -264,8 +261,9 @@ func TestOpenLoopResult(t *testing.T) {
 		Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
 			Load: load.Spec{Rate: 200, Connections: 4, Duration: time.Second, Warmup: 200 * time.Millisecond}}}}
+	setOptions(t, s, map[string]any{"url": srv.URL})
 	doc := &result.Document{}
-	if err := Run(context.Background(), s, Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL}}, doc); err != nil {
+	if err := Run(context.Background(), s, Options{}, doc); err != nil {
 		t.Fatal(err)
 	}
 	r := doc.Runs[0]
@@ -303,7 +301,8 @@ func TestServerTimersAreSampled(t *testing.T) {
 		Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
 			Load: load.Spec{Workers: 2, Requests: 100, MaxTime: 30 * time.Second}}}}
 	doc := &result.Document{}
-	o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL, ServerMetricsEvery: 10}}
+	setOptions(t, s, map[string]any{"url": srv.URL})
+	o := Options{Common: target.Common{ServerMetricsEvery: 10}}
 	if err := Run(context.Background(), s, o, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +322,8 @@ func TestNoReuseOpensAConnectionPerRequest(t *testing.T) {
 			Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
 				Load: load.Spec{Workers: 2, Requests: 60, MaxTime: 30 * time.Second}}}}
 		doc := &result.Document{}
-		o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL, NoReuse: noReuse}}
+		setOptions(t, s, map[string]any{"url": srv.URL})
+		o := Options{Common: target.Common{NoReuse: noReuse}}
 		if err := Run(context.Background(), s, o, doc); err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -63,22 +62,23 @@ func TestHTTPTarget(t *testing.T) {
 	spec := &workload.UserSpec{Name: "gw", Inputs: inputs}
 	for _, tc := range []struct {
 		name string
-		http target.HTTPOptions
+		http map[string]any
 	}{
-		{"by status", target.HTTPOptions{DecisionStatus: map[int]bool{200: true, 403: false}}},
-		{"by body", target.HTTPOptions{DecisionPath: "/decision"}},
+		{"by status", map[string]any{"decision_status": "200=allow,403=deny"}},
+		{"by body", map[string]any{"decision_path": "/decision"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.http
-			h.Headers = []string{"Authorization: Bearer s3cret"}
-			h.Body = `{"subject": {{input.user.id}}, "op": {{ input.action }}}`
+			h["url"] = srv.URL + "/v1/authorize"
+			h["headers"] = []string{"Authorization: Bearer s3cret"}
+			h["body"] = `{"subject": {{input.user.id}}, "op": {{ input.action }}}`
 			s := &scenario.Scenario{Name: "gw", Source: "test", Repeat: 1,
 				Workloads: []scenario.WorkloadRef{{Name: "gw", User: spec}},
 				Targets: []scenario.TargetRef{{Name: "http", Timeout: 5 * time.Second,
 					Load: load.Spec{Workers: 2, Requests: 200, MaxTime: 30 * time.Second}}}}
+			setOptions(t, s, h)
 			doc := &result.Document{}
-			o := Options{Target: target.Options{URL: srv.URL + "/v1/authorize", HTTP: h}}
-			if err := Run(context.Background(), s, o, doc); err != nil {
+			if err := Run(context.Background(), s, Options{}, doc); err != nil {
 				t.Fatal(err)
 			}
 			sum := doc.Runs[0].Summary
@@ -95,7 +95,8 @@ func TestHTTPTargetNeedsADecisionRule(t *testing.T) {
 	s := &scenario.Scenario{Name: "gw", Source: "test", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
 		Targets:   []scenario.TargetRef{{Name: "http", Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}}
-	err := Run(context.Background(), s, Options{Target: target.Options{URL: srv.URL}}, &result.Document{})
+	setOptions(t, s, map[string]any{"url": srv.URL})
+	err := Run(context.Background(), s, Options{}, &result.Document{})
 	if err == nil {
 		t.Fatal("no error without --decision-path or --decision-status")
 	}

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"net"
 	"os"
 	"testing"
 
@@ -16,13 +15,6 @@ func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
-	if len(os.Args) > 2 && os.Args[1] == "trivial-server" {
-		l, err := net.Listen("tcp", os.Args[2])
-		if err != nil {
-			os.Exit(1)
-		}
-		sut.ServeTrivial(l)
-		os.Exit(0)
-	}
+	sut.DispatchTrivialIfAsked()
 	os.Exit(m.Run())
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // The order of repetitions is checked where it happens: a fake server that answers both
@@ -57,8 +56,8 @@ func TestRepetitionOrder(t *testing.T) {
 				Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
 				Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second, Load: each},
 					{Name: "http", Timeout: 5 * time.Second, Load: each}}}
-			o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL,
-				HTTP: target.HTTPOptions{Body: `{"via": "http", "input": {{input}}}`, DecisionPath: "/result"}}}
+			setOptions(t, s, map[string]any{"url": srv.URL, "body": `{"via": "http", "input": {{input}}}`, "decision_path": "/result"})
+			o := Options{}
 			doc := &result.Document{}
 			if err := Run(context.Background(), s, o, doc); err != nil {
 				t.Fatal(err)
@@ -129,8 +128,8 @@ func TestStoppedInterleavedRunKeepsEveryRepetition(t *testing.T) {
 			{Name: "http", Timeout: 5 * time.Second, Load: each}}}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL,
-		HTTP: target.HTTPOptions{DecisionPath: "/result"}}}
+	setOptions(t, s, map[string]any{"url": srv.URL, "decision_path": "/result"})
+	o := Options{}
 	o.Progress = func(st Status) {
 		if st.Target == "http" && st.Repetition == 2 && st.Load.OK > 0 {
 			cancel(fmt.Errorf("interrupted by test"))

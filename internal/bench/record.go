@@ -176,23 +176,8 @@ func resourcesOf(r *sut.Resources) *result.Resources {
 	return &result.Resources{CPUCoresMean: r.CPUCoresMean, CPUCoresMax: r.CPUCoresMax, RSSMaxMB: r.RSSMaxMB, Samples: r.Samples}
 }
 
-// sutInfo is what the result says of the system under test the target name ran.
-func sutInfo(name string, i target.Info) result.SUT {
-	return result.SUT{Engine: i.Engine, Mode: i.Mode, Placement: placementOf(name, i), Version: i.Version, Command: i.Command,
+// sutInfo is what the result says of the system under test, placed where its kind says it ran.
+func sutInfo(where target.Placement, i target.Info) result.SUT {
+	return result.SUT{Engine: i.Engine, Mode: i.Mode, Placement: result.Placement(where.String()), Version: i.Version, Command: i.Command,
 		URL: i.URL, External: i.External, LogLevel: i.LogLevel, PID: i.PID, Connections: i.Connections}
-}
-
-// placementOf says where the target's engine ran, seen from the generator. It reads the target
-// name until target kinds describe their own placement; then the kind's placement replaces
-// this function.
-func placementOf(name string, i target.Info) result.Placement {
-	switch {
-	case name == "opa/inproc" || name == "cedar/inproc":
-		return result.InProcess
-	case name == "opa/cli":
-		return result.ProcessPerDecision
-	case i.External:
-		return result.External
-	}
-	return result.LaunchedServer
 }

@@ -437,24 +437,30 @@ func TestMergeEqualsOneRunOfEveryRepetition(t *testing.T) {
 	}
 }
 
-// TestPlacementOf: until target kinds carry their placement, the target name and the server's
-// information say it.
+// TestPlacementOf: the result records where each kind's system under test ran, as the kind says
+// with its settings: a served kind given a url is external.
 func TestPlacementOf(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		info target.Info
-		want result.Placement
+		name   string
+		values map[string]any
+		want   result.Placement
 	}{
-		{"opa/inproc", target.Info{}, result.InProcess},
-		{"cedar/inproc", target.Info{}, result.InProcess},
-		{"opa/cli", target.Info{}, result.ProcessPerDecision},
-		{"opa/server", target.Info{PID: 42}, result.LaunchedServer},
-		{"cedar/server", target.Info{}, result.LaunchedServer},
-		{"opa/server", target.Info{External: true, URL: "http://127.0.0.1:8181"}, result.External},
-		{"http", target.Info{External: true}, result.External},
+		{"opa/inproc", nil, result.InProcess},
+		{"cedar/inproc", nil, result.InProcess},
+		{"opa/cli", nil, result.ProcessPerDecision},
+		{"opa/server", nil, result.LaunchedServer},
+		{"cedar/server", nil, result.LaunchedServer},
+		{"trivial/server", nil, result.LaunchedServer},
+		{"opa/server", map[string]any{"url": "http://127.0.0.1:8181"}, result.External},
+		{"http", map[string]any{"url": "http://127.0.0.1:8080/v1/authorize"}, result.External},
 	} {
-		if got := sutInfo(tc.name, tc.info).Placement; got != tc.want {
-			t.Errorf("%s (external %t): placement %q, want %q", tc.name, tc.info.External, got, tc.want)
+		k := kindOf(t, tc.name)
+		cfg, err := k.Configure(tc.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sutInfo(k.PlacementFor(cfg), target.Info{}).Placement; got != tc.want {
+			t.Errorf("%s with %v: placement %q, want %q", tc.name, tc.values, got, tc.want)
 		}
 	}
 }
@@ -531,8 +537,9 @@ func TestRecordedRunsMerge(t *testing.T) {
 			Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
 			Targets: []scenario.TargetRef{{Name: "opa/server", Timeout: 5 * time.Second,
 				Load: load.Spec{Workers: workers, Requests: 100, MaxTime: 30 * time.Second}}}}
+		setOptions(t, s, map[string]any{"url": srv.URL})
 		doc := &result.Document{Schema: result.Schema}
-		o := Options{Target: target.Options{OPA: selfOPA(t), URL: srv.URL, ServerMetricsEvery: 10}}
+		o := Options{Common: target.Common{ServerMetricsEvery: 10}}
 		if err := Run(context.Background(), s, o, doc); err != nil {
 			t.Fatal(err)
 		}

@@ -70,8 +70,7 @@ func decisionServer(t *testing.T, closeAfter int) (url string, kill func()) {
 // startHTTP starts the generic http target against url, reading the decision at /allow.
 func startHTTP(t *testing.T, url string, timeout time.Duration) (target.Target, []workload.Input) {
 	t.Helper()
-	tg, err := target.New("http", target.Options{URL: url, Timeout: timeout,
-		HTTP: target.HTTPOptions{DecisionPath: "/allow"}})
+	tg, err := target.New("http", target.Common{Timeout: timeout}, &target.HTTPConfig{URL: url, DecisionPath: "/allow"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +172,7 @@ func TestInprocTimeoutIsHonoured(t *testing.T) {
 	}
 	for _, name := range []string{"opa/inproc", "cedar/inproc"} {
 		t.Run(name, func(t *testing.T) {
-			tg, err := target.New(name, target.Options{TempDir: t.TempDir(), Timeout: time.Nanosecond})
+			tg, err := target.New(name, target.Common{TempDir: t.TempDir(), Timeout: time.Nanosecond}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

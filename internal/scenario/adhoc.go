@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
-	"strings"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/target"
@@ -32,8 +31,10 @@ type AdHoc struct {
 	Targets   []string
 	Workloads []string
 	User      *workload.UserSpec // --policy/--data/--inputs/--query
-	// URL is --url: the served targets measure that running server, which has its own policy.
-	URL       string
+	// Options are the target options the flags set, by key (url, port, opa_bin ...), on every
+	// target whose kind takes them. With url, the served targets measure that running server,
+	// which has its own policy.
+	Options   map[string]any
 	Overrides Overrides
 }
 
@@ -47,12 +48,21 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		targets = []string{"opa/server"}
 	}
 	for _, t := range targets {
-		if !target.Known(t) {
-			errs = append(errs, fmt.Errorf("--target: unknown target %q; known: %s", t, strings.Join(target.Names(), ", ")))
+		k, err := target.Lookup(t)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--target: %w", err))
 			continue
 		}
 		ref := DefaultLoad()
 		ref.Name = t
+		if len(a.Options) > 0 {
+			// Checked by the command line that gave them, in its flags' words, and by the
+			// target when it starts.
+			if ref.Config, err = k.Configure(a.Options); err != nil {
+				errs = append(errs, fmt.Errorf("--target %s: %w", t, err))
+				continue
+			}
+		}
 		s.Targets = append(s.Targets, ref)
 	}
 	// Every workload is loaded first: a pair whose workload has no version for the target's
@@ -66,7 +76,7 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			continue
 		}
 		loaded, flagOf = append(loaded, wl), append(flagOf, "--workload "+w)
-		s.Workloads = append(s.Workloads, WorkloadRef{Name: w})
+		s.Workloads = append(s.Workloads, WorkloadRef{Name: w, Built: wl})
 	}
 	if a.User != nil {
 		if wl, err := workload.FromFiles(*a.User); err != nil {
@@ -75,18 +85,21 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			u := *a.User
 			u.Name = wl.Name // the user's --name, or else named after the files
 			user := &u
-			if err := checkQuery(wl, s.Targets, a.URL); err != nil {
+			if err := checkQuery(wl, s.Targets); err != nil {
 				errs = append(errs, err)
 			}
-			if len(engineGaps(wl, s.Targets, a.URL)) == 0 && onlyRunningServers(s.Targets, "opa", a.URL) && len(user.Policies) > 0 {
-				// Nothing loads the policy into a running server: it only named the query.
+			built := wl
+			if len(engineGaps(wl, s.Targets)) == 0 && onlyRunningServers(s.Targets, "opa") && len(user.Policies) > 0 {
+				// Nothing loads the policy into a running server: it only named the query. The
+				// workload is built again from what is left, when the run starts.
 				u.Query, u.Policies, u.Data = wl.Query, nil, nil
+				built = nil
 			}
 			loaded, flagOf = append(loaded, wl), append(flagOf, "")
-			s.Workloads = append(s.Workloads, WorkloadRef{Name: wl.Name, User: user})
+			s.Workloads = append(s.Workloads, WorkloadRef{Name: wl.Name, User: user, Built: built})
 		}
 	}
-	skips, unrunnable := pairGaps(loaded, s.Targets, a.URL)
+	skips, unrunnable := pairGaps(loaded, s.Targets)
 	s.Skips = skips
 	for i := range loaded {
 		for _, g := range unrunnable[i] {
@@ -106,21 +119,30 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 	return s, s.Apply(a.Overrides)
 }
 
-// runningServer reports whether the target measures the running server --url names: a served
-// target that would otherwise start its own. That server has its policy; the workload brings
-// only the requests.
-func runningServer(name, url string) bool {
-	return url != "" && target.StartsServer(name, target.Options{}) && !target.StartsServer(name, target.Options{URL: url})
+// runningServer reports whether the target measures a running server its url names with an
+// engine's API: a kind that loads its policy into an engine, pointed at one someone else runs.
+// That server has its policy; the workload brings only the requests.
+func runningServer(t TargetRef) bool {
+	k := t.Kind()
+	return k != nil && k.LoadsPolicy && t.Placement() == target.External
+}
+
+// remoteURL is the running server a target's settings name, if any.
+func remoteURL(t TargetRef) string {
+	if r, ok := t.Settings().(target.Remote); ok {
+		return r.RemoteURL()
+	}
+	return ""
 }
 
 // onlyRunningServers reports whether every target of the engine measures a running server.
-func onlyRunningServers(targets []TargetRef, engine, url string) bool {
+func onlyRunningServers(targets []TargetRef, engine string) bool {
 	some := false
 	for _, t := range targets {
-		if target.Engine(t.Name) != engine {
+		if k := t.Kind(); k == nil || k.Engine != engine {
 			continue
 		}
-		if !runningServer(t.Name, url) {
+		if !runningServer(t) {
 			return false
 		}
 		some = true
@@ -131,18 +153,20 @@ func onlyRunningServers(targets []TargetRef, engine, url string) bool {
 // checkQuery asks for the decision a running OPA is to be asked for: --query, a --policy to
 // derive it from, or a --url naming the endpoint itself. Without one the request would ask for
 // all of data, and every answer would be counted an error.
-func checkQuery(w *workload.Workload, targets []TargetRef, url string) error {
+func checkQuery(w *workload.Workload, targets []TargetRef) error {
 	if w.Query != "" {
 		return nil
 	}
-	if u, err := neturl.Parse(url); err == nil && u.Path != "" && u.Path != "/" {
-		return nil
-	}
 	for _, t := range targets {
-		if target.Engine(t.Name) == "opa" && runningServer(t.Name, url) {
-			return fmt.Errorf("--target %s --url %s: give --query, the decision to ask the running server for (data.authz.allow), "+
-				"or --policy to derive it from, or a --url with the decision's path", t.Name, url)
+		if k := t.Kind(); k == nil || k.Engine != "opa" || !runningServer(t) {
+			continue
 		}
+		url := remoteURL(t)
+		if u, err := neturl.Parse(url); err == nil && u.Path != "" && u.Path != "/" {
+			continue
+		}
+		return fmt.Errorf("--target %s --url %s: give --query, the decision to ask the running server for (data.authz.allow), "+
+			"or --policy to derive it from, or a --url with the decision's path", t.Name, url)
 	}
 	return nil
 }

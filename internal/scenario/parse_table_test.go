@@ -30,8 +30,14 @@ type plan struct {
 }
 
 func planOf(s *Scenario) plan {
+	// What a workload was built into is checked apart (TestValidationBuildsEachWorkloadOnce).
+	var workloads []WorkloadRef
+	for _, w := range s.Workloads {
+		w.Built = nil
+		workloads = append(workloads, w)
+	}
 	return plan{Name: s.Name, Description: s.Description, Source: s.Source, Repeat: s.Repeat, Floor: s.Floor,
-		Workloads: s.Workloads, Targets: s.Targets}
+		Workloads: workloads, Targets: s.Targets}
 }
 
 func TestParseValidTable(t *testing.T) {
@@ -554,7 +560,7 @@ func TestFromFlagsRunningServerNeedsNoPolicy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user := tc.user
-			s, err := FromFlags(AdHoc{Targets: tc.targets, URL: tc.url, User: &user})
+			s, err := FromFlags(AdHoc{Targets: tc.targets, Options: map[string]any{"url": tc.url}, User: &user})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

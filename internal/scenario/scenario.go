@@ -67,7 +67,7 @@ func (s *Scenario) Skipped(workload, target string) string {
 // pairGaps splits the engine gaps of a scenario's workloads (nil where a workload failed to
 // load) into pairs to skip and errors: a workload that no target can run, or a target that can
 // run none of the workloads, is a mistake; anything else is a mix, skipped pair by pair.
-func pairGaps(loaded []*workload.Workload, targets []TargetRef, url string) (skips []Skip, unrunnable map[int][]gap) {
+func pairGaps(loaded []*workload.Workload, targets []TargetRef) (skips []Skip, unrunnable map[int][]gap) {
 	distinct := map[string]bool{}
 	for _, t := range targets {
 		distinct[t.Name] = true
@@ -78,7 +78,7 @@ func pairGaps(loaded []*workload.Workload, targets []TargetRef, url string) (ski
 		if wl == nil {
 			continue
 		}
-		gapsOf[i] = engineGaps(wl, targets, url)
+		gapsOf[i] = engineGaps(wl, targets)
 		missing := map[string]bool{}
 		for _, g := range gapsOf[i] {
 			missing[g.target] = true
@@ -113,6 +113,9 @@ func pairGaps(loaded []*workload.Workload, targets []TargetRef, url string) (ski
 type WorkloadRef struct {
 	Name string
 	User *workload.UserSpec // nil for a built-in
+	// Built is the workload as validation built it, for the run to use rather than build it
+	// again (and to compile its policy once, for every target); nil when not built yet.
+	Built *workload.Workload
 }
 
 // TargetRef is a target with its load settings.
@@ -121,6 +124,34 @@ type TargetRef struct {
 	Load load.Spec
 	// Timeout is the per-request timeout.
 	Timeout time.Duration
+	// Config is the target's own settings, from the scenario's `options:` and the flags; nil
+	// for its kind's defaults.
+	Config target.Config
+}
+
+// Kind is the target's kind; nil for a name no kind has (a validated scenario has none).
+func (t TargetRef) Kind() *target.Kind {
+	k, _ := target.LookupAny(t.Name)
+	return k
+}
+
+// Settings is the target's own settings: Config, or its kind's defaults.
+func (t TargetRef) Settings() target.Config {
+	if t.Config != nil {
+		return t.Config
+	}
+	if k := t.Kind(); k != nil {
+		return k.NewConfig()
+	}
+	return &target.NoConfig{}
+}
+
+// Placement is where the target's system under test runs with its settings.
+func (t TargetRef) Placement() target.Placement {
+	if k := t.Kind(); k != nil {
+		return k.PlacementFor(t.Settings())
+	}
+	return 0
 }
 
 // Defaults for anything a scenario or the flags leave out.
@@ -194,11 +225,13 @@ func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// targetSpec is either a name or {target, load}.
+// targetSpec is either a name or {target, load, options}.
 type targetSpec struct {
 	Line   int
 	Target string   `yaml:"target"`
 	Load   loadSpec `yaml:"load"`
+	// Options are the target kind's own settings, decoded once the kind is known (options).
+	Options yaml.Node `yaml:"options"`
 }
 
 func (t *targetSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -319,6 +352,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 			continue
 		}
 		loaded[i] = wl
+		ref.Built = wl
 		s.Workloads = append(s.Workloads, ref)
 	}
 	if len(f.Targets) == 0 {
@@ -326,12 +360,21 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	}
 	base := resolveLoad(DefaultLoad(), f.Load)
 	for _, t := range f.Targets {
-		if !target.Known(t.Target) {
-			bad(t.Line, "unknown target %q; known: %s", t.Target, strings.Join(target.Names(), ", "))
+		kind, err := target.Lookup(t.Target)
+		if err != nil {
+			bad(t.Line, "%v", err)
 			continue
 		}
 		ref := resolveLoad(base, t.Load)
 		ref.Name = t.Target
+		if t.Options.Kind != 0 {
+			cfg, err := decodeOptions(source, kind, &t.Options)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			ref.Config = cfg
+		}
 		sweep, line, err := sweepOf(t.Load, f.Load)
 		if err != nil {
 			bad(line, "%v", err)
@@ -344,7 +387,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 			s.Targets = append(s.Targets, step)
 		}
 	}
-	skips, unrunnable := pairGaps(loaded, s.Targets, "")
+	skips, unrunnable := pairGaps(loaded, s.Targets)
 	s.Skips = skips
 	for i, w := range f.Workloads {
 		for _, g := range unrunnable[i] {
@@ -430,14 +473,18 @@ type gap struct{ target, language string }
 // Rego-only workload asked of a cedar target fails before anything starts, from a scenario file
 // or from flags, rather than as an empty row.
 //
-// A target measuring the running server --url names (url) needs no policy, only requests in its
-// engine's language.
-func engineGaps(w *workload.Workload, targets []TargetRef, url string) []gap {
+// A target measuring a running server (its url) needs no policy, only requests in its engine's
+// language.
+func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 	var gaps []gap
 	seen := map[string]bool{} // a sweep expands one target into several
 	for _, t := range targets {
-		engine := target.Engine(t.Name)
-		if runningServer(t.Name, url) && w.RequestsFor(engine) {
+		k := t.Kind()
+		if k == nil {
+			continue
+		}
+		engine := k.Engine
+		if runningServer(t) && w.RequestsFor(engine) {
 			continue
 		}
 		if lang, ok := w.VersionFor(engine); !ok && !seen[t.Name] {

@@ -1,13 +1,9 @@
 package sut
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
-	"time"
 )
 
 // FreeAddr returns a loopback address with a port nobody listens on right now.
@@ -33,34 +29,4 @@ func CheckFree(port int) (string, error) {
 	}
 	l.Close()
 	return addr, nil
-}
-
-// WaitHealthy polls url until it answers 200, the process exits, or the timeout passes.
-func WaitHealthy(ctx context.Context, url string, p *Process, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	var last error
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("status %s", resp.Status)
-		}
-		last = err
-		select {
-		case <-p.Exited():
-			return p.startError()
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("%s not healthy at %s after %s (last: %v); last output:\n%s", p.Name, url, timeout, last, p.Tail())
-			}
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

@@ -2,7 +2,9 @@
 // itself: OPA servers, per-decision OPA processes, and the loopback ports they listen on.
 //
 // It knows nothing about policies or load; it gives each process a clean lifecycle: start with
-// captured stderr, notice an early exit, stop by PID (SIGTERM, then SIGKILL).
+// captured stderr, notice an early exit, stop by PID (SIGTERM, then SIGKILL). A server, whatever
+// protocol it speaks, goes through one lifecycle (StartServer): launched, pinned, probed until
+// ready (a Probe per protocol: HTTP and TCP here, each with optional TLS), watched, stopped.
 package sut
 
 import (

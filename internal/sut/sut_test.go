@@ -65,7 +65,7 @@ func TestEarlyExitIsReportedWithItsOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = WaitHealthy(context.Background(), "http://127.0.0.1:1/health", p, 10*time.Second)
+	err = WaitReady(context.Background(), HTTPProbe{URL: "http://127.0.0.1:1/health"}, p, 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "failing server") {
 		t.Errorf("err = %v, want the server's last words", err)
 	}
@@ -79,7 +79,7 @@ func TestStartErrorIsTheFirstErrorLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = WaitHealthy(context.Background(), "http://127.0.0.1:1/health", p, 10*time.Second)
+	err = WaitReady(context.Background(), HTTPProbe{URL: "http://127.0.0.1:1/health"}, p, 10*time.Second)
 	var se *StartError
 	if !errors.As(err, &se) || se.FirstError != "Error: unknown flag: --bogus" || strings.Contains(err.Error(), "usage text") {
 		t.Errorf("err = %v, want a StartError with the first error line alone", err)

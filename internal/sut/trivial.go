@@ -3,10 +3,31 @@ package sut
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 )
+
+// TrivialArg is the first argument that makes authzbench (or a test binary) serve the trivial
+// server on the address after it: "<self> __trivial-server 127.0.0.1:PORT". The trivial/server
+// target starts it so.
+const TrivialArg = "__trivial-server"
+
+// DispatchTrivialIfAsked serves the trivial server when started as "<self> __trivial-server
+// ADDR", and never returns then. Call it first thing in main and in TestMain.
+func DispatchTrivialIfAsked() {
+	if len(os.Args) != 3 || os.Args[1] != TrivialArg {
+		return
+	}
+	l, err := net.Listen("tcp", os.Args[2])
+	if err == nil {
+		err = ServeTrivial(l)
+	}
+	fmt.Fprintln(os.Stderr, "authzbench: trivial server:", err)
+	os.Exit(1)
+}
 
 // trivialResponse is an OPA-shaped allow, so the opa/server target can drive the trivial server.
 var trivialResponse = []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"result\":true}")

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -16,36 +17,71 @@ import (
 // before timing, so the measured path is cedar.Authorize alone.
 type cedarInproc struct {
 	noWatch
-	opts     Options
+	common   Common
 	engine   *cedarengine.Engine
 	requests []cedarengine.Request
 }
 
-func (t *cedarInproc) Start(ctx context.Context, w *workload.Workload) error {
-	var err error
-	if t.engine, err = loadCedar(t.opts, w); err != nil {
-		return err
-	}
-	t.requests, err = parseCedarRequests(t.engine, w)
-	return err
+func init() {
+	Register(Kind{Name: "cedar/inproc", Engine: "cedar", Placement: InProcess, LoadsPolicy: true, Order: 40,
+		NewConfig: func() Config { return &NoConfig{} },
+		New:       func(common Common, _ Config) Target { return &cedarInproc{common: common} }})
 }
 
-// loadCedar writes the workload's Cedar files and loads them, so a policy error names its file
-// and position before anything starts.
-func loadCedar(o Options, w *workload.Workload) (*cedarengine.Engine, error) {
-	paths, err := cedarPaths(o, w)
+func (t *cedarInproc) Start(ctx context.Context, w *workload.Workload) error {
+	c, err := loadCedar(w)
+	if err != nil {
+		return err
+	}
+	t.engine, t.requests = c.engine, c.requests
+	return nil
+}
+
+// cedarLoaded is a workload's Cedar policy set, entities and schema loaded, and every request
+// parsed: built once per run and shared by its Cedar targets (the engine and the parsed
+// requests are only read when deciding).
+type cedarLoaded struct {
+	engine   *cedarengine.Engine
+	requests []cedarengine.Request
+}
+
+// loadCedar loads the workload's Cedar files once per run, so a policy error names its file
+// and position before anything starts, and every request is checked to parse.
+func loadCedar(w *workload.Workload) (*cedarLoaded, error) {
+	v, err := w.Prepared("cedar", func() (any, error) {
+		dir, err := os.MkdirTemp("", "authzbench-cedar-")
+		if err != nil {
+			return nil, fmt.Errorf("create directory for workload files: %w", err)
+		}
+		defer os.RemoveAll(dir) // loaded, the engine no longer reads its files
+		paths, err := cedarPaths(dir, w)
+		if err != nil {
+			return nil, err
+		}
+		e, err := cedarengine.Load(paths)
+		if err != nil {
+			return nil, err
+		}
+		reqs, err := parseCedarRequests(e, w)
+		if err != nil {
+			return nil, err
+		}
+		return &cedarLoaded{engine: e, requests: reqs}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return cedarengine.Load(paths)
+	return v.(*cedarLoaded), nil
 }
 
-func cedarPaths(o Options, w *workload.Workload) (cedarengine.Paths, error) {
+// cedarPaths writes the workload's in-memory Cedar files under a new directory in tempDir and
+// says where every file is.
+func cedarPaths(tempDir string, w *workload.Workload) (cedarengine.Paths, error) {
 	if !w.HasCedar() {
 		return cedarengine.Paths{}, fmt.Errorf("workload %s has no Cedar version; the cedar targets run %s, or your own with --cedar-policies",
 			w.Name, strings.Join(workload.CedarNames(), ", "))
 	}
-	dir, err := workDir(o)
+	dir, err := workDir(tempDir)
 	if err != nil {
 		return cedarengine.Paths{}, err
 	}

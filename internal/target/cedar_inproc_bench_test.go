@@ -23,7 +23,7 @@ func startCedarInproc(b *testing.B, name string) (*cedarInproc, *workload.Worklo
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := &cedarInproc{opts: Options{TempDir: b.TempDir()}}
+	t := &cedarInproc{}
 	if err := t.Start(context.Background(), w); err != nil {
 		b.Fatal(err)
 	}

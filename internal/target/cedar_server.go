@@ -10,10 +10,24 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
+func init() {
+	Register(Kind{Name: "cedar/server", Engine: "cedar", Placement: LaunchedServer, LoadsPolicy: true, Order: 50,
+		NewConfig: func() Config { return &CedarServerConfig{} },
+		New: func(common Common, c Config) Target {
+			return &cedarServer{served{common: common, cfg: &c.(*CedarServerConfig).ServerConfig}}
+		}})
+}
+
+// CedarServerConfig is cedar/server's settings: a running server to measure, or how to start
+// `authzbench cedar-server`.
+type CedarServerConfig struct {
+	ServerConfig `yaml:",inline"`
+}
+
 // cedarServer drives Cedar served over HTTP: POST /v1/is_authorized with the Cedar request
 // document. By default it starts `authzbench cedar-server` (cedar-go behind net/http, in its own
 // process) on a loopback port with the workload's policies, entities and schema; with
-// Options.URL it measures a running server that speaks the same API.
+// a URL it measures a running server that speaks the same API.
 type cedarServer struct {
 	served
 }
@@ -30,17 +44,14 @@ func (t *cedarServer) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
-	paths, err := cedarPaths(t.opts, w)
-	if err != nil {
+	// Loaded in this process first (once per run, shared with the other Cedar targets): a
+	// policy or schema error is reported with its position before any server starts, and every
+	// request is checked to parse.
+	if _, err := loadCedar(w); err != nil {
 		return err
 	}
-	// Load in this process first: a policy or schema error is reported with its position before
-	// any server starts, and every request is checked to parse.
-	engine, err := loadCedar(t.opts, w)
+	paths, err := cedarPaths(t.common.TempDir, w)
 	if err != nil {
-		return err
-	}
-	if _, err := parseCedarRequests(engine, w); err != nil {
 		return err
 	}
 	addr, err := t.listenAddr()
@@ -64,7 +75,7 @@ func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 	if paths.TemplateLinks != "" {
 		args = append(args, "--template-links", paths.TemplateLinks)
 	}
-	args = append(args, t.opts.SUTArgs...)
+	args = append(args, t.cfg.Args...)
 	return t.run(ctx, "cedar server", addr, exec.Command(self, args...))
 }
 

@@ -362,7 +362,7 @@ func TestDecisionGenericEndpoint(t *testing.T) {
 	for i := range answers {
 		wl.Inputs = append(wl.Inputs, workload.Input{JSON: []byte(fmt.Sprintf(`{"i":%d}`, i))})
 	}
-	tg, err := New("http", Options{URL: srv.URL, HTTP: HTTPOptions{DecisionPath: "/allow"}, Timeout: 5 * time.Second})
+	tg, err := New("http", Common{Timeout: 5 * time.Second}, &HTTPConfig{URL: srv.URL, DecisionPath: "/allow"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -16,18 +17,46 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// HTTPOptions describe any JSON authorization endpoint, such as a gateway's POST /v1/authorize.
-type HTTPOptions struct {
-	Method  string   // POST by default
-	Headers []string // "Name: value"
+func init() {
+	Register(Kind{Name: "http", Engine: "http", Placement: External, Order: 60,
+		NewConfig: func() Config { return &HTTPConfig{} },
+		New:       func(common Common, c Config) Target { return &httpTarget{common: common, cfg: c.(*HTTPConfig)} }})
+}
+
+// HTTPConfig describes any JSON authorization endpoint, such as a gateway's POST /v1/authorize:
+// the http target's settings.
+type HTTPConfig struct {
+	URL     string   `yaml:"url"`     // the decision endpoint
+	Method  string   `yaml:"method"`  // POST by default
+	Headers []string `yaml:"headers"` // "Name: value"
 	// Body is a template filled from each input before the clock starts: {{input}} is the whole
 	// input document, {{input.a.b}} the JSON of one of its fields. Empty: the input itself.
-	Body string
+	Body string `yaml:"body"`
 	// The decision is read either from the body of a 2xx or 403 response, at a JSON pointer
 	// (/decision, /result/allow) holding true/false or "allow"/"deny" ...
-	DecisionPath string
-	// ... or from the status alone: {200: true, 403: false}. Other statuses are http_<code>.
-	DecisionStatus map[int]bool
+	DecisionPath string `yaml:"decision_path"`
+	// ... or from the status alone: "200=allow,403=deny". Other statuses are http_<code>.
+	DecisionStatus string `yaml:"decision_status"`
+}
+
+// RemoteURL is the endpoint: the http target always measures a server someone else runs.
+func (c *HTTPConfig) RemoteURL() string { return c.URL }
+
+// CheckWorkload finds an input the body template cannot be filled from.
+func (c *HTTPConfig) CheckWorkload(w *workload.Workload) error { return CheckHTTP(*c, w) }
+
+// Check finds a header, body template or status mapping that is wrong on its face.
+func (c *HTTPConfig) Check() error {
+	var errs []error
+	if err := CheckHTTP(*c, nil); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DecisionStatus != "" {
+		if _, err := ParseDecisionStatus(c.DecisionStatus); err != nil {
+			errs = append(errs, fmt.Errorf("decision_status %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ParseDecisionStatus reads "200=allow,403=deny".
@@ -37,7 +66,7 @@ func ParseDecisionStatus(s string) (map[int]bool, error) {
 		code, verdict, ok := strings.Cut(strings.TrimSpace(part), "=")
 		n, err := strconv.Atoi(code)
 		if !ok || err != nil || n < 100 || n > 599 || (verdict != "allow" && verdict != "deny") {
-			return nil, fmt.Errorf("--decision-status %q: want STATUS=allow|deny pairs, such as 200=allow,403=deny", s)
+			return nil, fmt.Errorf("%q: want STATUS=allow|deny pairs, such as 200=allow,403=deny", s)
 		}
 		m[n] = verdict == "allow"
 	}
@@ -47,7 +76,9 @@ func ParseDecisionStatus(s string) (map[int]bool, error) {
 // httpTarget drives a generic HTTP authorization endpoint that is already running.
 type httpTarget struct {
 	noWatch
-	opts     Options
+	common   Common
+	cfg      *HTTPConfig
+	byStatus map[int]bool
 	endpoint httpload.Endpoint
 	requests [][]byte
 	pointer  []string
@@ -56,12 +87,18 @@ type httpTarget struct {
 var placeholder = regexp.MustCompile(`\{\{\s*(input(?:\.[A-Za-z0-9_-]+)*)\s*\}\}`)
 
 func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
-	h := t.opts.HTTP
-	if t.opts.URL == "" {
+	h := *t.cfg
+	if h.URL == "" {
 		return fmt.Errorf("the http target needs --url, the decision endpoint (http://127.0.0.1:8080/v1/authorize)")
 	}
-	if (h.DecisionPath == "") == (len(h.DecisionStatus) == 0) {
+	if (h.DecisionPath == "") == (h.DecisionStatus == "") {
 		return fmt.Errorf("the http target needs one of --decision-path (a JSON pointer such as /allow) or --decision-status (200=allow,403=deny)")
+	}
+	if h.DecisionStatus != "" {
+		var err error
+		if t.byStatus, err = ParseDecisionStatus(h.DecisionStatus); err != nil {
+			return fmt.Errorf("decision status %w", err)
+		}
 	}
 	if h.DecisionPath != "" {
 		if !strings.HasPrefix(h.DecisionPath, "/") {
@@ -71,11 +108,11 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 			t.pointer = append(t.pointer, strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
 		}
 	}
-	e, path, err := httpload.ParseURL(t.opts.URL)
+	e, path, err := httpload.ParseURL(h.URL)
 	if err != nil {
 		return err
 	}
-	e.Timeout, e.KeepAlive = t.opts.timeout(), !t.opts.NoReuse
+	e.Timeout, e.KeepAlive = t.common.timeout(), !t.common.NoReuse
 	t.endpoint = e
 	method := h.Method
 	if method == "" {
@@ -98,12 +135,12 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 		}
 		t.requests[i] = httpload.EncodeRequest(e, method, path, headers, body)
 	}
-	return probe(ctx, t.opts.URL, first, t.opts.timeout())
+	return probe(ctx, h.URL, first, t.common.timeout())
 }
 
 // CheckHTTP finds what is wrong with the http target's headers and body template, for every
 // input of w (nil: the template's syntax alone), so it can be reported before any load starts.
-func CheckHTTP(h HTTPOptions, w *workload.Workload) error {
+func CheckHTTP(h HTTPConfig, w *workload.Workload) error {
 	for _, hv := range h.Headers {
 		name, _, ok := strings.Cut(hv, ":")
 		if !ok || strings.TrimSpace(name) == "" {
@@ -175,7 +212,7 @@ func fillBody(template string, input []byte) ([]byte, error) {
 
 func (t *httpTarget) Worker() Decider {
 	return &genericWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, pointer: t.pointer,
-		path: t.opts.HTTP.DecisionPath, byStatus: t.opts.HTTP.DecisionStatus}
+		path: t.cfg.DecisionPath, byStatus: t.byStatus}
 }
 
 type genericWorker struct {
@@ -250,7 +287,7 @@ func (w *genericWorker) Close() { w.conn.Close() }
 func (w *genericWorker) Reconnects() int64 { return w.conn.Reconnects }
 
 func (t *httpTarget) Info() Info {
-	return Info{Engine: "http", Mode: "endpoint", URL: t.opts.URL, External: true, Connections: t.opts.Workers}
+	return Info{Engine: "http", Mode: "endpoint", URL: t.cfg.URL, External: true, Connections: t.common.Workers}
 }
 
 func (t *httpTarget) Stop(context.Context) error { return nil }

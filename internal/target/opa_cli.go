@@ -10,9 +10,24 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
+
+func init() {
+	Register(Kind{Name: "opa/cli", Engine: "opa", Placement: ProcessPerDecision, LoadsPolicy: true, Order: 20,
+		NewConfig: func() Config { return &OPACLIConfig{} },
+		New:       func(common Common, c Config) Target { return &opaCLI{common: common, cfg: c.(*OPACLIConfig)} }})
+}
+
+// OPACLIConfig is opa/cli's settings.
+type OPACLIConfig struct {
+	// OPABin runs this opa binary instead of the OPA linked into authzbench.
+	OPABin string `yaml:"opa_bin"`
+}
+
+func (*OPACLIConfig) Check() error { return nil }
 
 // opaCLI runs one `opa eval` process per decision, with the policy and data files and the input
 // on stdin, as a script or a CI step would. What it measures is the cold-start tax: process
@@ -22,14 +37,21 @@ import (
 // input at all and still exit 0, the mistake that invalidated a published CLI figure.
 type opaCLI struct {
 	noWatch
-	opts    Options
+	common  Common
+	cfg     *OPACLIConfig
+	opa     sut.OPA
 	args    []string
 	in      [][]byte
 	version string
 }
 
 func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
-	dir, err := workDir(t.opts)
+	// Compiled in-process first (once per run, shared with the other OPA targets), so a policy
+	// error is reported before any load, with file:line.
+	if _, err := CompileOPA(ctx, w); err != nil {
+		return err
+	}
+	dir, err := workDir(t.common.TempDir)
 	if err != nil {
 		return err
 	}
@@ -37,11 +59,10 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
-	// Compile once in-process so a policy error is reported before any load, with file:line.
-	if _, err := PrepareOPA(ctx, w.Query, policies, data, w.RegoV0); err != nil {
+	if t.opa, err = opaCommand(t.cfg.OPABin); err != nil {
 		return err
 	}
-	if t.version, err = opaVersion(ctx, t.opts.OPA); err != nil {
+	if t.version, err = opaVersion(ctx, t.opa); err != nil {
 		return err
 	}
 	args := []string{"eval", "--format", "json", "--stdin-input"}
@@ -51,7 +72,7 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 	for _, p := range append(append([]string{}, policies...), data...) {
 		args = append(args, "--data", p)
 	}
-	t.args = t.opts.OPA.Args(append(args, w.Query)...)
+	t.args = t.opa.Args(append(args, w.Query)...)
 	t.in = make([][]byte, len(w.Inputs))
 	for i, in := range w.Inputs {
 		t.in[i] = in.JSON
@@ -68,15 +89,15 @@ type cliWorker struct {
 }
 
 func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
-	ctx, cancel := context.WithTimeout(ctx, w.t.opts.timeout())
+	ctx, cancel := context.WithTimeout(ctx, w.t.common.timeout())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, w.t.opts.OPA.Path, w.t.args...)
+	cmd := exec.CommandContext(ctx, w.t.opa.Path, w.t.args...)
 	cmd.Stdin = bytes.NewReader(w.t.in[i])
 	w.stdout.Reset()
 	cmd.Stdout = &w.stdout
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return verify.Outcome{Kind: verify.TimedOut, Err: fmt.Errorf("opa eval gave no answer within %s", w.t.opts.timeout())}
+		return verify.Outcome{Kind: verify.TimedOut, Err: fmt.Errorf("opa eval gave no answer within %s", w.t.common.timeout())}
 	}
 	if err != nil {
 		var exit *exec.ExitError
@@ -112,7 +133,7 @@ func cliDecision(p *fastjson.Parser, out []byte) verify.Outcome {
 }
 
 func (t *opaCLI) Info() Info {
-	return Info{Engine: "opa", Mode: "cli", Version: t.version, Command: append([]string{t.opts.OPA.Path}, t.args...)}
+	return Info{Engine: "opa", Mode: "cli", Version: t.version, Command: append([]string{t.opa.Path}, t.args...)}
 }
 
 func (t *opaCLI) Stop(context.Context) error { return nil }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -15,12 +16,18 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
+func init() {
+	Register(Kind{Name: "opa/inproc", Engine: "opa", Placement: InProcess, LoadsPolicy: true, Order: 10,
+		NewConfig: func() Config { return &NoConfig{} },
+		New:       func(common Common, _ Config) Target { return &opaInproc{common: common} }})
+}
+
 // opaInproc evaluates with OPA's Go library inside the authzbench process: the engine's own
-// cost, with no transport. The query is prepared once and every input parsed to OPA's value
-// type before timing, so the measured path is only the evaluation.
+// cost, with no transport. The query is prepared once per run (CompileOPA) and every input
+// parsed to OPA's value type before timing, so the measured path is only the evaluation.
 type opaInproc struct {
 	noWatch
-	opts   Options
+	common Common
 	query  rego.PreparedEvalQuery
 	inputs []ast.Value
 	// inputOpts hands each input to Eval, built once: an option is a closure, and building it
@@ -29,16 +36,8 @@ type opaInproc struct {
 }
 
 func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
-	dir, err := workDir(t.opts)
-	if err != nil {
-		return err
-	}
-	policies, data, err := w.Files(dir)
-	if err != nil {
-		return err
-	}
-	t.query, err = PrepareOPA(ctx, w.Query, policies, data, w.RegoV0)
-	if err != nil {
+	var err error
+	if t.query, err = CompileOPA(ctx, w); err != nil {
 		return err
 	}
 	t.inputs = make([]ast.Value, len(w.Inputs))
@@ -51,6 +50,31 @@ func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 		t.inputOpts = append(t.inputOpts, rego.EvalParsedInput(v))
 	}
 	return nil
+}
+
+// CompileOPA compiles the workload's policy and data once per run, exactly as OPA's loader reads
+// them, and prepares its query: every OPA target of the run, and every check before it, shares
+// the prepared query (evaluating it is safe from many goroutines), so a large policy is
+// compiled once and not once per target. The error, if any, is the same for every caller.
+func CompileOPA(ctx context.Context, w *workload.Workload) (rego.PreparedEvalQuery, error) {
+	v, err := w.Prepared("opa", func() (any, error) {
+		dir, err := os.MkdirTemp("", "authzbench-compile-")
+		if err != nil {
+			return nil, fmt.Errorf("create directory for workload files: %w", err)
+		}
+		defer os.RemoveAll(dir) // compiled, the query no longer reads its files
+		policies, data, err := w.Files(dir)
+		if err != nil {
+			return nil, err
+		}
+		// Shared by every caller, so no caller's cancellation may leave a cancelled compile
+		// behind for the others.
+		return PrepareOPA(context.WithoutCancel(ctx), w.Query, policies, data, w.RegoV0)
+	})
+	if err != nil {
+		return rego.PreparedEvalQuery{}, err
+	}
+	return v.(rego.PreparedEvalQuery), nil
 }
 
 // PrepareOPA compiles the policy and data files exactly as OPA's loader reads them, so a Rego
@@ -74,7 +98,7 @@ func PrepareOPA(ctx context.Context, query string, policies, data []string, v0 b
 }
 
 func (t *opaInproc) Worker() Decider {
-	w := &inprocWorker{t: t, deadline: evalDeadline{base: time.Now(), timeout: t.opts.timeout()}}
+	w := &inprocWorker{t: t, deadline: evalDeadline{base: time.Now(), timeout: t.common.timeout()}}
 	w.cancelOpt = rego.EvalExternalCancel(&w.deadline)
 	return w
 }

@@ -22,7 +22,7 @@ func startInproc(b *testing.B, name string) (*opaInproc, *workload.Workload) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := &opaInproc{opts: Options{TempDir: b.TempDir()}}
+	t := &opaInproc{}
 	if err := t.Start(context.Background(), w); err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func BenchmarkInprocDeadline(b *testing.B) {
 	for _, name := range []string{"nop", "rbac"} {
 		b.Run(name, func(b *testing.B) {
 			t, _ := startInproc(b, name)
-			t.opts.Timeout = 5 * time.Second
+			t.common.Timeout = 5 * time.Second
 			d := t.Worker()
 			ctx := context.Background()
 			n := len(t.inputs)

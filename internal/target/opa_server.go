@@ -11,11 +11,35 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
+func init() {
+	Register(Kind{Name: "opa/server", Engine: "opa", Placement: LaunchedServer, LoadsPolicy: true, Order: 30,
+		NewConfig: func() Config { return &OPAServerConfig{} },
+		New: func(common Common, c Config) Target {
+			cfg := c.(*OPAServerConfig)
+			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig}, opaBin: cfg.OPABin}
+		}})
+}
+
+// OPAServerConfig is opa/server's settings: a running server to measure, or how to start one.
+type OPAServerConfig struct {
+	ServerConfig `yaml:",inline"`
+	// OPABin runs this opa binary instead of the OPA linked into authzbench.
+	OPABin string `yaml:"opa_bin"`
+}
+
+func (c *OPAServerConfig) Check() error {
+	if c.URL != "" && c.OPABin != "" {
+		return errors.Join(c.ServerConfig.Check(), errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
+	}
+	return c.ServerConfig.Check()
+}
+
 // opaServer drives OPA's REST API: POST /v1/data/<path> with {"input": ...}. By default it starts
 // `opa run --server` on a loopback port with the workload's policy and data and stops it at the
-// end; with Options.URL it measures a server that is already running and loads nothing into it.
+// end; with a URL it measures a server that is already running and loads nothing into it.
 type opaServer struct {
 	served
+	opaBin  string
 	version string
 }
 
@@ -29,7 +53,12 @@ func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
-	dir, err := workDir(t.opts)
+	// Compiled in-process first (once per run, shared with the other OPA targets): a Rego error
+	// is reported with file:line before any server starts.
+	if _, err := CompileOPA(ctx, w); err != nil {
+		return err
+	}
+	dir, err := workDir(t.common.TempDir)
 	if err != nil {
 		return err
 	}
@@ -37,33 +66,33 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
-	// Compile in-process first: a Rego error is reported with file:line before any server starts.
-	if _, err := PrepareOPA(ctx, w.Query, policies, data, w.RegoV0); err != nil {
-		return err
-	}
 	addr, err := t.listenAddr()
 	if err != nil {
 		return err
 	}
-	args := []string{"run", "--server", "--addr", addr, "--log-level", t.opts.logLevel()}
+	args := []string{"run", "--server", "--addr", addr, "--log-level", t.common.logLevel()}
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
-	args = append(args, t.opts.SUTArgs...)
+	args = append(args, t.cfg.Args...)
 	args = append(args, policies...)
 	args = append(args, data...)
-	if t.version, err = opaVersion(ctx, t.opts.OPA); err != nil {
+	opa, err := opaCommand(t.opaBin)
+	if err != nil {
 		return err
 	}
-	return t.run(ctx, "opa server", addr, t.opts.OPA.Command(context.Background(), args...))
+	if t.version, err = opaVersion(ctx, opa); err != nil {
+		return err
+	}
+	return t.run(ctx, "opa server", addr, opa.Command(context.Background(), args...))
 }
 
 func (t *opaServer) Worker() Decider { return t.worker(newDecisionReader("result")) }
 
 func (t *opaServer) Info() Info {
 	info := t.info("opa", t.version)
-	if t.proc != nil {
-		info.LogLevel = t.opts.logLevel()
+	if t.server != nil {
+		info.LogLevel = t.common.logLevel()
 	}
 	return info
 }
@@ -119,6 +148,15 @@ func (w *httpWorker) Close() { w.conn.Close() }
 // Reconnects counts requests that went out again on a new connection because the server had
 // closed the kept-alive one.
 func (w *httpWorker) Reconnects() int64 { return w.conn.Reconnects }
+
+// opaCommand is the OPA command line to run: the opa binary at bin, or the OPA linked into
+// authzbench when bin is empty.
+func opaCommand(bin string) (sut.OPA, error) {
+	if bin == "" {
+		return sut.SelfOPA()
+	}
+	return sut.ExternalOPA(bin)
+}
 
 // opaVersion asks the OPA command for its version; the linked-in OPA answers without a process.
 func opaVersion(ctx context.Context, o sut.OPA) (string, error) {

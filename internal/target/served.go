@@ -3,12 +3,12 @@ package target
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,16 +16,62 @@ import (
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
+// ServerConfig is the settings every served kind takes: a running server to measure, or how to
+// start one.
+type ServerConfig struct {
+	// URL measures this running server instead of starting one; a path, query included,
+	// replaces the engine's decision endpoint.
+	URL string `yaml:"url"`
+	// Port is the loopback port of the server authzbench starts; 0 for a free one.
+	Port int `yaml:"port"`
+	// Args are extra arguments for the server authzbench starts.
+	Args []string `yaml:"sut_args"`
+}
+
+// RemoteURL is the running server to measure, if any.
+func (c *ServerConfig) RemoteURL() string { return c.URL }
+
+// Server returns the served settings, for what every served kind is asked alike.
+func (c *ServerConfig) Server() *ServerConfig { return c }
+
+// Check finds settings that cannot work: a URL without a scheme and host, a port that is no
+// port, and settings for a server authzbench starts given with a server it does not.
+func (c *ServerConfig) Check() error {
+	var errs []error
+	if c.URL != "" {
+		if u, err := url.Parse(c.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			errs = append(errs, fmt.Errorf("url %q: want a scheme and a host, such as http://127.0.0.1:8181", c.URL))
+		}
+		if c.Port != 0 {
+			errs = append(errs, errors.New("port sets the port of a server authzbench starts; with url it starts none"))
+		}
+		if len(c.Args) > 0 {
+			errs = append(errs, errors.New("sut_args configure a server authzbench starts; with url it starts none"))
+		}
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		errs = append(errs, fmt.Errorf("port %d: not a TCP port; want 1 to 65535, or none for a free one", c.Port))
+	}
+	return errors.Join(errs...)
+}
+
+// Served is implemented by the settings of every served kind.
+type Served interface {
+	Config
+	Server() *ServerConfig
+}
+
 // served is what the targets that decide over HTTP share, whatever the engine behind them: a
-// server that authzbench starts (pinned, health-checked and watched until it is stopped) or one
-// that --url names, and every input encoded as a complete request before any clock runs. The
-// engine's target says how to launch its server and how to read its answers.
+// server that authzbench starts (through sut's one lifecycle: pinned, probed until ready and
+// watched until it is stopped) or one that the settings' URL names, and every input encoded as
+// a complete request before any clock runs. The engine's target says how to launch its server
+// and how to read its answers.
 type served struct {
-	opts     Options
+	common   Common
+	cfg      *ServerConfig
 	url      string // scheme://host:port
 	path     string // the decision endpoint on it
-	proc     *sut.Process
-	command  []string // the server's command line, as started, before any pinning wrapper
+	server   *sut.Server
 	endpoint httpload.Endpoint
 	requests [][]byte // complete HTTP requests, one per input
 	timed    [][]byte // the same asking for the server's timers (?metrics=true), if sampled
@@ -38,7 +84,7 @@ type served struct {
 func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch func(context.Context) error) error {
 	s.died = make(chan struct{})
 	s.path = path
-	if s.opts.URL != "" {
+	if s.cfg.URL != "" {
 		if err := s.useExternal(); err != nil {
 			return err
 		}
@@ -49,14 +95,14 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 	if s.endpoint, _, err = httpload.ParseURL(s.url + s.path); err != nil {
 		return err
 	}
-	s.endpoint.Timeout = s.opts.timeout()
-	s.endpoint.KeepAlive = !s.opts.NoReuse
+	s.endpoint.Timeout = s.common.timeout()
+	s.endpoint.KeepAlive = !s.common.NoReuse
 	headers := []httpload.Header{{Name: "Content-Type", Value: "application/json"}}
 	s.requests = make([][]byte, len(bodies))
 	for i, body := range bodies {
 		s.requests[i] = httpload.EncodeRequest(s.endpoint, "POST", s.path, headers, body)
 	}
-	if s.opts.ServerMetricsEvery > 0 {
+	if s.common.ServerMetricsEvery > 0 {
 		sep := "?"
 		if strings.Contains(s.path, "?") {
 			sep = "&"
@@ -66,8 +112,8 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 			s.timed[i] = httpload.EncodeRequest(s.endpoint, "POST", s.path+sep+"metrics=true", headers, body)
 		}
 	}
-	if s.opts.URL != "" {
-		return probe(ctx, s.url+s.path, bodies[0], s.opts.timeout())
+	if s.cfg.URL != "" {
+		return probe(ctx, s.url+s.path, bodies[0], s.common.timeout())
 	}
 	return nil
 }
@@ -100,9 +146,9 @@ func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) 
 // decision endpoint, query included and escaped as given; without one, the engine's own endpoint
 // is used.
 func (s *served) useExternal() error {
-	u, err := url.Parse(s.opts.URL)
+	u, err := url.Parse(s.cfg.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("--url %q: want http://host:port[/path]", s.opts.URL)
+		return fmt.Errorf("--url %q: want http://host:port[/path]", s.cfg.URL)
 	}
 	if u.Path != "" && u.Path != "/" {
 		s.path = u.RequestURI()
@@ -114,34 +160,27 @@ func (s *served) useExternal() error {
 // listenAddr is the loopback address a started server listens on: --port if given and free,
 // else a free port.
 func (s *served) listenAddr() (string, error) {
-	if s.opts.Port != 0 {
-		return sut.CheckFree(s.opts.Port)
+	if s.cfg.Port != 0 {
+		return sut.CheckFree(s.cfg.Port)
 	}
 	return sut.FreeAddr()
 }
 
-// run starts cmd, a server about to listen on addr, on the CPUs it is pinned to, waits until its
-// /health answers, and from then on closes died if it exits before Stop.
+// run starts cmd, a server about to listen on addr, through sut's lifecycle: on the CPUs it is
+// pinned to, probed on its /health until it answers, and from then on watched, died closed if
+// it exits before Stop.
 func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
-	s.command = slices.Clone(cmd.Args)
-	var err error
-	if len(s.opts.PinSUT) > 0 {
-		if cmd, err = sut.Pinned(cmd, s.opts.PinSUT); err != nil {
-			return err
-		}
-	}
-	if s.proc, err = sut.Start(name, cmd); err != nil {
+	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: s.common.PinCPUs,
+		Probe: sut.HTTPProbe{URL: "http://" + addr + "/health"}})
+	if err != nil {
 		return err
 	}
-	s.url = "http://" + addr
-	if err := sut.WaitHealthy(ctx, s.url+"/health", s.proc, 60*time.Second); err != nil {
-		s.proc.Stop(5 * time.Second)
-		return err
-	}
+	s.server, s.url = srv, "http://"+addr
 	go func() {
-		<-s.proc.Exited()
-		s.diedErr = s.proc.ExitError()
-		close(s.died)
+		if err, ok := <-srv.Done(); ok {
+			s.diedErr = err
+			close(s.died)
+		}
 	}()
 	return nil
 }
@@ -149,17 +188,17 @@ func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) erro
 // worker is one load worker's connection, reading the engine's answers with decisions.
 func (s *served) worker(decisions *decisionReader) *httpWorker {
 	return &httpWorker{conn: httpload.NewConn(s.endpoint), requests: s.requests, timed: s.timed,
-		timedEvery: s.opts.ServerMetricsEvery, decisions: decisions}
+		timedEvery: s.common.ServerMetricsEvery, decisions: decisions}
 }
 
 // info is the part of Info every served target fills alike.
 func (s *served) info(engine, version string) Info {
 	info := Info{Engine: engine, Mode: "server", URL: s.url + s.path,
-		External: s.opts.URL != "", Connections: s.opts.Workers}
-	if s.proc != nil {
+		External: s.cfg.URL != "", Connections: s.common.Workers}
+	if s.server != nil {
 		info.Version = version
-		info.PID = s.proc.PID()
-		info.Command = s.command
+		info.PID = s.server.PID()
+		info.Command = s.server.Command()
 	}
 	return info
 }
@@ -168,8 +207,8 @@ func (s *served) Died() <-chan struct{} { return s.died }
 func (s *served) Err() error            { return s.diedErr }
 
 func (s *served) Stop(context.Context) error {
-	if s.proc == nil {
+	if s.server == nil {
 		return nil
 	}
-	return s.proc.Stop(5 * time.Second)
+	return s.server.Stop(5 * time.Second)
 }

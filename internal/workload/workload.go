@@ -103,6 +103,9 @@ type Workload struct {
 	// Cedar is the workload written in Cedar, deciding every input alike; nil for a workload
 	// with no Cedar version.
 	Cedar *Cedar
+
+	// prepared holds what engines built from the workload, once per run (Prepared).
+	prepared map[string]*prepared
 }
 
 // Cedar is a workload's Cedar policies, schema and entities. Every input of the workload

@@ -1,0 +1,88 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/authzbench/authzbench/internal/target"
+)
+
+// decodeOptions reads a target entry's `options:` into its kind's own settings, strictly: a key
+// the kind does not take is an error naming it, its line and the keys the kind does take, and
+// the settings must pass the kind's own check.
+func decodeOptions(source string, kind *target.Kind, n *yaml.Node) (target.Config, error) {
+	cfg := kind.NewConfig()
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	known := target.OptionKeys(cfg)
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: target %s: options: want a mapping of %s", source, n.Line, kind.Name, takes(known))
+	}
+	var errs []error
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !target.HasOption(cfg, k.Value) {
+			errs = append(errs, fmt.Errorf("%s:%d: target %s: unknown option %q; %s", source, k.Line, kind.Name, k.Value, takes(known)))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if err := n.Decode(cfg); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, msg := range te.Errors {
+				where, problem := source, sourceLine(source, msg)
+				if rest, ok := strings.CutPrefix(problem, source+":"); ok {
+					line, p, _ := strings.Cut(rest, ": ")
+					where, problem = source+":"+line, p
+				}
+				errs = append(errs, fmt.Errorf("%s: target %s: options: %s", where, kind.Name, problem))
+			}
+			return nil, errors.Join(errs...)
+		}
+		return nil, fmt.Errorf("%s:%d: target %s: options: %w", source, n.Line, kind.Name, err)
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, fmt.Errorf("%s:%d: target %s: options: %w", source, n.Line, kind.Name, err)
+	}
+	return cfg, nil
+}
+
+// takes says which option keys a kind takes.
+func takes(known []string) string {
+	if len(known) == 0 {
+		return "this target takes no options"
+	}
+	return "known: " + strings.Join(known, ", ")
+}
+
+// SetOptions sets target options given on the command line (by key: url, port, opa_bin ...) on
+// every target whose kind takes them, over what the scenario says; a key no target takes is
+// left alone (the command line says whether that is a mistake). The settings are checked when
+// the target starts (target.New), so a flag that contradicts a scenario's option is refused
+// before any load; the command line checks its flags in their own words first.
+func (s *Scenario) SetOptions(values map[string]any) error {
+	if len(values) == 0 {
+		return nil
+	}
+	var errs []error
+	seen := map[string]bool{} // the steps of a sweep share their entry's settings, and its errors
+	for i := range s.Targets {
+		t := &s.Targets[i]
+		if t.Kind() == nil {
+			continue
+		}
+		cfg := t.Settings()
+		if _, err := target.SetOptions(cfg, values); err != nil && !seen[t.Name+err.Error()] {
+			seen[t.Name+err.Error()] = true
+			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
+		}
+		t.Config = cfg
+	}
+	return errors.Join(errs...)
+}

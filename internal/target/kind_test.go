@@ -1,0 +1,135 @@
+package target
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Every kind says what the rest of authzbench needs to know of it, so nothing asks by name.
+func TestEveryKindDescribesItself(t *testing.T) {
+	if len(kinds) < 7 {
+		t.Fatalf("%d kinds registered, want at least the 7 of this repository", len(kinds))
+	}
+	for name, k := range kinds {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			if k.Name != name || k.Engine == "" || placementNames[k.Placement] == "" {
+				t.Errorf("kind %+v: want its name, an engine and a known placement", k)
+			}
+			c := k.NewConfig()
+			if c == nil || c.Check() != nil {
+				t.Fatalf("default settings %#v: want settings that pass their own check (%v)", c, c.Check())
+			}
+			if k.PlacementFor(c) != k.Placement {
+				t.Errorf("default settings placed %s, want the kind's %s", k.PlacementFor(c), k.Placement)
+			}
+			if tg := k.New(Common{}, c); tg == nil {
+				t.Error("New returned no target")
+			}
+		})
+	}
+	want := map[string]Placement{"opa/inproc": InProcess, "opa/cli": ProcessPerDecision, "opa/server": LaunchedServer,
+		"cedar/inproc": InProcess, "cedar/server": LaunchedServer, "http": External, "trivial/server": LaunchedServer}
+	for name, p := range want {
+		if k, err := LookupAny(name); err != nil || k.Placement != p {
+			t.Errorf("%s: %v, placement want %s", name, err, p)
+		}
+	}
+}
+
+func TestKindLists(t *testing.T) {
+	names := Names()
+	if slices.Contains(names, "trivial/server") || !slices.IsSorted(names) || !slices.Contains(names, "http") {
+		t.Errorf("names %v: want the user's kinds, sorted, without the internal trivial/server", names)
+	}
+	if got, want := strings.Join(EngineModes(), ","), "opa/inproc,opa/cli,opa/server,cedar/inproc,cedar/server"; got != want {
+		t.Errorf("engine modes %s, want %s (the in-process OPA first, the reference)", got, want)
+	}
+	_, err := Lookup("opa/grpc")
+	if err == nil || err.Error() != `unknown target "opa/grpc"; known: `+strings.Join(names, ", ") {
+		t.Errorf("unknown kind: %v, want the known ones listed", err)
+	}
+	if _, err := Lookup("trivial/server"); err == nil {
+		t.Error("the internal trivial/server is offered to users")
+	}
+	if _, err := LookupAny("trivial/server"); err != nil {
+		t.Errorf("calibrate cannot find its kind: %v", err)
+	}
+}
+
+// A served kind given a URL measures a server someone else runs; the http kind always does.
+func TestPlacementFollowsTheSettings(t *testing.T) {
+	for _, tc := range []struct {
+		kind   string
+		values map[string]any
+		want   Placement
+	}{
+		{"opa/server", nil, LaunchedServer},
+		{"opa/server", map[string]any{"url": "http://127.0.0.1:8181"}, External},
+		{"cedar/server", map[string]any{"url": "http://127.0.0.1:8181"}, External},
+		{"opa/inproc", map[string]any{"url": "http://127.0.0.1:8181"}, InProcess}, // takes no url
+		{"http", map[string]any{"url": "http://127.0.0.1:8080/v1/authorize"}, External},
+	} {
+		k, err := LookupAny(tc.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := k.Configure(tc.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k.PlacementFor(c); got != tc.want {
+			t.Errorf("%s with %v: %s, want %s", tc.kind, tc.values, got, tc.want)
+		}
+	}
+	var p Placement
+	if err := p.UnmarshalText([]byte("process-per-decision")); err != nil || p != ProcessPerDecision {
+		t.Errorf("read back %v, %v", p, err)
+	}
+	if b, _ := External.MarshalText(); string(b) != "external" {
+		t.Errorf("external written %q", b)
+	}
+}
+
+// Options are set by their keys, inlined structs' keys included; keys a kind does not take are
+// left for the others, and a value of the wrong type names its key.
+func TestSetOptions(t *testing.T) {
+	c := &OPAServerConfig{}
+	if got, want := strings.Join(OptionKeys(c), ","), "opa_bin,port,sut_args,url"; got != want {
+		t.Errorf("keys %s, want %s", got, want)
+	}
+	ignored, err := SetOptions(c, map[string]any{"url": "http://x:1", "port": 8181, "sut_args": []string{"--h2c"},
+		"opa_bin": "/usr/bin/opa", "decision_path": "/allow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.URL != "http://x:1" || c.Port != 8181 || len(c.Args) != 1 || c.OPABin != "/usr/bin/opa" || !slices.Equal(ignored, []string{"decision_path"}) {
+		t.Errorf("set %+v, ignored %v", c, ignored)
+	}
+	if _, err := SetOptions(c, map[string]any{"port": "8181"}); err == nil || !strings.Contains(err.Error(), "option port") {
+		t.Errorf("a string port: %v, want an error naming the option", err)
+	}
+	if len(OptionKeys(&NoConfig{})) != 0 || HasOption(&NoConfig{}, "url") {
+		t.Error("NoConfig takes options")
+	}
+}
+
+// What a served kind's settings cannot do together is found before anything starts.
+func TestServerConfigCheck(t *testing.T) {
+	for _, tc := range []struct {
+		c    OPAServerConfig
+		want string
+	}{
+		{OPAServerConfig{ServerConfig: ServerConfig{URL: "127.0.0.1:8181"}}, "want a scheme and a host"},
+		{OPAServerConfig{ServerConfig: ServerConfig{Port: 70000}}, "port 70000: not a TCP port"},
+		{OPAServerConfig{ServerConfig: ServerConfig{URL: "http://x:1", Port: 8181}}, "with url it starts none"},
+		{OPAServerConfig{ServerConfig: ServerConfig{URL: "http://x:1"}, OPABin: "opa"}, "opa_bin configures a server"},
+	} {
+		if err := tc.c.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
+		}
+	}
+	if err := (&HTTPConfig{DecisionStatus: "200=yes"}).Check(); err == nil {
+		t.Error("a bad decision status passed")
+	}
+}

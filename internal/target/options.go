@@ -1,0 +1,84 @@
+package target
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// OptionKeys lists the keys a kind's settings take, sorted: the `yaml` tags of its fields,
+// those of inlined structs included.
+func OptionKeys(c Config) []string {
+	var keys []string
+	for k := range optionFields(reflect.ValueOf(c)) {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// HasOption reports whether settings c take the key.
+func HasOption(c Config, key string) bool {
+	_, ok := optionFields(reflect.ValueOf(c))[key]
+	return ok
+}
+
+// SetOptions sets the fields of c named by the keys of values, as the command line's flags give
+// them (a flag applies to every target that has its option). Keys c does not take are left for
+// other kinds and returned in ignored; a value of the wrong type is an error naming the key.
+func SetOptions(c Config, values map[string]any) (ignored []string, err error) {
+	fields := optionFields(reflect.ValueOf(c))
+	for key, v := range values {
+		f, ok := fields[key]
+		if !ok {
+			ignored = append(ignored, key)
+			continue
+		}
+		rv := reflect.ValueOf(v)
+		switch {
+		case v == nil:
+			f.SetZero()
+		case rv.Type().AssignableTo(f.Type()):
+			f.Set(rv)
+		case rv.Type().ConvertibleTo(f.Type()) && rv.Kind() == f.Kind():
+			f.Set(rv.Convert(f.Type()))
+		default:
+			return ignored, fmt.Errorf("option %s: want %s, got %T", key, f.Type(), v)
+		}
+	}
+	sort.Strings(ignored)
+	return ignored, nil
+}
+
+// optionFields maps each key of the struct v points at to its settable field.
+func optionFields(v reflect.Value) map[string]reflect.Value {
+	out := map[string]reflect.Value{}
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return out
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return out
+	}
+	t := v.Type()
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, opts, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		if name == "-" || !sf.IsExported() {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			for k, f := range optionFields(v.Field(i).Addr()) {
+				out[k] = f
+			}
+			continue
+		}
+		if name != "" {
+			out[name] = v.Field(i)
+		}
+	}
+	return out
+}

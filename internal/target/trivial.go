@@ -1,0 +1,59 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+func init() {
+	Register(Kind{Name: "trivial/server", Engine: "trivial", Placement: LaunchedServer, Internal: true, Order: 90,
+		NewConfig: func() Config { return &TrivialConfig{} },
+		New: func(common Common, c Config) Target {
+			return &trivialServer{served{common: common, cfg: &c.(*TrivialConfig).ServerConfig}}
+		}})
+}
+
+// TrivialConfig is trivial/server's settings: those of any served kind, which calibrate leaves
+// at their defaults (a server of its own on a free port).
+type TrivialConfig struct {
+	ServerConfig `yaml:",inline"`
+}
+
+// trivialPath is where the trivial server is asked: an OPA decision path, so its answer reads
+// as OPA's does, and the same path wrk is pointed at.
+const trivialPath = "/v1/data/authzbench/nop/allow"
+
+// trivialServer drives the server that answers every request with a fixed allow and does
+// nothing else (sut.ServeTrivial), started in a process of its own. It is what `authzbench
+// calibrate` measures, so its figures are the generator's ceiling, not a server's. It is an
+// internal kind: it decides nothing, and answers allow to every input.
+type trivialServer struct {
+	served
+}
+
+func (t *trivialServer) Start(ctx context.Context, w *workload.Workload) error {
+	bodies := make([][]byte, len(w.Inputs))
+	for i, in := range w.Inputs {
+		bodies[i] = append(append([]byte(`{"input":`), in.JSON...), '}')
+	}
+	return t.start(ctx, trivialPath, bodies, func(ctx context.Context) error {
+		addr, err := t.listenAddr()
+		if err != nil {
+			return err
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find own executable to serve the trivial server: %w", err)
+		}
+		return t.run(ctx, "trivial server", addr, exec.Command(self, sut.TrivialArg, addr))
+	})
+}
+
+func (t *trivialServer) Worker() Decider { return t.worker(newDecisionReader("result")) }
+
+func (t *trivialServer) Info() Info { return t.info("trivial", "") }
