@@ -69,7 +69,7 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 		}
 		var trace []string
 		for _, p := range knee.Probes {
-			trace = append(trace, p.Run.Target+" "+strings.TrimSpace(formatProbe(p)))
+			trace = append(trace, p.Run.Target+" "+strings.TrimSpace(FormatProbe(p)))
 		}
 		t.Logf("search %d, probes:\n%s", attempt, strings.Join(trace, "\n"))
 		if len(doc.Runs) != len(knee.Probes) || len(knee.Probes) > 7 {

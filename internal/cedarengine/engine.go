@@ -566,13 +566,6 @@ func (e *Engine) Decide(r *Request) (cedar.Decision, cedar.Diagnostic) {
 	return cedar.Authorize(e.policies, r.entities, r.Request)
 }
 
-// PolicySet and Entities expose what was loaded, for benchmarks that call cedar.Authorize
-// directly to compare against.
-func (e *Engine) PolicySet() *cedar.PolicySet { return e.policies }
-
-// EntitiesOf returns the entities a request is decided against.
-func (r *Request) EntitiesOf() types.EntityGetter { return r.entities }
-
 var resolvedEntity = regexp.MustCompile(`entity "([A-Za-z_][A-Za-z0-9_]*)"`)
 
 // schemaPlace is file:line:column of the declaration of the entity a schema error names, or the

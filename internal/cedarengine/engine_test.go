@@ -158,7 +158,7 @@ forbid (principal == User::"mallory", action, resource);`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.PolicySet().Get("policy1") == nil || e.PolicySet().Get("alice-any") == nil || e.Policies() != 2 {
+	if e.policies.Get("policy1") == nil || e.policies.Get("alice-any") == nil || e.Policies() != 2 {
 		t.Fatalf("want policy1 (the forbid, numbered after the template) and alice-any, got %d policies", e.Policies())
 	}
 	for _, c := range []struct {
@@ -207,7 +207,7 @@ action view appliesTo { principal: User, resource: Doc, context: { from: ipaddr,
 			t.Errorf("context served %v, checked %v", served.Context, checked.Context)
 		}
 		for _, r := range []Request{served, checked} {
-			doc, ok := r.EntitiesOf().Get(served.Resource)
+			doc, ok := r.entities.Get(served.Resource)
 			owner, _ := doc.Attributes.Get("owner")
 			if !ok || owner == nil || !owner.Equal(served.Principal) {
 				t.Errorf("%s: Doc::\"d\" owner %v, want the principal", body[:40], owner)
