@@ -125,9 +125,14 @@ func TestWarningsNameWhatIsGuessed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		`policies.cedar:2:1: policy t is a template`, // in file order: policies first
-		`Doc::"d1" attribute owner: {"type": ..., "id": ...} is read as a record, not an entity reference`,
-		`Doc::"d1" attribute tags[0]: {"fn": ..., "arg": ...} is read as a record, not an extension value`,
+		// in file order: policies first; each says what to do, in words that fit a flag and a
+		// scenario file's key alike
+		`policies.cedar:2:1: policy t is a template (it has a ?principal or ?resource slot) and decides nothing without links: ` +
+			`give a template links file, in the Cedar CLI's --template-linked format`,
+		`Doc::"d1" attribute owner: {"type": ..., "id": ...} is read as a record, not an entity reference: ` +
+			`without a schema, write {"__entity": {"type": ..., "id": ...}}, or give a schema`,
+		`Doc::"d1" attribute tags[0]: {"fn": ..., "arg": ...} is read as a record, not an extension value: ` +
+			`without a schema, write {"__extn": {"fn": ..., "arg": ...}}, or give a schema`,
 	}
 	got := e.Warnings()
 	if len(got) != len(want) {

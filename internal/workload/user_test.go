@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,19 +162,19 @@ func TestFromFilesQuery(t *testing.T) {
 		{"one package over two files", UserSpec{Policies: []string{policiesDir("split")}, Inputs: inputs},
 			"data.shared.allow", ""},
 		{"two packages in two files", UserSpec{Policies: []string{policyFile("two", "b.rego"), policyFile("two", "a.rego")}, Inputs: inputs},
-			"", "cannot derive the query: the policies define packages data.team.a, data.team.b; give --query, e.g. --query data.team.a.allow"},
+			"", "cannot derive the query: the policies define packages data.team.a, data.team.b; give the query to ask, such as data.team.a.allow"},
 		{"two packages in a directory", UserSpec{Policies: []string{policiesDir("two")}, Inputs: inputs},
-			"", "cannot derive the query: the policies define packages data.team.a, data.team.b; give --query, e.g. --query data.team.a.allow"},
+			"", "cannot derive the query: the policies define packages data.team.a, data.team.b; give the query to ask, such as data.team.a.allow"},
 		{"two packages from two directories", UserSpec{Policies: []string{policiesDir("one"), policiesDir("noallow")}, Inputs: inputs},
-			"", "cannot derive the query: the policies define packages data.httpapi.authz, data.quiet; give --query, e.g. --query data.httpapi.authz.allow"},
+			"", "cannot derive the query: the policies define packages data.httpapi.authz, data.quiet; give the query to ask, such as data.httpapi.authz.allow"},
 		{"package without allow", UserSpec{Policies: []string{policiesDir("noallow")}, Inputs: inputs},
-			"", "cannot derive the query: package data.quiet has no rule named allow; give --query"},
+			"", "cannot derive the query: package data.quiet has no rule named allow; give the query to ask"},
 		{"no Rego at all", UserSpec{Policies: []string{policiesDir("none")}, Inputs: inputs},
 			"", "no Rego policy found in " + policiesDir("none")},
 		{"query without data. prefix", UserSpec{Policies: []string{policiesDir("one")}, Inputs: inputs, Query: "httpapi.authz.allow"},
-			"", `--query "httpapi.authz.allow": want a reference under data, such as data.authz.allow`},
+			"", `query "httpapi.authz.allow": want a reference under data, such as data.authz.allow`},
 		{"query without data. prefix and no policy", UserSpec{Inputs: inputs, Query: "authz.allow"},
-			"", `--query "authz.allow": want a reference under data, such as data.authz.allow`},
+			"", `query "authz.allow": want a reference under data, such as data.authz.allow`},
 		{"explicit query picks one of two packages", UserSpec{Policies: []string{policiesDir("two")}, Inputs: inputs, Query: "data.team.b.allow"},
 			"data.team.b.allow", ""},
 		{"explicit query for a package without allow", UserSpec{Policies: []string{policiesDir("noallow")}, Inputs: inputs, Query: "data.quiet.permit"},
@@ -184,7 +185,7 @@ func TestFromFilesQuery(t *testing.T) {
 			policyFile("tests", "checks.rego")}, Inputs: inputs}, "data.httpapi.authz.allow", ""},
 		// A package with a test_ rule and a rule of its own is not a test package.
 		{"a package with a test_ rule beside others", UserSpec{Policies: []string{policyFile("one", "authz.rego"), policyFile("mixed", "mixed.rego")}, Inputs: inputs},
-			"", "cannot derive the query: the policies define packages data.httpapi.authz, data.mixed; give --query, e.g. --query data.httpapi.authz.allow"},
+			"", "cannot derive the query: the policies define packages data.httpapi.authz, data.mixed; give the query to ask, such as data.httpapi.authz.allow"},
 		// A target that brings its own policy (the http target) needs inputs only.
 		{"no policy", UserSpec{Inputs: inputs}, "", ""},
 	} {
@@ -221,7 +222,7 @@ func TestFromFilesRejects(t *testing.T) {
 		want string
 	}{
 		{"no inputs", UserSpec{Policies: []string{policiesDir("one")}},
-			`a user workload needs --inputs FILE.jsonl (one {"input": ..., "expect": true|false} per line)`},
+			`a user workload needs inputs FILE.jsonl (one {"input": ..., "expect": true|false} per line), or requests FILE.jsonl for Cedar`},
 		{"missing policy", UserSpec{Name: "mine", Policies: []string{policyFile("one", "absent.rego")}, Inputs: inputs},
 			"workload mine: stat " + policyFile("one", "absent.rego") + ": no such file or directory"},
 		{"missing data", UserSpec{Name: "mine", Policies: []string{policiesDir("one")}, Data: []string{"absent.json"}, Inputs: inputs},
@@ -237,6 +238,55 @@ func TestFromFilesRejects(t *testing.T) {
 				t.Errorf("FromFiles = %v, %v; want an error starting %q", w, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckNamesTheSetting: a setting that is missing or malformed is reported before any file
+// is read, naming the setting as a scenario file does; Named says the same in a caller's words
+// (the command line's flags), every setting the message names renamed.
+func TestCheckNamesTheSetting(t *testing.T) {
+	flag := func(setting string) string { return "--" + strings.ReplaceAll(setting, "_", "-") }
+	absent := inputsFile("absent.jsonl") // never read: Check reads no file
+	for _, tc := range []struct {
+		name          string
+		spec          UserSpec
+		setting       string
+		want, flagged string
+	}{
+		{"no inputs", UserSpec{Policies: []string{"p.rego"}}, "inputs",
+			`a user workload needs inputs FILE.jsonl (one {"input": ..., "expect": true|false} per line), or requests FILE.jsonl for Cedar`,
+			`a user workload needs --inputs FILE.jsonl (one {"input": ..., "expect": true|false} per line), or --requests FILE.jsonl for Cedar`},
+		{"undefined as what", UserSpec{Inputs: absent, UndefinedAs: "maybe"}, "undefined_as",
+			`undefined_as "maybe": want deny or allow`, `--undefined-as "maybe": want deny or allow`},
+		{"query outside data", UserSpec{Inputs: absent, Query: "authz.allow"}, "query",
+			`query "authz.allow": want a reference under data, such as data.authz.allow`,
+			`--query "authz.allow": want a reference under data, such as data.authz.allow`},
+		{"Cedar without policies", UserSpec{Requests: absent}, "cedar_policies",
+			"a Cedar workload needs cedar_policies FILE (and requests FILE.jsonl)", "a Cedar workload needs --cedar-policies FILE (and --requests FILE.jsonl)"},
+		{"Cedar without requests", UserSpec{CedarPolicies: []string{"p.cedar"}}, "requests",
+			`a Cedar workload needs requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
+			`a Cedar workload needs --requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`},
+		{"Cedar beside Rego without requests", UserSpec{Inputs: absent, CedarPolicies: []string{"p.cedar"}}, "requests",
+			`a Cedar workload needs requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
+			`a Cedar workload needs --requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.spec.Check()
+			var se *SettingError
+			if !errors.As(err, &se) {
+				t.Fatalf("Check = %v, want a SettingError", err)
+			}
+			if se.Setting != tc.setting || err.Error() != tc.want || se.Named(flag) != tc.flagged {
+				t.Errorf("setting %q\n %s\n %s\nwant %q\n %s\n %s", se.Setting, err, se.Named(flag), tc.setting, tc.want, tc.flagged)
+			}
+			// FromFiles reports the same, before it reads a file.
+			if _, err := FromFiles(tc.spec); err == nil || err.Error() != tc.want {
+				t.Errorf("FromFiles = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if err := (UserSpec{Inputs: absent, Query: "data.x.allow", UndefinedAs: "deny"}).Check(); err != nil {
+		t.Errorf("a complete spec: %v", err)
 	}
 }
 
@@ -286,8 +336,8 @@ func TestRegoApps(t *testing.T) {
 			err: "the policy looks like Rego v0 (OPA before 1.0): add --v0-compatible"},
 		{name: "nodefault", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "deny"},
 			query: "data.nodefault.allow", expects: []Expect{ExpectAllow, ExpectAllow, ExpectDeny, ExpectDeny}, undefined: ExpectDeny},
-		{name: "nodefault, bad --undefined-as", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "no"},
-			err: `--undefined-as "no": want deny or allow`},
+		{name: "nodefault, bad undefined_as", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "no"},
+			err: `undefined_as "no": want deny or allow`},
 		{name: "withtests", spec: UserSpec{Policies: []string{app("withtests")}, Data: []string{filepath.Join(app("withtests"), "data.json")},
 			Inputs: filepath.Join(app("withtests"), "inputs.jsonl")},
 			query: "data.withtests.allow", expects: []Expect{ExpectAllow, ExpectDeny, ExpectDeny}},
