@@ -8,6 +8,10 @@ import (
 	"github.com/authzbench/authzbench/internal/cedarengine"
 )
 
+// MarshalJSON writes the request as the Rego input, so hand-written cases (checkHandCases
+// encodes them as JSON) encode as generated ones.
+func (q dsRequest) MarshalJSON() ([]byte, error) { return q.rego(), nil }
+
 func TestDocshareMatchesReferenceModel(t *testing.T) {
 	for _, n := range docshareSizes {
 		t.Run(docshareName(n), func(t *testing.T) {
