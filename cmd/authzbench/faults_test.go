@@ -377,7 +377,9 @@ func TestFaultPaths(t *testing.T) {
 				if code, _, stderr := run(t, "workloads", "export", "nop", e.out); code != 0 {
 					t.Fatalf("first export: exit %d %s", code, stderr)
 				}
-				os.WriteFile(filepath.Join(e.out, "inputs.jsonl"), []byte("mine\n"), 0o644)
+				if err := os.WriteFile(filepath.Join(e.out, "inputs.jsonl"), []byte("mine\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 				return args("workloads", "export", "nop", e.out)
 			},
 			check: func(t *testing.T, e *faultEnv, _, _ string) {
@@ -387,8 +389,9 @@ func TestFaultPaths(t *testing.T) {
 				if code, _, stderr := run(t, "workloads", "export", "nop", e.out, "--force"); code != 0 {
 					t.Errorf("with --force: exit %d %s", code, stderr)
 				}
-				if b, _ := os.ReadFile(filepath.Join(e.out, "inputs.jsonl")); string(b) == "mine\n" {
-					t.Error("--force did not overwrite")
+				// Overwritten with the export's inputs, not merely removed.
+				if b, err := os.ReadFile(filepath.Join(e.out, "inputs.jsonl")); err != nil || !strings.HasPrefix(string(b), `{"input":`) {
+					t.Errorf("--force did not overwrite inputs.jsonl with the export's: %q, %v", b, err)
 				}
 			}},
 		{name: "cedar-server --help uses double-dash flags", code: exitOK,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -39,12 +40,12 @@ func (f *runFlags) userSpec() workload.UserSpec {
 		TemplateLinks: f.cedarLinks, V0Compatible: f.v0, UndefinedAs: f.undefinedAs}
 }
 
-// checkPolicyOptions refuses the policy options without a policy of the user's to apply them to:
-// built-in workloads are v1 Rego with a default for every decision.
+// checkPolicyOptions checks the settings of the user's workload, naming the flags that gave them,
+// and refuses the policy options without a policy of the user's to apply them to: built-in
+// workloads are v1 Rego with a default for every decision.
 func checkPolicyOptions(f *runFlags, userFiles bool) error {
 	if userFiles {
-		_, err := workload.ParseUndefinedAs(f.undefinedAs)
-		return err
+		return flagNamed(f.userSpec().Check())
 	}
 	for _, o := range []struct {
 		set  bool
@@ -59,3 +60,57 @@ func checkPolicyOptions(f *runFlags, userFiles bool) error {
 	}
 	return nil
 }
+
+// settingFlags are the flags that give the settings of the user's workload, by the names the
+// workload package (and a scenario file) gives them.
+var settingFlags = map[string]string{
+	"name": "--name", "policy": "--policy", "data": "--data", "inputs": "--inputs", "query": "--query",
+	"v0_compatible": "--v0-compatible", "undefined_as": "--undefined-as",
+	"cedar_policies": "--cedar-policies", "entities": "--entities", "schema": "--schema",
+	"requests": "--cedar-requests", "template_links": "--template-links",
+}
+
+// flagNamed rewrites, in err's message, each problem with a setting of the user's workload so
+// that it names the flag that gave the setting rather than the scenario file's key.
+func flagNamed(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var walk func(error)
+	walk = func(e error) {
+		if se, ok := e.(*workload.SettingError); ok {
+			msg = strings.Replace(msg, se.Error(), se.Named(func(setting string) string {
+				if flag, ok := settingFlags[setting]; ok {
+					return flag
+				}
+				return setting
+			}), 1)
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			if c := u.Unwrap(); c != nil {
+				walk(c)
+			}
+		}
+	}
+	walk(err)
+	if msg == err.Error() {
+		return err
+	}
+	return &renamedError{msg: msg, err: err}
+}
+
+// renamedError is an error with its message rewritten; it still unwraps to the original.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }

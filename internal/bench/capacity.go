@@ -238,14 +238,11 @@ func generatorBehind(o *result.OpenSummary) bool {
 	return s.GeneratorBehind() && !s.Undelivered()
 }
 
-// formatProbe is one line of the search's trace.
-func formatProbe(p Probe) string {
+// FormatProbe is one line of the search's trace.
+func FormatProbe(p Probe) string {
 	verdict := "pass"
 	if !p.Pass {
 		verdict = "FAIL: " + p.Why
 	}
 	return fmt.Sprintf("%8.0f req/s  p-latency %-10s %s", p.Rate, p.Latency.Round(10*time.Microsecond), verdict)
 }
-
-// FormatProbe is one line of the search's trace, for the command line.
-func FormatProbe(p Probe) string { return formatProbe(p) }

@@ -69,13 +69,14 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 		}
 		var trace []string
 		for _, p := range knee.Probes {
-			trace = append(trace, p.Run.Target+" "+strings.TrimSpace(formatProbe(p)))
+			trace = append(trace, p.Run.Target+" "+strings.TrimSpace(FormatProbe(p)))
 		}
 		t.Logf("search %d, probes:\n%s", attempt, strings.Join(trace, "\n"))
 		if len(doc.Runs) != len(knee.Probes) || len(knee.Probes) > 7 {
 			t.Errorf("%d runs for %d probes (at most 7)", len(doc.Runs), len(knee.Probes))
 		}
 		if knee.Fail != nil && knee.Fail.GeneratorBound {
+			checkGeneratorBound(t, knee, c.MaxSteps)
 			if attempt == searches {
 				t.Skipf("in %d searches the generator could not keep the rates on time: this machine is too busy to find the server's knee", searches)
 			}
@@ -88,6 +89,38 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 			t.Errorf("knee between %.0f and %.0f req/s; the server holds about 500", knee.Pass.Rate, knee.Fail.Rate)
 		}
 		return
+	}
+}
+
+// checkGeneratorBound checks the search's evidence for blaming the generator rather than the
+// server, the path TestCapacityFindsTheKnee skips on: the failing probe's run shows the sends
+// went out but the pacer woke up late for too many of them, its reason says so, it lies above
+// the last pass, and it was measured twice in a row unless it took the search's last step.
+func checkGeneratorBound(t *testing.T, knee Knee, maxSteps int) {
+	t.Helper()
+	fail := knee.Fail
+	if !generatorBehind(fail.Run.Summary.Open) {
+		t.Errorf("probe at %.0f req/s called generator-bound, but its run does not show the generator late: %+v", fail.Rate, fail.Run.Summary.Open)
+	}
+	if !strings.Contains(fail.Why, "generator woke up late") {
+		t.Errorf("probe at %.0f req/s called generator-bound for %q", fail.Rate, fail.Why)
+	}
+	if knee.Pass != nil && knee.Pass.Rate >= fail.Rate {
+		t.Errorf("last pass at %.0f req/s, not under the failure at %.0f", knee.Pass.Rate, fail.Rate)
+	}
+	last := -1 // the failing probe's place in the search
+	for i, p := range knee.Probes {
+		if p.Rate == fail.Rate && p.GeneratorBound && p.Why == fail.Why {
+			last = i
+		}
+	}
+	switch {
+	case last < 0:
+		t.Errorf("the failing probe at %.0f req/s is not among the %d probes", fail.Rate, len(knee.Probes))
+	case last == maxSteps-1:
+		// The search's last step: no room to measure it again.
+	case last == 0 || knee.Probes[last-1].Rate != fail.Rate || !knee.Probes[last-1].GeneratorBound:
+		t.Errorf("generator-bound failure at %.0f req/s (probe %d) was not measured twice in a row", fail.Rate, last+1)
 	}
 }
 

@@ -136,7 +136,7 @@ func New(policies []Source, entities, sch *Source, opts ...Option) (*Engine, err
 	for _, t := range order {
 		switch {
 		case o.links == nil:
-			e.warnings = append(e.warnings, fmt.Sprintf("%s: policy %s is a template (it has a ?principal or ?resource slot) and decides nothing without links: give --template-links FILE, as the Cedar CLI's --template-linked", t.where, t.id))
+			e.warnings = append(e.warnings, fmt.Sprintf("%s: policy %s is a template (it has a ?principal or ?resource slot) and decides nothing without links: give a template links file, in the Cedar CLI's --template-linked format", t.where, t.id))
 		case t.linked == 0:
 			e.warnings = append(e.warnings, fmt.Sprintf("%s: template %s has no links in %s, so it decides nothing", t.where, t.id, o.links.Name))
 		}
@@ -565,13 +565,6 @@ func (l layered) Get(uid types.EntityUID) (types.Entity, bool) {
 func (e *Engine) Decide(r *Request) (cedar.Decision, cedar.Diagnostic) {
 	return cedar.Authorize(e.policies, r.entities, r.Request)
 }
-
-// PolicySet and Entities expose what was loaded, for benchmarks that call cedar.Authorize
-// directly to compare against.
-func (e *Engine) PolicySet() *cedar.PolicySet { return e.policies }
-
-// EntitiesOf returns the entities a request is decided against.
-func (r *Request) EntitiesOf() types.EntityGetter { return r.entities }
 
 var resolvedEntity = regexp.MustCompile(`entity "([A-Za-z_][A-Za-z0-9_]*)"`)
 

@@ -125,9 +125,14 @@ func TestWarningsNameWhatIsGuessed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		`policies.cedar:2:1: policy t is a template`, // in file order: policies first
-		`Doc::"d1" attribute owner: {"type": ..., "id": ...} is read as a record, not an entity reference`,
-		`Doc::"d1" attribute tags[0]: {"fn": ..., "arg": ...} is read as a record, not an extension value`,
+		// in file order: policies first; each says what to do, in words that fit a flag and a
+		// scenario file's key alike
+		`policies.cedar:2:1: policy t is a template (it has a ?principal or ?resource slot) and decides nothing without links: ` +
+			`give a template links file, in the Cedar CLI's --template-linked format`,
+		`Doc::"d1" attribute owner: {"type": ..., "id": ...} is read as a record, not an entity reference: ` +
+			`without a schema, write {"__entity": {"type": ..., "id": ...}}, or give a schema`,
+		`Doc::"d1" attribute tags[0]: {"fn": ..., "arg": ...} is read as a record, not an extension value: ` +
+			`without a schema, write {"__extn": {"fn": ..., "arg": ...}}, or give a schema`,
 	}
 	got := e.Warnings()
 	if len(got) != len(want) {
@@ -158,7 +163,7 @@ forbid (principal == User::"mallory", action, resource);`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.PolicySet().Get("policy1") == nil || e.PolicySet().Get("alice-any") == nil || e.Policies() != 2 {
+	if e.policies.Get("policy1") == nil || e.policies.Get("alice-any") == nil || e.Policies() != 2 {
 		t.Fatalf("want policy1 (the forbid, numbered after the template) and alice-any, got %d policies", e.Policies())
 	}
 	for _, c := range []struct {
@@ -207,7 +212,7 @@ action view appliesTo { principal: User, resource: Doc, context: { from: ipaddr,
 			t.Errorf("context served %v, checked %v", served.Context, checked.Context)
 		}
 		for _, r := range []Request{served, checked} {
-			doc, ok := r.EntitiesOf().Get(served.Resource)
+			doc, ok := r.entities.Get(served.Resource)
 			owner, _ := doc.Attributes.Get("owner")
 			if !ok || owner == nil || !owner.Equal(served.Principal) {
 				t.Errorf("%s: Doc::\"d\" owner %v, want the principal", body[:40], owner)

@@ -303,10 +303,10 @@ func (r *valueReader) warnGuesses(raw json.RawMessage, where string) {
 		_, hasArg := members["arg"]
 		switch {
 		case len(members) == 2 && hasType && hasID:
-			r.warn(fmt.Sprintf(`%s: {"type": ..., "id": ...} is read as a record, not an entity reference: without a schema, write {"__entity": {"type": ..., "id": ...}}, or give --schema`, where))
+			r.warn(fmt.Sprintf(`%s: {"type": ..., "id": ...} is read as a record, not an entity reference: without a schema, write {"__entity": {"type": ..., "id": ...}}, or give a schema`, where))
 			return
 		case len(members) == 2 && hasFn && hasArg:
-			r.warn(fmt.Sprintf(`%s: {"fn": ..., "arg": ...} is read as a record, not an extension value: without a schema, write {"__extn": {"fn": ..., "arg": ...}}, or give --schema`, where))
+			r.warn(fmt.Sprintf(`%s: {"fn": ..., "arg": ...} is read as a record, not an extension value: without a schema, write {"__extn": {"fn": ..., "arg": ...}}, or give a schema`, where))
 			return
 		case len(members) == 1:
 			if _, ok := members["__entity"]; ok {

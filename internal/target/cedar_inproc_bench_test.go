@@ -31,19 +31,19 @@ func startCedarInproc(b *testing.B, name string) (*cedarInproc, *workload.Worklo
 }
 
 // BenchmarkCedarInproc runs, per workload and side by side so that drift on a shared machine
-// touches both alike, the floor (bare: cedar.Authorize on the parsed requests, nothing else)
+// touches both alike, the floor (bare: the engine's Decide, which is cedar.Authorize on the
+// parsed request and nothing else)
 // the target's decider (its Decide and the classification against the expected decision), and
 // the target as the load driver uses it (target: the decider between two clock reads).
 func BenchmarkCedarInproc(b *testing.B) {
 	for _, name := range workload.CedarNames() {
 		t, w := startCedarInproc(b, name)
 		b.Run(name+"/bare", func(b *testing.B) {
-			policies := t.engine.PolicySet()
 			n := len(t.requests)
 			allowed := 0
 			for i := 0; b.Loop(); i++ {
 				r := &t.requests[i%n]
-				if d, _ := cedar.Authorize(policies, r.EntitiesOf(), r.Request); d == cedar.Allow {
+				if d, _ := t.engine.Decide(r); d == cedar.Allow {
 					allowed++
 				}
 			}

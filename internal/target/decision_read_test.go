@@ -52,10 +52,13 @@ func TestDecisionReaderResponses(t *testing.T) {
 	}{
 		{"true", `{"result":true}`, decidedAllow},
 		{"false", `{"result":false}`, decidedDeny},
+		{"false with a field after it", `{"result": false, "decision_id": "x"}`, decidedDeny},
 		{"with whitespace and other fields", " {\n  \"decision_id\": \"d1\",\n  \"result\": true\n}\n", decidedAllow},
 		{"no result is undefined", `{}`, noResult},
 		{"other fields but no result", `{"decision_id":"d1"}`, noResult},
 		{"object with allow true", `{"result":{"allow":true}}`, decidedAllow},
+		{"object with allow true and empty reasons", `{"result":{"allow":true,"reasons":[]}}`, decidedAllow},
+		{"object with allow false", `{"result":{"allow":false}}`, decidedDeny},
 		{"object with allow false and more", `{"result":{"allow":false,"reasons":["not owner"]}}`, decidedDeny},
 		{"object with allow a string", `{"result":{"allow":"yes"}}`, notBoolean},
 		{"object with allow a number", `{"result":{"allow":1}}`, notBoolean},
@@ -73,6 +76,7 @@ func TestDecisionReaderResponses(t *testing.T) {
 		{"empty body", ``, notDocument},
 		{"html error page", `<html><body>502 Bad Gateway</body></html>`, notDocument},
 		{"top-level array", `[{"result":true}]`, notDocument},
+		{"top-level array of a boolean", `[true]`, notDocument},
 		{"top-level boolean", `true`, notDocument},
 		{"top-level string", `"result"`, notDocument},
 		{"top-level null", `null`, notDocument},
@@ -93,6 +97,10 @@ func TestDecisionReaderServerTimers(t *testing.T) {
 	}{
 		{"both timers", `{"result":true,"metrics":{"timer_rego_query_eval_ns":1200,"timer_server_handler_ns":5400}}`,
 			verify.Outcome{Kind: verify.Decided, Allow: true, ServerEvalNS: 1200, ServerHandlerNS: 5400}},
+		{"eval timer alone, before the result", `{"metrics": {"timer_rego_query_eval_ns": 100}, "result": true}`,
+			verify.Outcome{Kind: verify.Decided, Allow: true, ServerEvalNS: 100}},
+		{"both timers before a deny", `{"metrics":{"timer_rego_query_eval_ns":2500,"timer_server_handler_ns":9100},"result":false}`,
+			verify.Outcome{Kind: verify.Decided, ServerEvalNS: 2500, ServerHandlerNS: 9100}},
 		{"undefined with timers", `{"metrics":{"timer_rego_query_eval_ns":800,"timer_server_handler_ns":3000}}`,
 			verify.Outcome{Kind: verify.NoResult, ServerEvalNS: 800, ServerHandlerNS: 3000}},
 		{"other timers only", `{"result":false,"metrics":{"timer_rego_input_parse_ns":10}}`, decidedDeny},
@@ -189,6 +197,7 @@ func TestDecisionCLIEvalShapes(t *testing.T) {
 		{"expression without a value", `{"result":[{"expressions":[{"text":"data.x.allow"}]}]}`, noResult},
 		{"string value", `{"result":[{"expressions":[{"value":"allow"}]}]}`, notBoolean},
 		{"object without allow", `{"result":[{"expressions":[{"value":{}}]}]}`, notBoolean},
+		{"object with allow true", `{"result":[{"expressions":[{"value":{"allow":true}}]}]}`, decidedAllow},
 		{"object with allow false", `{"result":[{"expressions":[{"value":{"allow":false}}]}]}`, decidedDeny},
 		{"first result decides", `{"result":[{"expressions":[{"value":false}]},{"expressions":[{"value":true}]}]}`, decidedDeny},
 		{"errors only", `{"errors":[{"message":"rego_type_error"}]}`, noResult},
@@ -245,16 +254,15 @@ func TestDecisionCLIFixturesAreOPAOutput(t *testing.T) {
 	}
 }
 
-// FuzzDecisionKinds: neither reader panics on any body, each returns one of the kinds a
-// response can have, and only a decision carries Allow. (Run it alone with
-// -fuzz '^FuzzDecisionKinds$': FuzzDecision in decision_test.go matches the shorter pattern.)
-func FuzzDecisionKinds(f *testing.F) {
+// FuzzDecision: neither reader panics on any body, each returns one of the kinds a response can
+// have, and only a decision carries Allow.
+func FuzzDecision(f *testing.F) {
 	for _, s := range []string{
 		`{"result":true}`, `{"result":false}`, `{}`, `{"result":{"allow":true}}`, `{"result":{"allow":"yes"}}`,
 		`{"result":{}}`, `{"result":[1]}`, `{"result":tru`, `[true]`, `null`,
 		`{"result":true,"metrics":{"timer_rego_query_eval_ns":1,"timer_server_handler_ns":2}}`,
 		`{"result":[{"expressions":[{"value":true,"text":"data.x.allow","location":{"row":1,"col":1}}]}]}`,
-		`{"result":[{"expressions":[{"value":{"allow":false}}]}]}`,
+		`{"result":[{"expressions":[{"value":{"allow":false}}]}]}`, `{"result":[{"expressions":[{"value":true}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}

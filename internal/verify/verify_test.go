@@ -1,54 +1,117 @@
 package verify
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
+// TestClassify walks every observed Kind against every expectation. Only a boolean decision can
+// be OK, and only when it matches the expectation or there is none to match (an input without
+// "expect" accepts either boolean); every other kind is an error whatever the input expected.
 func TestClassify(t *testing.T) {
-	allow := Outcome{Kind: Decided, Allow: true}
-	deny := Outcome{Kind: Decided, Allow: false}
+	expects := []workload.Expect{workload.Unverified, workload.ExpectAllow, workload.ExpectDeny}
 	for _, tc := range []struct {
-		name   string
-		expect workload.Expect
-		got    Outcome
-		want   Class
+		name string
+		got  Outcome
+		// want is indexed like expects: Unverified, ExpectAllow, ExpectDeny.
+		want [3]Class
 	}{
-		{"allow as expected", workload.ExpectAllow, allow, OK},
-		{"deny as expected", workload.ExpectDeny, deny, OK},
-		{"allow instead of deny", workload.ExpectDeny, allow, WrongDecision},
-		{"deny instead of allow", workload.ExpectAllow, deny, WrongDecision},
-		{"unverified allow", workload.Unverified, allow, OK},
-		{"unverified deny", workload.Unverified, deny, OK},
-		{"undefined is never ok", workload.ExpectDeny, Outcome{Kind: NoResult}, Undefined},
-		{"undefined unverified", workload.Unverified, Outcome{Kind: NoResult}, Undefined},
-		{"not a boolean", workload.ExpectAllow, Outcome{Kind: NotBoolean}, NonBoolean},
-		{"http 400", workload.ExpectAllow, Outcome{Kind: HTTPStatus, Status: 400}, HTTPError},
-		{"exit 1", workload.ExpectAllow, Outcome{Kind: ExitStatus, Status: 1}, ExitError},
-		{"transport", workload.ExpectAllow, Outcome{Kind: TransportFailure}, Transport},
-		{"timeout", workload.Unverified, Outcome{Kind: TimedOut}, Timeout},
+		{"decided allow", Outcome{Kind: Decided, Allow: true}, [3]Class{OK, OK, WrongDecision}},
+		{"decided deny", Outcome{Kind: Decided, Allow: false}, [3]Class{OK, WrongDecision, OK}},
+		{"no result", Outcome{Kind: NoResult}, [3]Class{Undefined, Undefined, Undefined}},
+		// Allow must not leak through a kind that is not a decision.
+		{"no result with allow set", Outcome{Kind: NoResult, Allow: true}, [3]Class{Undefined, Undefined, Undefined}},
+		{"not boolean", Outcome{Kind: NotBoolean}, [3]Class{NonBoolean, NonBoolean, NonBoolean}},
+		{"http 400", Outcome{Kind: HTTPStatus, Status: 400}, [3]Class{HTTPError, HTTPError, HTTPError}},
+		{"http 503", Outcome{Kind: HTTPStatus, Status: 503}, [3]Class{HTTPError, HTTPError, HTTPError}},
+		{"http 429", Outcome{Kind: HTTPStatus, Status: 429}, [3]Class{RateLimited, RateLimited, RateLimited}},
+		{"http 429 with allow set", Outcome{Kind: HTTPStatus, Status: 429, Allow: true}, [3]Class{RateLimited, RateLimited, RateLimited}},
+		// 429 is only a rate limit from an HTTP server; a process exiting 429 is an exit error.
+		{"exit 429", Outcome{Kind: ExitStatus, Status: 429}, [3]Class{ExitError, ExitError, ExitError}},
+		{"exit 1", Outcome{Kind: ExitStatus, Status: 1}, [3]Class{ExitError, ExitError, ExitError}},
+		{"exit 2 with allow set", Outcome{Kind: ExitStatus, Status: 2, Allow: true}, [3]Class{ExitError, ExitError, ExitError}},
+		{"transport failure", Outcome{Kind: TransportFailure}, [3]Class{Transport, Transport, Transport}},
+		{"timed out", Outcome{Kind: TimedOut}, [3]Class{Timeout, Timeout, Timeout}},
+		// A 2xx that is no decision document, or an engine's evaluation error, is never a
+		// decision, even with Allow set.
+		{"malformed body", Outcome{Kind: Malformed, Allow: true}, [3]Class{MalformedResponse, MalformedResponse, MalformedResponse}},
+		{"evaluation error", Outcome{Kind: EvalFailed, Allow: true}, [3]Class{EvalError, EvalError, EvalError}},
+		// A kind this package does not define is never a served decision.
+		{"undefined kind", Outcome{Kind: Kind(200), Allow: true}, [3]Class{Transport, Transport, Transport}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Classify(tc.expect, tc.got); got != tc.want {
-				t.Errorf("Classify(%s, %+v) = %s, want %s", tc.expect, tc.got, Name(got, tc.got.Status), Name(tc.want, tc.got.Status))
+		for i, expect := range expects {
+			t.Run(fmt.Sprintf("%s/expect %s", tc.name, expect), func(t *testing.T) {
+				got := Classify(expect, tc.got)
+				if got != tc.want[i] {
+					t.Errorf("Classify(%s, %+v) = %s (%d), want %s (%d)", expect, tc.got,
+						Name(got, tc.got.Status), got, Name(tc.want[i], tc.got.Status), tc.want[i])
+				}
+			})
+		}
+	}
+}
+
+func TestName(t *testing.T) {
+	for _, tc := range []struct {
+		class  Class
+		status int
+		want   string
+	}{
+		{OK, 0, "ok"},
+		{OK, 503, "ok"}, // a status is only part of the name for the classes split by it
+		{WrongDecision, 0, "wrong_decision"},
+		{Undefined, 0, "undefined"},
+		{NonBoolean, 0, "non_boolean"},
+		{HTTPError, 400, "http_400"},
+		{HTTPError, 404, "http_404"},
+		{HTTPError, 500, "http_500"},
+		{HTTPError, 503, "http_503"},
+		{RateLimited, 429, "rate_limited"},
+		{RateLimited, 0, "rate_limited"},
+		{ExitError, 1, "exit_1"},
+		{ExitError, 2, "exit_2"},
+		{ExitError, 137, "exit_137"},
+		{ExitError, -1, "exit_-1"}, // exec reports -1 for a process killed by a signal
+		{Transport, 0, "transport"},
+		{Transport, 502, "transport"},
+		{Timeout, 0, "timeout"},
+		{MalformedResponse, 200, "malformed_response"},
+		{EvalError, 0, "eval_error"},
+		{Unsent, 0, "unsent"},
+	} {
+		t.Run(fmt.Sprintf("%s from status %d", tc.want, tc.status), func(t *testing.T) {
+			if got := Name(tc.class, tc.status); got != tc.want {
+				t.Errorf("Name(%d, %d) = %q, want %q", tc.class, tc.status, got, tc.want)
 			}
 		})
 	}
 }
 
-func TestNames(t *testing.T) {
-	want := map[Class]string{OK: "ok", WrongDecision: "wrong_decision", Undefined: "undefined",
-		NonBoolean: "non_boolean", Transport: "transport", Timeout: "timeout"}
-	for c, name := range want {
-		if got := Name(c, 0); got != name {
-			t.Errorf("Name(%d) = %q, want %q", c, got, name)
+// TestNamesAreDistinct: two classes must never share a report name, or their counts would be
+// added together in ErrorClasses.
+func TestNamesAreDistinct(t *testing.T) {
+	seen := map[string]Class{}
+	for c := Class(0); c < NumClasses; c++ {
+		name := Name(c, 418)
+		if prev, dup := seen[name]; dup {
+			t.Errorf("classes %d and %d are both named %q", prev, c, name)
 		}
+		seen[name] = c
 	}
-	if got := Name(HTTPError, 503); got != "http_503" {
-		t.Errorf("Name(HTTPError, 503) = %q", got)
+	if len(seen) != int(NumClasses) {
+		t.Errorf("%d names for %d classes", len(seen), NumClasses)
 	}
-	if got := Name(ExitError, 2); got != "exit_2" {
-		t.Errorf("Name(ExitError, 2) = %q", got)
+}
+
+func TestHasStatus(t *testing.T) {
+	for c := Class(0); c < NumClasses; c++ {
+		want := c == HTTPError || c == ExitError
+		t.Run(Name(c, 0), func(t *testing.T) {
+			if got := HasStatus(c); got != want {
+				t.Errorf("HasStatus(%s) = %t, want %t", Name(c, 0), got, want)
+			}
+		})
 	}
 }

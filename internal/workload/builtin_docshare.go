@@ -322,10 +322,6 @@ type dsRegoEntity struct {
 	Parents []string       `json:"parents"`
 }
 
-// MarshalJSON writes the request as the Rego input, so hand-written cases encode as generated
-// ones.
-func (q dsRequest) MarshalJSON() ([]byte, error) { return q.rego(), nil }
-
 // rego writes the request as the Rego input: entities keyed "Type::id", references as
 // "Type::id" strings and sets as arrays.
 func (q dsRequest) rego() []byte {

@@ -119,7 +119,7 @@ func TestCedarActionGroupsWithoutSchemaWarn(t *testing.T) {
 	for _, want := range []string{
 		`policies.cedar:2:1: policy viewers-read: action in Action::"ReadOnly": no entity Action::"ReadOnly"`,
 		`policies.cedar:12:1: policy suspended: action in Action::"Any": no entity Action::"Any"`,
-		"declare the group in --schema",
+		"declare the group in the schema",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings\n%s\ndo not say %q", got, want)

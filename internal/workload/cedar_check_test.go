@@ -48,9 +48,13 @@ func cedarDecide(e *cedarengine.Engine, request []byte) (allow bool, errs []stri
 }
 
 // checkAgainstCedar decides every input of w with cedar-go and fails the test for each one whose
-// decision differs from its Expect, or whose evaluation reported a policy error.
+// decision differs from its Expect, or whose evaluation reported a policy error. A workload
+// without inputs fails too: it would check nothing.
 func checkAgainstCedar(t *testing.T, w *Workload) {
 	t.Helper()
+	if len(w.Inputs) == 0 {
+		t.Fatalf("workload %s has no inputs", w.Name)
+	}
 	e := prepareCedar(t, w)
 	const maxReported = 20
 	wrong := 0

@@ -112,25 +112,6 @@ func checkAgainstOPA(t *testing.T, w *Workload) (denyReasons map[string]int) {
 	return denyReasons
 }
 
-// assertSameWorkload fails unless two builds produced the same data and the same inputs, in
-// the same order, with the same expectations.
-func assertSameWorkload(t *testing.T, a, b *Workload) {
-	t.Helper()
-	if !bytes.Equal(a.Data, b.Data) {
-		t.Errorf("workload %s: data differs between two builds with the same seed", a.Name)
-	}
-	if len(a.Inputs) != len(b.Inputs) {
-		t.Fatalf("workload %s: %d inputs, then %d", a.Name, len(a.Inputs), len(b.Inputs))
-	}
-	for i := range a.Inputs {
-		x, y := a.Inputs[i], b.Inputs[i]
-		if !bytes.Equal(x.JSON, y.JSON) || x.Expect != y.Expect || x.Reason != y.Reason {
-			t.Fatalf("workload %s input %d differs between two builds with the same seed:\n%s %s (%s)\n%s %s (%s)",
-				a.Name, i, x.JSON, x.Expect, x.Reason, y.JSON, y.Expect, y.Reason)
-		}
-	}
-}
-
 // handCase is a hand-written input with the decision and the reason the reference model must
 // give for it.
 type handCase[I any] struct {

@@ -56,13 +56,63 @@ func (s UserSpec) HasRego() bool {
 	return len(s.Policies) > 0 || len(s.Data) > 0 || s.Inputs != "" || s.Query != ""
 }
 
+// SettingError is a setting of a user workload that is missing or cannot be used as given.
+// Its message names each setting as a scenario file's workload entry does (inputs, query,
+// undefined_as); a command line, where the settings are flags, says the same with Named.
+type SettingError struct {
+	// Setting is the setting at fault, named as in a scenario file.
+	Setting string
+	say     func(name func(setting string) string) string
+}
+
+func (e *SettingError) Error() string { return e.say(func(setting string) string { return setting }) }
+
+// Named is the message with every setting it names called name(setting), such as the flag that
+// gave it.
+func (e *SettingError) Named(name func(setting string) string) string { return e.say(name) }
+
+// Check reports the first setting of the spec that is missing or cannot be used as given,
+// before any file is read. FromFiles checks the same first.
+func (s UserSpec) Check() error {
+	if !s.HasCedar() || s.HasRego() {
+		if s.Inputs == "" {
+			return &SettingError{Setting: "inputs", say: func(n func(string) string) string {
+				return fmt.Sprintf(`a user workload needs %s FILE.jsonl (one {"input": ..., "expect": true|false} per line), or %s FILE.jsonl for Cedar`,
+					n("inputs"), n("requests"))
+			}}
+		}
+		if _, err := ParseUndefinedAs(s.UndefinedAs); err != nil {
+			return err
+		}
+		if s.Query != "" && !strings.HasPrefix(s.Query, "data.") {
+			return &SettingError{Setting: "query", say: func(n func(string) string) string {
+				return fmt.Sprintf("%s %q: want a reference under data, such as data.authz.allow", n("query"), s.Query)
+			}}
+		}
+	}
+	if s.HasCedar() {
+		if len(s.CedarPolicies) == 0 {
+			return &SettingError{Setting: "cedar_policies", say: func(n func(string) string) string {
+				return fmt.Sprintf("a Cedar workload needs %s FILE (and %s FILE.jsonl)", n("cedar_policies"), n("requests"))
+			}}
+		}
+		if s.Requests == "" {
+			return &SettingError{Setting: "requests", say: func(n func(string) string) string {
+				return fmt.Sprintf(`a Cedar workload needs %s FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
+					n("requests"))
+			}}
+		}
+	}
+	return nil
+}
+
 // FromFiles builds a workload from the user's policy, data and inputs files.
 func FromFiles(s UserSpec) (*Workload, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	if s.HasCedar() && !s.HasRego() {
 		return cedarFromFiles(s)
-	}
-	if s.Inputs == "" {
-		return nil, errors.New("a user workload needs --inputs FILE.jsonl (one {\"input\": ..., \"expect\": true|false} per line), or --cedar-requests FILE.jsonl for Cedar")
 	}
 	for _, p := range append(append([]string{}, s.Policies...), s.Data...) {
 		if _, err := os.Stat(p); err != nil {
@@ -75,12 +125,9 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	}
 	query := s.Query
 	if query == "" && len(s.Policies) > 0 {
-		var err error
 		if query, err = deriveQuery(s.Policies, s.V0Compatible); err != nil {
 			return nil, err
 		}
-	} else if query != "" && !strings.HasPrefix(query, "data.") {
-		return nil, fmt.Errorf("--query %q: want a reference under data, such as data.authz.allow", query)
 	}
 	inputs, err := ReadInputs(s.Inputs)
 	if err != nil {
@@ -123,7 +170,7 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	return w, nil
 }
 
-// ParseUndefinedAs reads --undefined-as: "deny" or "allow", or empty for none.
+// ParseUndefinedAs reads the undefined_as setting: "deny" or "allow", or empty for none.
 func ParseUndefinedAs(v string) (Expect, error) {
 	switch v {
 	case "":
@@ -133,7 +180,9 @@ func ParseUndefinedAs(v string) (Expect, error) {
 	case "allow":
 		return ExpectAllow, nil
 	}
-	return Unverified, fmt.Errorf("--undefined-as %q: want deny or allow", v)
+	return Unverified, &SettingError{Setting: "undefined_as", say: func(n func(string) string) string {
+		return fmt.Sprintf("%s %q: want deny or allow", n("undefined_as"), v)
+	}}
 }
 
 // userName is the workload's name: the one given, or else the first policy's file name without
@@ -160,14 +209,8 @@ func userName(s UserSpec) string {
 	return "user"
 }
 
-// cedarFromFiles builds the Cedar side of a user workload.
+// cedarFromFiles builds the Cedar side of a user workload whose settings passed Check.
 func cedarFromFiles(s UserSpec) (*Workload, error) {
-	if len(s.CedarPolicies) == 0 {
-		return nil, errors.New("a Cedar workload needs --cedar-policies FILE (and --cedar-requests FILE.jsonl)")
-	}
-	if s.Requests == "" {
-		return nil, errors.New(`a Cedar workload needs --cedar-requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`)
-	}
 	for _, p := range append(append([]string{}, s.CedarPolicies...), s.Entities, s.Schema, s.TemplateLinks) {
 		if p == "" {
 			continue
@@ -204,7 +247,7 @@ func cedarFromFiles(s UserSpec) (*Workload, error) {
 	for _, g := range engine.UnknownActionGroups() {
 		if !asked[g.Action] {
 			warnings = append(warnings, fmt.Sprintf("%s: action in %s: no entity %s, so no action is in it, and no request asks for it; "+
-				"declare the group in --schema (action read in [\"%s\"]), as the Cedar CLI reads action groups from the schema",
+				"declare the group in the schema (action read in [\"%s\"]), as the Cedar CLI reads action groups from the schema",
 				g.Policy, g.Action, g.Action, string(g.Action.ID)))
 		}
 	}
@@ -262,10 +305,10 @@ func deriveQuery(policies []string, v0 bool) (string, error) {
 	case len(names) == 0:
 		return "", fmt.Errorf("no Rego policy found in %s", strings.Join(policies, ", "))
 	case len(names) > 1:
-		return "", fmt.Errorf("cannot derive the query: the policies define packages %s; give --query, e.g. --query %s.allow",
+		return "", fmt.Errorf("cannot derive the query: the policies define packages %s; give the query to ask, such as %s.allow",
 			strings.Join(names, ", "), names[0])
 	case !hasAllow[names[0]]:
-		return "", fmt.Errorf("cannot derive the query: package %s has no rule named allow; give --query", names[0])
+		return "", fmt.Errorf("cannot derive the query: package %s has no rule named allow; give the query to ask", names[0])
 	}
 	return names[0] + ".allow", nil
 }
@@ -472,7 +515,7 @@ func Export(w *Workload, dir string) error {
 	return nil
 }
 
-// cedarRequestLine is an input's Cedar request as a line of a --cedar-requests file: the request
+// cedarRequestLine is an input's Cedar request as a line of a requests file: the request
 // object with its expected decision added.
 func cedarRequestLine(in Input) ([]byte, error) {
 	var fields map[string]json.RawMessage

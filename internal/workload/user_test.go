@@ -1,6 +1,10 @@
 package workload
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,108 +12,308 @@ import (
 	"testing"
 )
 
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// Fixtures for the user workload (user.go) live under testdata/user: inputs/*.jsonl and
+// policies/<case>/*.rego.
+func inputsFile(name string) string   { return filepath.Join("testdata", "user", "inputs", name) }
+func policiesDir(name string) string  { return filepath.Join("testdata", "user", "policies", name) }
+func policyFile(dir, f string) string { return filepath.Join(policiesDir(dir), f) }
 
-func TestReadInputs(t *testing.T) {
-	dir := t.TempDir()
-	good := writeFile(t, dir, "good.jsonl", `{"input": {"user": "ann"}, "expect": true}
-
-# a comment
-{"input": {"user": "bob"}, "expect": false}
-{"input": {"user": "cy"}}
-`)
-	inputs, err := ReadInputs(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []struct {
+func TestReadInputsFixtures(t *testing.T) {
+	type want struct {
 		json   string
 		expect Expect
-	}{{`{"user":"ann"}`, ExpectAllow}, {`{"user":"bob"}`, ExpectDeny}, {`{"user":"cy"}`, Unverified}}
-	if len(inputs) != len(want) {
-		t.Fatalf("%d inputs, want %d", len(inputs), len(want))
 	}
-	for i, w := range want {
-		if string(inputs[i].JSON) != w.json || inputs[i].Expect != w.expect {
-			t.Errorf("input %d: %s %s, want %s %s", i, inputs[i].JSON, inputs[i].Expect, w.json, w.expect)
-		}
-	}
-}
-
-func TestReadInputsErrorsNameTheLine(t *testing.T) {
-	dir := t.TempDir()
 	for _, tc := range []struct {
-		name, content, want string
+		file string
+		want []want
 	}{
-		{"not json", "{\"input\": {}}\nnot json\n", "bad.jsonl:2: not a JSON object"},
-		{"missing input", "{\"expect\": true}\n", `bad.jsonl:1: missing "input"`},
-		{"expect not boolean", "{\"input\": {}, \"expect\": \"yes\"}\n", "bad.jsonl:1:"},
-		{"typo", "{\"input\": {}, \"exepct\": true}\n", `bad.jsonl:1: not a JSON object of the form {"input": {...}, "expect": true|false}: json: unknown field "exepct"`},
-		{"two values", "{\"input\": {}} {\"input\": {}}\n", "bad.jsonl:1: more than one JSON value"},
-		{"empty", "\n# nothing\n", "bad.jsonl: no inputs"},
-		{"several", "x\n{\"input\": {}}\ny\n", "bad.jsonl:3:"},
+		{"valid.jsonl", []want{
+			{`{"user":"ann","action":"read"}`, ExpectAllow},
+			{`{"user":"bob","action":"write"}`, ExpectDeny},
+			{`{"user":"cy"}`, Unverified},
+			{`[1,2,3]`, ExpectAllow},
+			{`"just a string"`, ExpectDeny},
+		}},
+		{"crlf.jsonl", []want{
+			{`{"user":"ann"}`, ExpectAllow},
+			{`{"user":"bob"}`, Unverified},
+		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadInputs(writeFile(t, dir, "bad.jsonl", tc.content))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+		t.Run(tc.file, func(t *testing.T) {
+			inputs, err := ReadInputs(inputsFile(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []want
+			for _, in := range inputs {
+				got = append(got, want{string(in.JSON), in.Expect})
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("inputs\n %v\nwant\n %v", got, tc.want)
 			}
 		})
 	}
-	if _, err := ReadInputs(filepath.Join(dir, "absent.jsonl")); err == nil || !strings.Contains(err.Error(), "absent.jsonl") {
-		t.Errorf("missing file: %v", err)
+}
+
+func TestReadInputsErrorsCarryPathAndLine(t *testing.T) {
+	const form = `not a JSON object of the form {"input": {...}, "expect": true|false}: `
+	for _, tc := range []struct {
+		file string
+		// want holds one entry per error, in order: the exact text, or its start when it ends
+		// with "…" (what follows comes from encoding/json).
+		want []string
+	}{
+		{"not_json.jsonl", []string{"not_json.jsonl:2: " + form + "invalid character 'o' in literal null (expecting 'u')"}},
+		{"missing_input.jsonl", []string{`missing_input.jsonl:1: missing "input"`}},
+		{"input_null.jsonl", []string{`input_null.jsonl:1: missing "input"`}},
+		{"expect_string.jsonl", []string{"expect_string.jsonl:1: " + form + "json: cannot unmarshal string into Go struct field .expect of type bool"}},
+		{"expect_number.jsonl", []string{"expect_number.jsonl:1: " + form + "json: cannot unmarshal number into Go struct field .expect of type bool"}},
+		{"typo.jsonl", []string{`typo.jsonl:1: ` + form + `json: unknown field "exepct"`}},
+		{"two_values.jsonl", []string{`two_values.jsonl:1: more than one JSON value on the line, or text after it: "{\"input\": {}}"`}},
+		{"array.jsonl", []string{"array.jsonl:1: " + form + "json: cannot unmarshal array into Go value of type struct…"}},
+		{"empty.jsonl", []string{"empty.jsonl: no inputs"}},
+		{"comments_only.jsonl", []string{"comments_only.jsonl: no inputs"}},
+		// Every bad line at once, good lines and blank lines counted in the numbering.
+		{"several.jsonl", []string{
+			"several.jsonl:2: " + form + "invalid character 'o' looking for beginning of value",
+			"several.jsonl:3: " + form + "json: cannot unmarshal string into Go struct field .expect of type bool",
+			`several.jsonl:5: ` + form + `json: unknown field "exepct"`,
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			path := inputsFile(tc.file)
+			inputs, err := ReadInputs(path)
+			if err == nil {
+				t.Fatalf("accepted %d inputs", len(inputs))
+			}
+			if inputs != nil {
+				t.Errorf("%d inputs returned beside the error", len(inputs))
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tc.want) {
+				t.Fatalf("%d errors, want %d:\n%s", len(lines), len(tc.want), err)
+			}
+			for i, w := range tc.want {
+				w = filepath.Join(filepath.Dir(path), w)
+				if prefix, ok := strings.CutSuffix(w, "…"); ok {
+					if !strings.HasPrefix(lines[i], prefix) {
+						t.Errorf("error %d\n %s\nwant it to start\n %s", i+1, lines[i], prefix)
+					}
+					continue
+				}
+				if lines[i] != w {
+					t.Errorf("error %d\n %s\nwant\n %s", i+1, lines[i], w)
+				}
+			}
+		})
 	}
 }
 
-func TestQueryDerivation(t *testing.T) {
-	dir := t.TempDir()
-	inputs := writeFile(t, dir, "in.jsonl", `{"input": {}, "expect": true}`+"\n")
-	one := writeFile(t, dir, "one.rego", "package httpapi.authz\n\nallow if input.user == \"ann\"\n")
-	other := writeFile(t, dir, "other.rego", "package other\n\nallow := true\n")
-	noAllow := writeFile(t, dir, "noallow.rego", "package quiet\n\npermit := true\n")
+func TestReadInputsMissingFile(t *testing.T) {
+	path := inputsFile("absent.jsonl")
+	_, err := ReadInputs(path)
+	if err == nil || err.Error() != "read inputs: open "+path+": no such file or directory" {
+		t.Errorf("err = %v", err)
+	}
+}
 
-	w, err := FromFiles(UserSpec{Policies: []string{one}, Inputs: inputs})
-	if err != nil || w.Query != "data.httpapi.authz.allow" || w.Name != "one" {
-		t.Errorf("one package: %v %v", w, err)
+// TestReadInputsStopsAfterTwentyErrors: a file in the wrong format altogether gives twenty
+// errors and a note, not one per line.
+func TestReadInputsStopsAfterTwentyErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("user,action\n"), 100), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	_, err = FromFiles(UserSpec{Policies: []string{one, other}, Inputs: inputs})
-	if err == nil || !strings.Contains(err.Error(), "data.httpapi.authz, data.other") {
-		t.Errorf("two packages: %v", err)
+	_, err := ReadInputs(path)
+	if err == nil {
+		t.Fatal("accepted")
 	}
-	_, err = FromFiles(UserSpec{Policies: []string{noAllow}, Inputs: inputs})
-	if err == nil || !strings.Contains(err.Error(), "no rule named allow") {
-		t.Errorf("no allow: %v", err)
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 21 || lines[20] != "too many errors; stopping" || !strings.HasPrefix(lines[19], path+":20: ") {
+		t.Errorf("%d error lines, last two %q; want 20 errors then \"too many errors; stopping\"", len(lines), lines[len(lines)-2:])
 	}
-	_, err = FromFiles(UserSpec{Policies: []string{one}, Inputs: inputs, Query: "httpapi.authz.allow"})
-	if err == nil || !strings.Contains(err.Error(), "want a reference under data") {
-		t.Errorf("query without data.: %v", err)
+}
+
+// TestReadInputsRejectsTrailingText: json.Decoder.More reports false before a closing '}' or
+// ']', so text after the object that starts with one slips through the "more than one JSON
+// value" check.
+func TestReadInputsRejectsTrailingText(t *testing.T) {
+	for _, file := range []string{"trailing_brace.jsonl", "trailing_bracket.jsonl"} {
+		t.Run(file, func(t *testing.T) {
+			if inputs, err := ReadInputs(inputsFile(file)); err == nil {
+				t.Errorf("accepted %d inputs from a line with trailing text", len(inputs))
+			}
+		})
 	}
-	w, err = FromFiles(UserSpec{Policies: []string{one, other}, Inputs: inputs, Query: "data.other.allow"})
-	if err != nil || w.Query != "data.other.allow" {
-		t.Errorf("explicit query: %v %v", w, err)
+}
+
+func TestFromFilesQuery(t *testing.T) {
+	inputs := inputsFile("valid.jsonl")
+	for _, tc := range []struct {
+		name      string
+		spec      UserSpec
+		wantQuery string
+		wantErr   string
+	}{
+		{"one package with allow", UserSpec{Policies: []string{policyFile("one", "authz.rego")}, Inputs: inputs},
+			"data.httpapi.authz.allow", ""},
+		{"a directory with one package", UserSpec{Policies: []string{policiesDir("one")}, Inputs: inputs},
+			"data.httpapi.authz.allow", ""},
+		{"one package over two files", UserSpec{Policies: []string{policiesDir("split")}, Inputs: inputs},
+			"data.shared.allow", ""},
+		{"two packages in two files", UserSpec{Policies: []string{policyFile("two", "b.rego"), policyFile("two", "a.rego")}, Inputs: inputs},
+			"", "cannot derive the query: the policies define packages data.team.a, data.team.b; give the query to ask, such as data.team.a.allow"},
+		{"two packages in a directory", UserSpec{Policies: []string{policiesDir("two")}, Inputs: inputs},
+			"", "cannot derive the query: the policies define packages data.team.a, data.team.b; give the query to ask, such as data.team.a.allow"},
+		{"two packages from two directories", UserSpec{Policies: []string{policiesDir("one"), policiesDir("noallow")}, Inputs: inputs},
+			"", "cannot derive the query: the policies define packages data.httpapi.authz, data.quiet; give the query to ask, such as data.httpapi.authz.allow"},
+		{"package without allow", UserSpec{Policies: []string{policiesDir("noallow")}, Inputs: inputs},
+			"", "cannot derive the query: package data.quiet has no rule named allow; give the query to ask"},
+		{"no Rego at all", UserSpec{Policies: []string{policiesDir("none")}, Inputs: inputs},
+			"", "no Rego policy found in " + policiesDir("none")},
+		{"query without data. prefix", UserSpec{Policies: []string{policiesDir("one")}, Inputs: inputs, Query: "httpapi.authz.allow"},
+			"", `query "httpapi.authz.allow": want a reference under data, such as data.authz.allow`},
+		{"query without data. prefix and no policy", UserSpec{Inputs: inputs, Query: "authz.allow"},
+			"", `query "authz.allow": want a reference under data, such as data.authz.allow`},
+		{"explicit query picks one of two packages", UserSpec{Policies: []string{policiesDir("two")}, Inputs: inputs, Query: "data.team.b.allow"},
+			"data.team.b.allow", ""},
+		{"explicit query for a package without allow", UserSpec{Policies: []string{policiesDir("noallow")}, Inputs: inputs, Query: "data.quiet.permit"},
+			"data.quiet.permit", ""},
+		// Tests beside the policy are not a second package to choose from: a *_test.rego file,
+		// and a package of test_ rules only in a file named otherwise.
+		{"tests beside the policy", UserSpec{Policies: []string{policyFile("one", "authz.rego"), policyFile("tests", "authz_test.rego"),
+			policyFile("tests", "checks.rego")}, Inputs: inputs}, "data.httpapi.authz.allow", ""},
+		// A package with a test_ rule and a rule of its own is not a test package.
+		{"a package with a test_ rule beside others", UserSpec{Policies: []string{policyFile("one", "authz.rego"), policyFile("mixed", "mixed.rego")}, Inputs: inputs},
+			"", "cannot derive the query: the policies define packages data.httpapi.authz, data.mixed; give the query to ask, such as data.httpapi.authz.allow"},
+		// A target that brings its own policy (the http target) needs inputs only.
+		{"no policy", UserSpec{Inputs: inputs}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := FromFiles(tc.spec)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Errorf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Query != tc.wantQuery {
+				t.Errorf("query %q, want %q", w.Query, tc.wantQuery)
+			}
+			if len(w.Inputs) != 5 {
+				t.Errorf("%d inputs, want the 5 of valid.jsonl", len(w.Inputs))
+			}
+			if !reflect.DeepEqual(w.PolicyPaths, tc.spec.Policies) || w.Policies != nil || w.Data != nil {
+				t.Errorf("policy paths %v (in memory %v, data %v), want the paths given and nothing in memory", w.PolicyPaths, w.Policies, w.Data)
+			}
+		})
 	}
-	if _, err := FromFiles(UserSpec{Policies: []string{filepath.Join(dir, "nope.rego")}, Inputs: inputs}); err == nil {
-		t.Error("a missing policy file was accepted")
+}
+
+func TestFromFilesRejects(t *testing.T) {
+	inputs := inputsFile("valid.jsonl")
+	for _, tc := range []struct {
+		name string
+		spec UserSpec
+		// want is the start of the error.
+		want string
+	}{
+		{"no inputs", UserSpec{Policies: []string{policiesDir("one")}},
+			`a user workload needs inputs FILE.jsonl (one {"input": ..., "expect": true|false} per line), or requests FILE.jsonl for Cedar`},
+		{"missing policy", UserSpec{Name: "mine", Policies: []string{policyFile("one", "absent.rego")}, Inputs: inputs},
+			"workload mine: stat " + policyFile("one", "absent.rego") + ": no such file or directory"},
+		{"missing data", UserSpec{Name: "mine", Policies: []string{policiesDir("one")}, Data: []string{"absent.json"}, Inputs: inputs},
+			"workload mine: stat absent.json: no such file or directory"},
+		{"policy that does not parse", UserSpec{Policies: []string{policiesDir("bad")}, Inputs: inputs}, "load policies: "},
+		{"bad inputs", UserSpec{Policies: []string{policiesDir("one")}, Inputs: inputsFile("typo.jsonl")},
+			inputsFile("typo.jsonl") + ":1: "},
+		{"missing inputs", UserSpec{Policies: []string{policiesDir("one")}, Inputs: inputsFile("absent.jsonl")}, "read inputs: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := FromFiles(tc.spec)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("FromFiles = %v, %v; want an error starting %q", w, err, tc.want)
+			}
+		})
 	}
-	// Tests beside the policy are not a second package to choose from: a *_test.rego file, and
-	// a package of test_ rules only in a file named otherwise.
-	testFile := writeFile(t, dir, "one_test.rego", "package httpapi.authz_test\n\ntest_ann if data.httpapi.authz.allow with input.user as \"ann\"\n")
-	testPkg := writeFile(t, dir, "checks.rego", "package checks\n\ntest_bob if not data.httpapi.authz.allow with input.user as \"bob\"\n")
-	w, err = FromFiles(UserSpec{Policies: []string{one, testFile, testPkg}, Inputs: inputs})
-	if err != nil || w.Query != "data.httpapi.authz.allow" {
-		t.Errorf("policy with tests beside it: %v %v", w, err)
+}
+
+// TestCheckNamesTheSetting: a setting that is missing or malformed is reported before any file
+// is read, naming the setting as a scenario file does; Named says the same in a caller's words
+// (the command line's flags), every setting the message names renamed.
+func TestCheckNamesTheSetting(t *testing.T) {
+	flag := func(setting string) string { return "--" + strings.ReplaceAll(setting, "_", "-") }
+	absent := inputsFile("absent.jsonl") // never read: Check reads no file
+	for _, tc := range []struct {
+		name          string
+		spec          UserSpec
+		setting       string
+		want, flagged string
+	}{
+		{"no inputs", UserSpec{Policies: []string{"p.rego"}}, "inputs",
+			`a user workload needs inputs FILE.jsonl (one {"input": ..., "expect": true|false} per line), or requests FILE.jsonl for Cedar`,
+			`a user workload needs --inputs FILE.jsonl (one {"input": ..., "expect": true|false} per line), or --requests FILE.jsonl for Cedar`},
+		{"undefined as what", UserSpec{Inputs: absent, UndefinedAs: "maybe"}, "undefined_as",
+			`undefined_as "maybe": want deny or allow`, `--undefined-as "maybe": want deny or allow`},
+		{"query outside data", UserSpec{Inputs: absent, Query: "authz.allow"}, "query",
+			`query "authz.allow": want a reference under data, such as data.authz.allow`,
+			`--query "authz.allow": want a reference under data, such as data.authz.allow`},
+		{"Cedar without policies", UserSpec{Requests: absent}, "cedar_policies",
+			"a Cedar workload needs cedar_policies FILE (and requests FILE.jsonl)", "a Cedar workload needs --cedar-policies FILE (and --requests FILE.jsonl)"},
+		{"Cedar without requests", UserSpec{CedarPolicies: []string{"p.cedar"}}, "requests",
+			`a Cedar workload needs requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
+			`a Cedar workload needs --requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`},
+		{"Cedar beside Rego without requests", UserSpec{Inputs: absent, CedarPolicies: []string{"p.cedar"}}, "requests",
+			`a Cedar workload needs requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
+			`a Cedar workload needs --requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.spec.Check()
+			var se *SettingError
+			if !errors.As(err, &se) {
+				t.Fatalf("Check = %v, want a SettingError", err)
+			}
+			if se.Setting != tc.setting || err.Error() != tc.want || se.Named(flag) != tc.flagged {
+				t.Errorf("setting %q\n %s\n %s\nwant %q\n %s\n %s", se.Setting, err, se.Named(flag), tc.setting, tc.want, tc.flagged)
+			}
+			// FromFiles reports the same, before it reads a file.
+			if _, err := FromFiles(tc.spec); err == nil || err.Error() != tc.want {
+				t.Errorf("FromFiles = %v, want %q", err, tc.want)
+			}
+		})
 	}
-	// A package with a test_ rule and a rule of its own is not a test package.
-	mixed := writeFile(t, dir, "mixed.rego", "package mixed\n\nallow := true\n\ntest_x if allow\n")
-	if _, err := FromFiles(UserSpec{Policies: []string{one, mixed}, Inputs: inputs}); err == nil || !strings.Contains(err.Error(), "data.mixed") {
-		t.Errorf("a package with a test_ rule beside others was left out: %v", err)
+	if err := (UserSpec{Inputs: absent, Query: "data.x.allow", UndefinedAs: "deny"}).Check(); err != nil {
+		t.Errorf("a complete spec: %v", err)
+	}
+}
+
+func TestFromFilesNameAndData(t *testing.T) {
+	// Without a name, the workload is named after its first policy, a directory or a file
+	// without its extension.
+	for _, tc := range []struct {
+		name, policy, want string
+	}{{"", policiesDir("one"), "one"}, {"", policyFile("one", "authz.rego"), "authz"}, {"mine", policiesDir("one"), "mine"}} {
+		t.Run(fmt.Sprintf("name %q, policy %s", tc.name, tc.policy), func(t *testing.T) {
+			spec := UserSpec{Name: tc.name, Policies: []string{tc.policy}, Data: []string{policyFile("none", "data.json")},
+				Inputs: inputsFile("crlf.jsonl")}
+			w, err := FromFiles(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Name != tc.want {
+				t.Errorf("name %q, want %q", w.Name, tc.want)
+			}
+			if !reflect.DeepEqual(w.DataPaths, spec.Data) {
+				t.Errorf("data paths %v, want %v", w.DataPaths, spec.Data)
+			}
+			allow, deny, unverified := w.Counts()
+			if allow != 1 || deny != 0 || unverified != 1 {
+				t.Errorf("counts %d/%d/%d, want 1/0/1", allow, deny, unverified)
+			}
+		})
 	}
 }
 
@@ -132,8 +336,8 @@ func TestRegoApps(t *testing.T) {
 			err: "the policy looks like Rego v0 (OPA before 1.0): add --v0-compatible"},
 		{name: "nodefault", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "deny"},
 			query: "data.nodefault.allow", expects: []Expect{ExpectAllow, ExpectAllow, ExpectDeny, ExpectDeny}, undefined: ExpectDeny},
-		{name: "nodefault, bad --undefined-as", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "no"},
-			err: `--undefined-as "no": want deny or allow`},
+		{name: "nodefault, bad undefined_as", spec: UserSpec{Policies: []string{app("nodefault")}, Inputs: filepath.Join(app("nodefault"), "inputs.jsonl"), UndefinedAs: "no"},
+			err: `undefined_as "no": want deny or allow`},
 		{name: "withtests", spec: UserSpec{Policies: []string{app("withtests")}, Data: []string{filepath.Join(app("withtests"), "data.json")},
 			Inputs: filepath.Join(app("withtests"), "inputs.jsonl")},
 			query: "data.withtests.allow", expects: []Expect{ExpectAllow, ExpectDeny, ExpectDeny}},
@@ -194,25 +398,50 @@ func TestExportRoundTrip(t *testing.T) {
 	}
 }
 
+// FuzzReadInputs: ReadInputs never panics, and what it accepts is compact JSON with a defined
+// expectation.
 func FuzzReadInputs(f *testing.F) {
+	for _, name := range []string{"valid.jsonl", "crlf.jsonl", "several.jsonl", "two_values.jsonl", "trailing_brace.jsonl", "empty.jsonl"} {
+		b, err := os.ReadFile(inputsFile(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"input": {"a": [1, {"b": null}]}, "expect": false}` + "\n# x\n"))
+	f.Add([]byte("{\"input\": 1e400}\n"))
+	f.Add([]byte("\xef\xbb\xbf{\"input\": {}}\n"))
 	f.Add([]byte(`{"input": {"a": 1}, "expect": true}` + "\n"))
 	f.Add([]byte("# c\n\n{\"input\": []}\n"))
 	f.Add([]byte(`{"input": null}`))
+	path := filepath.Join(f.TempDir(), "inputs.jsonl")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(t.TempDir(), "f.jsonl")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		inputs, err := ReadInputs(p)
+		inputs, err := ReadInputs(path)
 		if err != nil {
+			if !strings.HasPrefix(err.Error(), path) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
 			return
 		}
 		if len(inputs) == 0 {
 			t.Fatal("no error and no inputs")
 		}
-		for _, in := range inputs {
-			if len(in.JSON) == 0 {
-				t.Fatal("an input with an empty document")
+		if lines := bytes.Count(b, []byte("\n")) + 1; len(inputs) > lines {
+			t.Fatalf("%d inputs from %d lines", len(inputs), lines)
+		}
+		for i, in := range inputs {
+			if !json.Valid(in.JSON) {
+				t.Fatalf("input %d is not valid JSON: %q", i, in.JSON)
+			}
+			var c bytes.Buffer
+			if err := json.Compact(&c, in.JSON); err != nil || !bytes.Equal(c.Bytes(), in.JSON) {
+				t.Fatalf("input %d is not compact: %q", i, in.JSON)
+			}
+			if in.Expect != Unverified && in.Expect != ExpectAllow && in.Expect != ExpectDeny {
+				t.Fatalf("input %d has expectation %d", i, in.Expect)
 			}
 		}
 	})

@@ -270,9 +270,6 @@ func Builtin(name string) (*Workload, error) {
 	return w, nil
 }
 
-// Describe returns the description of a built-in workload.
-func Describe(name string) string { return builtins[name].Description }
-
 // Files returns the policy and data paths OPA should load, writing in-memory files under dir
 // first. Every mode (in-process, CLI, server) loads these same paths, so they all see the same
 // policy and data.

@@ -1,0 +1,5 @@
+package mixed
+
+allow := true
+
+test_x if allow
