@@ -33,7 +33,9 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 		Example: `  authzbench capacity --target opa/server --workload risk --slo p99=5ms,errors=0.1%
   authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			// Every target option here is a flag: errors about one name it so.
+			defer func() { err = optionsFlagNamed(err, map[string]string{"url": "--url", "opa_bin": "--opa-bin"}) }()
 			slo, err := bench.ParseSLO(sloText)
 			if err != nil {
 				return usageError(err)
@@ -55,7 +57,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 			}
 			if opaBin != "" {
 				if _, err := sut.ExternalOPA(opaBin); err != nil {
-					return usageError(err)
+					return usageError(fmt.Errorf("--opa-bin %w", err))
 				}
 			}
 			c.Options = map[string]any{}

@@ -355,6 +355,22 @@ func TestFaultPaths(t *testing.T) {
 					t.Errorf("err %v, %d requests at the url; want one run at the url, placed external: %+v", err, e.hits.Load(), doc)
 				}
 			}},
+		{name: "a scenario's http header option is named as the file names it, not as a flag", code: exitUsage,
+			want: []string{`headers "Authorization Bearer x": want Name: value`}, not: []string{"--header"},
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("run", "-f", e.write(t, "s.yaml", "floor: false\nload: {duration: 200ms, warmup: 0s, workers: 1}\nworkloads: [nop]\n"+
+					"targets:\n  - target: http\n    options: {url: '"+e.url+"', decision_path: /result, headers: ['Authorization Bearer x']}\n"), "-o", e.out)
+			}},
+		{name: "a scenario's unreachable url is named url, the flag's --url", code: exitFailed,
+			want: []string{"cannot reach url http://127.0.0.1:1/"}, not: []string{"--url"},
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("run", "-f", e.write(t, "s.yaml", "floor: false\nload: {duration: 200ms, warmup: 0s, workers: 1}\nworkloads: [nop]\n"+
+					"targets:\n  - target: opa/server\n    options: {url: 'http://127.0.0.1:1'}\n"), "-o", e.out)
+			}},
+		{name: "an unreachable --url is named --url", code: exitFailed, want: []string{"cannot reach --url http://127.0.0.1:1/"},
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("run", "--target", "opa/server", "--url", "http://127.0.0.1:1", "--workload", "nop", fast, "-o", e.out)
+			}},
 		{name: "--port 70000 is not a port", code: exitUsage, want: []string{"--port 70000: not a TCP port"}, not: []string{"in use"},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "--target", "opa/server", "--workload", "nop", "--port", "70000", fast, "-o", e.out)

@@ -129,7 +129,8 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
     --inputs inputs.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runBench(cmd, f, stdout, stderr)
+			// A target option the user gave as a flag is named as that flag in any error.
+			return optionsFlagNamed(runBench(cmd, f, stdout, stderr), givenOptionFlags(cmd, f))
 		},
 	}
 	fl := cmd.Flags()
@@ -199,12 +200,12 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	}
 	if f.opaBin != "" {
 		if _, err := sut.ExternalOPA(f.opaBin); err != nil {
-			return usageError(err)
+			return usageError(fmt.Errorf("--opa-bin %w", err))
 		}
 	}
 	if f.port != 0 {
 		if _, err := sut.CheckFree(f.port); err != nil {
-			return usageError(err)
+			return usageError(fmt.Errorf("--port %w", err))
 		}
 	}
 	var pinSUT, pinLoad []int
@@ -317,19 +318,38 @@ func pinningDescription(load, servers []int) string {
 func targetOptions(cmd *cobra.Command, f runFlags) map[string]any {
 	fl := cmd.Flags()
 	values := map[string]any{}
-	for _, o := range []struct {
-		flag, key string
-		value     any
-	}{
-		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
-		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
-		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
-	} {
+	for _, o := range optionFlags(f) {
 		if fl.Changed(o.flag) {
 			values[o.key] = o.value
 		}
 	}
 	return values
+}
+
+// optionFlag is a flag that sets a target option.
+type optionFlag struct {
+	flag, key string
+	value     any
+}
+
+func optionFlags(f runFlags) []optionFlag {
+	return []optionFlag{
+		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
+		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
+		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
+	}
+}
+
+// givenOptionFlags names the flags given that set target options, by the option's key, for
+// errors about those options to name the flag.
+func givenOptionFlags(cmd *cobra.Command, f runFlags) map[string]string {
+	given := map[string]string{}
+	for _, o := range optionFlags(f) {
+		if cmd.Flags().Changed(o.flag) {
+			given[o.key] = "--" + o.flag
+		}
+	}
+	return given
 }
 
 // kindsTaking names the kinds offered to users that take an option, "opa/server and

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -73,19 +74,49 @@ var settingFlags = map[string]string{
 // flagNamed rewrites, in err's message, each problem with a setting of the user's workload so
 // that it names the flag that gave the setting rather than the scenario file's key.
 func flagNamed(err error) error {
+	return renamed(err, func(e error) (string, string, bool) {
+		se, ok := e.(*workload.SettingError)
+		if !ok {
+			return "", "", false
+		}
+		return se.Error(), se.Named(func(setting string) string {
+			if flag, ok := settingFlags[setting]; ok {
+				return flag
+			}
+			return setting
+		}), true
+	})
+}
+
+// optionsFlagNamed rewrites, in err's message, each problem with a target option that a flag
+// gave (given: the flags given, by the option's key) so that it names the flag; options from a
+// scenario file keep their keys.
+func optionsFlagNamed(err error, given map[string]string) error {
+	return renamed(err, func(e error) (string, string, bool) {
+		oe, ok := e.(*target.OptionError)
+		if !ok {
+			return "", "", false
+		}
+		return oe.Error(), oe.Named(func(key string) string {
+			if flag, ok := given[key]; ok {
+				return flag
+			}
+			return key
+		}), true
+	})
+}
+
+// renamed rewrites err's message wherever one of the errors it wraps has words of its own for
+// the user (rename says which, and what they become), keeping the chain for errors.As.
+func renamed(err error, rename func(error) (old, new string, ok bool)) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
 	var walk func(error)
 	walk = func(e error) {
-		if se, ok := e.(*workload.SettingError); ok {
-			msg = strings.Replace(msg, se.Error(), se.Named(func(setting string) string {
-				if flag, ok := settingFlags[setting]; ok {
-					return flag
-				}
-				return setting
-			}), 1)
+		if old, new, ok := rename(e); ok {
+			msg = strings.Replace(msg, old, new, 1)
 			return
 		}
 		switch u := e.(type) {

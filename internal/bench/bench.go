@@ -140,7 +140,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	return nil
 }
 
-// checkOrder refuses what the interleaved order cannot do: two servers listening on one --port.
+// checkOrder refuses what the interleaved order cannot do: two servers listening on one port.
 func checkOrder(s *scenario.Scenario, o Options) error {
 	if s.Order != scenario.Interleaved || s.Repeat < 2 {
 		return nil
@@ -153,8 +153,10 @@ func checkOrder(s *scenario.Scenario, o Options) error {
 	}
 	for port, n := range servers {
 		if n > 1 {
-			return fmt.Errorf("--port %d: interleaved repetitions keep the %d servers up at once, and only one can listen on that port; "+
-				"add --order sequential or drop --port", port, n)
+			return target.NewOptionError("port", func(name func(string) string) string {
+				return fmt.Sprintf("%s %d: interleaved repetitions keep the %d servers up at once, and only one can listen on that port; "+
+					"run the repetitions in sequential order or drop %s", name("port"), port, n, name("port"))
+			})
 		}
 	}
 	return nil

@@ -221,8 +221,8 @@ func TestUnreachableURLFailsBeforeLoad(t *testing.T) {
 	setOptions(t, s, map[string]any{"url": "http://" + addr})
 	doc := &result.Document{}
 	err = Run(context.Background(), s, Options{}, doc)
-	if err == nil || !strings.Contains(err.Error(), "cannot reach --url") {
-		t.Fatalf("err = %v, want cannot reach --url", err)
+	if err == nil || !strings.Contains(err.Error(), "cannot reach url") {
+		t.Fatalf("err = %v, want cannot reach url", err)
 	}
 	if len(doc.Runs) != 1 || doc.Runs[0].Summary.Requests != 0 || doc.Runs[0].Error == "" {
 		t.Errorf("want one run marked with the error and no requests, got %+v", doc.Runs)

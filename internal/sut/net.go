@@ -20,12 +20,12 @@ func FreeAddr() (string, error) {
 // when port is no TCP port at all.
 func CheckFree(port int) (string, error) {
 	if port < 1 || port > 65535 {
-		return "", fmt.Errorf("--port %d: not a TCP port; want 1 to 65535, or omit it to use a free one", port)
+		return "", fmt.Errorf("%d: not a TCP port; want 1 to 65535, or none for a free one", port)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("port %d is already in use on 127.0.0.1 (choose another with --port, or omit it to use a free one): %w", port, err)
+		return "", fmt.Errorf("%d is already in use on 127.0.0.1 (choose another, or none for a free one): %w", port, err)
 	}
 	l.Close()
 	return addr, nil

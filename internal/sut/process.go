@@ -42,11 +42,11 @@ func SelfOPA() (OPA, error) {
 func ExternalOPA(path string) (OPA, error) {
 	p, err := exec.LookPath(path)
 	if err != nil {
-		return OPA{}, fmt.Errorf("--opa-bin %s: %w", path, err)
+		return OPA{}, fmt.Errorf("%s: %w", path, err)
 	}
 	o := OPA{Path: p}
 	if _, err := o.Version(context.Background()); err != nil {
-		return OPA{}, fmt.Errorf("--opa-bin %s is not an OPA command line: %w", path, err)
+		return OPA{}, fmt.Errorf("%s is not an OPA command line: %w", path, err)
 	}
 	return o, nil
 }

@@ -89,10 +89,15 @@ var placeholder = regexp.MustCompile(`\{\{\s*(input(?:\.[A-Za-z0-9_-]+)*)\s*\}\}
 func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 	h := *t.cfg
 	if h.URL == "" {
-		return fmt.Errorf("the http target needs --url, the decision endpoint (http://127.0.0.1:8080/v1/authorize)")
+		return optionError("url", func(n func(string) string) string {
+			return fmt.Sprintf("the http target needs %s, the decision endpoint (http://127.0.0.1:8080/v1/authorize)", n("url"))
+		})
 	}
 	if (h.DecisionPath == "") == (h.DecisionStatus == "") {
-		return fmt.Errorf("the http target needs one of --decision-path (a JSON pointer such as /allow) or --decision-status (200=allow,403=deny)")
+		return optionError("decision_path", func(n func(string) string) string {
+			return fmt.Sprintf("the http target needs one of %s (a JSON pointer such as /allow) or %s (200=allow,403=deny)",
+				n("decision_path"), n("decision_status"))
+		})
 	}
 	if h.DecisionStatus != "" {
 		var err error
@@ -102,7 +107,9 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 	}
 	if h.DecisionPath != "" {
 		if !strings.HasPrefix(h.DecisionPath, "/") {
-			return fmt.Errorf("--decision-path %q: a JSON pointer starts with /, such as /result/allow", h.DecisionPath)
+			return optionError("decision_path", func(n func(string) string) string {
+				return fmt.Sprintf("%s %q: a JSON pointer starts with /, such as /result/allow", n("decision_path"), h.DecisionPath)
+			})
 		}
 		for _, tok := range strings.Split(h.DecisionPath[1:], "/") {
 			t.pointer = append(t.pointer, strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
@@ -144,14 +151,18 @@ func CheckHTTP(h HTTPConfig, w *workload.Workload) error {
 	for _, hv := range h.Headers {
 		name, _, ok := strings.Cut(hv, ":")
 		if !ok || strings.TrimSpace(name) == "" {
-			return fmt.Errorf("--header %q: want Name: value", hv)
+			return optionError("headers", func(n func(string) string) string {
+				return fmt.Sprintf("%s %q: want Name: value", n("headers"), hv)
+			})
 		}
 	}
 	// What is left of the template once its placeholders are taken out must hold no "{{": it
 	// would be sent as written, and a typo would pass for a body.
 	if rest := placeholder.ReplaceAllString(h.Body, ""); strings.Contains(rest, "{{") {
 		at := strings.Index(rest, "{{")
-		return fmt.Errorf("--body: %q is not a placeholder: want {{input}} or {{input.field}}, closed by }}", truncate(rest[at:], 30))
+		return optionError("body", func(n func(string) string) string {
+			return fmt.Sprintf("%s: %q is not a placeholder: want {{input}} or {{input.field}}, closed by }}", n("body"), truncate(rest[at:], 30))
+		})
 	}
 	if w == nil {
 		return nil
@@ -162,7 +173,9 @@ func CheckHTTP(h HTTPConfig, w *workload.Workload) error {
 			if where == "" {
 				where = fmt.Sprintf("workload %s input %d", w.Name, i+1)
 			}
-			return fmt.Errorf("--body, %s: %w", where, err)
+			return optionError("body", func(n func(string) string) string {
+				return fmt.Sprintf("%s, %s: %v", n("body"), where, err)
+			})
 		}
 	}
 	return nil

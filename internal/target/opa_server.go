@@ -155,7 +155,11 @@ func opaCommand(bin string) (sut.OPA, error) {
 	if bin == "" {
 		return sut.SelfOPA()
 	}
-	return sut.ExternalOPA(bin)
+	o, err := sut.ExternalOPA(bin)
+	if err != nil {
+		return o, optionError("opa_bin", func(n func(string) string) string { return n("opa_bin") + " " + err.Error() })
+	}
+	return o, nil
 }
 
 // opaVersion asks the OPA command for its version; the linked-in OPA answers without a process.

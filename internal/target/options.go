@@ -82,3 +82,28 @@ func optionFields(v reflect.Value) map[string]reflect.Value {
 	}
 	return out
 }
+
+// OptionError is a target option that cannot be used as given. Its message names each option by
+// its key, as a scenario file's options: give it (url, decision_path); a command line, where the
+// options are flags, says the same with Named, so neither names what the user did not write.
+type OptionError struct {
+	// Key is the option at fault.
+	Key string
+	say func(name func(key string) string) string
+}
+
+func (e *OptionError) Error() string { return e.say(func(key string) string { return key }) }
+
+// Named is the message with every option it names called name(key), such as the flag that gave
+// it.
+func (e *OptionError) Named(name func(key string) string) string { return e.say(name) }
+
+// NewOptionError is an error about option key; say writes the message, naming each option it
+// mentions as name(key) does.
+func NewOptionError(key string, say func(name func(key string) string) string) error {
+	return &OptionError{Key: key, say: say}
+}
+
+func optionError(key string, say func(name func(key string) string) string) error {
+	return NewOptionError(key, say)
+}

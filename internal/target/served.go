@@ -130,12 +130,14 @@ func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, uri, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("--url: %w", err)
+		return optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s: %v", n("url"), err) })
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach --url %s: %w", uri, err)
+		return &unreachable{optionError("url", func(n func(string) string) string {
+			return fmt.Sprintf("cannot reach %s %s: %v", n("url"), uri, err)
+		}), err}
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -148,7 +150,9 @@ func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) 
 func (s *served) useExternal() error {
 	u, err := url.Parse(s.cfg.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("--url %q: want http://host:port[/path]", s.cfg.URL)
+		return optionError("url", func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: want http://host:port[/path]", n("url"), s.cfg.URL)
+		})
 	}
 	if u.Path != "" && u.Path != "/" {
 		s.path = u.RequestURI()
@@ -161,7 +165,11 @@ func (s *served) useExternal() error {
 // else a free port.
 func (s *served) listenAddr() (string, error) {
 	if s.cfg.Port != 0 {
-		return sut.CheckFree(s.cfg.Port)
+		addr, err := sut.CheckFree(s.cfg.Port)
+		if err != nil {
+			return "", optionError("port", func(n func(string) string) string { return n("port") + " " + err.Error() })
+		}
+		return addr, nil
 	}
 	return sut.FreeAddr()
 }
@@ -212,3 +220,13 @@ func (s *served) Stop(context.Context) error {
 	}
 	return s.server.Stop(5 * time.Second)
 }
+
+// unreachable is a running server that did not answer the probe: the option's words, and the
+// network's error beneath them for whoever asks.
+type unreachable struct {
+	option error
+	net    error
+}
+
+func (e *unreachable) Error() string   { return e.option.Error() }
+func (e *unreachable) Unwrap() []error { return []error{e.option, e.net} }
