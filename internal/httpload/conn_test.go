@@ -278,10 +278,13 @@ func TestServerClosesKeptAliveConnections(t *testing.T) {
 				t.Errorf("dials %d, reconnects %d (%d requests said so); want one reconnect for every connection after the first",
 					c.Dials, c.Reconnects, reconnected)
 			}
-			// An idle connection is looked at before reuse: every close is seen before a
-			// request is written into it (the server has had 3 ms to close it).
-			if tc.pause > 0 && c.closesSeen != c.Reconnects {
-				t.Errorf("%d of %d closes seen before sending", c.closesSeen, c.Reconnects)
+			// An idle connection is looked at before reuse: a close that has arrived is seen
+			// before a request is written into it. The server has had 3 ms to close it, which
+			// on a loaded machine is not always enough, so nine in ten must be seen (a look
+			// that does not work sees none; the resend counts the rest as reconnects all the
+			// same, which the check above holds).
+			if tc.pause > 0 && (c.closesSeen > c.Reconnects || 10*c.closesSeen < 9*c.Reconnects) {
+				t.Errorf("%d of %d closes seen before sending, want at least nine in ten", c.closesSeen, c.Reconnects)
 			}
 			if tc.noPeek && c.closesSeen != 0 {
 				t.Errorf("%d closes seen by a connection that does not look", c.closesSeen)
