@@ -441,16 +441,19 @@ func (c *Conn) readResponse() (status int, keepAlive bool, err error) {
 		if !ok {
 			return 0, false, fmt.Errorf("%w: header %q", errMalformed, truncate(line))
 		}
-		value = bytes.TrimSpace(value)
+		// By length first: most headers (Date, Content-Type, Vary) are none of the three, and
+		// are passed over without a comparison or trimming their value.
 		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
+		case len(name) == len("Content-Length") && bytes.EqualFold(name, []byte("Content-Length")):
+			value = bytes.TrimSpace(value)
 			length, err = strconv.ParseInt(string(value), 10, 64)
 			if err != nil || length < 0 {
 				return 0, false, fmt.Errorf("%w: Content-Length %q", errMalformed, value)
 			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.EqualFold(value, []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
+		case len(name) == len("Transfer-Encoding") && bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(bytes.TrimSpace(value), []byte("chunked"))
+		case len(name) == len("Connection") && bytes.EqualFold(name, []byte("Connection")):
+			value = bytes.TrimSpace(value)
 			if bytes.EqualFold(value, []byte("close")) {
 				keepAlive = false
 			} else if bytes.EqualFold(value, []byte("keep-alive")) {

@@ -451,3 +451,25 @@ func TestRawPathLargeRequest(t *testing.T) {
 		c.Close()
 	}
 }
+
+// repeatReader hands out the same answer at every read, as a socket would for one request at a
+// time.
+type repeatReader struct{ answer []byte }
+
+func (r repeatReader) Read(p []byte) (int, error) { return copy(p, r.answer), nil }
+
+// BenchmarkReadResponse is the parse of an OPA answer already in the buffer: status line,
+// headers and body, without the system calls.
+//
+//	go test ./internal/httpload -run XXX -bench ReadResponse -benchmem -count 5
+func BenchmarkReadResponse(b *testing.B) {
+	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nVary: Accept-Encoding\r\n" +
+		"Date: Mon, 23 Nov 2026 12:09:29 GMT\r\nContent-Length: 16\r\n\r\n{\"result\":true}\n")
+	c := &Conn{br: bufio.NewReaderSize(repeatReader{answer}, 16<<10)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if status, _, err := c.readResponse(); err != nil || status != 200 || len(c.body) != 16 {
+			b.Fatal(status, err)
+		}
+	}
+}
