@@ -98,6 +98,23 @@ type Conn struct {
 	closesSeen int64
 	failures   int // connects that failed in a row, for the backoff
 
+	// The raw path (Linux, plain TCP; rawRead): rawIO says the connection takes it; noRawIO
+	// keeps a connection off it (benchmarks only, to measure what it saves). pending is the
+	// request the next read writes first, sent the bytes of it written so far, writeErr why
+	// writing it failed, unsent what is left of it when the socket took only part.
+	rawIO, noRawIO bool
+	pending        []byte
+	sent           int
+	unsent         []byte
+	writeErr       error
+	// into, got and readErr carry one read through the raw callback, made once per
+	// connection so that reading allocates nothing.
+	into    []byte
+	got     int
+	readErr error
+	rawStep func(fd uintptr) bool
+	source  connReader
+
 	// Dials counts connections opened; ConnectTime is the time spent opening the last one
 	// (TCP, plus the TLS handshake), which is part of the request time that Do reports.
 	Dials       int64
@@ -176,22 +193,43 @@ func (c *Conn) send(ctx context.Context, req []byte, now time.Time) (int, error)
 		}
 		now = time.Now() // the connect had its own timeout; the request's starts now
 	}
+	// The raw path (rawio.go) writes inside the answer's first read; not when bytes nobody
+	// asked for wait in the buffer, as then that read would not happen.
+	raw := c.rawIO && c.br.Buffered() == 0
 	if c.e.Timeout > 0 {
-		c.c.SetDeadline(now.Add(c.e.Timeout))
+		if raw {
+			c.c.SetReadDeadline(now.Add(c.e.Timeout)) // its write cannot block; one timer, not two
+		} else {
+			c.c.SetDeadline(now.Add(c.e.Timeout))
+		}
 	}
 	c.lastSend = now
+	if raw {
+		return c.sendRaw(req, reused)
+	}
 	if n, err := c.c.Write(req); err != nil {
-		switch {
-		case n == 0 && isTimeout(err):
-			c.Close()
-			return 0, fmt.Errorf("%w: the %s timeout passed before the request could be written", ErrNotSent, c.e.Timeout)
-		case reused && !isTimeout(err):
-			c.Close()
-			return 0, staleError{err}
-		}
-		return 0, c.fail(err)
+		return 0, c.writeFailed(n, err, reused)
 	}
 	status, keep, err := c.readResponse()
+	return c.answered(status, keep, err, reused)
+}
+
+// writeFailed classifies a write that failed after n bytes: never sent (the timeout passed
+// before a byte went), a kept-alive connection the server had closed, or a failure.
+func (c *Conn) writeFailed(n int, err error, reused bool) error {
+	switch {
+	case n == 0 && isTimeout(err):
+		c.Close()
+		return fmt.Errorf("%w: the %s timeout passed before the request could be written", ErrNotSent, c.e.Timeout)
+	case reused && !isTimeout(err):
+		c.Close()
+		return staleError{err}
+	}
+	return c.fail(err)
+}
+
+// answered finishes a request whose answer was read (or not, err).
+func (c *Conn) answered(status int, keep bool, err error, reused bool) (int, error) {
 	if err != nil {
 		var none noAnswerError
 		if reused && errors.As(err, &none) && !isTimeout(none.err) {
@@ -259,10 +297,12 @@ func (c *Conn) dial(ctx context.Context) error {
 	}
 	c.failures = 0
 	c.c = conn
+	c.rawIO = rawIOSupported && !c.noRawIO && c.e.TLS == nil && c.raw != nil
+	c.source = connReader{c}
 	if c.br == nil {
-		c.br = bufio.NewReaderSize(conn, 16<<10)
+		c.br = bufio.NewReaderSize(&c.source, 16<<10)
 	} else {
-		c.br.Reset(conn)
+		c.br.Reset(&c.source)
 	}
 	c.Dials++
 	c.ConnectTime = time.Since(start)
@@ -401,16 +441,19 @@ func (c *Conn) readResponse() (status int, keepAlive bool, err error) {
 		if !ok {
 			return 0, false, fmt.Errorf("%w: header %q", errMalformed, truncate(line))
 		}
-		value = bytes.TrimSpace(value)
+		// By length first: most headers (Date, Content-Type, Vary) are none of the three, and
+		// are passed over without a comparison or trimming their value.
 		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
+		case len(name) == len("Content-Length") && bytes.EqualFold(name, []byte("Content-Length")):
+			value = bytes.TrimSpace(value)
 			length, err = strconv.ParseInt(string(value), 10, 64)
 			if err != nil || length < 0 {
 				return 0, false, fmt.Errorf("%w: Content-Length %q", errMalformed, value)
 			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.EqualFold(value, []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
+		case len(name) == len("Transfer-Encoding") && bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(bytes.TrimSpace(value), []byte("chunked"))
+		case len(name) == len("Connection") && bytes.EqualFold(name, []byte("Connection")):
+			value = bytes.TrimSpace(value)
 			if bytes.EqualFold(value, []byte("close")) {
 				keepAlive = false
 			} else if bytes.EqualFold(value, []byte("keep-alive")) {

@@ -22,14 +22,41 @@ type decisionReader struct {
 	field  string // the document holding the decision, "result" for OPA's data API
 	// cedar reads the Cedar server's {"decision": "allow"|"deny"} instead.
 	cedar bool
+	// allowBody and denyBody are the two answers nearly every response is, byte for byte
+	// ({"result":true} and {"result":false}, without the newline OPA ends them with): a body
+	// equal to one of them is that decision, read without the parser. Anything else, a byte
+	// of white space more or a field of timers, goes to the parser, so the fast path decides
+	// nothing the parser would decide otherwise.
+	allowBody, denyBody string
 }
 
-func newDecisionReader(field string) *decisionReader { return &decisionReader{field: field} }
+func newDecisionReader(field string) *decisionReader {
+	return &decisionReader{field: field, allowBody: `{"` + field + `":true}`, denyBody: `{"` + field + `":false}`}
+}
 
 // newCedarDecisionReader reads the answers of authzbench's Cedar server.
-func newCedarDecisionReader() *decisionReader { return &decisionReader{field: "decision", cedar: true} }
+func newCedarDecisionReader() *decisionReader {
+	// An allow names the policies that allowed, so only a deny no policy had a word on has
+	// one exact form; allowBody stays empty, which no body is compared with.
+	return &decisionReader{field: "decision", cedar: true, denyBody: `{"decision":"deny","reasons":[],"errors":[]}`}
+}
 
 func (d *decisionReader) read(body []byte) verify.Outcome {
+	// The exact bodies first: a comparison of 16 bytes against a parse, which at tens of
+	// thousands of answers a second is a visible share of the generator's CPU.
+	exact := body
+	if n := len(exact); n > 0 && exact[n-1] == '\n' {
+		exact = exact[:n-1]
+	}
+	// Compared in place (string(exact) == s does not copy; a switch on it would, past 32 bytes).
+	if len(exact) > 0 {
+		if string(exact) == d.allowBody {
+			return verify.Outcome{Kind: verify.Decided, Allow: true}
+		}
+		if string(exact) == d.denyBody {
+			return verify.Outcome{Kind: verify.Decided, Allow: false}
+		}
+	}
 	v, err := d.parser.ParseBytes(body)
 	if err != nil {
 		return malformed("the body is not JSON", body)

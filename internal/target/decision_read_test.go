@@ -53,6 +53,10 @@ func TestDecisionReaderResponses(t *testing.T) {
 		{"true", `{"result":true}`, decidedAllow},
 		{"false", `{"result":false}`, decidedDeny},
 		{"false with a field after it", `{"result": false, "decision_id": "x"}`, decidedDeny},
+		{"true with OPA's newline", "{\"result\":true}\n", decidedAllow},
+		{"false with OPA's newline", "{\"result\":false}\n", decidedDeny},
+		{"true after two newlines", "{\"result\":true}\n\n", decidedAllow},
+		{"a newline alone", "\n", notDocument},
 		{"with whitespace and other fields", " {\n  \"decision_id\": \"d1\",\n  \"result\": true\n}\n", decidedAllow},
 		{"no result is undefined", `{}`, noResult},
 		{"other fields but no result", `{"decision_id":"d1"}`, noResult},
@@ -262,7 +266,10 @@ func FuzzDecision(f *testing.F) {
 		`{"result":{}}`, `{"result":[1]}`, `{"result":tru`, `[true]`, `null`,
 		`{"result":true,"metrics":{"timer_rego_query_eval_ns":1,"timer_server_handler_ns":2}}`,
 		`{"result":[{"expressions":[{"value":true,"text":"data.x.allow","location":{"row":1,"col":1}}]}]}`,
-		`{"result":[{"expressions":[{"value":{"allow":false}}]}]}`, `{"result":[{"expressions":[{"value":true}]}]}`,
+		`{"result":[{"expressions":[{"value":true}]}]}`,
+		`{"result":[{"expressions":[{"value":{"allow":false}}]}]}`,
+		"{\"result\":true}\n", "{\"result\":false}\n", "{\"result\":true}\n\n", "\n", " {\"result\":true}",
+		`{"decision":"deny","reasons":[],"errors":[]}`, `{"decision":"allow","reasons":["p"],"errors":[]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -288,6 +295,15 @@ func FuzzDecision(f *testing.F) {
 			}
 			if o.out.Status != 0 || o.out.ConnectNS != 0 {
 				t.Fatalf("%s(%q): status or connect time from a body: %+v", o.who, b, o.out)
+			}
+		}
+		// The exact bodies read without the parser decide as the parser does, whatever the body.
+		for _, pair := range []struct{ fast, parsed *decisionReader }{
+			{newDecisionReader("result"), &decisionReader{field: "result"}},
+			{newCedarDecisionReader(), &decisionReader{field: "decision", cedar: true}},
+		} {
+			if fast, parsed := pair.fast.read(b), pair.parsed.read(b); !sameOutcome(fast, parsed) || (fast.Err == nil) != (parsed.Err == nil) {
+				t.Fatalf("%s reader on %q: %+v with the exact bodies, %+v parsed", pair.fast.field, b, fast, parsed)
 			}
 		}
 		// Any body that is not a JSON object is malformed, never a decision, and says why.
