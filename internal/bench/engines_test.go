@@ -62,7 +62,7 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 			}
 			for _, r := range doc.Runs {
 				launched := kindOf(t, r.Target).Placement == target.LaunchedServer
-				if string(r.SUT.Placement) != kindOf(t, r.Target).Placement.String() {
+				if r.SUT.Placement != kindOf(t, r.Target).Placement {
 					t.Errorf("%s on %s: placement %q recorded, want %q", r.Workload, r.Target, r.SUT.Placement, kindOf(t, r.Target).Placement)
 				}
 				if launched != (r.SUTResources != nil) {

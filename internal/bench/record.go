@@ -178,6 +178,6 @@ func resourcesOf(r *sut.Resources) *result.Resources {
 
 // sutInfo is what the result says of the system under test, placed where its kind says it ran.
 func sutInfo(where target.Placement, i target.Info) result.SUT {
-	return result.SUT{Engine: i.Engine, Mode: i.Mode, Placement: result.Placement(where.String()), Version: i.Version, Command: i.Command,
-		URL: i.URL, External: i.External, LogLevel: i.LogLevel, PID: i.PID, Connections: i.Connections}
+	i.Placement = where
+	return i
 }

@@ -151,7 +151,7 @@ func (t TargetRef) Placement() target.Placement {
 	if k := t.Kind(); k != nil {
 		return k.PlacementFor(t.Settings())
 	}
-	return 0
+	return ""
 }
 
 // Defaults for anything a scenario or the flags leave out.

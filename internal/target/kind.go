@@ -6,53 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // Placement says where a target's system under test runs, which decides how it is pinned, how
-// many processors the generator's scheduler gets, and what a result's CPU figures mean.
-type Placement uint8
+// many processors the generator's scheduler gets, and what a result's CPU figures mean. It is
+// the result document's own word for it, so what a kind says is what a run records.
+type Placement = result.Placement
 
+// The placements, as result defines them.
 const (
-	// InProcess: the engine runs inside authzbench, sharing the generator's Go scheduler.
-	InProcess Placement = iota + 1
-	// ProcessPerDecision: one process per decision, a child of the generator.
-	ProcessPerDecision
-	// LaunchedServer: a server process authzbench starts, pins apart and stops.
-	LaunchedServer
-	// External: a server someone else runs; authzbench neither starts nor pins it.
-	External
+	InProcess          = result.InProcess          // inside authzbench, sharing the generator's Go scheduler
+	ProcessPerDecision = result.ProcessPerDecision // one process per decision, a child of the generator
+	LaunchedServer     = result.LaunchedServer     // a server authzbench starts, pins apart and stops
+	External           = result.External           // a server someone else runs: not started, not pinned
 )
-
-var placementNames = map[Placement]string{
-	InProcess:          "in-process",
-	ProcessPerDecision: "process-per-decision",
-	LaunchedServer:     "launched-server",
-	External:           "external",
-}
-
-// String is the placement as the result document records it: "in-process",
-// "process-per-decision", "launched-server" or "external".
-func (p Placement) String() string {
-	if s, ok := placementNames[p]; ok {
-		return s
-	}
-	return fmt.Sprintf("placement(%d)", uint8(p))
-}
-
-// MarshalText writes the placement's name.
-func (p Placement) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
-
-// UnmarshalText reads a placement's name.
-func (p *Placement) UnmarshalText(b []byte) error {
-	for v, s := range placementNames {
-		if s == string(b) {
-			*p = v
-			return nil
-		}
-	}
-	return fmt.Errorf("placement %q: want in-process, process-per-decision, launched-server or external", b)
-}
 
 // Common are the settings every target reads, whatever its kind; the run sets them.
 type Common struct {
@@ -155,7 +124,7 @@ var kinds = map[string]*Kind{}
 // Register adds a kind; called from the init function of the kind's file.
 func Register(k Kind) {
 	switch {
-	case k.Name == "" || k.Engine == "" || k.Placement == 0 || k.NewConfig == nil || k.New == nil:
+	case k.Name == "" || k.Engine == "" || k.Placement == "" || k.NewConfig == nil || k.New == nil:
 		panic(fmt.Sprintf("target: kind %q registered without its name, engine, placement, config or constructor", k.Name))
 	case kinds[k.Name] != nil:
 		panic("target: kind " + k.Name + " registered twice")

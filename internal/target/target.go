@@ -11,6 +11,7 @@ package target
 import (
 	"context"
 
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -37,18 +38,9 @@ type Decider interface {
 	Decide(ctx context.Context, i int) verify.Outcome
 }
 
-// Info is recorded with each run, so a result says exactly what was measured.
-type Info struct {
-	Engine      string   `json:"engine"`
-	Mode        string   `json:"mode"`
-	Version     string   `json:"version,omitempty"`
-	Command     []string `json:"command,omitempty"`
-	URL         string   `json:"url,omitempty"`
-	External    bool     `json:"external,omitempty"` // a server authzbench did not start
-	LogLevel    string   `json:"log_level,omitempty"`
-	PID         int      `json:"pid,omitempty"`
-	Connections int      `json:"connections,omitempty"`
-}
+// Info is recorded with each run, so a result says exactly what was measured: the result
+// document's own record of the system under test; the run fills in its placement.
+type Info = result.SUT
 
 // noWatch is embedded by targets that have no process to watch.
 type noWatch struct{}
