@@ -71,10 +71,8 @@ func (c *Conn) rawRead(p []byte) (int, error) {
 			return c.got, c.readErr
 		}
 		// The socket took part of the request only (a body larger than its buffer): the rest
-		// goes through net.Conn, which waits for room, then the read starts again, reading first.
-		if c.e.Timeout > 0 {
-			c.c.SetWriteDeadline(c.lastSend.Add(c.e.Timeout))
-		}
+		// goes through net.Conn, which waits for room (under the deadline send armed for both
+		// directions), then the read starts again, reading first.
 		n, err := c.c.Write(c.unsent)
 		c.sent += n
 		c.unsent = nil
