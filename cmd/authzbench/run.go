@@ -129,8 +129,13 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
     --inputs inputs.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// A target option the user gave as a flag is named as that flag in any error.
-			return optionsFlagNamed(runBench(cmd, f, stdout, stderr), givenOptionFlags(cmd, f))
+			// A target option the user gave as a flag is named as that flag in any error, and so
+			// is a setting of a workload the flags gave (not a scenario file).
+			err := runBench(cmd, f, stdout, stderr)
+			if f.file == "" {
+				err = flagNamed(err)
+			}
+			return optionsFlagNamed(err, givenOptionFlags(cmd, f))
 		},
 	}
 	fl := cmd.Flags()

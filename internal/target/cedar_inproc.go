@@ -78,8 +78,10 @@ func loadCedar(w *workload.Workload) (*cedarLoaded, error) {
 // says where every file is.
 func cedarPaths(tempDir string, w *workload.Workload) (cedarengine.Paths, error) {
 	if !w.HasCedar() {
-		return cedarengine.Paths{}, fmt.Errorf("workload %s has no Cedar version; the cedar targets run %s, or your own with --cedar-policies",
-			w.Name, strings.Join(workload.CedarNames(), ", "))
+		return cedarengine.Paths{}, workload.NewSettingError("cedar_policies", func(n func(string) string) string {
+			return fmt.Sprintf("workload %s has no Cedar version; the cedar targets run %s, or your own with %s",
+				w.Name, strings.Join(workload.CedarNames(), ", "), n("cedar_policies"))
+		})
 	}
 	dir, err := workDir(tempDir)
 	if err != nil {

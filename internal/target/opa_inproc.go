@@ -83,7 +83,9 @@ func CompileOPA(ctx context.Context, w *workload.Workload) (rego.PreparedEvalQue
 // how to run it.
 func PrepareOPA(ctx context.Context, query string, policies, data []string, v0 bool) (rego.PreparedEvalQuery, error) {
 	if len(policies) == 0 || query == "" {
-		return rego.PreparedEvalQuery{}, fmt.Errorf("the OPA targets need a policy (--policy) and a query; only the http target runs inputs alone")
+		return rego.PreparedEvalQuery{}, workload.NewSettingError("policy", func(n func(string) string) string {
+			return fmt.Sprintf("the OPA targets need a policy (%s) and a query; only the http target runs inputs alone", n("policy"))
+		})
 	}
 	paths := append(append([]string{}, policies...), data...)
 	opts := []func(*rego.Rego){rego.Query(query), rego.Load(paths, nil)}

@@ -65,6 +65,12 @@ type SettingError struct {
 	say     func(name func(setting string) string) string
 }
 
+// NewSettingError is a problem with setting, worded by say, which names every setting through
+// the name it is given (the setting itself, or the flag that gave it).
+func NewSettingError(setting string, say func(name func(setting string) string) string) *SettingError {
+	return &SettingError{Setting: setting, say: say}
+}
+
 func (e *SettingError) Error() string { return e.say(func(setting string) string { return setting }) }
 
 // Named is the message with every setting it names called name(setting), such as the flag that
