@@ -255,6 +255,7 @@ func TestServerClosesKeptAliveConnections(t *testing.T) {
 			e.Timeout = 5 * time.Second
 			c := NewConn(e)
 			c.noPeek = tc.noPeek
+			c.lookAfter = time.Millisecond // the 3 ms pause makes every connection idle enough
 			defer c.Close()
 			req := EncodeRequest(e, "POST", path, nil, []byte(`{"input":{}}`))
 			var failed []error

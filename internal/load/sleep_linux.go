@@ -2,7 +2,6 @@ package load
 
 import (
 	"encoding/binary"
-	"errors"
 	"os"
 	"runtime"
 	"sync"
@@ -40,8 +39,15 @@ type pacerClock struct {
 
 	f        *os.File // the timerfd, at GOMAXPROCS 1 only
 	fd       uintptr  // its descriptor (f.Fd would make it blocking, out of the poller's hands)
-	periodic bool     // the timerfd fires at every send's due time; otherwise it is armed for each
-	fired    int64    // periodic: periods the timerfd counted so far: sends 0 to fired-1 are due
+	raw      syscall.RawConn
+	periodic bool  // the timerfd fires at every send's due time; otherwise it is armed for each
+	fired    int64 // periodic: periods the timerfd counted so far: sends 0 to fired-1 are due
+	// What firedPast waits for (the timer's firing waitK, due at waitAt) and how its read
+	// failed, carried through its callback readFired (c.fire, made once).
+	waitK     int64
+	waitAt    time.Time
+	readErr   error
+	readFired func(fd uintptr) bool
 }
 
 const (
@@ -58,12 +64,18 @@ func newPacerClock(start time.Time, pl plan) (*pacerClock, error) {
 	if runtime.GOMAXPROCS(0) > 1 {
 		return c, nil
 	}
+	var err error
 	fd, _, errno := syscall.Syscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, timerfdFlags, 0)
 	if errno != 0 {
 		return nil, os.NewSyscallError("timerfd_create", errno)
 	}
 	// A non-blocking descriptor given to os.NewFile is registered with the network poller.
 	c.f, c.fd = os.NewFile(fd, "pacer timer"), fd
+	if c.raw, err = c.f.SyscallConn(); err != nil {
+		c.f.Close()
+		return nil, err
+	}
+	c.readFired = c.fire
 	first, every, periodic := pl.period()
 	if !periodic {
 		return c, nil // armed in waitFor, for each send
@@ -95,26 +107,50 @@ func (c *pacerClock) waitFor(j int64, due time.Duration) bool {
 	case c.f == nil:
 		return c.sleepUntil(at)
 	case c.periodic:
-		return c.firedPast(j)
+		return c.firedPast(j, at)
 	case time.Until(at) <= 0:
 		return true
 	case c.arm(at, 0) != nil:
 		return false
 	}
 	c.fired = 0 // armed anew: its count starts again
-	return c.firedPast(0)
+	return c.firedPast(0, at)
 }
 
-// firedPast reads the timerfd until it has fired more than k times since it was armed.
-func (c *pacerClock) firedPast(k int64) bool {
+// firedPast reads the timerfd until it has fired more than k times since it was armed; the
+// k-th firing is at the time at.
+//
+// The read goes through the poller's raw read, whose wait is armed before the callback first
+// runs: a firing after that wakes the wait. So while the clock says at has not come, the timer
+// cannot have fired for it, and the callback asks to wait without a read that would find
+// nothing: a system call saved on every send, which the pacer makes thousands of times a second.
+func (c *pacerClock) firedPast(k int64, at time.Time) bool {
+	if c.fired > k {
+		return true
+	}
+	c.waitK, c.waitAt, c.readErr = k, at, nil
+	err := c.raw.Read(c.readFired)
+	return err == nil && c.readErr == nil
+}
+
+// fire is firedPast's callback (a method value made once, so that waiting allocates
+// nothing): true once the timer has fired more than waitK times, false to wait for it.
+func (c *pacerClock) fire(fd uintptr) bool {
+	if c.fired <= c.waitK && time.Now().Before(c.waitAt) {
+		return false
+	}
 	var expirations [8]byte
-	for c.fired <= k {
-		n, err := c.f.Read(expirations[:])
+	for c.fired <= c.waitK {
+		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&expirations[0])), uintptr(len(expirations)))
 		switch {
-		case err == nil && n == len(expirations):
+		case errno == syscall.EINTR:
+		case errno == syscall.EAGAIN:
+			return false // fired for an earlier send only: wait for the next firing
+		case errno != 0:
+			c.readErr = os.NewSyscallError("read", errno)
+			return true
+		case n == uintptr(len(expirations)):
 			c.fired += int64(binary.NativeEndian.Uint64(expirations[:]))
-		case err != nil && !errors.Is(err, syscall.EINTR):
-			return false
 		}
 	}
 	return true
