@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,6 +77,13 @@ type runFlags struct {
 	pin         string
 	procs       int
 	order       string
+	// TLS: the mode of a server authzbench starts, its certificates if the user's own, and
+	// what the client trusts and presents.
+	tls, mtls, mtlsAuthz  bool
+	mtlsAdmit             []string
+	serverCert, serverKey string
+	caCert, cert, key     string
+	insecure              bool
 }
 
 // urlUsage is the --url flag's help, alike for every command that drives a target; the served
@@ -180,6 +188,17 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVar(&f.pinLoad, "pin-load", "", "pin authzbench itself, the generator, to these CPUs; Linux")
 	fl.StringVar(&f.pin, "pin", "", "auto: on a machine of 2 to 4 CPUs, run the generator on CPU 0 and servers on the rest (the default for scenario files); none: leave them unpinned (the default for flags)")
 	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
+	served := strings.ReplaceAll(kindsTaking("tls"), " and ", ", ")
+	fl.BoolVar(&f.tls, "tls", false, served+": serve over TLS, with a CA and certificates generated for the run (ECDSA P-256) unless --server-cert gives yours")
+	fl.BoolVar(&f.mtls, "mtls", false, served+": serve over TLS and require a client certificate (OPA: --authentication=tls)")
+	fl.BoolVar(&f.mtlsAuthz, "mtls-authz", false, kindsTaking("mtls_authz")+": --mtls, and an authorization policy (OPA: --authorization=basic, data.system.authz) admitting the client certificate's subject")
+	fl.StringArrayVar(&f.mtlsAdmit, "mtls-admit", nil, "with --mtls-authz: a client identity the policy admits instead of the client certificate's subject (CN=name), repeatable")
+	fl.StringVar(&f.serverCert, "server-cert", "", served+": your server certificate (PEM) for --tls, instead of generated ones; with --server-key and --cacert")
+	fl.StringVar(&f.serverKey, "server-key", "", "the private key (PEM) of --server-cert")
+	fl.StringVar(&f.caCert, "cacert", "", "https: the CA (PEM) that signed the server's certificate (default: the system's roots)")
+	fl.StringVar(&f.cert, "cert", "", "https: a client certificate (PEM) to present, with --key (mTLS)")
+	fl.StringVar(&f.key, "key", "", "the private key (PEM) of --cert")
+	fl.BoolVar(&f.insecure, "insecure", false, "https, with --url: accept any server certificate (recorded in the result)")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
@@ -201,6 +220,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		return usageError(err)
 	}
 	if err := checkServerFlags(s, f); err != nil {
+		return usageError(err)
+	}
+	if err := checkTakenFlags(cmd, s, f); err != nil {
 		return usageError(err)
 	}
 	if f.opaBin != "" {
@@ -342,7 +364,32 @@ func optionFlags(f runFlags) []optionFlag {
 		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
 		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
 		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
+		{"tls", "tls", f.tls}, {"mtls", "mtls", f.mtls}, {"mtls-authz", "mtls_authz", f.mtlsAuthz},
+		{"mtls-admit", "mtls_admit", f.mtlsAdmit}, {"server-cert", "server_cert", f.serverCert},
+		{"server-key", "server_key", f.serverKey}, {"cacert", "cacert", f.caCert}, {"cert", "cert", f.cert},
+		{"key", "key", f.key}, {"insecure", "insecure", f.insecure},
 	}
+}
+
+// selectiveFlags are option flags that only some kinds take: given with none of them
+// selected, they would be ignored without a word.
+var selectiveFlags = []string{"tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
+
+// checkTakenFlags refuses a selective flag that no selected target takes.
+func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
+	for _, o := range optionFlags(f) {
+		if !slices.Contains(selectiveFlags, o.flag) || !cmd.Flags().Changed(o.flag) {
+			continue
+		}
+		taken := false
+		for _, t := range s.Targets {
+			taken = taken || target.HasOption(t.Settings(), o.key)
+		}
+		if !taken {
+			return fmt.Errorf("--%s applies to the %s targets, and none is selected", o.flag, kindsTaking(o.key))
+		}
+	}
+	return nil
 }
 
 // givenOptionFlags names the flags given that set target options, by the option's key, for

@@ -16,6 +16,8 @@ package cedarserver
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,8 +66,14 @@ func Main(args []string, stderr io.Writer) int {
 	fs.StringVar(&paths.Entities, "entities", "", "JSON `file` with the entity store (an array of entities)")
 	fs.StringVar(&paths.Schema, "schema", "", "Cedar schema `file` (.cedarschema, or .json); policies, entities and every request are validated against it")
 	fs.StringVar(&paths.TemplateLinks, "template-links", "", "JSON `file` linking the policies' templates, as the Cedar CLI's --template-linked: [{\"template_id\": ..., \"link_id\": ..., \"args\": {\"?principal\": \"User::\\\"alice\\\"\"}}]")
+	var secure tlsFlags
+	fs.StringVar(&secure.certFile, "tls-cert-file", "", "serve over TLS with this PEM certificate `file` (and --tls-private-key-file)")
+	fs.StringVar(&secure.keyFile, "tls-private-key-file", "", "the PEM private key `file` of --tls-cert-file")
+	fs.StringVar(&secure.caFile, "tls-ca-cert-file", "", "require a client certificate signed by the CA in this PEM `file` (mTLS), as OPA's --authentication=tls with --tls-ca-cert-file")
+	h2c := fs.Bool("h2c", false, "serve HTTP/2 in clear (h2c) beside HTTP/1.1, as OPA's --h2c; over TLS, HTTP/2 is offered by ALPN anyway")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--template-links FILE] [--addr HOST:PORT]
+       [--tls-cert-file FILE --tls-private-key-file FILE [--tls-ca-cert-file FILE]] [--h2c]
 
 Serves a Cedar policy set (cedar-go) over HTTP:
   POST %s  {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"},
@@ -90,6 +98,11 @@ Flags:
 		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", Arg, fs.Args())
 		return 2
 	}
+	tlsConfig, err := secure.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
+		return 2
+	}
 	engine, err := cedarengine.Load(paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
@@ -104,7 +117,13 @@ Flags:
 	for _, w := range engine.Warnings() {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", Arg, w)
 	}
-	srv := &http.Server{Handler: Handler(engine), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Handler(engine), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
+	if *h2c {
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetHTTP2(true)
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -113,11 +132,49 @@ Flags:
 		defer cancel()
 		srv.Shutdown(shutdown)
 	}()
-	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	serve := srv.Serve
+	if tlsConfig != nil {
+		// ServeTLS, not a TLS listener of our own: it offers HTTP/2 by ALPN as OPA's server does.
+		serve = func(l net.Listener) error { return srv.ServeTLS(l, "", "") }
+	}
+	if err := serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
 		return 1
 	}
 	return 0
+}
+
+// tlsFlags are the server's TLS files, named as OPA's flags name them.
+type tlsFlags struct{ certFile, keyFile, caFile string }
+
+// config is the server's TLS configuration; nil to serve in clear. Errors name the flag.
+func (f tlsFlags) config() (*tls.Config, error) {
+	if f.certFile == "" && f.keyFile == "" {
+		if f.caFile != "" {
+			return nil, errors.New("--tls-ca-cert-file requires client certificates over TLS: give --tls-cert-file and --tls-private-key-file too")
+		}
+		return nil, nil
+	}
+	if f.certFile == "" || f.keyFile == "" {
+		return nil, errors.New("TLS needs both --tls-cert-file and --tls-private-key-file")
+	}
+	pair, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert-file %s with --tls-private-key-file %s: %w", f.certFile, f.keyFile, err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{pair}}
+	if f.caFile != "" {
+		pem, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca-cert-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca-cert-file %s: no PEM certificate in it", f.caFile)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
 }
 
 // Handler answers decision and health requests for the engine.

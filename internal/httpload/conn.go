@@ -119,10 +119,12 @@ type Conn struct {
 	rawStep func(fd uintptr) bool
 	source  connReader
 
-	// Dials counts connections opened; ConnectTime is the time spent opening the last one
-	// (TCP, plus the TLS handshake), which is part of the request time that Do reports.
+	// Dials counts connections opened. ConnectTime is the TCP connect of the last one and
+	// TLSTime its TLS handshake (0 in clear): two parts of the request time that Do reports,
+	// set only by a request that opened a connection.
 	Dials       int64
 	ConnectTime time.Duration
+	TLSTime     time.Duration
 	// Reconnects counts requests that found their kept-alive connection closed by the server
 	// (seen before sending, or by a failure before any byte of the answer) and went out on a
 	// new connection instead; Reconnected says whether the last Do was one.
@@ -137,6 +139,11 @@ var (
 	// ErrTimeout is returned (wrapped, with the cause) when no complete response arrived within
 	// the endpoint's timeout.
 	ErrTimeout = errors.New("timeout")
+	// ErrTLSHandshake is returned (wrapped, with the cause) when the server could not be
+	// trusted or refused this client in the TLS handshake: an unknown CA, a missing or refused
+	// client certificate. Over TLS 1.3 a server refuses a client certificate after the client
+	// has finished its part, so that refusal arrives on the first read, and is this error too.
+	ErrTLSHandshake = errors.New("tls handshake")
 	// ErrNotSent is returned (wrapped) when the timeout passed before the request could be
 	// sent at all: before the connect was tried, or before a byte was written. Such a request
 	// never reached the server and is not a measurement of it.
@@ -161,7 +168,7 @@ const (
 // Do sends a request encoded by EncodeRequest and reads the response. The body it returns is
 // valid until the next call.
 func (c *Conn) Do(ctx context.Context, req []byte) (status int, body []byte, err error) {
-	c.ConnectTime = 0
+	c.ConnectTime, c.TLSTime = 0, 0
 	c.Reconnected = false
 	now := time.Now()
 	// A connection used again at once is not looked at: a close the server sent with its
@@ -242,6 +249,13 @@ func (c *Conn) writeFailed(n int, err error, reused bool) error {
 func (c *Conn) answered(status int, keep bool, err error, reused bool) (int, error) {
 	if err != nil {
 		var none noAnswerError
+		if !reused && c.e.TLS != nil && errors.As(err, &none) && isTLSAlert(none.err) {
+			// The server sent an alert instead of an answer on the connection just opened: it
+			// refused the client certificate (TLS 1.3 checks it after the client's handshake).
+			// It backs off as a failed connect does: the next one will be refused alike.
+			c.backOff(context.Background())
+			return 0, c.fail(fmt.Errorf("%w with %s: %w", ErrTLSHandshake, c.e.Addr, none.err))
+		}
 		if reused && errors.As(err, &none) && !isTimeout(none.err) {
 			c.Close()
 			return 0, staleError{none.err}
@@ -268,6 +282,13 @@ type noAnswerError struct{ err error }
 
 func (e noAnswerError) Error() string { return e.err.Error() }
 
+// isTLSAlert reports whether err is an alert the TLS peer sent (crypto/tls reports a received
+// alert as a *net.OpError whose Op is "remote error").
+func isTLSAlert(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
@@ -290,23 +311,33 @@ func (c *Conn) dial(ctx context.Context) error {
 		c.backOff(ctx)
 		return c.fail(err)
 	}
+	c.ConnectTime = time.Since(start)
+	c.raw = rawConn(conn)
 	if c.e.TLS != nil {
+		// The config has no ClientSessionCache, so no session is ever resumed: each new
+		// connection pays a full handshake, as k6 and wrk do without connection reuse. That is
+		// what --no-reuse is meant to show (the cost of a connection per request), and with
+		// reuse a handshake is a rare event whose kind barely matters.
+		handshakeStart := time.Now()
 		tc := tls.Client(conn, c.e.TLS)
 		if c.e.Timeout > 0 {
-			tc.SetDeadline(time.Now().Add(c.e.Timeout))
+			tc.SetDeadline(handshakeStart.Add(c.e.Timeout))
 		}
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
+			c.TLSTime = time.Since(handshakeStart)
+			if isTimeout(err) {
+				return c.fail(fmt.Errorf("tls handshake with %s: %w", c.e.Addr, err))
+			}
 			c.backOff(ctx)
-			return c.fail(fmt.Errorf("tls handshake with %s: %w", c.e.Addr, err))
+			return c.fail(fmt.Errorf("%w with %s: %w", ErrTLSHandshake, c.e.Addr, err))
 		}
-		c.raw = rawConn(conn)
+		c.TLSTime = time.Since(handshakeStart)
 		conn = tc
-	} else {
-		c.raw = rawConn(conn)
 	}
 	c.failures = 0
 	c.c = conn
+	// The raw path writes on the socket itself, under the TLS layer; never on a TLS connection.
 	c.rawIO = rawIOSupported && !c.noRawIO && c.e.TLS == nil && c.raw != nil
 	c.source = connReader{c}
 	if c.br == nil {
@@ -315,7 +346,6 @@ func (c *Conn) dial(ctx context.Context) error {
 		c.br.Reset(&c.source)
 	}
 	c.Dials++
-	c.ConnectTime = time.Since(start)
 	return nil
 }
 

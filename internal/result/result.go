@@ -93,6 +93,28 @@ type SUT struct {
 	PID       int       `json:"pid,omitempty"`
 	// Connections is the size of the connection pool the target was given.
 	Connections int `json:"connections,omitempty"`
+	// TLS is how the connections were secured; nil in clear.
+	TLS *TLS `json:"tls,omitempty"`
+	// HTTP2: the requests went over HTTP/2 (h2 over TLS, h2c in clear), not HTTP/1.1.
+	HTTP2 bool `json:"http2,omitempty"`
+}
+
+// TLS is the TLS a run measured: the mode, and which certificates, so two results can be told
+// apart by what their handshakes did.
+type TLS struct {
+	// Mode: tls (the server's certificate checked), mtls (and the client's presented), or
+	// mtls_authz (and an authorization policy of the server's admitting the client).
+	Mode string `json:"mode"`
+	// Generated: throwaway certificates authzbench made for the run (ECDSA P-256); else the
+	// files the user gave, named below.
+	Generated  bool   `json:"generated,omitempty"`
+	CACert     string `json:"cacert,omitempty"`
+	ServerCert string `json:"server_cert,omitempty"`
+	ClientCert string `json:"client_cert,omitempty"`
+	// Insecure: the server's certificate was not checked.
+	Insecure bool `json:"insecure,omitempty"`
+	// Admitted are the client identities the server's authorization policy admitted.
+	Admitted []string `json:"admitted,omitempty"`
 }
 
 // Placement is where a run's engine ran, seen from the generator; it decides what the

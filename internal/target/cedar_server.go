@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +23,16 @@ func init() {
 // `authzbench cedar-server`.
 type CedarServerConfig struct {
 	ServerConfig `yaml:",inline"`
+}
+
+// Check refuses mtls_authz: the Cedar server has no authorization layer of its own in front of
+// its decisions, as OPA's system policy is, so there is nothing equivalent to measure.
+func (c *CedarServerConfig) Check() error {
+	err := c.ServerConfig.Check()
+	if c.MTLSAuthz || len(c.MTLSAdmit) > 0 {
+		err = errors.Join(err, errors.New("mtls_authz is not supported by cedar/server: it has no authorization policy in front of its decisions, as OPA's --authorization=basic; use mtls"))
+	}
+	return err
 }
 
 // cedarServer drives Cedar served over HTTP: POST /v1/is_authorized with the Cedar request
@@ -74,6 +85,15 @@ func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 	}
 	if paths.TemplateLinks != "" {
 		args = append(args, "--template-links", paths.TemplateLinks)
+	}
+	if err := t.setUpTLS(); err != nil {
+		return err
+	}
+	if f := t.tlsFiles; f != nil {
+		args = append(args, "--tls-cert-file", f.ServerCert, "--tls-private-key-file", f.ServerKey)
+		if t.cfg.Mode() >= MutualTLS {
+			args = append(args, "--tls-ca-cert-file", f.CACert)
+		}
 	}
 	args = append(args, t.cfg.Args...)
 	return t.run(ctx, "cedar server", addr, exec.Command(self, args...))

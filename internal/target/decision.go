@@ -97,8 +97,8 @@ func malformed(why string, body []byte) verify.Outcome {
 
 // statusOutcome is a non-2xx answer; its message is the start of the body, where servers put
 // their reason (OPA's {"code": "invalid_parameter", ...}, a proxy's error page).
-func statusOutcome(status int, body []byte, connectNS int64) verify.Outcome {
-	return verify.Outcome{Kind: verify.HTTPStatus, Status: status, ConnectNS: connectNS, Err: newBodyError("", status, body)}
+func statusOutcome(status int, body []byte) verify.Outcome {
+	return verify.Outcome{Kind: verify.HTTPStatus, Status: status, Err: newBodyError("", status, body)}
 }
 
 // bodyError is an answer that was no decision, with the start of its body. It keeps the bytes

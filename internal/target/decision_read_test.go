@@ -329,16 +329,16 @@ func TestDecisionMessages(t *testing.T) {
 		{"empty body", newDecisionReader("result").read(nil), verify.Malformed, "the body is not JSON: empty body"},
 		{"escape sequences and lines", newDecisionReader("result").read([]byte("\x1b[2J<h1>\n  Bad\xffGateway\n</h1>\n")), verify.Malformed,
 			"the body is not JSON: [2J<h1> Bad\uFFFDGateway </h1>"},
-		{"indented JSON", statusOutcome(500, []byte("{\n  \"code\": \"internal_error\",\n  \"message\": \"x\"\n}\n"), 0), verify.HTTPStatus,
+		{"indented JSON", statusOutcome(500, []byte("{\n  \"code\": \"internal_error\",\n  \"message\": \"x\"\n}\n")), verify.HTTPStatus,
 			`status 500: { "code": "internal_error", "message": "x" }`},
-		{"white space only", statusOutcome(502, []byte(" \r\n"), 0), verify.HTTPStatus, "status 502: empty body"},
+		{"white space only", statusOutcome(502, []byte(" \r\n")), verify.HTTPStatus, "status 502: empty body"},
 		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: [true]`},
 		{"cedar without a decision", newCedarDecisionReader().read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
 		{"cedar with an evaluation error", newCedarDecisionReader().read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
 			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
 		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, "opa eval printed no JSON: panic: oops"},
-		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`), 7), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
-		{"status with a long page", statusOutcome(502, []byte(long), 0), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 80) + "…"},
+		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`)), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
+		{"status with a long page", statusOutcome(502, []byte(long)), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 80) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.out.Kind != tc.kind || tc.out.Err == nil || tc.out.Err.Error() != tc.msg {
@@ -489,7 +489,7 @@ func TestDecisionReadingAllocatesNothing(t *testing.T) {
 	}
 	// An error answer keeps a copy of its body and formats it only when its message is read.
 	page := []byte(strings.Repeat("<p>Service Unavailable</p>\n", 100))
-	if n := testing.AllocsPerRun(100, func() { statusOutcome(503, page, 0) }); n > 2 {
+	if n := testing.AllocsPerRun(100, func() { statusOutcome(503, page) }); n > 2 {
 		t.Errorf("an error status: %v allocations, want at most 2", n)
 	}
 }

@@ -37,6 +37,8 @@ type HTTPConfig struct {
 	DecisionPath string `yaml:"decision_path"`
 	// ... or from the status alone: "200=allow,403=deny". Other statuses are http_<code>.
 	DecisionStatus string `yaml:"decision_status"`
+	// TLSClient is what the client trusts and presents to an https endpoint.
+	TLSClient `yaml:",inline"`
 }
 
 // RemoteURL is the endpoint: the http target always measures a server someone else runs.
@@ -55,6 +57,12 @@ func (c *HTTPConfig) Check() error {
 		if _, err := ParseDecisionStatus(c.DecisionStatus); err != nil {
 			errs = append(errs, fmt.Errorf("decision_status %w", err))
 		}
+	}
+	if err := c.TLSClient.check(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.TLSClient.given() && c.URL != "" && !strings.HasPrefix(c.URL, "https://") {
+		errs = append(errs, fmt.Errorf("cacert, cert, key and insecure apply to an https url, not %s", c.URL))
 	}
 	return errors.Join(errs...)
 }
@@ -120,6 +128,13 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	e.Timeout, e.KeepAlive = t.common.timeout(), !t.common.NoReuse
+	if e.TLS != nil {
+		cfg, err := h.TLSClient.config()
+		if err != nil {
+			return err
+		}
+		e.TLS = withServerName(cfg, e.TLS.ServerName)
+	}
 	t.endpoint = e
 	method := h.Method
 	if method == "" {
@@ -142,7 +157,7 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 		}
 		t.requests[i] = httpload.EncodeRequest(e, method, path, headers, body)
 	}
-	return probe(ctx, h.URL, first, t.common.timeout())
+	return probe(ctx, h.URL, first, t.common.timeout(), e.TLS)
 }
 
 // CheckHTTP finds what is wrong with the http target's headers and body template, for every
@@ -238,45 +253,42 @@ type genericWorker struct {
 }
 
 func (w *genericWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	return withConnectTimes(w.decide(ctx, i), w.conn)
+}
+
+func (w *genericWorker) decide(ctx context.Context, i int) verify.Outcome {
 	status, body, err := w.conn.Do(ctx, w.requests[i])
 	if err != nil {
 		return failedOutcome(w.conn, err)
 	}
-	connect := int64(w.conn.ConnectTime)
 	if w.byStatus != nil {
 		if allow, ok := w.byStatus[status]; ok {
-			return verify.Outcome{Kind: verify.Decided, Allow: allow, ConnectNS: connect}
+			return verify.Outcome{Kind: verify.Decided, Allow: allow}
 		}
-		return statusOutcome(status, body, connect)
+		return statusOutcome(status, body)
 	}
 	// A 403 commonly carries a deny in its body; any other non-2xx status is an error, a 401
 	// above all (the harness's credentials were refused, which decides nothing).
 	if (status < 200 || status > 299) && status != 403 {
-		return statusOutcome(status, body, connect)
+		return statusOutcome(status, body)
 	}
 	v, err := w.parser.ParseBytes(body)
 	if err != nil {
 		if status == 403 {
-			return statusOutcome(status, body, connect) // a refusal, not a deny in a decision document
+			return statusOutcome(status, body) // a refusal, not a deny in a decision document
 		}
-		out := malformed("the body is not JSON", body)
-		out.ConnectNS = connect
-		return out
+		return malformed("the body is not JSON", body)
 	}
 	dv := v.Get(w.pointer...)
 	if dv == nil {
 		// Nothing where the decision should be: the body is not the endpoint's decision
 		// document (an error object, another API's answer).
 		if status == 403 {
-			return statusOutcome(status, body, connect)
+			return statusOutcome(status, body)
 		}
-		out := malformed("no value at "+w.path+" in the body", body)
-		out.ConnectNS = connect
-		return out
+		return malformed("no value at "+w.path+" in the body", body)
 	}
-	out := pointerDecision(dv)
-	out.ConnectNS = connect
-	return out
+	return pointerDecision(dv)
 }
 
 // pointerDecision reads true/false, or the strings allow/deny (any case), as a decision.
@@ -300,7 +312,11 @@ func (w *genericWorker) Close() { w.conn.Close() }
 func (w *genericWorker) Reconnects() int64 { return w.conn.Reconnects }
 
 func (t *httpTarget) Info() Info {
-	return Info{Engine: "http", Mode: "endpoint", URL: t.cfg.URL, External: true, Connections: t.common.Workers}
+	info := Info{Engine: "http", Mode: "endpoint", URL: t.cfg.URL, External: true, Connections: t.common.Workers}
+	if t.endpoint.TLS != nil {
+		info.TLS = clientTLSInfo(&t.cfg.TLSClient)
+	}
+	return info
 }
 
 func (t *httpTarget) Stop(context.Context) error { return nil }

@@ -74,6 +74,11 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
+	tlsArgs, err := t.tlsArgs(dir)
+	if err != nil {
+		return err
+	}
+	args = append(args, tlsArgs...)
 	args = append(args, t.cfg.Args...)
 	args = append(args, policies...)
 	args = append(args, data...)
@@ -85,6 +90,40 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	return t.run(ctx, "opa server", addr, opa.Command(context.Background(), args...))
+}
+
+// tlsArgs are OPA's flags for the TLS mode asked for, with the authorization policy of
+// mtls_authz written into dir: OPA's tls authentication names the client by its certificate's
+// subject (input.identity), which --authorization=basic's system policy then admits or not.
+func (t *opaServer) tlsArgs(dir string) ([]string, error) {
+	if err := t.setUpTLS(); err != nil {
+		return nil, err
+	}
+	mode := t.cfg.Mode()
+	if mode == Plain {
+		return nil, nil
+	}
+	f := t.tlsFiles
+	args := []string{"--tls-cert-file", f.ServerCert, "--tls-private-key-file", f.ServerKey}
+	if mode >= MutualTLS {
+		args = append(args, "--tls-ca-cert-file", f.CACert, "--authentication=tls")
+	}
+	if mode == MutualTLSAuthz {
+		t.admitted = t.cfg.MTLSAdmit
+		if len(t.admitted) == 0 {
+			id, err := f.identity()
+			if err != nil {
+				return nil, err
+			}
+			t.admitted = []string{id}
+		}
+		policy, err := writeAuthzPolicy(dir, t.admitted)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--authorization=basic", policy)
+	}
+	return args, nil
 }
 
 func (t *opaServer) Worker() Decider { return t.worker(newDecisionReader("result")) }
@@ -117,15 +156,21 @@ func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		w.sends++
 	}
 	status, body, err := w.conn.Do(ctx, req)
-	if err != nil {
-		return failedOutcome(w.conn, err)
+	var out verify.Outcome
+	switch {
+	case err != nil:
+		out = failedOutcome(w.conn, err)
+	case status < 200 || status > 299:
+		out = statusOutcome(status, body)
+	default:
+		out = w.decisions.read(body)
 	}
-	connect := int64(w.conn.ConnectTime)
-	if status < 200 || status > 299 {
-		return statusOutcome(status, body, connect)
-	}
-	out := w.decisions.read(body)
-	out.ConnectNS = int64(w.conn.ConnectTime)
+	return withConnectTimes(out, w.conn)
+}
+
+// withConnectTimes adds to out the parts of its time the request spent opening a connection.
+func withConnectTimes(out verify.Outcome, conn *httpload.Conn) verify.Outcome {
+	out.ConnectNS, out.TLSNS = int64(conn.ConnectTime), int64(conn.TLSTime)
 	return out
 }
 
@@ -138,6 +183,8 @@ func failedOutcome(conn *httpload.Conn, err error) verify.Outcome {
 		out.Kind, out.NotSent = verify.TimedOut, true
 	case errors.Is(err, httpload.ErrTimeout):
 		out.Kind = verify.TimedOut
+	case errors.Is(err, httpload.ErrTLSHandshake):
+		out.Kind = verify.TLSRefused
 	}
 	return out
 }

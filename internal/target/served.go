@@ -3,9 +3,11 @@ package target
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/httpload"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
@@ -26,6 +29,11 @@ type ServerConfig struct {
 	Port int `yaml:"port"`
 	// Args are extra arguments for the server authzbench starts.
 	Args []string `yaml:"sut_args"`
+	// TLSServer says whether a server authzbench starts serves over TLS, and with which
+	// certificates; TLSClient what the client trusts and presents, to a url over https above
+	// all.
+	TLSServer `yaml:",inline"`
+	TLSClient `yaml:",inline"`
 }
 
 // RemoteURL is the running server to measure, if any.
@@ -52,6 +60,7 @@ func (c *ServerConfig) Check() error {
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port %d: not a TCP port; want 1 to 65535, or none for a free one", c.Port))
 	}
+	errs = append(errs, c.checkTLS()...)
 	return errors.Join(errs...)
 }
 
@@ -77,6 +86,12 @@ type served struct {
 	timed    [][]byte // the same asking for the server's timers (?metrics=true), if sampled
 	died     chan struct{}
 	diedErr  error
+
+	// The TLS of a server authzbench starts: its certificate files, and what the client
+	// presents (also for a url over https); nil in clear.
+	tlsFiles  *serverFiles
+	clientTLS *tls.Config
+	admitted  []string // the identities mtls_authz's policy admits
 }
 
 // start points the target at its server, launching one unless --url names one, and encodes one
@@ -89,11 +104,15 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 			return err
 		}
 	} else if err := launch(ctx); err != nil {
+		s.tlsFiles.remove()
 		return err
 	}
 	var err error
 	if s.endpoint, _, err = httpload.ParseURL(s.url + s.path); err != nil {
 		return err
+	}
+	if s.endpoint.TLS != nil && s.clientTLS != nil {
+		s.endpoint.TLS = withServerName(s.clientTLS, s.endpoint.TLS.ServerName)
 	}
 	s.endpoint.Timeout = s.common.timeout()
 	s.endpoint.KeepAlive = !s.common.NoReuse
@@ -113,9 +132,19 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 		}
 	}
 	if s.cfg.URL != "" {
-		return probe(ctx, s.url+s.path, bodies[0], s.common.timeout())
+		return probe(ctx, s.url+s.path, bodies[0], s.common.timeout(), s.endpoint.TLS)
 	}
 	return nil
+}
+
+// withServerName is cfg checking the server's certificate against name, the host dialled, as
+// an https client does.
+func withServerName(cfg *tls.Config, name string) *tls.Config {
+	c := cfg.Clone()
+	if c.ServerName == "" {
+		c.ServerName = name
+	}
+	return c
 }
 
 // probe sends one request to a server authzbench did not start, so an unreachable address fails
@@ -125,7 +154,7 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 // --timeout too short for anything is the run's to report, as such.
 const probeTimeout = 10 * time.Second
 
-func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) error {
+func probe(ctx context.Context, uri string, body []byte, timeout time.Duration, tlsConfig *tls.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, max(timeout, probeTimeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, uri, bytes.NewReader(body))
@@ -133,7 +162,11 @@ func probe(ctx context.Context, uri string, body []byte, timeout time.Duration) 
 		return optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s: %v", n("url"), err) })
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	// A transport of its own, with the load's TLS settings (a private CA, a client
+	// certificate), and no connection left behind in a pool the load never uses.
+	tr := &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		return &unreachable{optionError("url", func(n func(string) string) string {
 			return fmt.Sprintf("cannot reach %s %s: %v", n("url"), uri, err)
@@ -158,7 +191,39 @@ func (s *served) useExternal() error {
 		s.path = u.RequestURI()
 	}
 	s.url = u.Scheme + "://" + u.Host
+	if u.Scheme == "https" {
+		if s.clientTLS, err = s.cfg.TLSClient.config(); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// setUpTLS readies the TLS of a server about to be started, if it is to serve over TLS: the
+// certificate files (the user's, or generated for the run) and what the client presents. The
+// engine's launch passes the files to its server.
+func (s *served) setUpTLS() error {
+	mode := s.cfg.Mode()
+	if mode == Plain {
+		return nil
+	}
+	files, err := s.cfg.tlsFiles(s.common.TempDir)
+	if err != nil {
+		return err
+	}
+	s.tlsFiles = files
+	if s.clientTLS, err = files.clientConfig(mode); err != nil {
+		return err
+	}
+	return nil
+}
+
+// scheme is the scheme of the server authzbench starts.
+func (s *served) scheme() string {
+	if s.tlsFiles != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // listenAddr is the loopback address a started server listens on: --port if given and free,
@@ -178,12 +243,16 @@ func (s *served) listenAddr() (string, error) {
 // pinned to, probed on its /health until it answers, and from then on watched, died closed if
 // it exits before Stop.
 func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
-	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: s.common.PinCPUs,
-		Probe: sut.HTTPProbe{URL: "http://" + addr + "/health"}})
+	health := sut.HTTPProbe{URL: s.scheme() + "://" + addr + "/health"}
+	if s.clientTLS != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		health.TLS = withServerName(s.clientTLS, host)
+	}
+	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: s.common.PinCPUs, Probe: health})
 	if err != nil {
 		return err
 	}
-	s.server, s.url = srv, "http://"+addr
+	s.server, s.url = srv, s.scheme()+"://"+addr
 	go func() {
 		if err, ok := <-srv.Done(); ok {
 			s.diedErr = err
@@ -202,7 +271,7 @@ func (s *served) worker(decisions *decisionReader) *httpWorker {
 // info is the part of Info every served target fills alike.
 func (s *served) info(engine, version string) Info {
 	info := Info{Engine: engine, Mode: "server", URL: s.url + s.path,
-		External: s.cfg.URL != "", Connections: s.common.Workers}
+		External: s.cfg.URL != "", Connections: s.common.Workers, TLS: s.tlsInfo()}
 	if s.server != nil {
 		info.Version = version
 		info.PID = s.server.PID()
@@ -215,10 +284,39 @@ func (s *served) Died() <-chan struct{} { return s.died }
 func (s *served) Err() error            { return s.diedErr }
 
 func (s *served) Stop(context.Context) error {
-	if s.server == nil {
-		return nil
+	var err error
+	if s.server != nil {
+		err = s.server.Stop(5 * time.Second)
 	}
-	return s.server.Stop(5 * time.Second)
+	// After the server, which reads them until it stops.
+	return errors.Join(err, s.tlsFiles.remove())
+}
+
+// tlsInfo records the TLS the run measured; nil in clear.
+func (s *served) tlsInfo() *result.TLS {
+	if s.tlsFiles != nil {
+		t := &result.TLS{Mode: s.cfg.Mode().String(), Generated: s.tlsFiles.generated != nil}
+		if !t.Generated {
+			t.CACert, t.ServerCert, t.ClientCert = s.tlsFiles.CACert, s.tlsFiles.ServerCert, s.tlsFiles.ClientCert
+		}
+		if s.cfg.MTLSAuthz {
+			t.Admitted = s.admitted
+		}
+		return t
+	}
+	if s.clientTLS != nil {
+		return clientTLSInfo(&s.cfg.TLSClient)
+	}
+	return nil
+}
+
+// clientTLSInfo records how the client met a server someone else runs over https.
+func clientTLSInfo(c *TLSClient) *result.TLS {
+	mode := ServerTLS
+	if c.Cert != "" {
+		mode = MutualTLS
+	}
+	return &result.TLS{Mode: mode.String(), CACert: c.CACert, ClientCert: c.Cert, Insecure: c.Insecure}
 }
 
 // unreachable is a running server that did not answer the probe: the option's words, and the

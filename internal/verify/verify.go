@@ -37,6 +37,9 @@ const (
 	// EvalFailed: an engine inside authzbench returned an evaluation error instead of a
 	// decision (a built-in that failed, a conflict between rules).
 	EvalFailed
+	// TLSRefused: the TLS handshake failed: the server's certificate was not trusted, or the
+	// server refused the client's (none given, or one it does not trust).
+	TLSRefused
 )
 
 // Outcome is what a target reports for one request.
@@ -47,9 +50,10 @@ type Outcome struct {
 	// The server's own timers, when it reported them (OPA's ?metrics=true): the policy
 	// evaluation and the whole request handler, in nanoseconds; 0 when not reported.
 	ServerEvalNS, ServerHandlerNS int64
-	// ConnectNS is the part of the request spent opening a connection (TCP, and TLS), when this
-	// request opened one; 0 when it reused one.
-	ConnectNS int64
+	// ConnectNS and TLSNS are the parts of the request spent opening a connection, the TCP
+	// connect and the TLS handshake, when this request opened one; 0 when it reused one (and
+	// TLSNS 0 in clear).
+	ConnectNS, TLSNS int64
 	// Err says what went wrong when the outcome is not a decision (the OS's words for a
 	// refused connection, the engine's evaluation error), so the result can show one sample
 	// message per class. Nil for decisions; never read on the measured path of a success.
@@ -81,6 +85,9 @@ const (
 	// (every connection was busy until the run gave up on it). Recorded by the driver, never
 	// by a target; charged at its lower bound, from its intended time to when the run gave up.
 	Unsent
+	// TLSHandshake: the TLS handshake failed (an untrusted server, a refused client
+	// certificate). Not a transport failure: the server answered, and said no.
+	TLSHandshake
 	NumClasses
 )
 
@@ -109,13 +116,15 @@ func Classify(expect workload.Expect, o Outcome) Class {
 		return MalformedResponse
 	case EvalFailed:
 		return EvalError
+	case TLSRefused:
+		return TLSHandshake
 	}
 	return Transport
 }
 
 // Name is the class name used in results and reports: ok, wrong_decision, undefined,
 // non_boolean, http_<code>, rate_limited, exit_<code>, transport, timeout, malformed_response,
-// eval_error, unsent.
+// eval_error, unsent, tls_handshake.
 func Name(c Class, status int) string {
 	switch c {
 	case OK:
@@ -140,6 +149,8 @@ func Name(c Class, status int) string {
 		return "eval_error"
 	case Unsent:
 		return "unsent"
+	case TLSHandshake:
+		return "tls_handshake"
 	}
 	return "transport"
 }

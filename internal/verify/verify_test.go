@@ -38,6 +38,8 @@ func TestClassify(t *testing.T) {
 		// decision, even with Allow set.
 		{"malformed body", Outcome{Kind: Malformed, Allow: true}, [3]Class{MalformedResponse, MalformedResponse, MalformedResponse}},
 		{"evaluation error", Outcome{Kind: EvalFailed, Allow: true}, [3]Class{EvalError, EvalError, EvalError}},
+		// A refused TLS handshake is its own class, not a transport failure, and never a decision.
+		{"tls refused", Outcome{Kind: TLSRefused, Allow: true}, [3]Class{TLSHandshake, TLSHandshake, TLSHandshake}},
 		// A kind this package does not define is never a served decision.
 		{"undefined kind", Outcome{Kind: Kind(200), Allow: true}, [3]Class{Transport, Transport, Transport}},
 	} {
@@ -80,6 +82,7 @@ func TestName(t *testing.T) {
 		{MalformedResponse, 200, "malformed_response"},
 		{EvalError, 0, "eval_error"},
 		{Unsent, 0, "unsent"},
+		{TLSHandshake, 0, "tls_handshake"},
 	} {
 		t.Run(fmt.Sprintf("%s from status %d", tc.want, tc.status), func(t *testing.T) {
 			if got := Name(tc.class, tc.status); got != tc.want {
