@@ -151,6 +151,7 @@ func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, ou
 	rec.RecordConnect(out.ConnectNS)
 	if class == verify.OK {
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
+		rec.RecordTimed(latency, out.ServerEvalNS, out.ServerHandlerNS)
 		if expect == workload.Unverified {
 			rec.UnverifiedOK++
 		}

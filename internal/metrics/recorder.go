@@ -15,6 +15,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -88,6 +89,11 @@ type Recorder struct {
 
 	// The server's own timers for the ok responses that reported them; nil until one did.
 	ServerEval, ServerHandler *hdrhistogram.Histogram
+	// Timed is a bounded sample of those responses with their client latency, for the
+	// attribution of their time; nil until one reported both timers. It is the result
+	// document's own type (result is a leaf) so that workers, repetitions and documents are
+	// thinned by one rule and merge alike.
+	Timed *result.Sample
 
 	// Live counters for a progress line; written by the owning worker only.
 	liveOK, liveErrors atomic.Uint64
@@ -192,6 +198,18 @@ func (r *Recorder) RecordServer(evalNS, handlerNS int64) {
 	if handlerNS > 0 {
 		r.ServerHandler.RecordValue(r.clamp(handlerNS)) //nolint:errcheck // clamped into range
 	}
+}
+
+// RecordTimed offers an ok response that reported both server timers to the sample, with its
+// latency as recorded (in open loop from the intended send).
+func (r *Recorder) RecordTimed(latency time.Duration, evalNS, handlerNS int64) {
+	if evalNS <= 0 || handlerNS <= 0 {
+		return // one timer alone cannot split the time
+	}
+	if r.Timed == nil {
+		r.Timed = &result.Sample{}
+	}
+	r.Timed.Add(result.Triple{ClientNS: int64(latency), HandlerNS: handlerNS, EvalNS: evalNS})
 }
 
 // Record adds one classified response and its latency.
@@ -346,6 +364,12 @@ func (r *Recorder) Merge(other *Recorder) {
 		}
 		r.ServerEval.Merge(other.ServerEval)
 		r.ServerHandler.Merge(other.ServerHandler)
+	}
+	if other.Timed != nil {
+		if r.Timed == nil {
+			r.Timed = &result.Sample{}
+		}
+		r.Timed.Merge(other.Timed)
 	}
 	if other.Uncorrected != nil {
 		if r.Uncorrected == nil {
