@@ -56,3 +56,25 @@ func TestMeanIsExact(t *testing.T) {
 		t.Errorf("mean %.1f ns, want 1501.5", got)
 	}
 }
+
+// Only responses that reported both timers are sampled, with the latency they were recorded
+// at; recorders merge their samples.
+func TestRecordTimedNeedsBothTimers(t *testing.T) {
+	a, b := NewRecorder(), NewRecorder()
+	a.RecordTimed(100*time.Microsecond, 10_000, 40_000)
+	a.RecordTimed(100*time.Microsecond, 0, 40_000) // no evaluation timer: nothing to split
+	a.RecordTimed(100*time.Microsecond, 10_000, 0)
+	b.RecordTimed(300*time.Microsecond, 20_000, 90_000)
+	a.Merge(b)
+	if a.Timed == nil || a.Timed.Seen != 2 || len(a.Timed.Triples) != 2 {
+		t.Fatalf("sample %+v, want the 2 responses with both timers", a.Timed)
+	}
+	if got := a.Timed.Triples[1]; got.ClientNS != 300_000 || got.HandlerNS != 90_000 || got.EvalNS != 20_000 {
+		t.Errorf("second triple %+v, want client 300 µs, handler 90 µs, eval 20 µs", got)
+	}
+	c := NewRecorder()
+	c.Merge(NewRecorder())
+	if c.Timed != nil {
+		t.Error("merging recorders without timers made a sample")
+	}
+}
