@@ -24,7 +24,8 @@ type View struct {
 	Rows        []Row
 	// Notes follow the rows' own: pairs skipped, what Cedar is handed, how each column reads
 	// and when it calls a difference, a partial result, and the environment.
-	Notes []string // Layers are the runs whose responses reported the server's own timers, in the
+	Notes []string
+	// Layers are the runs whose responses reported the server's own timers, in the
 	// document's order: a table of their own after the notes (layers.go).
 	Layers []Layers
 }
