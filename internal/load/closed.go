@@ -142,7 +142,9 @@ func (g *group) done() <-chan struct{} {
 
 // recordResponse classifies one response and records everything it carries: its latency (in
 // the ok or the error histogram), its connect time and, for ok responses, the server's own
-// timers and whether it had an expectation to check. Both drivers record through it.
+// timers and whether it had an expectation to check. Both drivers record through it. The
+// sample of timed responses takes latency as given: in open loop from the intended send, so
+// that a send's wait for a connection counts as waiting in the attribution, not as the server's.
 func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, out verify.Outcome, latency time.Duration) verify.Class {
 	class := verify.Classify(expect, out)
 	rec.Record(class, out.Status, latency)
