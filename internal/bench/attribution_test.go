@@ -71,6 +71,9 @@ func TestAttributionFindsAnInjectedDelay(t *testing.T) {
 		if h.WaitShare < 0.6 || h.EvalShare > 0.3 {
 			t.Errorf("10 ms delay, band %s: waiting %.2f, evaluating %.2f; want over 0.6 waiting, under 0.3 evaluating", h.Name, h.WaitShare, h.EvalShare)
 		}
+		if q.QueuedShare != 0 || h.QueuedShare != 0 {
+			t.Errorf("band %s: queued %.2f and %.2f in closed loop, where every send goes out at once; want 0", q.Name, q.QueuedShare, h.QueuedShare)
+		}
 		if h.WaitShare <= q.WaitShare {
 			t.Errorf("band %s: waiting %.2f with the delay, %.2f without; want it larger", q.Name, h.WaitShare, q.WaitShare)
 		}

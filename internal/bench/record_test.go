@@ -344,7 +344,7 @@ func syntheticRecorder(open bool, n, seed int) *metrics.Recorder {
 		}
 		if i%50 == 0 {
 			rec.RecordServer(int64(latency/4), int64(latency/2))
-			rec.RecordTimed(latency, int64(latency/4), int64(latency/2))
+			rec.RecordTimed(latency, 0, int64(latency/4), int64(latency/2))
 		}
 		if i%200 == 0 {
 			rec.RecordConnect(int64(60*time.Microsecond) + int64(seed*1000))

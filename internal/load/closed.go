@@ -144,8 +144,9 @@ func (g *group) done() <-chan struct{} {
 // the ok or the error histogram), its connect time and, for ok responses, the server's own
 // timers and whether it had an expectation to check. Both drivers record through it. The
 // sample of timed responses takes latency as given: in open loop from the intended send, so
-// that a send's wait for a connection counts as waiting in the attribution, not as the server's.
-func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, out verify.Outcome, latency time.Duration) verify.Class {
+// that a send's wait for a connection counts as waiting in the attribution, not as the server's,
+// and queued (open loop: how late the send went out; 0 in closed loop) says how much of it.
+func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, out verify.Outcome, latency, queued time.Duration) verify.Class {
 	class := verify.Classify(expect, out)
 	rec.Record(class, out.Status, latency)
 	rec.RecordMessage(class, expect, out)
@@ -153,7 +154,7 @@ func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, ou
 	rec.RecordConnect(out.ConnectNS)
 	if class == verify.OK {
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
-		rec.RecordTimed(latency, out.ServerEvalNS, out.ServerHandlerNS)
+		rec.RecordTimed(latency, queued, out.ServerEvalNS, out.ServerHandlerNS)
 		if expect == workload.Unverified {
 			rec.UnverifiedOK++
 		}
@@ -247,7 +248,7 @@ func (w *worker) run(ctx context.Context) {
 			continue // never sent: not a request; the same input goes next time
 		}
 		if p == phaseMeasure {
-			recordResponse(w.rec, i, w.expects[i], out, latency)
+			recordResponse(w.rec, i, w.expects[i], out, latency, 0)
 			sent++
 		}
 		i = (i + w.step) % n

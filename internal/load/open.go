@@ -231,7 +231,7 @@ func (w *openWorker) run(ctx context.Context) {
 			generatorLateness = sent - d.ready
 		}
 		w.shard.mu.Lock()
-		class := recordResponse(w.shard.rec, i, w.expects[i], out, done-intended)
+		class := recordResponse(w.shard.rec, i, w.expects[i], out, done-intended, sent-intended)
 		w.shard.rec.RecordSend(class == verify.OK, sent-intended, generatorLateness, done-sent, LateAfter)
 		w.shard.mu.Unlock()
 	}

@@ -61,16 +61,16 @@ func TestMeanIsExact(t *testing.T) {
 // at; recorders merge their samples.
 func TestRecordTimedNeedsBothTimers(t *testing.T) {
 	a, b := NewRecorder(), NewRecorder()
-	a.RecordTimed(100*time.Microsecond, 10_000, 40_000)
-	a.RecordTimed(100*time.Microsecond, 0, 40_000) // no evaluation timer: nothing to split
-	a.RecordTimed(100*time.Microsecond, 10_000, 0)
-	b.RecordTimed(300*time.Microsecond, 20_000, 90_000)
+	a.RecordTimed(100*time.Microsecond, 0, 10_000, 40_000)
+	a.RecordTimed(100*time.Microsecond, 0, 0, 40_000) // no evaluation timer: nothing to split
+	a.RecordTimed(100*time.Microsecond, 0, 10_000, 0)
+	b.RecordTimed(300*time.Microsecond, 150*time.Microsecond, 20_000, 90_000)
 	a.Merge(b)
 	if a.Timed == nil || a.Timed.Seen != 2 || len(a.Timed.Triples) != 2 {
 		t.Fatalf("sample %+v, want the 2 responses with both timers", a.Timed)
 	}
-	if got := a.Timed.Triples[1]; got.ClientNS != 300_000 || got.HandlerNS != 90_000 || got.EvalNS != 20_000 {
-		t.Errorf("second triple %+v, want client 300 µs, handler 90 µs, eval 20 µs", got)
+	if got := a.Timed.Triples[1]; got.ClientNS != 300_000 || got.HandlerNS != 90_000 || got.EvalNS != 20_000 || got.QueuedNS != 150_000 {
+		t.Errorf("second triple %+v, want client 300 µs, handler 90 µs, eval 20 µs, queued 150 µs", got)
 	}
 	c := NewRecorder()
 	c.Merge(NewRecorder())

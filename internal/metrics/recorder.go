@@ -201,15 +201,16 @@ func (r *Recorder) RecordServer(evalNS, handlerNS int64) {
 }
 
 // RecordTimed offers an ok response that reported both server timers to the sample, with its
-// latency as recorded (in open loop from the intended send).
-func (r *Recorder) RecordTimed(latency time.Duration, evalNS, handlerNS int64) {
+// latency as recorded (in open loop from the intended send) and, in open loop, how late its
+// send went out (queued; 0 in closed loop).
+func (r *Recorder) RecordTimed(latency, queued time.Duration, evalNS, handlerNS int64) {
 	if evalNS <= 0 || handlerNS <= 0 {
 		return // one timer alone cannot split the time
 	}
 	if r.Timed == nil {
 		r.Timed = &result.Sample{}
 	}
-	r.Timed.Add(result.Triple{ClientNS: int64(latency), HandlerNS: handlerNS, EvalNS: evalNS})
+	r.Timed.Add(result.Triple{ClientNS: int64(latency), HandlerNS: handlerNS, EvalNS: evalNS, QueuedNS: max(int64(queued), 0)})
 }
 
 // Record adds one classified response and its latency.

@@ -41,7 +41,7 @@ func layersOf(r *result.Run) *Layers {
 
 var layerHeader = []string{"Workload", "Target", "Load", "Layer", "responses", "P50", "P75", "P90", "P95", "P99", "P99.9", "P99.99", "mean", "SUT CPU, RSS"}
 
-var bandHeader = []string{"Workload", "Target", "Load", "Band", "client latency", "sampled", "waiting", "handler", "eval", "mean client", "mean handler", "mean eval"}
+var bandHeader = []string{"Workload", "Target", "Load", "Band", "client latency", "sampled", "waiting", "of it queued", "handler", "eval", "mean client", "mean handler", "mean eval"}
 
 // bandLabels name the result's bands for a reader.
 var bandLabels = map[string]string{"p0-p50": "≤ p50", "p50-p90": "p50–p90", "p90-p99": "p90–p99", "p99-max": "> p99", "p99.9-max": "> p99.9"}
@@ -93,10 +93,14 @@ func bandRows(l *Layers) [][]string {
 		}
 		c = append(c, label, span, n)
 		if b.Count == 0 {
-			rows = append(rows, append(c, "-", "-", "-", "-", "-", "-"))
+			rows = append(rows, append(c, "-", "-", "-", "-", "-", "-", "-"))
 			continue
 		}
-		rows = append(rows, append(c, percent(b.WaitShare), percent(b.HandlerShare), percent(b.EvalShare),
+		queued := "-" // closed loop: every send goes out at once
+		if l.Load.Model == result.OpenLoop {
+			queued = percent(b.QueuedShare)
+		}
+		rows = append(rows, append(c, percent(b.WaitShare), queued, percent(b.HandlerShare), percent(b.EvalShare),
 			Duration(b.MeanClientUS), Duration(b.MeanHandlerUS), Duration(b.MeanEvalUS)))
 	}
 	return rows
@@ -119,8 +123,12 @@ func layerNotes(v *View) []string {
 			if slow.Thin {
 				n += ", " + thinBand[1:len(thinBand)-1]
 			}
-			notes = append(notes, fmt.Sprintf("%s: requests slower than %s spent %s waiting (queue and transport), %s in the handler outside evaluation, %s evaluating (%s)",
-				where, strings.TrimPrefix(bandLabels[slow.Name], "> "), percent(slow.WaitShare), percent(slow.HandlerShare), percent(slow.EvalShare), n))
+			waiting := "queue and transport"
+			if l.Load.Model == result.OpenLoop {
+				waiting = fmt.Sprintf("%s queued before the send, %s in transport", percent(slow.QueuedShare), percent(slow.WaitShare-slow.QueuedShare))
+			}
+			notes = append(notes, fmt.Sprintf("%s: requests slower than %s spent %s waiting (%s), %s in the handler outside evaluation, %s evaluating (%s)",
+				where, strings.TrimPrefix(bandLabels[slow.Name], "> "), percent(slow.WaitShare), waiting, percent(slow.HandlerShare), percent(slow.EvalShare), n))
 		}
 		if a.Every > 1 {
 			notes = append(notes, fmt.Sprintf("%s: the sample keeps one in %d of the %s timed responses (%s), evenly spread", where, a.Every, count(a.Timed), count(a.Sampled)))
@@ -138,7 +146,7 @@ func layerNotes(v *View) []string {
 	if anyBands {
 		how := "bands: the timed responses by their client latency, edges at the run's percentiles; waiting is client latency minus handler time (the network, socket queues, the client's own work"
 		if anyOpen {
-			how += ", and in open loop the generator's own lateness and the wait for a free connection, since latency runs from the intended send"
+			how += ", and in open loop the send's delay after its intended time, since latency runs from it: the generator's own lateness and the wait for a free connection, shown as queued"
 		}
 		notes = append(notes, how+"), handler is handler time outside evaluation; shares of the band's summed client latency (docs/attribution.md)")
 	}

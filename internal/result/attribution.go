@@ -51,6 +51,10 @@ type Band struct {
 	EvalShare    float64 `json:"eval_share"`
 	HandlerShare float64 `json:"handler_share"` // in the handler, outside evaluation
 	WaitShare    float64 `json:"wait_share"`    // client latency the handler did not see
+	// QueuedShare is the part of WaitShare spent before the send went out (open loop: the
+	// generator's lateness and the wait for a free connection); the rest of the waiting is
+	// transport and the client's own work. 0 in closed loop.
+	QueuedShare  float64 `json:"queued_share,omitempty"`
 	MeanClientUS float64 `json:"mean_client_us"`
 	// Means of the clamped times, so that they are the shares' own parts.
 	MeanHandlerUS float64 `json:"mean_handler_us"`
@@ -65,9 +69,10 @@ const ThinBand = 20
 const SampleCap = 1 << 15
 
 // Triple is one timed response: its latency as the client measured it (in open loop from its
-// intended send, so the generator's queue is part of it), and the server's handler and
-// evaluation timers, in nanoseconds.
-type Triple struct{ ClientNS, HandlerNS, EvalNS int64 }
+// intended send, so the generator's queue is part of it), the server's handler and evaluation
+// timers, and in open loop how late the send went out after its intended time (the generator's
+// own lateness and the wait for a free connection; 0 in closed loop), in nanoseconds.
+type Triple struct{ ClientNS, HandlerNS, EvalNS, QueuedNS int64 }
 
 // Sample keeps a bounded, evenly spread sample of a stream of triples: all of them until it
 // holds SampleCap, then every other one of those it held and every second one of the rest,
@@ -129,7 +134,7 @@ func (s *Sample) Merge(other *Sample) {
 const sampleVersion = 1
 
 // EncodeSample writes a sample as the result document stores it: base64 of a deflated stream
-// of unsigned varints (version, every, seen, count, then each triple's three times in ns).
+// of unsigned varints (version, every, seen, count, then each triple's four times in ns).
 func EncodeSample(s *Sample) (string, error) {
 	var raw []byte
 	for _, v := range []int64{sampleVersion, max(s.Every, 1), s.Seen, int64(len(s.Triples))} {
@@ -139,6 +144,7 @@ func EncodeSample(s *Sample) (string, error) {
 		raw = binary.AppendUvarint(raw, uint64(max(t.ClientNS, 0)))
 		raw = binary.AppendUvarint(raw, uint64(max(t.HandlerNS, 0)))
 		raw = binary.AppendUvarint(raw, uint64(max(t.EvalNS, 0)))
+		raw = binary.AppendUvarint(raw, uint64(max(t.QueuedNS, 0)))
 	}
 	var b bytes.Buffer
 	w, err := flate.NewWriter(&b, flate.BestSpeed)
@@ -188,7 +194,7 @@ func DecodeSample(text string) (*Sample, error) {
 	s := &Sample{Every: head[1], Seen: head[2], Triples: make([]Triple, n)}
 	for i := range s.Triples {
 		t := &s.Triples[i]
-		for _, into := range []*int64{&t.ClientNS, &t.HandlerNS, &t.EvalNS} {
+		for _, into := range []*int64{&t.ClientNS, &t.HandlerNS, &t.EvalNS, &t.QueuedNS} {
 			if *into, err = next(); err != nil {
 				return nil, err
 			}
@@ -226,11 +232,11 @@ func AttributionOf(s *Sample, ok *hdrhistogram.Histogram) *Attribution {
 		}
 		return ok.ValueAtQuantile(q)
 	}
-	type sums struct{ client, handler, eval float64 }
+	type sums struct{ client, handler, eval, queued float64 }
 	acc := make([]sums, len(bandEdges))
 	counts := make([]int64, len(bandEdges))
 	for _, t := range s.Triples {
-		client, handler, eval := t.ClientNS, t.HandlerNS, t.EvalNS
+		client, handler, eval, queued := t.ClientNS, t.HandlerNS, t.EvalNS, t.QueuedNS
 		if handler > client {
 			handler = client
 			a.HandlerOverClient++
@@ -239,6 +245,9 @@ func AttributionOf(s *Sample, ok *hdrhistogram.Histogram) *Attribution {
 			eval = handler
 			a.EvalOverHandler++
 		}
+		// The send's delay is measured by the same process as the client time, and inside it;
+		// the clamp only keeps the handler's clock skew from making waiting negative.
+		queued = min(queued, client-handler)
 		for i, b := range bandEdges {
 			// The last bands are open above: a sample beyond the histogram's maximum (none
 			// should be) still lands in them.
@@ -249,6 +258,7 @@ func AttributionOf(s *Sample, ok *hdrhistogram.Histogram) *Attribution {
 				acc[i].client += float64(client)
 				acc[i].handler += float64(handler)
 				acc[i].eval += float64(eval)
+				acc[i].queued += float64(queued)
 			}
 		}
 	}
@@ -263,6 +273,7 @@ func AttributionOf(s *Sample, ok *hdrhistogram.Histogram) *Attribution {
 			band.EvalShare = c.eval / c.client
 			band.HandlerShare = (c.handler - c.eval) / c.client
 			band.WaitShare = (c.client - c.handler) / c.client
+			band.QueuedShare = c.queued / c.client
 			band.MeanClientUS, band.MeanHandlerUS, band.MeanEvalUS = c.client/n/1e3, c.handler/n/1e3, c.eval/n/1e3
 		}
 		a.Bands = append(a.Bands, band)

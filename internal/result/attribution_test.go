@@ -10,7 +10,7 @@ import (
 // knownTriples are 1,000 responses of 1 µs to 1 ms of client latency: up to p90 the handler
 // saw half of each and evaluation a quarter; from p90 to p99 the handler saw a fifth and
 // evaluation a tenth; beyond p99 (the slowest ten) the handler saw a tenth and evaluation a
-// twentieth.
+// twentieth, and half of each was spent before the send went out.
 func knownTriples() (*Sample, []int64) {
 	s := &Sample{}
 	var clients []int64
@@ -19,7 +19,7 @@ func knownTriples() (*Sample, []int64) {
 		t := Triple{ClientNS: c, HandlerNS: c / 2, EvalNS: c / 4}
 		switch {
 		case i > 990:
-			t = Triple{ClientNS: c, HandlerNS: c / 10, EvalNS: c / 20}
+			t = Triple{ClientNS: c, HandlerNS: c / 10, EvalNS: c / 20, QueuedNS: c / 2}
 		case i > 900:
 			t = Triple{ClientNS: c, HandlerNS: c / 5, EvalNS: c / 10}
 		}
@@ -43,13 +43,14 @@ func TestAttributionSharesByBand(t *testing.T) {
 		count                 int64
 		thin                  bool
 		wait, handler, eval   float64
+		queued                float64
 		meanClientUS, upperUS float64
 	}{
-		{"p0-p50", 500, false, 0.5, 0.25, 0.25, 250.5, 500},
-		{"p50-p90", 400, false, 0.5, 0.25, 0.25, 700.5, 900},
-		{"p90-p99", 90, false, 0.8, 0.1, 0.1, 945.5, 990},
-		{"p99-max", 10, true, 0.9, 0.05, 0.05, 995.5, 1000},
-		{"p99.9-max", 1, true, 0.9, 0.05, 0.05, 1000, 1000},
+		{"p0-p50", 500, false, 0.5, 0.25, 0.25, 0, 250.5, 500},
+		{"p50-p90", 400, false, 0.5, 0.25, 0.25, 0, 700.5, 900},
+		{"p90-p99", 90, false, 0.8, 0.1, 0.1, 0, 945.5, 990},
+		{"p99-max", 10, true, 0.9, 0.05, 0.05, 0.5, 995.5, 1000},
+		{"p99.9-max", 1, true, 0.9, 0.05, 0.05, 0.5, 1000, 1000},
 	}
 	if len(a.Bands) != len(want) {
 		t.Fatalf("%d bands %+v, want %d", len(a.Bands), a.Bands, len(want))
@@ -64,6 +65,9 @@ func TestAttributionSharesByBand(t *testing.T) {
 			// Integer division of the handler and eval times moves the shares a little.
 			if !near(b.WaitShare, w.wait, 0.002) || !near(b.HandlerShare, w.handler, 0.002) || !near(b.EvalShare, w.eval, 0.002) {
 				t.Errorf("shares wait %.4f handler %.4f eval %.4f, want %.3f %.3f %.3f", b.WaitShare, b.HandlerShare, b.EvalShare, w.wait, w.handler, w.eval)
+			}
+			if !near(b.QueuedShare, w.queued, 0.002) {
+				t.Errorf("queued %.4f, want %.3f", b.QueuedShare, w.queued)
 			}
 			if sum := b.WaitShare + b.HandlerShare + b.EvalShare; !near(sum, 1, 1e-9) {
 				t.Errorf("shares add to %v, want 1", sum)
@@ -84,14 +88,14 @@ func TestAttributionSharesByBand(t *testing.T) {
 func TestAttributionClampsHandlerAboveClient(t *testing.T) {
 	s := &Sample{}
 	s.Add(Triple{ClientNS: 100_000, HandlerNS: 100_400, EvalNS: 200_000})
-	s.Add(Triple{ClientNS: 100_000, HandlerNS: 50_000, EvalNS: 10_000})
+	s.Add(Triple{ClientNS: 100_000, HandlerNS: 50_000, EvalNS: 10_000, QueuedNS: 80_000}) // more than its waiting
 	a := AttributionOf(s, histogramOf(100_000, 100_000))
 	if a.HandlerOverClient != 1 || a.EvalOverHandler != 1 {
 		t.Errorf("clamped %d handler and %d eval times, want 1 and 1", a.HandlerOverClient, a.EvalOverHandler)
 	}
 	b := a.Bands[0]
-	if b.Count != 2 || b.WaitShare != 0.25 || b.HandlerShare != 0.2 || b.EvalShare != 0.55 {
-		t.Errorf("band %+v: want 2 responses, waiting 0.25, handler 0.2, eval 0.55", b)
+	if b.Count != 2 || b.WaitShare != 0.25 || b.HandlerShare != 0.2 || b.EvalShare != 0.55 || b.QueuedShare != 0.25 {
+		t.Errorf("band %+v: want 2 responses, waiting 0.25 (all of it queued), handler 0.2, eval 0.55", b)
 	}
 }
 
