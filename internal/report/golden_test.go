@@ -264,7 +264,7 @@ func TestRenderGolden(t *testing.T) {
 				"0.62 cores, 54 MB",
 				"p90–p99  600µs–1.60ms    90         65 %     0 %           12 %     23 %",
 				"> p99    1.60ms–8.00ms   10 (thin)  71 %     50 %          22 %     7 %",
-				"rbac on opa/server, at 2,000 req/s: requests slower than p99 spent 71 % waiting (50 % queued before the send, 21 % in transport), 22 % in the handler outside evaluation, 7 % evaluating (10 sampled, thin)",
+				"rbac on opa/server, at 2,000 req/s: requests slower than p99 spent 71 % waiting (50 % queued before the send, 21 % in transport and the server's queues), 22 % in the handler outside evaluation, 7 % evaluating (10 sampled, thin)",
 				"the sample keeps one in 2 of the 2,000 timed responses (1,000)",
 				"3 sampled responses reported a handler time above their client latency",
 				"api       opa/server  8 workers    client   50,000",

@@ -123,9 +123,11 @@ func layerNotes(v *View) []string {
 			if slow.Thin {
 				n += ", " + thinBand[1:len(thinBand)-1]
 			}
-			waiting := "queue and transport"
+			// After the send, the waiting is the wire and the kernels' socket queues, but also
+			// either process waiting for a CPU: the words say queues, not the network alone.
+			waiting := "queues and transport"
 			if l.Load.Model == result.OpenLoop {
-				waiting = fmt.Sprintf("%s queued before the send, %s in transport", percent(slow.QueuedShare), percent(slow.WaitShare-slow.QueuedShare))
+				waiting = fmt.Sprintf("%s queued before the send, %s in transport and the server's queues", percent(slow.QueuedShare), percent(slow.WaitShare-slow.QueuedShare))
 			}
 			notes = append(notes, fmt.Sprintf("%s: requests slower than %s spent %s waiting (%s), %s in the handler outside evaluation, %s evaluating (%s)",
 				where, strings.TrimPrefix(bandLabels[slow.Name], "> "), percent(slow.WaitShare), waiting, percent(slow.HandlerShare), percent(slow.EvalShare), n))
