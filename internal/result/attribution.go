@@ -64,8 +64,9 @@ type Band struct {
 // ThinBand is how few sampled responses make a band's shares thin.
 const ThinBand = 20
 
-// SampleCap bounds a sample: 32,768 triples, some 200 kB in a result file per repetition at
-// the most, enough for about 30 responses beyond p99.9 when every response is timed.
+// SampleCap bounds a sample: 32,768 triples, some 500 kB in a result file per repetition at
+// the most (about 16 bytes a triple), enough for about 30 responses beyond p99.9 when every
+// response is timed.
 const SampleCap = 1 << 15
 
 // Triple is one timed response: its latency as the client measured it (in open loop from its
