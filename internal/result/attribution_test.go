@@ -249,3 +249,41 @@ func TestAttributionSurvivesWriteReadAndMerge(t *testing.T) {
 		t.Errorf("merged bands %+v: want 2000 timed, 1000 at or below p50, 90 %% waiting beyond p99", got)
 	}
 }
+
+// Two documents whose samples are full merge into one sample under the cap, every other triple
+// of each kept, the same whichever time it is merged.
+func TestMergeOfFullSamplesStaysUnderTheCap(t *testing.T) {
+	full := func(from int64) (*Sample, []int64) {
+		s := &Sample{}
+		var clients []int64
+		for i := range int64(SampleCap) {
+			c := from + i*100
+			s.Add(Triple{ClientNS: c, HandlerNS: c / 2, EvalNS: c / 4})
+			clients = append(clients, c)
+		}
+		return s, clients
+	}
+	a, ca := full(100_000)
+	b, cb := full(200_000)
+	docA, docB := docOf(runWithSample(t, 1, a, ca)), docOf(runWithSample(t, 1, b, cb))
+	first, err := Merge(docA, docB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Merge(docA, docB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := first.Runs[0].Summary.Attribution
+	if got == nil || got.Sampled != SampleCap || got.Timed != 2*SampleCap || got.Every != 2 {
+		t.Fatalf("attribution %+v: want %d sampled of %d timed, one in 2", got, SampleCap, 2*SampleCap)
+	}
+	if !reflect.DeepEqual(got, again.Runs[0].Summary.Attribution) {
+		t.Error("the same documents merged twice give different attributions")
+	}
+	for _, band := range got.Bands {
+		if math.Abs(band.WaitShare-0.5) > 1e-3 || math.Abs(band.EvalShare-0.25) > 1e-3 {
+			t.Errorf("band %s: waiting %.4f, evaluating %.4f; want 0.5 and 0.25", band.Name, band.WaitShare, band.EvalShare)
+		}
+	}
+}
