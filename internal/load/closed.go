@@ -44,6 +44,7 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	var workers group
 	for id := range c.Workers {
 		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
+		recorders[id].ShareTimedSample(c.Workers)
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, attempts: attempts[id], timeout: c.Timeout,
 			first: id % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
 		workers.start(w.decider, func() { w.run(ctx) })

@@ -93,7 +93,8 @@ type Recorder struct {
 	// attribution of their time; nil until one reported both timers. It is the result
 	// document's own type (result is a leaf) so that workers, repetitions and documents are
 	// thinned by one rule and merge alike.
-	Timed *result.Sample
+	Timed    *result.Sample
+	timedCap int // ShareTimedSample's bound on Timed; 0: result.SampleCap
 
 	// Live counters for a progress line; written by the owning worker only.
 	liveOK, liveErrors atomic.Uint64
@@ -200,6 +201,20 @@ func (r *Recorder) RecordServer(evalNS, handlerNS int64) {
 	}
 }
 
+// ShareTimedSample bounds this recorder's sample of timed responses to its share of the run's,
+// when recorders records the run between them: each then holds at most its share (and no less
+// than minTimedShare), and merged they thin to the same rate as one recorder would have.
+// Without it, a thousand workers could each keep a whole run's sample.
+func (r *Recorder) ShareTimedSample(recorders int) {
+	r.timedCap = max(result.SampleCap/max(recorders, 1), minTimedShare)
+	if r.Timed != nil {
+		r.Timed.Cap = r.timedCap
+	}
+}
+
+// minTimedShare keeps a worker's share of the sample from thinning it too soon.
+const minTimedShare = 1024
+
 // RecordTimed offers an ok response that reported both server timers to the sample, with its
 // latency as recorded (in open loop from the intended send) and, in open loop, how late its
 // send went out (queued; 0 in closed loop).
@@ -208,7 +223,7 @@ func (r *Recorder) RecordTimed(latency, queued time.Duration, evalNS, handlerNS 
 		return // one timer alone cannot split the time
 	}
 	if r.Timed == nil {
-		r.Timed = &result.Sample{}
+		r.Timed = &result.Sample{Cap: r.timedCap}
 	}
 	r.Timed.Add(result.Triple{ClientNS: int64(latency), HandlerNS: handlerNS, EvalNS: evalNS, QueuedNS: max(int64(queued), 0)})
 }
@@ -366,9 +381,9 @@ func (r *Recorder) Merge(other *Recorder) {
 		r.ServerEval.Merge(other.ServerEval)
 		r.ServerHandler.Merge(other.ServerHandler)
 	}
-	if other.Timed != nil {
+	if other.Timed != nil && other.Timed.Seen > 0 {
 		if r.Timed == nil {
-			r.Timed = &result.Sample{}
+			r.Timed = &result.Sample{Cap: r.timedCap}
 		}
 		r.Timed.Merge(other.Timed)
 	}

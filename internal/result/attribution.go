@@ -83,6 +83,18 @@ type Sample struct {
 	Every   int64 // each kept triple stands for Every offered ones; 0 reads as 1
 	Seen    int64 // triples offered
 	Triples []Triple
+	// Cap, when positive, bounds this sample below SampleCap: a load worker's share of it, so
+	// that many workers' samples do not each grow to the whole run's (merged, they thin to the
+	// sparsest rate anyway). Not stored; a merge keeps the receiver's.
+	Cap int
+}
+
+// capacity is the most triples the sample holds.
+func (s *Sample) capacity() int {
+	if s.Cap > 0 {
+		return min(s.Cap, SampleCap)
+	}
+	return SampleCap
 }
 
 // Add offers one triple. It allocates only when the slice grows, a few times per run.
@@ -92,7 +104,7 @@ func (s *Sample) Add(t Triple) {
 	}
 	if s.Seen%s.Every == 0 {
 		s.Triples = append(s.Triples, t)
-		if len(s.Triples) > SampleCap {
+		if len(s.Triples) > s.capacity() {
 			s.halve()
 		}
 	}
@@ -126,7 +138,7 @@ func (s *Sample) Merge(other *Sample) {
 	}
 	s.Triples = append(s.Triples, o.Triples...)
 	s.Seen += o.Seen
-	for len(s.Triples) > SampleCap {
+	for len(s.Triples) > s.capacity() {
 		s.halve()
 	}
 }
