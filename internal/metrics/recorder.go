@@ -202,8 +202,8 @@ func (r *Recorder) RecordServer(evalNS, handlerNS int64) {
 }
 
 // ShareTimedSample bounds this recorder's sample of timed responses to its share of the run's,
-// when recorders records the run between them: each then holds at most its share (and no less
-// than minTimedShare), and merged they thin to the same rate as one recorder would have.
+// when that many recorders share the run: each then holds at most its share (and no less than
+// minTimedShare), and merged they thin to the same rate as one recorder would have.
 // Without it, a thousand workers could each keep a whole run's sample.
 func (r *Recorder) ShareTimedSample(recorders int) {
 	r.timedCap = max(result.SampleCap/max(recorders, 1), minTimedShare)
