@@ -62,6 +62,12 @@ func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (
 			return rep, err
 		}
 	}
+	if rec.Timed != nil {
+		var err error
+		if rep.ServerSample, err = result.EncodeSample(rec.Timed); err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
 }
 
@@ -127,6 +133,10 @@ func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summar
 	if merged.ServerEval != nil {
 		s.Server = &result.ServerTimes{Sampled: merged.ServerHandler.TotalCount(),
 			EvalUS: result.PercentilesOf(merged.ServerEval, 0), HandlerUS: result.PercentilesOf(merged.ServerHandler, 0)}
+		// From the repetitions' stored samples, not the merged recorder's, so that a summary
+		// written here and one result.Merge recomputes are the same. newRepetition has just
+		// encoded them: one that does not decode is a bug, and leaves the bands out.
+		s.Attribution, _ = result.AttributionOfRepetitions(reps, merged.OK)
 	}
 	if merged.Lateness != nil {
 		unsent := merged.Counts[verify.Unsent]

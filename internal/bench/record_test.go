@@ -344,6 +344,7 @@ func syntheticRecorder(open bool, n, seed int) *metrics.Recorder {
 		}
 		if i%50 == 0 {
 			rec.RecordServer(int64(latency/4), int64(latency/2))
+			rec.RecordTimed(latency, 0, int64(latency/4), int64(latency/2))
 		}
 		if i%200 == 0 {
 			rec.RecordConnect(int64(60*time.Microsecond) + int64(seed*1000))
@@ -418,6 +419,9 @@ func TestMergeEqualsOneRunOfEveryRepetition(t *testing.T) {
 			}
 			if s.Connections == nil || s.Connections.Reconnects != 6 || s.Server == nil || s.Server.Sampled != 60+10+24 || s.Connections.Opened != 15+3+6 {
 				t.Errorf("connections %+v, server %+v", s.Connections, s.Server)
+			}
+			if a := s.Attribution; a == nil || a.Timed != 60+10+24 || len(a.Bands) < 4 || math.Abs(a.Bands[0].WaitShare-0.5) > 0.01 {
+				t.Errorf("attribution %+v: want the 94 timed responses, waiting half their time", a)
 			}
 			if open && (s.Open == nil || s.Open.Unsent != 2+3+4 || !s.Open.LatencyIncludesUnsent) {
 				t.Errorf("open: %+v", s.Open)

@@ -44,6 +44,7 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	var workers group
 	for id := range c.Workers {
 		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
+		recorders[id].ShareTimedSample(c.Workers)
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, attempts: attempts[id], timeout: c.Timeout,
 			first: id % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
 		workers.start(w.decider, func() { w.run(ctx) })
@@ -142,8 +143,11 @@ func (g *group) done() <-chan struct{} {
 
 // recordResponse classifies one response and records everything it carries: its latency (in
 // the ok or the error histogram), its connect time and, for ok responses, the server's own
-// timers and whether it had an expectation to check. Both drivers record through it.
-func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, out verify.Outcome, latency time.Duration) verify.Class {
+// timers and whether it had an expectation to check. Both drivers record through it. The
+// sample of timed responses takes latency as given: in open loop from the intended send, so
+// that a send's wait for a connection counts as waiting in the attribution, not as the server's,
+// and queued (open loop: how late the send went out; 0 in closed loop) says how much of it.
+func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, out verify.Outcome, latency, queued time.Duration) verify.Class {
 	class := verify.Classify(expect, out)
 	rec.Record(class, out.Status, latency)
 	rec.RecordMessage(class, expect, out)
@@ -151,6 +155,7 @@ func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, ou
 	rec.RecordConnect(out.ConnectNS)
 	if class == verify.OK {
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
+		rec.RecordTimed(latency, queued, out.ServerEvalNS, out.ServerHandlerNS)
 		if expect == workload.Unverified {
 			rec.UnverifiedOK++
 		}
@@ -244,7 +249,7 @@ func (w *worker) run(ctx context.Context) {
 			continue // never sent: not a request; the same input goes next time
 		}
 		if p == phaseMeasure {
-			recordResponse(w.rec, i, w.expects[i], out, latency)
+			recordResponse(w.rec, i, w.expects[i], out, latency, 0)
 			sent++
 		}
 		i = (i + w.step) % n

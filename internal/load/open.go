@@ -61,6 +61,7 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	shards := make([]*shard, min(c.Connections, 2*runtime.GOMAXPROCS(0)))
 	for i := range shards {
 		shards[i] = &shard{rec: metrics.NewOpenRecorderUpTo(c.Ceiling)}
+		shards[i].rec.ShareTimedSample(len(shards))
 	}
 	// One pacer hands out sends at their intended times to whichever connection is free; when
 	// none is, the send waits, and that wait is part of its latency.
@@ -231,7 +232,7 @@ func (w *openWorker) run(ctx context.Context) {
 			generatorLateness = sent - d.ready
 		}
 		w.shard.mu.Lock()
-		class := recordResponse(w.shard.rec, i, w.expects[i], out, done-intended)
+		class := recordResponse(w.shard.rec, i, w.expects[i], out, done-intended, sent-intended)
 		w.shard.rec.RecordSend(class == verify.OK, sent-intended, generatorLateness, done-sent, LateAfter)
 		w.shard.mu.Unlock()
 	}

@@ -56,3 +56,53 @@ func TestMeanIsExact(t *testing.T) {
 		t.Errorf("mean %.1f ns, want 1501.5", got)
 	}
 }
+
+// Only responses that reported both timers are sampled, with the latency they were recorded
+// at; recorders merge their samples.
+func TestRecordTimedNeedsBothTimers(t *testing.T) {
+	a, b := NewRecorder(), NewRecorder()
+	a.RecordTimed(100*time.Microsecond, 0, 10_000, 40_000)
+	a.RecordTimed(100*time.Microsecond, 0, 0, 40_000) // no evaluation timer: nothing to split
+	a.RecordTimed(100*time.Microsecond, 0, 10_000, 0)
+	b.RecordTimed(300*time.Microsecond, 150*time.Microsecond, 20_000, 90_000)
+	a.Merge(b)
+	if a.Timed == nil || a.Timed.Seen != 2 || len(a.Timed.Triples) != 2 {
+		t.Fatalf("sample %+v, want the 2 responses with both timers", a.Timed)
+	}
+	if got := a.Timed.Triples[1]; got.ClientNS != 300_000 || got.HandlerNS != 90_000 || got.EvalNS != 20_000 || got.QueuedNS != 150_000 {
+		t.Errorf("second triple %+v, want client 300 µs, handler 90 µs, eval 20 µs, queued 150 µs", got)
+	}
+	c := NewRecorder()
+	c.Merge(NewRecorder())
+	if c.Timed != nil {
+		t.Error("merging recorders without timers made a sample")
+	}
+}
+
+// A worker's share of the sample bounds what it holds; merged into a run's recorder, the
+// shares keep their rate, and a worker that timed nothing adds no sample.
+func TestShareTimedSample(t *testing.T) {
+	run := NewRecorder()
+	for w := range 2 {
+		worker := NewRecorder()
+		worker.ShareTimedSample(64) // a 64th of the sample is below the floor of 1,024
+		for i := range 5000 {
+			worker.RecordTimed(time.Duration(100_000+i+w), 0, 10_000, 40_000)
+		}
+		if n := len(worker.Timed.Triples); n > 1024 || worker.Timed.Every != 8 || n != 625 {
+			t.Errorf("worker %d holds %d triples, one in %d; want 625, one in 8", w, n, worker.Timed.Every)
+		}
+		run.Merge(worker)
+	}
+	idle := NewRecorder()
+	idle.ShareTimedSample(2)
+	run.Merge(idle)
+	if run.Timed.Seen != 10000 || len(run.Timed.Triples) != 1250 || run.Timed.Every != 8 {
+		t.Errorf("run's sample: %d seen, %d kept, one in %d; want 10000, 1250, one in 8", run.Timed.Seen, len(run.Timed.Triples), run.Timed.Every)
+	}
+	none := NewRecorder()
+	none.Merge(idle)
+	if none.Timed != nil {
+		t.Errorf("a worker that timed nothing made a sample: %+v", none.Timed)
+	}
+}

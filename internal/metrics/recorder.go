@@ -15,6 +15,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -88,6 +89,12 @@ type Recorder struct {
 
 	// The server's own timers for the ok responses that reported them; nil until one did.
 	ServerEval, ServerHandler *hdrhistogram.Histogram
+	// Timed is a bounded sample of those responses with their client latency, for the
+	// attribution of their time; nil until one reported both timers. It is the result
+	// document's own type (result is a leaf) so that workers, repetitions and documents are
+	// thinned by one rule and merge alike.
+	Timed    *result.Sample
+	timedCap int // ShareTimedSample's bound on Timed; 0: result.SampleCap
 
 	// Live counters for a progress line; written by the owning worker only.
 	liveOK, liveErrors atomic.Uint64
@@ -192,6 +199,33 @@ func (r *Recorder) RecordServer(evalNS, handlerNS int64) {
 	if handlerNS > 0 {
 		r.ServerHandler.RecordValue(r.clamp(handlerNS)) //nolint:errcheck // clamped into range
 	}
+}
+
+// ShareTimedSample bounds this recorder's sample of timed responses to its share of the run's,
+// when that many recorders share the run: each then holds at most its share (and no less than
+// minTimedShare), and merged they thin to the same rate as one recorder would have.
+// Without it, a thousand workers could each keep a whole run's sample.
+func (r *Recorder) ShareTimedSample(recorders int) {
+	r.timedCap = max(result.SampleCap/max(recorders, 1), minTimedShare)
+	if r.Timed != nil {
+		r.Timed.Cap = r.timedCap
+	}
+}
+
+// minTimedShare keeps a worker's share of the sample from thinning it too soon.
+const minTimedShare = 1024
+
+// RecordTimed offers an ok response that reported both server timers to the sample, with its
+// latency as recorded (in open loop from the intended send) and, in open loop, how late its
+// send went out (queued; 0 in closed loop).
+func (r *Recorder) RecordTimed(latency, queued time.Duration, evalNS, handlerNS int64) {
+	if evalNS <= 0 || handlerNS <= 0 {
+		return // one timer alone cannot split the time
+	}
+	if r.Timed == nil {
+		r.Timed = &result.Sample{Cap: r.timedCap}
+	}
+	r.Timed.Add(result.Triple{ClientNS: int64(latency), HandlerNS: handlerNS, EvalNS: evalNS, QueuedNS: max(int64(queued), 0)})
 }
 
 // Record adds one classified response and its latency.
@@ -346,6 +380,12 @@ func (r *Recorder) Merge(other *Recorder) {
 		}
 		r.ServerEval.Merge(other.ServerEval)
 		r.ServerHandler.Merge(other.ServerHandler)
+	}
+	if other.Timed != nil && other.Timed.Seen > 0 {
+		if r.Timed == nil {
+			r.Timed = &result.Sample{Cap: r.timedCap}
+		}
+		r.Timed.Merge(other.Timed)
 	}
 	if other.Uncorrected != nil {
 		if r.Uncorrected == nil {

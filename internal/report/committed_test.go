@@ -43,6 +43,12 @@ var committedResults = []struct {
 		"from the actual send it would read p50 17.0ms, p99 39.5ms; the ok responses alone read p50 111s, p99 192s",
 		"rbac on opa/server RATE MISSED: 940233 of 3000000 responses were not served decisions: unsent: 940233",
 	}},
+	// docs/attribution.md quotes its layers and bands.
+	{"attribution-rbac-2026-11-23.json", []string{
+		"rbac      opa/server  1,000/s x64  client   10,000     628µs  21.5ms  106ms  146ms  273ms   466ms   515ms   27.6ms  0.39 cores, 56 MB\n",
+		"                                   > p99    273ms–539ms     100       94 %     18 %          4 %      2 %   366ms        22.6ms        8.41ms\n",
+		"rbac on opa/server, at 1,000 req/s: requests slower than p99 spent 94 % waiting (18 % queued before the send, 76 % in transport and the server's queues), 4 % in the handler outside evaluation, 2 % evaluating (100 sampled)",
+	}},
 	{"ab-f3cbc02-round1-2026-11-23.json", []string{
 		"nop       opa/server    2 workers  6,400       255µs   -             623µs   1.21ms  2.71ms  0       0.99 cores, 45 MB  0.00×                 -\n",
 		"rbac      opa/inproc    2 workers  26,669      56.4µs  +47.0µs       148µs   290µs   1.97ms  0       -                  0.22×                 0.22×\n",

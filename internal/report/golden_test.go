@@ -115,6 +115,36 @@ func twoWorkloadsDocument() *result.Document {
 	}
 }
 
+// layersDocument is two runs whose responses reported the server's timers: rbac in open loop
+// at 2,000/s with its attribution (its p99.9 band thin, and a handler timer above a client
+// latency), and api in closed loop from a file written before attribution was kept.
+func layersDocument() *result.Document {
+	p := func(scale float64) result.Percentiles {
+		return result.Percentiles{P50: 100 * scale, P75: 120 * scale, P90: 150 * scale, P95: 200 * scale, P99: 400 * scale,
+			P999: 900 * scale, P9999: 1500 * scale, Max: 2000 * scale, Mean: 130 * scale}
+	}
+	open := result.Run{Target: "opa/server", Workload: "rbac", Load: result.Load{Model: result.OpenLoop, Rate: 2000, Connections: 64},
+		SUTResources: &result.Resources{CPUCoresMean: 0.62, CPUCoresMax: 0.9, RSSMaxMB: 54.2, Samples: 40},
+		Summary: result.Summary{Requests: 20000, OK: 20000, ThroughputRPS: result.Spread{Mean: 2000, N: 1}, LatencyUS: p(4),
+			Open: &result.OpenSummary{Intended: 20000, Sent: 20000, LateAfterUS: 1000, AchievedRPS: result.Spread{Mean: 2000, N: 1},
+				OKLatencyUS: p(4), UncorrectedLatencyUS: p(3)},
+			Server: &result.ServerTimes{Sampled: 2000, HandlerUS: p(1.5), EvalUS: p(1)},
+			Attribution: &result.Attribution{Sampled: 1000, Timed: 2000, Every: 2, HandlerOverClient: 3, Bands: []result.Band{
+				{Name: "p0-p50", UpperUS: 400, Count: 500, WaitShare: 0.55, HandlerShare: 0.15, EvalShare: 0.30, MeanClientUS: 300, MeanHandlerUS: 135, MeanEvalUS: 90},
+				{Name: "p50-p90", LowerUS: 400, UpperUS: 600, Count: 400, WaitShare: 0.6, HandlerShare: 0.13, EvalShare: 0.27, MeanClientUS: 480, MeanHandlerUS: 192, MeanEvalUS: 130},
+				{Name: "p90-p99", LowerUS: 600, UpperUS: 1600, Count: 90, WaitShare: 0.65, HandlerShare: 0.12, EvalShare: 0.23, MeanClientUS: 900, MeanHandlerUS: 315, MeanEvalUS: 207},
+				{Name: "p99-max", LowerUS: 1600, UpperUS: 8000, Count: 10, Thin: true, WaitShare: 0.71, QueuedShare: 0.5, HandlerShare: 0.22, EvalShare: 0.07, MeanClientUS: 3000, MeanHandlerUS: 870, MeanEvalUS: 210},
+				{Name: "p99.9-max", LowerUS: 3600, UpperUS: 8000, Count: 1, Thin: true, WaitShare: 0.9, HandlerShare: 0.05, EvalShare: 0.05, MeanClientUS: 8000, MeanHandlerUS: 800, MeanEvalUS: 400},
+			}}}}
+	closed := result.Run{Target: "opa/server", Workload: "api", Load: result.Load{Model: result.ClosedLoop, Workers: 8},
+		Summary: result.Summary{Requests: 50000, OK: 50000, ThroughputRPS: result.Spread{Mean: 5000, N: 1}, LatencyUS: p(2),
+			Server: &result.ServerTimes{Sampled: 5000, HandlerUS: p(1.2), EvalUS: p(0.8)}}}
+	return &result.Document{Schema: result.Schema,
+		Env: result.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux", Kernel: "6.0", Go: "go1.26",
+			OPA: "1.22.2", Authzbench: "devel", Commit: "0123456789abcdef", Pinning: "none"},
+		Runs: []result.Run{open, closed}}
+}
+
 // compareGolden compares got with testdata/name, rewriting it under -update.
 func compareGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -224,6 +254,36 @@ func TestRenderGolden(t *testing.T) {
 			},
 			rows:   "rbac rbac rbac api api api",
 			counts: map[string]int{"≥": 3, ": first ": 2},
+		},
+		{
+			name: "layers table", doc: layersDocument, format: "table", golden: "layers_table.golden",
+			must: []string{
+				"Three layers: client latency, the server's handler, policy evaluation",
+				"rbac      opa/server  2,000/s x64  client   20,000     400µs",
+				"handler  2,000      150µs",
+				"0.62 cores, 54 MB",
+				"p90–p99  600µs–1.60ms    90         65 %     0 %           12 %     23 %",
+				"> p99    1.60ms–8.00ms   10 (thin)  71 %     50 %          22 %     7 %",
+				"rbac on opa/server, at 2,000 req/s: requests slower than p99 spent 71 % waiting (50 % queued before the send, 21 % in transport and the server's queues), 22 % in the handler outside evaluation, 7 % evaluating (10 sampled, thin)",
+				"the sample keeps one in 2 of the 2,000 timed responses (1,000)",
+				"3 sampled responses reported a handler time above their client latency",
+				"api       opa/server  8 workers    client   50,000",
+				"in open loop the send's delay after its intended time, since latency runs from it: the generator's own lateness and the wait for a free connection, shown as queued",
+			},
+			rows: "rbac api",
+			// The api run predates attribution: layers, no bands.
+			counts: map[string]int{"≤ p50": 1, "(thin) marks": 1, "(thin)": 3, ", thin)": 1, " \n": 0},
+		},
+		{
+			name: "layers markdown", doc: layersDocument, format: "markdown", golden: "layers_markdown.golden",
+			must: []string{
+				"**Three layers: client latency, the server's handler, policy evaluation**\n\n| Workload | Target | Load | Layer | responses | P50 | P75 | P90 | P95 | P99 | P99.9 | P99.99 | mean | SUT CPU, RSS |\n|---|",
+				"|  |  |  | eval | 2,000 | 100µs | 120µs | 150µs | 200µs | 400µs | 900µs | 1.50ms | 130µs |  |",
+				"|  |  |  | > p99 | 1.60ms–8.00ms | 10 (thin) | 71 % | 50 % | 22 % | 7 % | 3.00ms | 870µs | 210µs |",
+				"- rbac on opa/server, at 2,000 req/s: requests slower than p99 spent 71 % waiting",
+			},
+			rows:   "rbac api",
+			counts: map[string]int{"≤ p50": 1},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,5 +22,8 @@ func Markdown(w io.Writer, doc *result.Document) error {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells(v, r, "`"+r.Target+"`"+marks(r)), " | "))
 	}
 	fmt.Fprintln(w)
-	return writeNotes(w, v, "- ")
+	if err := writeNotes(w, v, "- "); err != nil {
+		return err
+	}
+	return writeLayers(w, v, true)
 }

@@ -24,5 +24,8 @@ func Table(w io.Writer, doc *result.Document) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return writeNotes(w, v, "")
+	if err := writeNotes(w, v, ""); err != nil {
+		return err
+	}
+	return writeLayers(w, v, false)
 }

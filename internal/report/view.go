@@ -25,6 +25,9 @@ type View struct {
 	// Notes follow the rows' own: pairs skipped, what Cedar is handed, how each column reads
 	// and when it calls a difference, a partial result, and the environment.
 	Notes []string
+	// Layers are the runs whose responses reported the server's own timers, in the
+	// document's order: a table of their own after the notes (layers.go).
+	Layers []Layers
 }
 
 // Row is one run's line of the comparison table.
@@ -177,6 +180,9 @@ func Build(doc *result.Document) *View {
 			x.VsFirst = Ratio{Value: 1, Base: true}
 		}
 		v.Rows = append(v.Rows, x)
+		if l := layersOf(r); l != nil {
+			v.Layers = append(v.Layers, *l)
+		}
 	}
 	v.Notes = documentNotes(doc, v, comparisons)
 	return v

@@ -433,6 +433,11 @@ func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
 			return Summary{}, errors.New("its server timers cannot be merged exactly: the repetitions hold no evaluation times")
 		}
 		s.Server = &ServerTimes{Sampled: h.handler.TotalCount(), EvalUS: PercentilesOf(h.eval, 0), HandlerUS: PercentilesOf(h.handler, 0)}
+		a, err := AttributionOfRepetitions(reps, h.ok)
+		if err != nil {
+			return Summary{}, err
+		}
+		s.Attribution = a
 	}
 	if open != nil {
 		if total(h.late) == 0 && open.Intended > 0 {

@@ -275,6 +275,8 @@ type Summary struct {
 	Open *OpenSummary `json:"open,omitempty"`
 	// Server is the server's own account of the ok responses that reported it.
 	Server *ServerTimes `json:"server,omitempty"`
+	// Attribution says where the time of those responses went, by band of client latency.
+	Attribution *Attribution `json:"attribution,omitempty"`
 	// Connections says how many measured requests opened a connection, and what that cost.
 	Connections *Connections `json:"connections,omitempty"`
 	// Mismatches names the inputs that got a wrong decision, lowest input number first, at most
@@ -395,6 +397,9 @@ type Repetition struct {
 	// reported them, ns.
 	ServerEvalHDR    string `json:"server_eval_hdr,omitempty"`
 	ServerHandlerHDR string `json:"server_handler_hdr,omitempty"`
+	// ServerSample is a bounded sample of those responses' (client, handler, evaluation)
+	// times, EncodeSample's text: what summary.attribution is computed from.
+	ServerSample string `json:"server_sample,omitempty"`
 }
 
 // EncodeHistogram returns the histogram in HdrHistogram's compressed V2 form (base64 text), which

@@ -165,6 +165,12 @@ func fullDocument(t *testing.T) *Document {
 		Started: time.Date(2026, 11, 22, 12, 30, 20, 0, time.UTC), AchievedRPS: 950, Intended: 2000, Unsent: 100, LateSends: 30,
 		GenLate: 5, RateMissed: true, LateHDR: encode(2e6), Uncorrected: encode(100e3), UnsentHDR: encode(300e6),
 		ConnectHDR: encode(80e3, 95e3), ServerEvalHDR: encode(20e3), ServerHandlerHDR: encode(40e3)}
+	sample := &Sample{}
+	sample.Add(Triple{ClientNS: 100e3, HandlerNS: 40e3, EvalNS: 20e3, QueuedNS: 5e3})
+	var err error
+	if rep.ServerSample, err = EncodeSample(sample); err != nil {
+		t.Fatal(err)
+	}
 	return &Document{
 		Schema:   Schema,
 		Created:  time.Date(2026, 11, 22, 12, 30, 15, 123456789, time.UTC),
@@ -187,7 +193,10 @@ func fullDocument(t *testing.T) *Document {
 				ThroughputRPS: spread, LatencyUS: p, ErrorLatencyUS: &p,
 				Open: &OpenSummary{AchievedRPS: spread, Intended: 2000, Sent: 1900, LateSends: 30, GeneratorLate: 5, LateAfterUS: 1000,
 					RateMissed: true, LatenessUS: p, UncorrectedLatencyUS: p},
-				Server:      &ServerTimes{Sampled: 40, EvalUS: p, HandlerUS: p},
+				Server: &ServerTimes{Sampled: 40, EvalUS: p, HandlerUS: p},
+				Attribution: &Attribution{Sampled: 1, Timed: 1, Every: 1, HandlerOverClient: 2, EvalOverHandler: 3, Bands: []Band{
+					{Name: "p0-p50", LowerUS: 0, UpperUS: 100, Count: 1, Thin: true, EvalShare: 0.2, HandlerShare: 0.2, WaitShare: 0.6,
+						QueuedShare: 0.05, MeanClientUS: 100, MeanHandlerUS: 40, MeanEvalUS: 20}}},
 				Connections: &Connections{Opened: 4, Expected: 4, Reused: true, ConnectUS: p}},
 			Repetitions:  []Repetition{rep},
 			Harness:      &Harness{CPUSeconds: 1.5, CPUPerRequestUS: 3.25, RSSStartMB: 20, RSSEndMB: 21, RSSPeakMB: 22},
