@@ -152,7 +152,8 @@ func (s *extAuthzServed) start(ctx context.Context, w *workload.Workload, launch
 	// unreachable address fails here in the network's words, not as a run of errors.
 	for _, conn := range s.conns {
 		ctx, cancel := context.WithTimeout(ctx, max(s.common.timeout(), probeTimeout))
-		err := conn.Invoke(ctx, extauthz.CheckMethod, &s.requests[0], &extauthz.Raw{}, grpc.WaitForReady(true))
+		// Fail-fast, as a measured call is: a refused connection is UNAVAILABLE at once.
+		err := conn.Invoke(ctx, extauthz.CheckMethod, &s.requests[0], &extauthz.Raw{})
 		cancel()
 		if st, _ := status.FromError(err); err != nil && (st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded) {
 			return optionError("url", func(n func(string) string) string {
