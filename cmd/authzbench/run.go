@@ -82,7 +82,7 @@ type runFlags struct {
 // urlUsage is the --url flag's help, alike for every command that drives a target; the served
 // kinds are those that take a port.
 var urlUsage = strings.ReplaceAll(kindsTaking("port"), " and ", ", ") + ": measure this running server (http://127.0.0.1:8181) instead of starting one; " +
-	"a path, query included, replaces the engine's decision endpoint. http: the endpoint"
+	"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port. http: the endpoint"
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
