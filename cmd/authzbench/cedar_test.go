@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +119,13 @@ func TestWorkloadsVerify(t *testing.T) {
 	}
 	if n < 2 {
 		t.Errorf("only %d workloads verified on cedar/server:\n%s", n, stdout)
+	}
+	// The ext_authz targets run the workloads whose inputs are Envoy checks (envoy) or whose
+	// policy reads none (nop), and skip the rest.
+	for _, want := range []string{"envoy        opa/extauthz", "envoy        cedar/extauthz", "nop          opa/extauthz", "nop          cedar/extauthz"} {
+		if !slices.ContainsFunc(strings.Split(stdout, "\n"), func(l string) bool { return strings.HasPrefix(l, want) && strings.HasSuffix(l, "  ok") }) {
+			t.Errorf("no ok row %q:\n%s", want, stdout)
+		}
 	}
 }
 

@@ -66,6 +66,7 @@ type runFlags struct {
 	cpuProfile  string
 	floor       bool
 	serverTimes int
+	grpcConns   int
 	noReuse     bool
 	pinSUT      string
 	httpMethod  string
@@ -89,7 +90,7 @@ type runFlags struct {
 // urlUsage is the --url flag's help, alike for every command that drives a target; the served
 // kinds are those that take a port.
 var urlUsage = strings.ReplaceAll(kindsTaking("port"), " and ", ", ") + ": measure this running server (http://127.0.0.1:8181) instead of starting one; " +
-	"a path, query included, replaces the engine's decision endpoint. http: the endpoint"
+	"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port. http: the endpoint"
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
@@ -179,6 +180,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
+	fl.IntVar(&f.grpcConns, "grpc-connections", 0, kindsTaking("grpc_connections")+": HTTP/2 connections the workers share, round robin (default 1, as one Envoy worker keeps one)")
 	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
 	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
 	fl.StringVar(&f.body, "body", "", "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)")
@@ -362,6 +364,7 @@ type optionFlag struct {
 func optionFlags(f runFlags) []optionFlag {
 	return []optionFlag{
 		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
+		{"grpc-connections", "grpc_connections", f.grpcConns},
 		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
 		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
 		{"tls", "tls", f.tls}, {"mtls", "mtls", f.mtls}, {"mtls-authz", "mtls_authz", f.mtlsAuthz},

@@ -199,7 +199,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			}
 
 			// Rows are printed as each check ends, so widths are fixed rather than aligned.
-			const row = "%-12s %-13s %7v %7v  %s\n"
+			const row = "%-12s %-14s %7v %7v  %s\n"
 			fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
 			var failed []bench.Equivalence
 			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{

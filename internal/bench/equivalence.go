@@ -95,6 +95,10 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 		row.Skipped = "no " + lang + " version"
 		return row, nil
 	}
+	if reason := kind.Refuses(w); reason != "" {
+		row.Skipped = reason
+		return row, nil
+	}
 	common := o.Common
 	common.Workers = parallel
 	t, err := target.New(name, common, nil)

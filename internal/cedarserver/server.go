@@ -35,6 +35,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/extauthz"
 )
 
 // Arg is the first argument that turns an authzbench (or test) process into the Cedar server.
@@ -62,6 +63,7 @@ func Main(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var paths cedarengine.Paths
 	addr := fs.String("addr", "127.0.0.1:8181", "listen on this address")
+	grpcAddr := fs.String("grpc-addr", "", "also serve Envoy's ext_authz gRPC API (envoy.service.auth.v3.Authorization/Check) and gRPC health on this address")
 	fs.StringArrayVar(&paths.Policies, "policies", nil, "Cedar policy `file` (repeat for several)")
 	fs.StringVar(&paths.Entities, "entities", "", "JSON `file` with the entity store (an array of entities)")
 	fs.StringVar(&paths.Schema, "schema", "", "Cedar schema `file` (.cedarschema, or .json); policies, entities and every request are validated against it")
@@ -72,7 +74,7 @@ func Main(args []string, stderr io.Writer) int {
 	fs.StringVar(&secure.caFile, "tls-ca-cert-file", "", "require a client certificate signed by the CA in this PEM `file` (mTLS), as OPA's --authentication=tls with --tls-ca-cert-file")
 	h2c := fs.Bool("h2c", false, "serve HTTP/2 in clear (h2c) beside HTTP/1.1, as OPA's --h2c; over TLS, HTTP/2 is offered by ALPN anyway")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--template-links FILE] [--addr HOST:PORT]
+		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--template-links FILE] [--addr HOST:PORT] [--grpc-addr HOST:PORT]
        [--tls-cert-file FILE --tls-private-key-file FILE [--tls-ca-cert-file FILE]] [--h2c]
 
 Serves a Cedar policy set (cedar-go) over HTTP:
@@ -80,6 +82,9 @@ Serves a Cedar policy set (cedar-go) over HTTP:
                            "resource": {"type": "Photo", "id": "p1"}, "context": {}, "entities": []}
     -> {"decision": "allow"|"deny", "reasons": [policy ids], "errors": [evaluation errors]}
   GET  /health -> 200
+With --grpc-addr, Envoy's ext_authz Check over gRPC too: the Basic Authorization user is the
+principal (User), the method the action, the host the resource (Service), path and host the
+context; gRPC metadata x-authzbench-timers asks for the timers in the trailers.
 Add ?metrics=true to a decision request for the server's own timers (evaluation, handler) in ns.
 
 Flags:
@@ -113,6 +118,14 @@ Flags:
 		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
 		return 1
 	}
+	var grpcListener net.Listener
+	if *grpcAddr != "" {
+		if grpcListener, err = net.Listen("tcp", *grpcAddr); err != nil {
+			l.Close()
+			fmt.Fprintf(stderr, "%s: --grpc-addr: %v\n", Arg, err)
+			return 1
+		}
+	}
 	// Printed once listening, so that a failure to start stays the first line a starter reads.
 	for _, w := range engine.Warnings() {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", Arg, w)
@@ -126,8 +139,22 @@ Flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var grpcServer *extauthz.Server
+	if grpcListener != nil {
+		grpcServer = extauthz.NewServer(extauthz.Cedar{Engine: engine})
+		grpcServer.SetServing(true)
+		go func() {
+			if err := grpcServer.Serve(grpcListener); err != nil {
+				fmt.Fprintf(stderr, "%s: grpc: %v\n", Arg, err)
+				stop()
+			}
+		}()
+	}
 	go func() {
 		<-ctx.Done()
+		if grpcServer != nil {
+			grpcServer.Stop(2 * time.Second)
+		}
 		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		srv.Shutdown(shutdown)

@@ -82,6 +82,10 @@ type Kind struct {
 	// needs the workload in its engine's language and is one of the engine modes
 	// `workloads verify` checks.
 	LoadsPolicy bool
+	// Takes says why the kind cannot run a workload whose policy it could load ("" when it
+	// can): the ext_authz kinds send Envoy CheckRequests, which only some workloads' inputs
+	// are. Nil takes every workload.
+	Takes func(w *workload.Workload) string
 	// Internal kinds are not offered to users (calibrate's trivial server).
 	Internal bool
 	// Order places the kind in lists (help, verify): lower first, then by name. The in-process
@@ -92,6 +96,14 @@ type Kind struct {
 	// New returns a target of the kind; c is what NewConfig returned, set from the scenario
 	// and the flags.
 	New func(common Common, c Config) Target
+}
+
+// Refuses says why the kind cannot run w, "" when it can (see Takes).
+func (k *Kind) Refuses(w *workload.Workload) string {
+	if k.Takes == nil {
+		return ""
+	}
+	return k.Takes(w)
 }
 
 // Remote is implemented by settings that may point at a server someone else runs.

@@ -29,7 +29,8 @@ func TestEveryKindDescribesItself(t *testing.T) {
 		})
 	}
 	want := map[string]Placement{"opa/inproc": InProcess, "opa/cli": ProcessPerDecision, "opa/server": LaunchedServer,
-		"cedar/inproc": InProcess, "cedar/server": LaunchedServer, "http": External, "trivial/server": LaunchedServer}
+		"cedar/inproc": InProcess, "cedar/server": LaunchedServer, "http": External,
+		"opa/extauthz": LaunchedServer, "cedar/extauthz": LaunchedServer, "trivial/server": LaunchedServer}
 	for name, p := range want {
 		if k, err := LookupAny(name); err != nil || k.Placement != p {
 			t.Errorf("%s: %v, placement want %s", name, err, p)
@@ -42,7 +43,7 @@ func TestKindLists(t *testing.T) {
 	if slices.Contains(names, "trivial/server") || !slices.IsSorted(names) || !slices.Contains(names, "http") {
 		t.Errorf("names %v: want the user's kinds, sorted, without the internal trivial/server", names)
 	}
-	if got, want := strings.Join(EngineModes(), ","), "opa/inproc,opa/cli,opa/server,cedar/inproc,cedar/server"; got != want {
+	if got, want := strings.Join(EngineModes(), ","), "opa/inproc,opa/cli,opa/server,opa/extauthz,cedar/inproc,cedar/server,cedar/extauthz"; got != want {
 		t.Errorf("engine modes %s, want %s (the in-process OPA first, the reference)", got, want)
 	}
 	_, err := Lookup("opa/grpc")
@@ -67,6 +68,8 @@ func TestPlacementFollowsTheSettings(t *testing.T) {
 		{"opa/server", nil, LaunchedServer},
 		{"opa/server", map[string]any{"url": "http://127.0.0.1:8181"}, External},
 		{"cedar/server", map[string]any{"url": "http://127.0.0.1:8181"}, External},
+		{"opa/extauthz", map[string]any{"url": "grpc://127.0.0.1:9191"}, External},
+		{"cedar/extauthz", map[string]any{"url": "127.0.0.1:9191"}, External},
 		{"opa/inproc", map[string]any{"url": "http://127.0.0.1:8181"}, InProcess}, // takes no url
 		{"http", map[string]any{"url": "http://127.0.0.1:8080/v1/authorize"}, External},
 	} {

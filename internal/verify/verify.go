@@ -40,6 +40,10 @@ const (
 	// TLSRefused: the TLS handshake failed: the server's certificate was not trusted, or the
 	// server refused the client's (none given, or one it does not trust).
 	TLSRefused
+	// GRPCStatus: a gRPC authorization service (Envoy's ext_authz) answered with a status that
+	// is neither OK (allow) nor PERMISSION_DENIED (deny): a failed call, or a CheckResponse
+	// carrying another code. Outcome.Status is the code.
+	GRPCStatus
 )
 
 // Outcome is what a target reports for one request.
@@ -88,6 +92,9 @@ const (
 	// TLSHandshake: the TLS handshake failed (an untrusted server, a refused client
 	// certificate). Not a transport failure: the server answered, and said no.
 	TLSHandshake
+	// GRPCError: a gRPC status other than OK or PERMISSION_DENIED; split by code, as Envoy
+	// sees each as a failure of the authorization service, never as a decision.
+	GRPCError
 	NumClasses
 )
 
@@ -118,13 +125,15 @@ func Classify(expect workload.Expect, o Outcome) Class {
 		return EvalError
 	case TLSRefused:
 		return TLSHandshake
+	case GRPCStatus:
+		return GRPCError
 	}
 	return Transport
 }
 
 // Name is the class name used in results and reports: ok, wrong_decision, undefined,
 // non_boolean, http_<code>, rate_limited, exit_<code>, transport, timeout, malformed_response,
-// eval_error, unsent, tls_handshake.
+// eval_error, unsent, tls_handshake, grpc_<code> (grpc_unavailable, grpc_deadline_exceeded).
 func Name(c Class, status int) string {
 	switch c {
 	case OK:
@@ -151,9 +160,20 @@ func Name(c Class, status int) string {
 		return "unsent"
 	case TLSHandshake:
 		return "tls_handshake"
+	case GRPCError:
+		if status >= 0 && status < len(grpcCodes) {
+			return "grpc_" + grpcCodes[status]
+		}
+		return "grpc_" + strconv.Itoa(status)
 	}
 	return "transport"
 }
 
+// grpcCodes are gRPC's status code names (google.rpc.Code), lower-cased, by code; kept here so
+// that classifying needs no gRPC.
+var grpcCodes = [...]string{"ok", "cancelled", "unknown", "invalid_argument", "deadline_exceeded", "not_found",
+	"already_exists", "permission_denied", "resource_exhausted", "failed_precondition", "aborted", "out_of_range",
+	"unimplemented", "internal", "unavailable", "data_loss", "unauthenticated"}
+
 // HasStatus reports whether the class is split by status code.
-func HasStatus(c Class) bool { return c == HTTPError || c == ExitError }
+func HasStatus(c Class) bool { return c == HTTPError || c == ExitError || c == GRPCError }

@@ -40,6 +40,8 @@ func TestClassify(t *testing.T) {
 		{"evaluation error", Outcome{Kind: EvalFailed, Allow: true}, [3]Class{EvalError, EvalError, EvalError}},
 		// A refused TLS handshake is its own class, not a transport failure, and never a decision.
 		{"tls refused", Outcome{Kind: TLSRefused, Allow: true}, [3]Class{TLSHandshake, TLSHandshake, TLSHandshake}},
+		// A gRPC status other than OK or PERMISSION_DENIED is no decision, whatever Allow says.
+		{"grpc unavailable", Outcome{Kind: GRPCStatus, Status: 14, Allow: true}, [3]Class{GRPCError, GRPCError, GRPCError}},
 		// A kind this package does not define is never a served decision.
 		{"undefined kind", Outcome{Kind: Kind(200), Allow: true}, [3]Class{Transport, Transport, Transport}},
 	} {
@@ -83,6 +85,11 @@ func TestName(t *testing.T) {
 		{EvalError, 0, "eval_error"},
 		{Unsent, 0, "unsent"},
 		{TLSHandshake, 0, "tls_handshake"},
+		{GRPCError, 14, "grpc_unavailable"},
+		{GRPCError, 4, "grpc_deadline_exceeded"},
+		{GRPCError, 16, "grpc_unauthenticated"},
+		{GRPCError, 13, "grpc_internal"},
+		{GRPCError, 99, "grpc_99"}, // a code gRPC does not define keeps its number
 	} {
 		t.Run(fmt.Sprintf("%s from status %d", tc.want, tc.status), func(t *testing.T) {
 			if got := Name(tc.class, tc.status); got != tc.want {
@@ -110,7 +117,7 @@ func TestNamesAreDistinct(t *testing.T) {
 
 func TestHasStatus(t *testing.T) {
 	for c := Class(0); c < NumClasses; c++ {
-		want := c == HTTPError || c == ExitError
+		want := c == HTTPError || c == ExitError || c == GRPCError
 		t.Run(Name(c, 0), func(t *testing.T) {
 			if got := HasStatus(c); got != want {
 				t.Errorf("HasStatus(%s) = %t, want %t", Name(c, 0), got, want)

@@ -21,6 +21,11 @@ const nopCedarSchema = `// Schema of the nop workload's Cedar version.
 entity User;
 entity Document;
 action read, write, delete appliesTo { principal: User, resource: Document, context: {} };
+
+// An Envoy ext_authz check, as authzbench's Cedar ext_authz server maps it: the method is the
+// action, the host the resource, the path and host the context.
+entity Service;
+action GET, PUT, DELETE appliesTo { principal: User, resource: Service, context: { path: String, host: String } };
 `
 
 func init() {
@@ -34,10 +39,11 @@ func init() {
 func buildNop(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	w := &Workload{
-		Name:        "nop",
-		Description: builtins["nop"].Description,
-		Query:       "data.authzbench.nop.allow",
-		Policies:    []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
+		Name:         "nop",
+		Description:  builtins["nop"].Description,
+		Query:        "data.authzbench.nop.allow",
+		IgnoresInput: true,
+		Policies:     []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
 		Cedar: &Cedar{
 			Policies: []File{{Name: "nop.cedar", Content: []byte(nopCedarPolicy)}},
 			Schema:   &File{Name: "nop.cedarschema", Content: []byte(nopCedarSchema)},

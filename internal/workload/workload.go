@@ -100,6 +100,11 @@ type Workload struct {
 	// default; Unverified (the zero value) keeps undefined an error.
 	UndefinedAs Expect
 
+	// IgnoresInput says the policy decides without reading its input (nop): any request shape
+	// stands for its inputs, so the ext_authz targets may send an Envoy CheckRequest made from
+	// them instead of the input document itself.
+	IgnoresInput bool
+
 	// Cedar is the workload written in Cedar, deciding every input alike; nil for a workload
 	// with no Cedar version.
 	Cedar *Cedar

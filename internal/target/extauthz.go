@@ -1,0 +1,342 @@
+package target
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/authzbench/authzbench/internal/extauthz"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// ExtAuthzConfig is the settings of the ext_authz kinds: a running ext_authz server to
+// measure, or how to start one, and how many HTTP/2 connections to spread the checks over.
+type ExtAuthzConfig struct {
+	// ServerConfig's url is the running server's gRPC address, grpc://host:port or host:port.
+	ServerConfig `yaml:",inline"`
+	// GRPCConnections is how many HTTP/2 connections the workers share, round robin; 1 by
+	// default, as one Envoy worker thread keeps one connection to its authorization cluster.
+	GRPCConnections int `yaml:"grpc_connections"`
+}
+
+// Check finds an address that is no gRPC address, and settings that cannot go together.
+func (c *ExtAuthzConfig) Check() error {
+	var errs []error
+	if c.URL != "" {
+		if _, err := grpcAddr(c.URL); err != nil {
+			errs = append(errs, fmt.Errorf("url %q: %w", c.URL, err))
+		}
+		if c.Port != 0 {
+			errs = append(errs, errors.New("port sets the port of a server authzbench starts; with url it starts none"))
+		}
+		if len(c.Args) > 0 {
+			errs = append(errs, errors.New("sut_args configure a server authzbench starts; with url it starts none"))
+		}
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		errs = append(errs, fmt.Errorf("port %d: not a TCP port; want 1 to 65535, or none for a free one", c.Port))
+	}
+	if c.GRPCConnections < 0 {
+		errs = append(errs, fmt.Errorf("grpc_connections %d: want 1 or more, or none for 1", c.GRPCConnections))
+	}
+	return errors.Join(errs...)
+}
+
+// grpcAddr is the host:port of grpc://host:port or host:port.
+func grpcAddr(s string) (string, error) {
+	addr := s
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "grpc" || (u.Path != "" && u.Path != "/") {
+			return "", errors.New("want a gRPC address, grpc://host:port or host:port")
+		}
+		addr = u.Host
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return "", errors.New("want a gRPC address, grpc://host:port or host:port")
+	}
+	return addr, nil
+}
+
+// takesCheckRequests is the ext_authz kinds' Takes: a workload whose inputs are Envoy
+// CheckRequests, or whose policy reads no input.
+func takesCheckRequests(w *workload.Workload) string {
+	if w.IgnoresInput {
+		return ""
+	}
+	for _, in := range w.Inputs {
+		if !hasAttributes(in.JSON) {
+			return `inputs are not Envoy CheckRequests ({"attributes": {"request": {"http": ...}}})`
+		}
+	}
+	return ""
+}
+
+func hasAttributes(input []byte) bool {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(input, &doc) != nil {
+		return false
+	}
+	_, ok := doc["attributes"]
+	return ok
+}
+
+// extAuthzServed is what the ext_authz targets share, whatever the engine behind the server:
+// the server started through sut's lifecycle (probed on its gRPC health service) or the one
+// the url names, the connections, and every input as a CheckRequest in wire form.
+type extAuthzServed struct {
+	common   Common
+	cfg      *ExtAuthzConfig
+	addr     string
+	server   *sut.Server
+	conns    []*grpc.ClientConn
+	next     atomic.Uint64
+	requests []extauthz.Raw
+	died     chan struct{}
+	diedErr  error
+}
+
+// start builds the requests, launches the server (unless url names one) and connects.
+func (s *extAuthzServed) start(ctx context.Context, w *workload.Workload, launch func(ctx context.Context, addr string) error) error {
+	s.died = make(chan struct{})
+	if s.common.NoReuse {
+		return errors.New("the ext_authz targets keep their gRPC connections, as Envoy does; --no-reuse does not apply to them")
+	}
+	if reason := takesCheckRequests(w); reason != "" {
+		return fmt.Errorf("workload %s: %s", w.Name, reason)
+	}
+	var err error
+	if s.requests, err = checkRequests(w); err != nil {
+		return err
+	}
+	if s.cfg.URL != "" {
+		if s.addr, err = grpcAddr(s.cfg.URL); err != nil {
+			return optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %q: %v", n("url"), s.cfg.URL, err) })
+		}
+	} else {
+		if s.addr, err = s.listenAddr(); err != nil {
+			return err
+		}
+		if err := launch(ctx, s.addr); err != nil {
+			return err
+		}
+	}
+	for range max(1, s.cfg.GRPCConnections) {
+		conn, err := grpc.NewClient("passthrough:///"+s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(extauthz.RawCodec{})))
+		if err != nil {
+			return fmt.Errorf("connect to ext_authz server %s: %w", s.addr, err)
+		}
+		s.conns = append(s.conns, conn)
+	}
+	// Every connection is opened, and a running server asked once, before any clock runs: an
+	// unreachable address fails here in the network's words, not as a run of errors.
+	for _, conn := range s.conns {
+		ctx, cancel := context.WithTimeout(ctx, max(s.common.timeout(), probeTimeout))
+		// Fail-fast, as a measured call is: a refused connection is UNAVAILABLE at once.
+		err := conn.Invoke(ctx, extauthz.CheckMethod, &s.requests[0], &extauthz.Raw{})
+		cancel()
+		if st, _ := status.FromError(err); err != nil && (st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded) {
+			return optionError("url", func(n func(string) string) string {
+				return fmt.Sprintf("cannot reach the ext_authz server at %s: %v", s.addr, err)
+			})
+		}
+	}
+	return nil
+}
+
+// listenAddr is the loopback address a started server listens on: port if given and free,
+// else a free port.
+func (s *extAuthzServed) listenAddr() (string, error) {
+	if s.cfg.Port != 0 {
+		addr, err := sut.CheckFree(s.cfg.Port)
+		if err != nil {
+			return "", optionError("port", func(n func(string) string) string { return n("port") + " " + err.Error() })
+		}
+		return addr, nil
+	}
+	return sut.FreeAddr()
+}
+
+// freeAddr is a free loopback address, for the API a started server serves beside ext_authz.
+func (s *extAuthzServed) freeAddr() (string, error) { return sut.FreeAddr() }
+
+// run starts cmd, a server about to serve ext_authz on addr, through sut's lifecycle: pinned,
+// probed on its gRPC health service until SERVING, then watched.
+func (s *extAuthzServed) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
+	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: s.common.PinCPUs, Probe: sut.GRPCProbe{Addr: addr}})
+	if err != nil {
+		return err
+	}
+	s.server = srv
+	go func() {
+		if err, ok := <-srv.Done(); ok {
+			s.diedErr = err
+			close(s.died)
+		}
+	}()
+	return nil
+}
+
+// checkRequests is every input as a CheckRequest in wire form: an input with "attributes" is
+// the request's attributes in protojson's form (what OPA-Envoy's input holds; "parsed_path" and
+// the other derived fields are the server's to make); an input of a workload that reads none
+// becomes the request an HTTP call for it would make (see nopCheckRequest).
+func checkRequests(w *workload.Workload) ([]extauthz.Raw, error) {
+	out := make([]extauthz.Raw, len(w.Inputs))
+	for i, in := range w.Inputs {
+		where := in.Source
+		if where == "" {
+			where = fmt.Sprintf("workload %s input %d", w.Name, i+1)
+		}
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(in.JSON, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		req := &authv3.CheckRequest{}
+		if attrs, ok := doc["attributes"]; ok {
+			req.Attributes = &authv3.AttributeContext{}
+			if err := protojson.Unmarshal(attrs, req.Attributes); err != nil {
+				return nil, fmt.Errorf("%s: attributes are not Envoy's AttributeContext: %w", where, err)
+			}
+		} else {
+			req = nopCheckRequest(doc)
+		}
+		b, err := proto.Marshal(req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encode CheckRequest: %w", where, err)
+		}
+		out[i] = extauthz.Raw{B: b}
+	}
+	return out, nil
+}
+
+// nopCheckRequest is the check Envoy would send for an input of the shape nop's are, {"user",
+// "action", "resource": {"type", "id"}}: the user in Basic authorization, the action as the
+// method (read GET, write PUT, delete DELETE), the resource as the path. Its policy reads none
+// of it; the request is there to be the size of a real one.
+func nopCheckRequest(doc map[string]json.RawMessage) *authv3.CheckRequest {
+	var user, act string
+	var res struct{ Type, ID string }
+	json.Unmarshal(doc["user"], &user)    //nolint:errcheck // absent or another shape: empty
+	json.Unmarshal(doc["action"], &act)   //nolint:errcheck
+	json.Unmarshal(doc["resource"], &res) //nolint:errcheck
+	method := map[string]string{"read": "GET", "write": "PUT", "delete": "DELETE"}[act]
+	if method == "" {
+		method = "GET"
+	}
+	path := "/" + res.Type + "s/" + res.ID
+	const host = "app.example"
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":password"))
+	return &authv3.CheckRequest{Attributes: &authv3.AttributeContext{Request: &authv3.AttributeContext_Request{
+		Http: &authv3.AttributeContext_HttpRequest{Id: "req", Method: method, Path: path, Host: host, Protocol: "HTTP/1.1",
+			Headers: map[string]string{":authority": host, ":method": method, ":path": path, "authorization": auth, "user-agent": "curl/8.5.0"}},
+	}}}
+}
+
+// Worker gives each load worker one of the connections, round robin: several workers share
+// one HTTP/2 connection, as an Envoy's requests do.
+func (s *extAuthzServed) Worker() Decider {
+	conn := s.conns[int(s.next.Add(1)-1)%len(s.conns)]
+	return &extAuthzWorker{conn: conn, requests: s.requests, timeout: s.common.timeout(), timedEvery: s.common.ServerMetricsEvery}
+}
+
+// info is the part of Info every ext_authz target fills alike.
+func (s *extAuthzServed) info(engine, version string) Info {
+	info := Info{Engine: engine, Mode: "ext_authz", URL: "grpc://" + s.addr, External: s.cfg.URL != "", Connections: len(s.conns)}
+	if s.server != nil {
+		info.Version = version
+		info.PID = s.server.PID()
+		info.Command = s.server.Command()
+	}
+	return info
+}
+
+func (s *extAuthzServed) Died() <-chan struct{} { return s.died }
+func (s *extAuthzServed) Err() error            { return s.diedErr }
+
+func (s *extAuthzServed) Stop(context.Context) error {
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+	if s.server == nil {
+		return nil
+	}
+	return s.server.Stop(5 * time.Second)
+}
+
+// extAuthzWorker sends prepared CheckRequests as they are (extauthz.RawCodec), so the measured
+// path is the call and the read of the response's status code, and no protobuf encoding.
+type extAuthzWorker struct {
+	conn       *grpc.ClientConn
+	requests   []extauthz.Raw
+	response   extauthz.Raw
+	timeout    time.Duration
+	timedEvery int
+	sends      int
+}
+
+func (w *extAuthzWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	var out verify.Outcome
+	var err error
+	if w.timedEvery > 0 && w.sends%w.timedEvery == 0 {
+		w.sends++
+		var trailer metadata.MD
+		err = w.conn.Invoke(metadata.AppendToOutgoingContext(ctx, extauthz.TimersKey, "1"), extauthz.CheckMethod,
+			&w.requests[i], &w.response, grpc.Trailer(&trailer))
+		out.ServerEvalNS, out.ServerHandlerNS = extauthz.Timers(trailer)
+	} else {
+		if w.timedEvery > 0 {
+			w.sends++
+		}
+		err = w.conn.Invoke(ctx, extauthz.CheckMethod, &w.requests[i], &w.response)
+	}
+	if err != nil {
+		return callFailed(ctx, err)
+	}
+	code, err := extauthz.ResponseCode(w.response.B)
+	switch {
+	case err != nil:
+		out.Kind, out.Err = verify.Malformed, fmt.Errorf("CheckResponse: %w", err)
+	case codes.Code(code) == codes.OK:
+		out.Kind, out.Allow = verify.Decided, true
+	case codes.Code(code) == codes.PermissionDenied:
+		out.Kind = verify.Decided
+	default:
+		// Envoy denies on any other code too, but it is no decision a policy made.
+		out.Kind, out.Status, out.Err = verify.GRPCStatus, int(code), fmt.Errorf("CheckResponse status %s", codes.Code(code))
+	}
+	return out
+}
+
+// callFailed is a call that ended in a gRPC error: past its deadline a timeout, otherwise the
+// status's code, which gives the error its class.
+func callFailed(ctx context.Context, err error) verify.Outcome {
+	st, _ := status.FromError(err)
+	if st.Code() == codes.DeadlineExceeded && ctx.Err() != nil {
+		return verify.Outcome{Kind: verify.TimedOut, Err: err}
+	}
+	return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
+}
