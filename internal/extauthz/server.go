@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 )
 
@@ -73,6 +74,9 @@ func NewServer(e Engine) *Server {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	authv3.RegisterAuthorizationServer(s.grpc, &service{engine: e})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
+	// Reflection lets other gRPC tools (ghz, grpcurl) call Check without the proto files, so
+	// the same server can be driven by them and by authzbench in one comparison.
+	reflection.Register(s.grpc)
 	return s
 }
 
