@@ -45,9 +45,9 @@ var committedResults = []struct {
 	}},
 	// docs/attribution.md quotes its layers and bands.
 	{"attribution-rbac-2026-11-23.json", []string{
-		"rbac      opa/server  1,000/s x64  client   10,000     628µs  21.5ms  106ms  146ms  273ms   466ms   515ms   27.6ms  0.39 cores, 56 MB\n",
-		"                                   > p99    273ms–539ms     100       94 %     18 %          4 %      2 %   366ms        22.6ms        8.41ms\n",
-		"rbac on opa/server, at 1,000 req/s: requests slower than p99 spent 94 % waiting (18 % queued before the send, 76 % in transport and the server's queues), 4 % in the handler outside evaluation, 2 % evaluating (100 sampled)",
+		"rbac      opa/server  1,000/s x64  client   10,000     294µs   352µs  415µs  509µs  952µs  1.77ms  2.85ms  328µs  0.29 cores, 55 MB\n",
+		"                                   > p99    952µs–2.94ms    100        83 %     21 %          5 %      12 %  1.30ms       223µs         160µs\n",
+		"rbac on opa/server, at 1,000 req/s: requests slower than p99 spent 83 % waiting (21 % queued before the send, 62 % in transport and the server's queues), 5 % in the handler outside evaluation, 12 % evaluating (100 sampled)",
 	}},
 	{"ab-f3cbc02-round1-2026-11-23.json", []string{
 		"nop       opa/server    2 workers  6,400       255µs   -             623µs   1.21ms  2.71ms  0       0.99 cores, 45 MB  0.00×                 -\n",
