@@ -49,58 +49,50 @@ func (RawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // status is OK, protobuf's zero value.
 func ResponseCode(b []byte) (int32, error) {
 	var code int32
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) (int, error) {
+		if num != 1 || typ != protowire.BytesType {
+			return 0, nil
+		}
+		st, n := protowire.ConsumeBytes(v)
 		if n < 0 {
 			return 0, protowire.ParseError(n)
 		}
-		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			st, n := protowire.ConsumeBytes(b)
+		return n, eachField(st, func(num protowire.Number, typ protowire.Type, v []byte) (int, error) {
+			if num != 1 || typ != protowire.VarintType {
+				return 0, nil
+			}
+			c, n := protowire.ConsumeVarint(v)
 			if n < 0 {
 				return 0, protowire.ParseError(n)
 			}
-			b = b[n:]
-			c, err := statusCode(st)
-			if err != nil {
-				return 0, err
-			}
-			code = c
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			return 0, protowire.ParseError(n)
-		}
-		b = b[n:]
-	}
-	return code, nil
+			code = int32(c)
+			return n, nil
+		})
+	})
+	return code, err
 }
 
-func statusCode(b []byte) (int32, error) {
-	var code int32
+// eachField walks a message in wire form. visit sees each field's number, type and the bytes
+// from its value on; it returns how many it consumed, or 0 to have the field skipped.
+func eachField(b []byte, visit func(num protowire.Number, typ protowire.Type, v []byte) (int, error)) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return 0, protowire.ParseError(n)
+			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		if num == 1 && typ == protowire.VarintType {
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return 0, protowire.ParseError(n)
-			}
-			b = b[n:]
-			code = int32(v)
-			continue
+		n, err := visit(num, typ, b)
+		if err != nil {
+			return err
 		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			return 0, protowire.ParseError(n)
+		if n == 0 {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return protowire.ParseError(n)
+			}
 		}
 		b = b[n:]
 	}
-	return code, nil
+	return nil
 }
 
 // Timers reads the server's timers from a response's trailer; 0 for a timer it did not send.

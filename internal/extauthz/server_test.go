@@ -243,3 +243,20 @@ func TestCedarCheck(t *testing.T) {
 		}
 	}
 }
+
+// A CheckResponse cut short is an error, never a code: a decision read from half a message
+// would be a guess.
+func TestResponseCodeOfATruncatedMessage(t *testing.T) {
+	full := []byte{0x0a, 0x02, 0x08, 0x07} // status {code: 7}
+	if code, err := ResponseCode(full); err != nil || code != 7 {
+		t.Fatalf("ResponseCode(status{7}) = %d, %v; want 7", code, err)
+	}
+	for n := 1; n < len(full); n++ {
+		if code, err := ResponseCode(full[:n]); err == nil {
+			t.Errorf("ResponseCode of the first %d bytes = %d, want an error", n, code)
+		}
+	}
+	if code, err := ResponseCode(nil); err != nil || code != 0 {
+		t.Errorf("ResponseCode(empty) = %d, %v; want 0 (OK)", code, err)
+	}
+}
