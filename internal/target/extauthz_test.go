@@ -21,6 +21,9 @@ func TestExtAuthzConfigCheck(t *testing.T) {
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1"}}, "want a gRPC address"},
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1:9191", Port: 9191}}, "with url it starts none"},
 		{ExtAuthzConfig{GRPCConnections: -1}, "grpc_connections -1"},
+		// TLS settings are shared with the HTTP servers' but not served over gRPC yet: refused.
+		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{TLS: true}}}, "not supported by the ext_authz targets"},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1:9191", TLSClient: TLSClient{Insecure: true}}}, "not supported by the ext_authz targets"},
 	} {
 		err := tc.cfg.Check()
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {

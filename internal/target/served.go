@@ -50,6 +50,17 @@ func (c *ServerConfig) Check() error {
 		if u, err := url.Parse(c.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 			errs = append(errs, fmt.Errorf("url %q: want a scheme and a host, such as http://127.0.0.1:8181", c.URL))
 		}
+	}
+	errs = append(errs, c.checkLaunch()...)
+	errs = append(errs, c.checkTLS()...)
+	return errors.Join(errs...)
+}
+
+// checkLaunch finds a port that is no port, and settings for a server authzbench starts given
+// with a server it does not, whatever the protocol.
+func (c *ServerConfig) checkLaunch() []error {
+	var errs []error
+	if c.URL != "" {
 		if c.Port != 0 {
 			errs = append(errs, errors.New("port sets the port of a server authzbench starts; with url it starts none"))
 		}
@@ -60,8 +71,7 @@ func (c *ServerConfig) Check() error {
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port %d: not a TCP port; want 1 to 65535, or none for a free one", c.Port))
 	}
-	errs = append(errs, c.checkTLS()...)
-	return errors.Join(errs...)
+	return errs
 }
 
 // Served is implemented by the settings of every served kind.
