@@ -35,7 +35,7 @@ func layersOf(r *result.Run) *Layers {
 	if s.Open != nil {
 		client = s.Open.OKLatencyUS // the attribution's client times are ok responses' too
 	}
-	return &Layers{Workload: r.Workload, Target: r.Target, Load: r.Load, Client: client, Handler: s.Server.HandlerUS,
+	return &Layers{Workload: r.Workload, Target: r.Label(), Load: r.Load, Client: client, Handler: s.Server.HandlerUS,
 		Eval: s.Server.EvalUS, OK: s.OK, Timed: s.Server.Sampled, SUT: r.SUTResources, Attribution: s.Attribution}
 }
 

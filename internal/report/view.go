@@ -112,7 +112,7 @@ type floorKey struct {
 }
 
 func floorKeyOf(r *result.Run) floorKey {
-	k := floorKey{target: r.Target, model: r.Load.Model}
+	k := floorKey{target: r.Label(), model: r.Load.Model}
 	if r.Load.Model == result.OpenLoop {
 		k.rate, k.connections = r.Load.Rate, r.Load.Connections
 	} else {
@@ -145,7 +145,7 @@ func Build(doc *result.Document) *View {
 	for i := range doc.Runs {
 		r := &doc.Runs[i]
 		s := r.Summary
-		x := Row{Workload: r.Workload, Target: r.Target, Load: r.Load, Handed: r.WorkloadDoc.CedarDifferences != "",
+		x := Row{Workload: r.Workload, Target: r.Label(), Load: r.Load, Handed: r.WorkloadDoc.CedarDifferences != "",
 			Partial: r.Partial, Throughput: s.ThroughputRPS, Errors: s.Errors, SUT: r.SUTResources}
 		if o := s.Open; o != nil {
 			x.RateMissed = o.RateMissed

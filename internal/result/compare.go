@@ -95,7 +95,7 @@ func Compare(doc *Document) []Comparison {
 		if c.Method == NoInterval {
 			c.Ratio = r.Summary.ThroughputRPS.Mean / base.Summary.ThroughputRPS.Mean
 		}
-		c.Run, c.BaseRun, c.Workload, c.Target, c.BaseTarget, c.Figure = i, b, r.Workload, r.Target, base.Target, Throughput
+		c.Run, c.BaseRun, c.Workload, c.Target, c.BaseTarget, c.Figure = i, b, r.Workload, r.Label(), base.Label(), Throughput
 		out = append(out, c)
 	}
 	engine := CrossEngine(doc)
@@ -134,7 +134,7 @@ func Compare(doc *Document) []Comparison {
 		if c.Method == NoInterval {
 			c.Ratio = base.Summary.LatencyUS.P50 / r.Summary.LatencyUS.P50
 		}
-		c.Run, c.BaseRun, c.Workload, c.Target, c.BaseTarget, c.Figure = i, b, r.Workload, r.Target, base.Target, P50
+		c.Run, c.BaseRun, c.Workload, c.Target, c.BaseTarget, c.Figure = i, b, r.Workload, r.Label(), base.Label(), P50
 		out = append(out, c)
 	}
 	return out

@@ -135,6 +135,15 @@ const (
 
 // Where is where the run's engine ran: its recorded placement, or for a file written before
 // placements were recorded, in-process for a target named */inproc and "" (unknown) otherwise.
+// Label names the run's target as a table shows it: the kind, and its TLS mode when it spoke
+// TLS, so that one kind measured in several modes (experiments/tls.yaml) reads as several rows.
+func (r *Run) Label() string {
+	if r.SUT.TLS != nil && r.SUT.TLS.Mode != "" {
+		return r.Target + " " + r.SUT.TLS.Mode
+	}
+	return r.Target
+}
+
 func (r *Run) Where() Placement {
 	if r.SUT.Placement != "" {
 		return r.SUT.Placement

@@ -492,3 +492,16 @@ func TestRunWhere(t *testing.T) {
 		}
 	}
 }
+
+// One kind measured in several TLS modes reads as several targets, so its rows, floors and
+// ratios are not taken for one another's.
+func TestRunLabelNamesTheTLSMode(t *testing.T) {
+	plain := Run{Target: "opa/server"}
+	mtls := Run{Target: "opa/server", SUT: SUT{TLS: &TLS{Mode: "mtls"}}}
+	if got := plain.Label(); got != "opa/server" {
+		t.Errorf("plain: %q, want opa/server", got)
+	}
+	if got := mtls.Label(); got != "opa/server mtls" {
+		t.Errorf("mtls: %q, want \"opa/server mtls\"", got)
+	}
+}
