@@ -51,6 +51,8 @@ func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (
 		{rec.OK, &rep.HDR, true},
 		{rec.Errors, &rep.ErrorHDR, false},
 		{rec.Connect, &rep.ConnectHDR, true}, // nil until a request opened a connection
+		{rec.TLS, &rep.TLSHDR, true},
+		{rec.Exchange, &rep.ExchangeHDR, true},
 		{rec.ServerEval, &rep.ServerEvalHDR, true},
 		{rec.ServerHandler, &rep.ServerHandlerHDR, true},
 	} {
@@ -128,7 +130,7 @@ func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summar
 	}
 	if merged.Connect != nil {
 		s.Connections = &result.Connections{Opened: merged.Connect.TotalCount(), ConnectUS: result.PercentilesOf(merged.Connect, 0),
-			Reconnects: merged.Reconnects}
+			Reconnects: merged.Reconnects, TLSUS: percentilesOrNil(merged.TLS), ExchangeUS: percentilesOrNil(merged.Exchange)}
 	}
 	if merged.ServerEval != nil {
 		s.Server = &result.ServerTimes{Sampled: merged.ServerHandler.TotalCount(),
@@ -190,4 +192,13 @@ func resourcesOf(r *sut.Resources) *result.Resources {
 func sutInfo(where target.Placement, i target.Info) result.SUT {
 	i.Placement = where
 	return i
+}
+
+// percentilesOrNil are h's percentiles; nil when nothing was recorded.
+func percentilesOrNil(h *hdrhistogram.Histogram) *result.Percentiles {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	p := result.PercentilesOf(h, 0)
+	return &p
 }

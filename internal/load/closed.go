@@ -142,17 +142,19 @@ func (g *group) done() <-chan struct{} {
 }
 
 // recordResponse classifies one response and records everything it carries: its latency (in
-// the ok or the error histogram), its connect time and, for ok responses, the server's own
-// timers and whether it had an expectation to check. Both drivers record through it. The
-// sample of timed responses takes latency as given: in open loop from the intended send, so
-// that a send's wait for a connection counts as waiting in the attribution, not as the server's,
-// and queued (open loop: how late the send went out; 0 in closed loop) says how much of it.
+// the ok or the error histogram), the parts of its service time (latency less queued: from
+// the send to the answer) a new connection took (connect, TLS, the exchange after them) and,
+// for ok responses, the server's own timers and whether it had an expectation to check. Both
+// drivers record through it. The sample of timed responses takes latency as given: in open loop
+// from the intended send, so that a send's wait for a connection counts as waiting in the
+// attribution, not as the server's, and queued (open loop: how late the send went out; 0 in
+// closed loop) says how much of it.
 func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, out verify.Outcome, latency, queued time.Duration) verify.Class {
 	class := verify.Classify(expect, out)
 	rec.Record(class, out.Status, latency)
 	rec.RecordMessage(class, expect, out)
 	rec.RecordMismatch(class, input, expect, out)
-	rec.RecordConnect(out.ConnectNS)
+	rec.RecordConnectParts(out.ConnectNS, out.TLSNS, latency-queued)
 	if class == verify.OK {
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
 		rec.RecordTimed(latency, queued, out.ServerEvalNS, out.ServerHandlerNS)

@@ -69,7 +69,7 @@ func (a *Attempts) keep(n uint64, err error) {
 // for OPA to look at its own. took is the service time alone, from the send to the answer.
 func EnforceTimeout(out verify.Outcome, took, timeout time.Duration) verify.Outcome {
 	if timeout > 0 && took > timeout && out.Kind != verify.TimedOut && out.Kind != verify.TransportFailure {
-		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: out.ConnectNS,
+		return verify.Outcome{Kind: verify.TimedOut, ConnectNS: out.ConnectNS, TLSNS: out.TLSNS,
 			Err: fmt.Errorf("answered in %s, after the %s timeout", took, timeout)}
 	}
 	return out

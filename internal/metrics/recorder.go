@@ -83,6 +83,10 @@ type Recorder struct {
 
 	// Connect time of the measured requests that opened a connection; nil until one did.
 	Connect *hdrhistogram.Histogram
+	// TLS and Exchange are the other parts of those requests' latency: the TLS handshake (nil
+	// until one was timed) and what followed the connection's opening, the request written and
+	// its answer read. Connect, TLS and Exchange add up to the request's latency.
+	TLS, Exchange *hdrhistogram.Histogram
 	// Reconnects counts measured requests that found their kept-alive connection closed by the
 	// server and went out on a new one (counted in Connect too, never as errors).
 	Reconnects uint64
@@ -183,6 +187,26 @@ func (r *Recorder) RecordConnect(ns int64) {
 		r.Connect = newHistogram(r.ceiling)
 	}
 	r.Connect.RecordValue(r.clamp(ns)) //nolint:errcheck // clamped into range
+}
+
+// RecordConnectParts adds the parts of a request's latency when it opened a connection: its
+// TCP connect, TLS handshake (0 in clear) and the rest, the exchange. A request that reused a
+// connection (connectNS 0) has no parts: its latency is all exchange, already recorded.
+func (r *Recorder) RecordConnectParts(connectNS, tlsNS int64, latency time.Duration) {
+	if connectNS <= 0 {
+		return
+	}
+	r.RecordConnect(connectNS)
+	if tlsNS > 0 {
+		if r.TLS == nil {
+			r.TLS = newHistogram(r.ceiling)
+		}
+		r.TLS.RecordValue(r.clamp(tlsNS)) //nolint:errcheck // clamped into range
+	}
+	if r.Exchange == nil {
+		r.Exchange = newHistogram(r.ceiling)
+	}
+	r.Exchange.RecordValue(r.clamp(int64(latency) - connectNS - max(tlsNS, 0))) //nolint:errcheck // clamped into range
 }
 
 // RecordServer adds the server's own timers of an ok response, when it reported them.
@@ -368,11 +392,14 @@ func (r *Recorder) Merge(other *Recorder) {
 		}
 	}
 	r.Reconnects += other.Reconnects
-	if other.Connect != nil {
-		if r.Connect == nil {
-			r.Connect = newHistogram(r.ceiling)
+	for _, h := range []struct{ into, from **hdrhistogram.Histogram }{
+		{&r.Connect, &other.Connect}, {&r.TLS, &other.TLS}, {&r.Exchange, &other.Exchange}} {
+		if *h.from != nil {
+			if *h.into == nil {
+				*h.into = newHistogram(r.ceiling)
+			}
+			(*h.into).Merge(*h.from)
 		}
-		r.Connect.Merge(other.Connect)
 	}
 	if other.ServerEval != nil {
 		if r.ServerEval == nil {
@@ -405,7 +432,7 @@ func (r *Recorder) Merge(other *Recorder) {
 // significant figures, so the same buckets, and nothing recorded moves.
 func (r *Recorder) raiseCeiling(ceiling int64) {
 	r.ceiling = ceiling
-	for _, h := range []**hdrhistogram.Histogram{&r.OK, &r.Errors, &r.Uncorrected, &r.Lateness, &r.Unsent, &r.Connect, &r.ServerEval, &r.ServerHandler} {
+	for _, h := range []**hdrhistogram.Histogram{&r.OK, &r.Errors, &r.Uncorrected, &r.Lateness, &r.Unsent, &r.Connect, &r.TLS, &r.Exchange, &r.ServerEval, &r.ServerHandler} {
 		if *h == nil {
 			continue
 		}

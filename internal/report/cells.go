@@ -14,12 +14,36 @@ import (
 
 var header = []string{"Workload", "Target", "Load", "req/s ± sd", "P50", "P50 over nop", "P95", "P99", "P99.9", "errors", "SUT CPU, RSS", "× vs first"}
 
-// columns returns the table's header, with the cross-engine column when there is one.
+// partsHeader are the columns that split a request's time when it opened its own connection.
+var partsHeader = []string{"P50 connect", "P50 TLS", "P50 exchange"}
+
+// columns returns the table's header, with the cross-engine column when there is one and the
+// parts of a request's time when a row has them.
 func columns(v *View) []string {
+	c := append([]string{}, header...)
 	if e := v.CrossEngine; e != "" {
-		return append(append([]string{}, header...), "× vs "+e)
+		c = append(c, "× vs "+e)
 	}
-	return header
+	if v.HasParts() {
+		c = append(c, partsHeader...)
+	}
+	return c
+}
+
+// partCells are a row's parts of a request's time; "-" for a part it has not.
+func partCells(p *Parts) []string {
+	c := []string{"-", "-", "-"}
+	if p == nil {
+		return c
+	}
+	c[0] = Duration(p.ConnectUS)
+	if p.HasTLS {
+		c[1] = Duration(p.TLSUS)
+	}
+	if p.HasExchange {
+		c[2] = Duration(p.ExchangeUS)
+	}
+	return c
 }
 
 // label is the row's target as the table and its notes name it: marked when the run was cut
@@ -88,6 +112,9 @@ func cells(v *View, r Row, target string) []string {
 			cross = crossRatio(r.VsEngine.Value) + called(r.VsEngine)
 		}
 		c = append(c, cross)
+	}
+	if v.HasParts() {
+		c = append(c, partCells(r.Parts)...)
 	}
 	return c
 }

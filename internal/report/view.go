@@ -56,8 +56,29 @@ type Row struct {
 	// VsFirst is the row's throughput over the first row's of its workload; VsEngine the
 	// CrossEngine's P50 over the row's, same workload, mode and load.
 	VsFirst, VsEngine Ratio
+	// Parts split a request's time when every request opened a connection (no reuse); nil
+	// with reuse, where the few connects say nothing of a request's time.
+	Parts *Parts
 	// Notes say what the cells cannot: errors and their first messages, a missed rate, timers.
 	Notes []string
+}
+
+// Parts are the medians of the three parts of a request that opened its own connection: the
+// TCP connect, the TLS handshake (HasTLS false in clear) and the exchange (the request written,
+// its answer read), in microseconds.
+type Parts struct {
+	ConnectUS, TLSUS, ExchangeUS float64
+	HasTLS, HasExchange          bool
+}
+
+// HasParts says whether a row of v splits its requests' time, so the table shows the columns.
+func (v *View) HasParts() bool {
+	for _, r := range v.Rows {
+		if r.Parts != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Thin marks, for each percentile the table shows, fewer than result.FewBeyond ok responses
@@ -161,6 +182,15 @@ func Build(doc *result.Document) *View {
 		if f, ok := floor[floorKeyOf(r)]; ok && r.Workload != "nop" && s.OK > 0 {
 			d := overFloor(r, f)
 			x.OverFloor = &d
+		}
+		if c := s.Connections; c != nil && !c.Reused {
+			x.Parts = &Parts{ConnectUS: c.ConnectUS.P50}
+			if c.TLSUS != nil {
+				x.Parts.TLSUS, x.Parts.HasTLS = c.TLSUS.P50, true
+			}
+			if c.ExchangeUS != nil {
+				x.Parts.ExchangeUS, x.Parts.HasExchange = c.ExchangeUS.P50, true
+			}
 		}
 		x.Notes = append(x.Notes, runNotes(r)...)
 		if c, ok := versus[i][result.P50]; ok {

@@ -255,7 +255,7 @@ func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
 
 // histograms are a run's distributions, each the sum of its repetitions'.
 type histograms struct {
-	ok, errors, unsent, late, uncorrected, connect, eval, handler *hdrhistogram.Histogram
+	ok, errors, unsent, late, uncorrected, connect, tls, exchange, eval, handler *hdrhistogram.Histogram
 }
 
 // add decodes a repetition's histograms and adds them in.
@@ -267,7 +267,8 @@ func (h *histograms) add(rep Repetition) error {
 	}{
 		{"hdr", rep.HDR, &h.ok}, {"error_hdr", rep.ErrorHDR, &h.errors}, {"unsent_hdr", rep.UnsentHDR, &h.unsent},
 		{"late_hdr", rep.LateHDR, &h.late}, {"uncorrected_hdr", rep.Uncorrected, &h.uncorrected},
-		{"connect_hdr", rep.ConnectHDR, &h.connect}, {"server_eval_hdr", rep.ServerEvalHDR, &h.eval},
+		{"connect_hdr", rep.ConnectHDR, &h.connect}, {"tls_hdr", rep.TLSHDR, &h.tls},
+		{"exchange_hdr", rep.ExchangeHDR, &h.exchange}, {"server_eval_hdr", rep.ServerEvalHDR, &h.eval},
 		{"server_handler_hdr", rep.ServerHandlerHDR, &h.handler},
 	} {
 		if x.encoded == "" {
@@ -284,6 +285,16 @@ func (h *histograms) add(rep Repetition) error {
 		*x.into = sum
 	}
 	return nil
+}
+
+// partOf is the percentiles of a part of the requests' time, nil when none was kept (in clear
+// for the TLS part, or a file written before parts were).
+func partOf(h *hdrhistogram.Histogram) *Percentiles {
+	if total(h) == 0 {
+		return nil
+	}
+	p := PercentilesOf(h, 0)
+	return &p
 }
 
 // addHistograms returns the sum of a (nil for none yet) and b, in a histogram that holds both's
@@ -424,6 +435,7 @@ func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
 		}
 		s.Connections.Opened = h.connect.TotalCount()
 		s.Connections.ConnectUS = PercentilesOf(h.connect, 0)
+		s.Connections.TLSUS, s.Connections.ExchangeUS = partOf(h.tls), partOf(h.exchange)
 	}
 	if server {
 		if err := stored("server timers", h.handler, sampled); err != nil {

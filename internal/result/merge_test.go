@@ -275,3 +275,51 @@ func keptAsPercentiles(doc *Document) bool {
 	}
 	return false
 }
+
+// The parts of the requests that opened their own connection (TLS handshake, exchange) merge
+// like the connect times they go with: each the percentiles of the one histogram of the union.
+func TestMergeAddsConnectionParts(t *testing.T) {
+	withParts := func(r Run, tls, exchange []int64) Run {
+		encode := func(values []int64) string {
+			s, err := EncodeHistogram(histogramOf(values...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		r.Repetitions[0].TLSHDR, r.Repetitions[0].ExchangeHDR = encode(tls), encode(exchange)
+		tp, ep := PercentilesOf(histogramOf(tls...), 0), PercentilesOf(histogramOf(exchange...), 0)
+		r.Summary.Connections.TLSUS, r.Summary.Connections.ExchangeUS = &tp, &ep
+		r.Summary.Connections.Reused = false
+		return r
+	}
+	tlsA, tlsB := []int64{2_000_000, 2_400_000, 2_900_000}, []int64{3_500_000, 4_400_000}
+	exA, exB := []int64{200_000, 250_000, 300_000}, []int64{900_000, 1_000_000}
+	evals := []int64{20_000, 30_000}
+	a := withParts(syntheticRun(t, 1, []int64{2_500_000, 3_000_000, 3_500_000}, nil, []int64{80e3, 90e3, 85e3}, evals), tlsA, exA)
+	b := withParts(syntheticRun(t, 1, []int64{4_500_000, 5_500_000}, nil, []int64{70e3, 75e3}, evals), tlsB, exB)
+	doc, err := Merge(docOf(a), docOf(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Runs[0].Summary.Connections
+	if c == nil || c.Opened != 5 || c.TLSUS == nil || c.ExchangeUS == nil {
+		t.Fatalf("connections %+v: want 5 opened, with their TLS and exchange parts", c)
+	}
+	if want := PercentilesOf(histogramOf(append(tlsA, tlsB...)...), 0); *c.TLSUS != want {
+		t.Errorf("tls %+v, want the union's %+v", *c.TLSUS, want)
+	}
+	if want := PercentilesOf(histogramOf(append(exA, exB...)...), 0); *c.ExchangeUS != want {
+		t.Errorf("exchange %+v, want the union's %+v", *c.ExchangeUS, want)
+	}
+	// In clear there is no handshake to merge: the part stays absent, not a row of zeros.
+	a.Repetitions[0].TLSHDR, a.Summary.Connections.TLSUS = "", nil
+	b.Repetitions[0].TLSHDR, b.Summary.Connections.TLSUS = "", nil
+	doc, err = Merge(docOf(a), docOf(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := doc.Runs[0].Summary.Connections; c.TLSUS != nil || c.ExchangeUS == nil {
+		t.Errorf("in clear: tls %+v, exchange %+v; want no TLS part and the exchange", c.TLSUS, c.ExchangeUS)
+	}
+}

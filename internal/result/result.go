@@ -322,6 +322,11 @@ type Connections struct {
 	Expected  int64       `json:"expected"` // at most, with reuse; exactly, without
 	Reused    bool        `json:"reused"`
 	ConnectUS Percentiles `json:"connect_us"`
+	// TLSUS and ExchangeUS are the other parts of the service time of the requests that opened
+	// a connection: the TLS handshake (nil in clear) and the request and its answer after it;
+	// with ConnectUS, each request's time split in three (without reuse, every request's).
+	TLSUS      *Percentiles `json:"tls_us,omitempty"`
+	ExchangeUS *Percentiles `json:"exchange_us,omitempty"`
 	// Reconnects: requests that found their kept-alive connection closed by the server (a
 	// request limit, an idle timeout) and went out again on a new one; not errors.
 	Reconnects uint64 `json:"reconnects,omitempty"`
@@ -402,6 +407,10 @@ type Repetition struct {
 	// ConnectHDR holds the connect times of the requests that opened a connection (with reuse,
 	// a few at the start), ns.
 	ConnectHDR string `json:"connect_hdr,omitempty"`
+	// TLSHDR and ExchangeHDR hold the other parts of those requests' service time: their TLS
+	// handshakes, and what followed the connection's opening (the request and its answer), ns.
+	TLSHDR      string `json:"tls_hdr,omitempty"`
+	ExchangeHDR string `json:"exchange_hdr,omitempty"`
 	// ServerEvalHDR and ServerHandlerHDR hold the server's own timers, for the ok responses that
 	// reported them, ns.
 	ServerEvalHDR    string `json:"server_eval_hdr,omitempty"`
