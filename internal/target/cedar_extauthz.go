@@ -2,11 +2,8 @@ package target
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 
-	"github.com/authzbench/authzbench/internal/cedarserver"
+	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -32,42 +29,19 @@ func (t *cedarExtAuthz) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *cedarExtAuthz) launch(ctx context.Context, w *workload.Workload, addr string) error {
-	// Loaded in this process first, as cedar/server does: a policy or schema error is reported
-	// with its position before any server starts.
-	if _, err := loadCedar(w); err != nil {
-		return err
-	}
-	paths, err := cedarPaths(t.common.TempDir, w)
-	if err != nil {
-		return err
-	}
 	// The HTTP API listens too; nothing is sent to it.
-	httpAddr, err := t.freeAddr()
+	httpAddr, err := sut.FreeAddr()
 	for err == nil && httpAddr == addr {
-		httpAddr, err = t.freeAddr()
+		httpAddr, err = sut.FreeAddr()
 	}
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
+	cmd, err := cedarServerCommand(t.common.TempDir, w, append([]string{"--addr", httpAddr, "--grpc-addr", addr}, t.cfg.Args...)...)
 	if err != nil {
-		return fmt.Errorf("find own executable to serve Cedar: %w", err)
+		return err
 	}
-	args := []string{cedarserver.Arg, "--addr", httpAddr, "--grpc-addr", addr}
-	for _, p := range paths.Policies {
-		args = append(args, "--policies", p)
-	}
-	if paths.Entities != "" {
-		args = append(args, "--entities", paths.Entities)
-	}
-	if paths.Schema != "" {
-		args = append(args, "--schema", paths.Schema)
-	}
-	if paths.TemplateLinks != "" {
-		args = append(args, "--template-links", paths.TemplateLinks)
-	}
-	args = append(args, t.cfg.Args...)
-	return t.run(ctx, "cedar ext_authz server", addr, exec.Command(self, args...))
+	return t.run(ctx, "cedar ext_authz server", addr, cmd)
 }
 
 func (t *cedarExtAuthz) Info() Info { return t.info("cedar", cedarVersion()) }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -55,48 +53,25 @@ func (t *cedarServer) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
-	// Loaded in this process first (once per run, shared with the other Cedar targets): a
-	// policy or schema error is reported with its position before any server starts, and every
-	// request is checked to parse.
-	if _, err := loadCedar(w); err != nil {
-		return err
-	}
-	paths, err := cedarPaths(t.common.TempDir, w)
+	addr, err := t.cfg.listenAddr()
 	if err != nil {
 		return err
-	}
-	addr, err := t.listenAddr()
-	if err != nil {
-		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find own executable to serve Cedar: %w", err)
-	}
-	args := []string{cedarserver.Arg, "--addr", addr}
-	for _, p := range paths.Policies {
-		args = append(args, "--policies", p)
-	}
-	if paths.Entities != "" {
-		args = append(args, "--entities", paths.Entities)
-	}
-	if paths.Schema != "" {
-		args = append(args, "--schema", paths.Schema)
-	}
-	if paths.TemplateLinks != "" {
-		args = append(args, "--template-links", paths.TemplateLinks)
 	}
 	if err := t.setUpTLS(); err != nil {
 		return err
 	}
+	args := []string{"--addr", addr}
 	if f := t.tlsFiles; f != nil {
 		args = append(args, "--tls-cert-file", f.ServerCert, "--tls-private-key-file", f.ServerKey)
 		if t.cfg.Mode() >= MutualTLS {
 			args = append(args, "--tls-ca-cert-file", f.CACert)
 		}
 	}
-	args = append(args, t.cfg.Args...)
-	return t.run(ctx, "cedar server", addr, exec.Command(self, args...))
+	cmd, err := cedarServerCommand(t.common.TempDir, w, append(args, t.cfg.Args...)...)
+	if err != nil {
+		return err
+	}
+	return t.run(ctx, "cedar server", addr, cmd)
 }
 
 func (t *cedarServer) Worker() Decider { return t.worker(newCedarDecisionReader()) }

@@ -101,20 +101,17 @@ func hasAttributes(input []byte) bool {
 // the server started through sut's lifecycle (probed on its gRPC health service) or the one
 // the url names, the connections, and every input as a CheckRequest in wire form.
 type extAuthzServed struct {
-	common   Common
-	cfg      *ExtAuthzConfig
-	addr     string
-	server   *sut.Server
+	common Common
+	cfg    *ExtAuthzConfig
+	addr   string
+	launched
 	conns    []*grpc.ClientConn
 	next     atomic.Uint64
 	requests []extauthz.Raw
-	died     chan struct{}
-	diedErr  error
 }
 
 // start builds the requests, launches the server (unless url names one) and connects.
 func (s *extAuthzServed) start(ctx context.Context, w *workload.Workload, launch func(ctx context.Context, addr string) error) error {
-	s.died = make(chan struct{})
 	if s.common.NoReuse {
 		return errors.New("the ext_authz targets keep their gRPC connections, as Envoy does; --no-reuse does not apply to them")
 	}
@@ -130,7 +127,7 @@ func (s *extAuthzServed) start(ctx context.Context, w *workload.Workload, launch
 			return optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %q: %v", n("url"), s.cfg.URL, err) })
 		}
 	} else {
-		if s.addr, err = s.listenAddr(); err != nil {
+		if s.addr, err = s.cfg.listenAddr(); err != nil {
 			return err
 		}
 		if err := launch(ctx, s.addr); err != nil {
@@ -161,37 +158,10 @@ func (s *extAuthzServed) start(ctx context.Context, w *workload.Workload, launch
 	return nil
 }
 
-// listenAddr is the loopback address a started server listens on: port if given and free,
-// else a free port.
-func (s *extAuthzServed) listenAddr() (string, error) {
-	if s.cfg.Port != 0 {
-		addr, err := sut.CheckFree(s.cfg.Port)
-		if err != nil {
-			return "", optionError("port", func(n func(string) string) string { return n("port") + " " + err.Error() })
-		}
-		return addr, nil
-	}
-	return sut.FreeAddr()
-}
-
-// freeAddr is a free loopback address, for the API a started server serves beside ext_authz.
-func (s *extAuthzServed) freeAddr() (string, error) { return sut.FreeAddr() }
-
 // run starts cmd, a server about to serve ext_authz on addr, through sut's lifecycle: pinned,
 // probed on its gRPC health service until SERVING, then watched.
 func (s *extAuthzServed) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
-	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: s.common.PinCPUs, Probe: sut.GRPCProbe{Addr: addr}})
-	if err != nil {
-		return err
-	}
-	s.server = srv
-	go func() {
-		if err, ok := <-srv.Done(); ok {
-			s.diedErr = err
-			close(s.died)
-		}
-	}()
-	return nil
+	return s.launch(ctx, name, cmd, s.common.PinCPUs, sut.GRPCProbe{Addr: addr})
 }
 
 // checkRequests is every input as a CheckRequest in wire form: an input with "attributes" is
@@ -260,26 +230,16 @@ func (s *extAuthzServed) Worker() Decider {
 // info is the part of Info every ext_authz target fills alike.
 func (s *extAuthzServed) info(engine, version string) Info {
 	info := Info{Engine: engine, Mode: "ext_authz", URL: "grpc://" + s.addr, External: s.cfg.URL != "", Connections: len(s.conns)}
-	if s.server != nil {
-		info.Version = version
-		info.PID = s.server.PID()
-		info.Command = s.server.Command()
-	}
+	s.describe(&info, version)
 	return info
 }
-
-func (s *extAuthzServed) Died() <-chan struct{} { return s.died }
-func (s *extAuthzServed) Err() error            { return s.diedErr }
 
 func (s *extAuthzServed) Stop(context.Context) error {
 	for _, c := range s.conns {
 		c.Close()
 	}
 	s.conns = nil
-	if s.server == nil {
-		return nil
-	}
-	return s.server.Stop(5 * time.Second)
+	return s.stop()
 }
 
 // extAuthzWorker sends prepared CheckRequests as they are (extauthz.RawCodec), so the measured
@@ -298,16 +258,14 @@ func (w *extAuthzWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	defer cancel()
 	var out verify.Outcome
 	var err error
-	if w.timedEvery > 0 && w.sends%w.timedEvery == 0 {
-		w.sends++
+	timed := w.timedEvery > 0 && w.sends%w.timedEvery == 0
+	w.sends++
+	if timed {
 		var trailer metadata.MD
 		err = w.conn.Invoke(metadata.AppendToOutgoingContext(ctx, extauthz.TimersKey, "1"), extauthz.CheckMethod,
 			&w.requests[i], &w.response, grpc.Trailer(&trailer))
 		out.ServerEvalNS, out.ServerHandlerNS = extauthz.Timers(trailer)
 	} else {
-		if w.timedEvery > 0 {
-			w.sends++
-		}
 		err = w.conn.Invoke(ctx, extauthz.CheckMethod, &w.requests[i], &w.response)
 	}
 	if err != nil {

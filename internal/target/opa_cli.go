@@ -46,16 +46,7 @@ type opaCLI struct {
 }
 
 func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
-	// Compiled in-process first (once per run, shared with the other OPA targets), so a policy
-	// error is reported before any load, with file:line.
-	if _, err := CompileOPA(ctx, w); err != nil {
-		return err
-	}
-	dir, err := workDir(t.common.TempDir)
-	if err != nil {
-		return err
-	}
-	policies, data, err := w.Files(dir)
+	_, policies, data, err := opaFiles(ctx, t.common.TempDir, w)
 	if err != nil {
 		return err
 	}

@@ -31,23 +31,14 @@ func (t *opaExtAuthz) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *opaExtAuthz) launch(ctx context.Context, w *workload.Workload, addr string) error {
-	// Compiled in-process first (once per run, shared with the other OPA targets): a Rego error
-	// is reported with file:line before any server starts.
-	if _, err := CompileOPA(ctx, w); err != nil {
-		return err
-	}
-	dir, err := workDir(t.common.TempDir)
-	if err != nil {
-		return err
-	}
-	policies, data, err := w.Files(dir)
+	_, policies, data, err := opaFiles(ctx, t.common.TempDir, w)
 	if err != nil {
 		return err
 	}
 	// OPA's REST API listens too, as it does beside OPA-Envoy; nothing is sent to it.
-	restAddr, err := t.freeAddr()
+	restAddr, err := sut.FreeAddr()
 	for err == nil && restAddr == addr {
-		restAddr, err = t.freeAddr()
+		restAddr, err = sut.FreeAddr()
 	}
 	if err != nil {
 		return err

@@ -53,20 +53,11 @@ func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
-	// Compiled in-process first (once per run, shared with the other OPA targets): a Rego error
-	// is reported with file:line before any server starts.
-	if _, err := CompileOPA(ctx, w); err != nil {
-		return err
-	}
-	dir, err := workDir(t.common.TempDir)
+	dir, policies, data, err := opaFiles(ctx, t.common.TempDir, w)
 	if err != nil {
 		return err
 	}
-	policies, data, err := w.Files(dir)
-	if err != nil {
-		return err
-	}
-	addr, err := t.listenAddr()
+	addr, err := t.cfg.listenAddr()
 	if err != nil {
 		return err
 	}

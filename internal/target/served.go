@@ -86,16 +86,14 @@ type Served interface {
 // a complete request before any clock runs. The engine's target says how to launch its server
 // and how to read its answers.
 type served struct {
-	common   Common
-	cfg      *ServerConfig
-	url      string // scheme://host:port
-	path     string // the decision endpoint on it
-	server   *sut.Server
+	common Common
+	cfg    *ServerConfig
+	url    string // scheme://host:port
+	path   string // the decision endpoint on it
+	launched
 	endpoint httpload.Endpoint
 	requests [][]byte // complete HTTP requests, one per input
 	timed    [][]byte // the same asking for the server's timers (?metrics=true), if sampled
-	died     chan struct{}
-	diedErr  error
 
 	// The TLS of a server authzbench starts: its certificate files, and what the client
 	// presents (also for a url over https); nil in clear.
@@ -107,7 +105,6 @@ type served struct {
 // start points the target at its server, launching one unless --url names one, and encodes one
 // request per body. path is the engine's decision endpoint; a --url with a path replaces it.
 func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch func(context.Context) error) error {
-	s.died = make(chan struct{})
 	s.path = path
 	if s.cfg.URL != "" {
 		if err := s.useExternal(); err != nil {
@@ -236,11 +233,11 @@ func (s *served) scheme() string {
 	return "http"
 }
 
-// listenAddr is the loopback address a started server listens on: --port if given and free,
+// listenAddr is the loopback address a started server listens on: port if given and free,
 // else a free port.
-func (s *served) listenAddr() (string, error) {
-	if s.cfg.Port != 0 {
-		addr, err := sut.CheckFree(s.cfg.Port)
+func (c *ServerConfig) listenAddr() (string, error) {
+	if c.Port != 0 {
+		addr, err := sut.CheckFree(c.Port)
 		if err != nil {
 			return "", optionError("port", func(n func(string) string) string { return n("port") + " " + err.Error() })
 		}
@@ -258,17 +255,10 @@ func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) erro
 		host, _, _ := net.SplitHostPort(addr)
 		health.TLS = withServerName(s.clientTLS, host)
 	}
-	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: s.common.PinCPUs, Probe: health})
-	if err != nil {
+	if err := s.launch(ctx, name, cmd, s.common.PinCPUs, health); err != nil {
 		return err
 	}
-	s.server, s.url = srv, s.scheme()+"://"+addr
-	go func() {
-		if err, ok := <-srv.Done(); ok {
-			s.diedErr = err
-			close(s.died)
-		}
-	}()
+	s.url = s.scheme() + "://" + addr
 	return nil
 }
 
@@ -282,22 +272,12 @@ func (s *served) worker(decisions *decisionReader) *httpWorker {
 func (s *served) info(engine, version string) Info {
 	info := Info{Engine: engine, Mode: "server", URL: s.url + s.path,
 		External: s.cfg.URL != "", Connections: s.common.Workers, TLS: s.tlsInfo()}
-	if s.server != nil {
-		info.Version = version
-		info.PID = s.server.PID()
-		info.Command = s.server.Command()
-	}
+	s.describe(&info, version)
 	return info
 }
 
-func (s *served) Died() <-chan struct{} { return s.died }
-func (s *served) Err() error            { return s.diedErr }
-
 func (s *served) Stop(context.Context) error {
-	var err error
-	if s.server != nil {
-		err = s.server.Stop(5 * time.Second)
-	}
+	err := s.stop()
 	// After the server, which reads them until it stops.
 	return errors.Join(err, s.tlsFiles.remove())
 }

@@ -42,7 +42,7 @@ func (t *trivialServer) Start(ctx context.Context, w *workload.Workload) error {
 		bodies[i] = append(append([]byte(`{"input":`), in.JSON...), '}')
 	}
 	return t.start(ctx, trivialPath, bodies, func(ctx context.Context) error {
-		addr, err := t.listenAddr()
+		addr, err := t.cfg.listenAddr()
 		if err != nil {
 			return err
 		}
