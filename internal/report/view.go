@@ -263,7 +263,7 @@ func runNotes(r *result.Run) []string {
 func documentNotes(doc *result.Document, v *View, comparisons []result.Comparison) []string {
 	var notes []string
 	for _, k := range doc.Skipped {
-		notes = append(notes, fmt.Sprintf("%s on %s: skipped, the workload has %s", k.Workload, k.Target, k.Reason))
+		notes = append(notes, fmt.Sprintf("%s on %s: skipped, %s", k.Workload, k.Target, k.Reason))
 	}
 	said := map[string]bool{}
 	for _, r := range doc.Runs {

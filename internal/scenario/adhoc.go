@@ -103,7 +103,9 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 	s.Skips = skips
 	for i := range loaded {
 		for _, g := range unrunnable[i] {
-			if flagOf[i] == "" {
+			if g.refused != "" {
+				errs = append(errs, fmt.Errorf("--target %s cannot run workload %s: %s", g.target, loaded[i].Name, g.refused))
+			} else if flagOf[i] == "" {
 				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))
 			} else {
 				errs = append(errs, fmt.Errorf("--target %s: %s has no %s version", g.target, flagOf[i], g.language))

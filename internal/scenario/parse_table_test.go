@@ -533,6 +533,7 @@ func FuzzParse(f *testing.F) {
 // several. A workload no target can run, or a target that can run no workload, is refused at
 // load time naming the workload's line and the target.
 func TestParseMixesEnginesAndRefusesWhatCannotRun(t *testing.T) {
+	const notCheckRequests = `its inputs are not Envoy CheckRequests ({"attributes": {"request": {"http": ...}}})`
 	const mine = "  - name: mine\n    policy: [authz.rego]\n    inputs: inputs.jsonl\n"
 	for _, tc := range []struct {
 		name, yaml string
@@ -540,12 +541,16 @@ func TestParseMixesEnginesAndRefusesWhatCannotRun(t *testing.T) {
 		err        string
 	}{
 		{name: "mix", yaml: "workloads:\n  - rbac\n" + mine + "targets:\n  - opa/inproc\n  - target: cedar/inproc\n    load: {workers_sweep: [1, 2]}\n",
-			skips: []Skip{{Workload: "mine", Target: "cedar/inproc", Reason: "no Cedar version"}}},
+			skips: []Skip{{Workload: "mine", Target: "cedar/inproc", Reason: "the workload has no Cedar version"}}},
 		{name: "no target runs the workload", yaml: "workloads:\n  - rbac\n" + mine + "targets:\n  - cedar/inproc\n",
 			err: "s.yaml:3: workload mine has no Cedar version, and target cedar/inproc reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)"},
 		{name: "the target runs no workload", yaml: "workloads:\n" + mine + "  - name: mine2\n    policy: [authz.rego]\n    inputs: inputs.jsonl\ntargets:\n  - opa/inproc\n  - cedar/server\n",
 			err: "s.yaml:2: workload mine has no Cedar version, and target cedar/server reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)\n" +
 				"s.yaml:5: workload mine2 has no Cedar version, and target cedar/server reads Cedar; add cedar_policies and requests (with entities and schema if it uses them)"},
+		{name: "ext_authz skips a workload of plain inputs", yaml: "workloads:\n  - rbac\n  - envoy\ntargets:\n  - opa/inproc\n  - opa/extauthz\n",
+			skips: []Skip{{Workload: "rbac", Target: "opa/extauthz", Reason: notCheckRequests}}},
+		{name: "ext_authz runs no workload", yaml: "workloads:\n  - rbac\ntargets:\n  - opa/extauthz\n",
+			err: "s.yaml:2: target opa/extauthz cannot run workload rbac: " + notCheckRequests},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Parse("s.yaml", []byte(tc.yaml), filepath.Join("testdata", "user"))
@@ -561,8 +566,10 @@ func TestParseMixesEnginesAndRefusesWhatCannotRun(t *testing.T) {
 			if !reflect.DeepEqual(s.Skips, tc.skips) {
 				t.Errorf("skips %+v, want %+v", s.Skips, tc.skips)
 			}
-			if s.Skipped("mine", "cedar/inproc") == "" || s.Skipped("rbac", "cedar/inproc") != "" || s.Skipped("mine", "opa/inproc") != "" {
-				t.Errorf("Skipped disagrees with %+v", s.Skips)
+			for _, k := range tc.skips {
+				if s.Skipped(k.Workload, k.Target) != k.Reason || s.Skipped(k.Workload, "opa/inproc") != "" {
+					t.Errorf("Skipped disagrees with %+v", s.Skips)
+				}
 			}
 		})
 	}

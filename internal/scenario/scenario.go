@@ -103,7 +103,7 @@ func pairGaps(loaded []*workload.Workload, targets []TargetRef) (skips []Skip, u
 				unrunnable[i] = append(unrunnable[i], g)
 				continue
 			}
-			skips = append(skips, Skip{Workload: wl.Name, Target: g.target, Reason: "no " + g.language + " version"})
+			skips = append(skips, Skip{Workload: wl.Name, Target: g.target, Reason: g.reason()})
 		}
 	}
 	return skips, unrunnable
@@ -391,6 +391,10 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	s.Skips = skips
 	for i, w := range f.Workloads {
 		for _, g := range unrunnable[i] {
+			if g.refused != "" {
+				bad(w.Line, "target %s cannot run workload %s: %s", g.target, loaded[i].Name, g.refused)
+				continue
+			}
 			bad(w.Line, "workload %s has no %s version, and target %s reads %s; add %s", loaded[i].Name, g.language, g.target, g.language, keysFor[g.language])
 		}
 	}
@@ -466,8 +470,18 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 	return WorkloadRef{Name: u.Name, User: u}, wl, nil
 }
 
-// gap is a target whose engine reads a language the workload is not written in.
-type gap struct{ target, language string }
+// gap is a target that cannot run the workload: its engine reads a language the workload is
+// not written in (language set), or its kind refuses the workload's requests (refused set, from
+// Kind.Takes: the ext_authz kinds send only Envoy CheckRequests).
+type gap struct{ target, language, refused string }
+
+// reason is the gap in the words of a skipped pair.
+func (g gap) reason() string {
+	if g.refused != "" {
+		return g.refused
+	}
+	return "the workload has no " + g.language + " version"
+}
 
 // engineGaps lists the targets whose engine the workload is not written for, so that a
 // Rego-only workload asked of a cedar target fails before anything starts, from a scenario file
@@ -487,9 +501,15 @@ func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 		if runningServer(t) && w.RequestsFor(engine) {
 			continue
 		}
-		if lang, ok := w.VersionFor(engine); !ok && !seen[t.Name] {
+		if seen[t.Name] {
+			continue
+		}
+		if lang, ok := w.VersionFor(engine); !ok {
 			seen[t.Name] = true
-			gaps = append(gaps, gap{t.Name, lang})
+			gaps = append(gaps, gap{target: t.Name, language: lang})
+		} else if why := k.Refuses(w); why != "" {
+			seen[t.Name] = true
+			gaps = append(gaps, gap{target: t.Name, refused: why})
 		}
 	}
 	return gaps

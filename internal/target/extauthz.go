@@ -82,7 +82,7 @@ func takesCheckRequests(w *workload.Workload) string {
 	}
 	for _, in := range w.Inputs {
 		if !hasAttributes(in.JSON) {
-			return `inputs are not Envoy CheckRequests ({"attributes": {"request": {"http": ...}}})`
+			return `its inputs are not Envoy CheckRequests ({"attributes": {"request": {"http": ...}}})`
 		}
 	}
 	return ""
