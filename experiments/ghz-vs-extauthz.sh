@@ -5,6 +5,10 @@
 #
 #   experiments/ghz-vs-extauthz.sh [rounds] [concurrency] [seconds] [workload]
 #
+# The workload "trivial" serves the trivial ext_authz server instead of OPA (`authzbench
+# calibrate --grpc` drives the same one): every check allowed without looking at it, so the
+# figures are the clients' and gRPC's own, and authzbench sends nop's requests to it.
+#
 # The server runs pinned to CPU 1 and each client pinned to CPU 0, so each one's CPU per call is
 # its own. ghz finds the Check method through the server's reflection service; its CPU is the
 # kernel's account of its process (start-up included), authzbench's its own account of the
@@ -22,16 +26,22 @@ trap cleanup EXIT
 
 CGO_ENABLED=0 go build -o "$work/authzbench" ./cmd/authzbench
 ab="$work/authzbench"
-"$ab" workloads export "$workload" "$work/w" >/dev/null
+sent=$workload
+[ "$workload" = trivial ] && sent=nop
+"$ab" workloads export "$sent" "$work/w" >/dev/null
 query=$(grep -ho 'package [a-z.]*' "$work"/w/*.rego | head -1 | cut -d' ' -f2)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rest=$(free_port); grpc=$(free_port)
 data=()
 [ -f "$work/w/data.json" ] && data=("$work/w/data.json")
-taskset -c 1 "$ab" opa run --server --addr "127.0.0.1:$rest" --log-level error \
-  --set "plugins.authzbench_ext_authz_grpc.addr=127.0.0.1:$grpc" \
-  --set "plugins.authzbench_ext_authz_grpc.path=${query//./\/}/allow" \
-  "$work"/w/*.rego "${data[@]}" >"$work/opa.log" 2>&1 &
+if [ "$workload" = trivial ]; then
+  taskset -c 1 "$ab" __trivial-extauthz-server "127.0.0.1:$grpc" >"$work/opa.log" 2>&1 &
+else
+  taskset -c 1 "$ab" opa run --server --addr "127.0.0.1:$rest" --log-level error \
+    --set "plugins.authzbench_ext_authz_grpc.addr=127.0.0.1:$grpc" \
+    --set "plugins.authzbench_ext_authz_grpc.path=${query//./\/}/allow" \
+    "$work"/w/*.rego "${data[@]}" >"$work/opa.log" 2>&1 &
+fi
 server_pid=$!
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$grpc") 2>/dev/null && break; sleep 0.1; done
 sleep 0.5
@@ -55,8 +65,11 @@ if bad:
 print(round(j["rps"]), round((u + s) * 1e6 / n, 1))
 PY
 )
-  "$ab" run --target opa/extauthz --url "grpc://127.0.0.1:$grpc" --workload "$workload" --workers "$conc" \
-    --duration "${secs}s" --warmup 1s --pin-load 0 --generator-procs 1 --no-progress --format json -o "$work/r$r.json" >/dev/null 2>&1 || true
+  # Exit status 1 means the run saw errors: they are counted in its result and printed below.
+  rc=0
+  "$ab" run --target opa/extauthz --url "grpc://127.0.0.1:$grpc" --workload "$sent" --workers "$conc" \
+    --duration "${secs}s" --warmup 1s --pin-load 0 --generator-procs 1 --no-progress --format json -o "$work/r$r.json" >"$work/run.log" 2>&1 || rc=$?
+  [ "$rc" -le 1 ] || { echo "authzbench run failed (exit $rc):" >&2; cat "$work/run.log" >&2; exit 1; }
   read -r a acpu aerr < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; s=r['summary']; print(round(s['throughput_rps']['mean']), round(r['harness']['cpu_per_request_us'],1), s.get('errors',0))" "$work/r$r.json")
   printf '%-6s %10s %12s %7.2f   %s / %s%s\n' "$r" "$g" "$a" "$(python3 -c "print($a/$g)")" "$gcpu" "$acpu" "$([ "$aerr" != 0 ] && echo "  (authzbench errors: $aerr)")"
 done

@@ -30,10 +30,13 @@ else, in a process of its own, and drives it closed loop then open loop. What it
 authzbench's own ceiling on this machine, and its CPU per request: any figure near it measures
 the generator, not the engine. With --wrk it drives the same server with wrk in the same run,
 with one connection per worker and a thread per CPU the generator had, and stores wrk's
-figures in the result.
+figures in the result. With --grpc it drives the ext_authz server instead, with an engine that
+allows every check without looking at it, over one HTTP/2 connection as Envoy keeps: the
+ceiling of the opa/extauthz and cedar/extauthz client, and of gRPC itself.
 The generator uses every core here: the point is its ceiling, not sparing a server.` + exitStatusHelp,
 		Example: `  authzbench calibrate
-  authzbench calibrate --rate 20000 --wrk`,
+  authzbench calibrate --rate 20000 --wrk
+  authzbench calibrate --grpc --rate 10000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if serve != "" {
@@ -41,6 +44,9 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			}
 			if c.Workers < 1 || c.Rate <= 0 || c.Connections < 1 || c.Duration <= 0 {
 				return usageError(errors.New("--workers, --rate, --connections and --duration must be positive"))
+			}
+			if withWrk && c.GRPC {
+				return usageError(errors.New("--wrk and --grpc: wrk speaks HTTP/1.1, not gRPC (experiments/ghz-vs-extauthz.sh drives the trivial ext_authz server with ghz)"))
 			}
 			if withWrk {
 				var err error
@@ -56,7 +62,11 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			if err := checkOutPath(out); err != nil {
 				return usageError(err)
 			}
-			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial server: %d workers closed loop, then %.0f req/s open loop\n", c.Workers, c.Rate)
+			protocol := "HTTP/1.1"
+			if c.GRPC {
+				protocol = "ext_authz gRPC"
+			}
+			fmt.Fprintf(stderr, "authzbench: calibrating against a trivial %s server: %d workers closed loop, then %.0f req/s open loop\n", protocol, c.Workers, c.Rate)
 			err := bench.Calibrate(ctx, c, bench.Options{GeneratorProcs: runtime.NumCPU()}, doc)
 			var werr error
 			if len(doc.Runs) > 0 {
@@ -73,6 +83,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 	fl.IntVar(&c.Connections, "connections", 64, "open-loop bound on requests in flight")
 	fl.DurationVar(&c.Duration, "duration", 5*time.Second, "measured time of each step")
 	fl.BoolVar(&withWrk, "wrk", false, "also drive the same server with wrk, and compare")
+	fl.BoolVar(&c.GRPC, "grpc", false, "drive a trivial ext_authz gRPC server (Envoy's Check) instead of a trivial HTTP one")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/calibrate-<time>.json)")
 	fl.StringVar(&serve, "serve", "", "run the trivial server on this address, to drive it with another tool")
 	fl.MarkHidden("serve")

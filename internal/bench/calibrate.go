@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,22 +20,35 @@ type Calibration struct {
 	Connections int
 	Duration    time.Duration
 	Wrk         string // path of wrk, to drive the same server in the same run; "" to skip
+	// GRPC drives the trivial ext_authz server (Envoy's Check over gRPC, one connection as
+	// Envoy keeps) instead of the trivial HTTP one: the ceiling of the ext_authz targets' client.
+	GRPC bool
 }
 
-// trivialKind is the target calibrate drives: the trivial server, started by the run in a
-// process of its own, as any launched server is.
-const trivialKind = "trivial/server"
+// The targets calibrate drives: a trivial server, started by the run in a process of its own,
+// as any launched server is.
+const (
+	trivialKind     = "trivial/server"
+	trivialGRPCKind = "trivial/extauthz"
+)
 
 // Calibrate drives the trivial server closed loop then open loop (each run on a server of its
 // own), and with wrk if asked (doc.Wrk), on one more: wrk gets one connection per closed-loop
 // worker and as many threads as the generator had CPUs.
 func Calibrate(ctx context.Context, c Calibration, o Options, doc *result.Document) error {
 	warmup := time.Second
+	kind := trivialKind
+	if c.GRPC {
+		if c.Wrk != "" {
+			return errors.New("wrk speaks HTTP/1.1, not gRPC: drive the trivial ext_authz server with ghz instead (experiments/ghz-vs-extauthz.sh)")
+		}
+		kind = trivialGRPCKind
+	}
 	s := &scenario.Scenario{Name: "calibrate", Source: "calibrate", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{{Name: "nop"}},
 		Targets: []scenario.TargetRef{
-			{Name: trivialKind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Workers: c.Workers, Duration: c.Duration, Warmup: warmup}},
-			{Name: trivialKind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Rate: c.Rate, Connections: c.Connections, Duration: c.Duration, Warmup: warmup}},
+			{Name: kind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Workers: c.Workers, Duration: c.Duration, Warmup: warmup}},
+			{Name: kind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Rate: c.Rate, Connections: c.Connections, Duration: c.Duration, Warmup: warmup}},
 		}}
 	if err := Run(ctx, s, o, doc); err != nil {
 		return err

@@ -51,6 +51,29 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
+// With --grpc calibrate drives the trivial ext_authz server: every check answered OK and
+// verified as the ext_authz targets verify, in a process of its own, closed then open loop;
+// wrk, which speaks no gRPC, is refused.
+func TestCalibrateGRPC(t *testing.T) {
+	doc := &result.Document{}
+	c := Calibration{Workers: 2, Rate: 500, Connections: 8, Duration: time.Second, GRPC: true}
+	if err := Calibrate(context.Background(), c, Options{}, doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 2 || doc.Runs[0].Load.Model != "closed" || doc.Runs[1].Load.Model != "open" {
+		t.Fatalf("runs %+v", doc.Runs)
+	}
+	for _, r := range doc.Runs {
+		if r.Target != trivialGRPCKind || r.SUT.Mode != "ext_authz" || r.Summary.OK == 0 || r.Summary.Errors != 0 {
+			t.Errorf("%s: target %s SUT %+v ok %d errors %d %v", r.Load.Model, r.Target, r.SUT, r.Summary.OK, r.Summary.Errors, r.Summary.ErrorClasses)
+		}
+	}
+	c.Wrk = "/usr/bin/wrk"
+	if err := Calibrate(context.Background(), c, Options{}, &result.Document{}); err == nil {
+		t.Error("calibrate drove a gRPC server with wrk")
+	}
+}
+
 // calibrate says "held" only under the RATE MISSED rule: on 16 cores it once said held with
 // 16 % of sends over 1 ms late.
 func TestCalibrateOpenVerdict(t *testing.T) {

@@ -15,15 +15,28 @@ import (
 // target starts it so.
 const TrivialArg = "__trivial-server"
 
-// DispatchTrivialIfAsked serves the trivial server when started as "<self> __trivial-server
-// ADDR", and never returns then. Call it first thing in main and in TestMain.
+// trivialServers are the servers that do nothing, by the argument that starts each: the HTTP
+// one here, and any other protocol's registered by its own package (RegisterTrivial), so that
+// sut needs none of their dependencies.
+var trivialServers = map[string]func(net.Listener) error{TrivialArg: ServeTrivial}
+
+// RegisterTrivial adds a trivial server started as "<self> ARG ADDR". Call it from an init.
+func RegisterTrivial(arg string, serve func(net.Listener) error) { trivialServers[arg] = serve }
+
+// DispatchTrivialIfAsked serves a trivial server when started as "<self> ARG ADDR" with ARG one
+// of the registered arguments (TrivialArg for HTTP), and never returns then. Call it first thing
+// in main and in TestMain.
 func DispatchTrivialIfAsked() {
-	if len(os.Args) != 3 || os.Args[1] != TrivialArg {
+	if len(os.Args) != 3 {
+		return
+	}
+	serve, ok := trivialServers[os.Args[1]]
+	if !ok {
 		return
 	}
 	l, err := net.Listen("tcp", os.Args[2])
 	if err == nil {
-		err = ServeTrivial(l)
+		err = serve(l)
 	}
 	fmt.Fprintln(os.Stderr, "authzbench: trivial server:", err)
 	os.Exit(1)

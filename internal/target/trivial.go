@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/authzbench/authzbench/internal/extauthz"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -57,3 +58,32 @@ func (t *trivialServer) Start(ctx context.Context, w *workload.Workload) error {
 func (t *trivialServer) Worker() Decider { return t.worker(newDecisionReader("result")) }
 
 func (t *trivialServer) Info() Info { return t.info("trivial", "") }
+
+func init() {
+	sut.RegisterTrivial(extauthz.TrivialArg, extauthz.ServeTrivial)
+	Register(Kind{Name: "trivial/extauthz", Engine: "trivial", Placement: LaunchedServer, Internal: true, Order: 91,
+		NewConfig: func() Config { return &ExtAuthzConfig{} },
+		New: func(common Common, c Config) Target {
+			return &trivialExtAuthz{extAuthzServed{common: common, cfg: c.(*ExtAuthzConfig)}}
+		}})
+}
+
+// trivialExtAuthz drives the ext_authz server with an engine that allows every check without
+// looking at it (extauthz.ServeTrivial), started in a process of its own: what `authzbench
+// calibrate --grpc` measures, the gRPC client's ceiling. Like trivial/server it decides nothing;
+// it runs the nop workload, whose every input is allowed.
+type trivialExtAuthz struct {
+	extAuthzServed
+}
+
+func (t *trivialExtAuthz) Start(ctx context.Context, w *workload.Workload) error {
+	return t.start(ctx, w, func(ctx context.Context, addr string) error {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find own executable to serve the trivial ext_authz server: %w", err)
+		}
+		return t.run(ctx, "trivial ext_authz server", addr, exec.Command(self, extauthz.TrivialArg, addr))
+	})
+}
+
+func (t *trivialExtAuthz) Info() Info { return t.info("trivial", "") }
