@@ -147,7 +147,7 @@ func TestMixedEnginesSkipWhatDoesNotApply(t *testing.T) {
 	if want := []string{"rbac opa/inproc", "rbac cedar/inproc", "withtests opa/inproc"}; strings.Join(ran, ",") != strings.Join(want, ",") {
 		t.Errorf("ran %v, want %v", ran, want)
 	}
-	if len(doc.Skipped) != 1 || doc.Skipped[0] != (result.Skip{Workload: "withtests", Target: "cedar/inproc", Reason: "no Cedar version"}) {
+	if len(doc.Skipped) != 1 || doc.Skipped[0] != (result.Skip{Workload: "withtests", Target: "cedar/inproc", Reason: "the workload has no Cedar version"}) {
 		t.Errorf("skipped %+v", doc.Skipped)
 	}
 	if !strings.Contains(stdout, "withtests on cedar/inproc: skipped, the workload has no Cedar version") {
