@@ -46,6 +46,12 @@ type kustomization struct {
 	Patches []struct {
 		Path string `json:"path"`
 	} `json:"patches,omitempty"`
+	// Images is how docs/kubernetes.md points an overlay at an image in a registry.
+	Images []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName,omitempty"`
+		NewTag  string `json:"newTag,omitempty"`
+	} `json:"images,omitempty"`
 }
 
 type generator struct {
