@@ -688,8 +688,9 @@ func countOf(list []string, s string) int {
 	return n
 }
 
-// parseShard reads "i/N" as the generator's --shard: i from 0 to N-1, the index Kubernetes
-// gives an Indexed Job's pods.
+// parseShard reads "i/N" as the Job hands it to the generator's --shard: i is the index
+// Kubernetes gives an Indexed Job's pods, 0 to N-1 (issue 15: --shard $JOB_COMPLETION_INDEX/N),
+// which Kubernetes cannot offset; --shard must read i the same way.
 func parseShard(s string) (i, n int, err error) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {

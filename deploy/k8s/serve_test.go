@@ -166,7 +166,7 @@ func freeAddr(t *testing.T) string {
 // serverArgs is a server Deployment's container arguments as this machine runs them: the
 // ConfigMap mount at a local directory laid out as the kubelet lays it out, and the listen
 // address on loopback.
-func serverArgs(t *testing.T, file, addr string) []string {
+func serverArgs(t *testing.T, file, workloadDir, addr string) []string {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -190,7 +190,7 @@ func serverArgs(t *testing.T, file, addr string) []string {
 	if mount == "" {
 		t.Fatalf("%s mounts no ConfigMap", file)
 	}
-	local := configMapVolume(t, filepath.Join("workload", source))
+	local := configMapVolume(t, filepath.Join(workloadDir, source))
 	var args []string
 	for _, a := range c.Args {
 		switch {
@@ -245,38 +245,53 @@ func start(t *testing.T, bin, addr string, args ...string) {
 	t.Fatalf("%s %q: /health not 200 within 30s\n%s", filepath.Base(bin), args, stderr.String())
 }
 
-// The servers' arguments, given the committed workload as the kubelet mounts a ConfigMap, serve
-// every decision the workload expects: `authzbench run` against them sees no response that is
-// not the expected decision. Without OPA's --ignore=.* the same layout fails to load, which
-// shows the layout here is the kubelet's, links and hidden directories included.
+// The servers' arguments, given a workload's files as export.sh writes them and the kubelet
+// mounts them from a ConfigMap, serve every decision the workload expects: `authzbench run`
+// against them sees no response that is not the expected decision. The committed workload is
+// checked, and two that export.sh has to fill in for (nop has no data and no entities,
+// docshare-5 carries its entities in each request). Without OPA's --ignore=.* the same layout
+// fails to load, which shows the layout here is the kubelet's, links and hidden directories
+// included.
 func TestServersServeTheWorkload(t *testing.T) {
 	bin := authzbench(t)
 	env, err := os.ReadFile("workload/workload.env")
 	if err != nil {
 		t.Fatal(err)
 	}
-	workload := strings.TrimPrefix(strings.TrimSpace(string(env)), "WORKLOAD=")
-	for _, tc := range []struct {
-		engine, file string
-		prefix       []string // what the image runs before the arguments
-	}{
-		{"opa", "base/opa/deployment.yaml", []string{"opa"}}, // the official image's entrypoint is opa
-		{"cedar", "base/cedar/deployment.yaml", nil},         // the authzbench image's is authzbench
-	} {
-		t.Run(tc.engine, func(t *testing.T) {
-			addr := freeAddr(t)
-			args := serverArgs(t, tc.file, addr)
-			start(t, bin, addr, append(tc.prefix, args...)...)
-			out, err := exec.Command(bin, "run", "--target", tc.engine+"/server", "--url", "http://"+addr,
-				"--workload", workload, "--workers", "2", "--requests", "1000", "--warmup", "0s",
-				"--no-progress", "--out", filepath.Join(t.TempDir(), "result.json")).CombinedOutput()
-			if err != nil {
-				t.Fatalf("authzbench run against the %s server: %v\n%s", tc.engine, err, out)
+	committed := strings.TrimPrefix(strings.TrimSpace(string(env)), "WORKLOAD=")
+	for _, workload := range []string{committed, "nop", "docshare-5"} {
+		dir := "workload"
+		if workload != committed {
+			dir = t.TempDir()
+			cmd := exec.Command("bash", "workload/export.sh", workload, dir)
+			cmd.Env = append(os.Environ(), "AUTHZBENCH="+bin)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("export.sh %s: %v\n%s", workload, err, out)
 			}
-			if !bytes.Contains(out, []byte(workload)) || !bytes.Contains(out, []byte(tc.engine+"/server")) {
-				t.Fatalf("authzbench run printed no row for %s on %s/server:\n%s", workload, tc.engine, out)
-			}
-			if tc.engine == "opa" {
+		}
+		for _, tc := range []struct {
+			engine, file string
+			prefix       []string // what the image runs before the arguments
+		}{
+			{"opa", "base/opa/deployment.yaml", []string{"opa"}}, // the official image's entrypoint is opa
+			{"cedar", "base/cedar/deployment.yaml", nil},         // the authzbench image's is authzbench
+		} {
+			t.Run(workload+"/"+tc.engine, func(t *testing.T) {
+				addr := freeAddr(t)
+				args := serverArgs(t, tc.file, dir, addr)
+				start(t, bin, addr, append(tc.prefix, args...)...)
+				out, err := exec.Command(bin, "run", "--target", tc.engine+"/server", "--url", "http://"+addr,
+					"--workload", workload, "--workers", "2", "--requests", "1000", "--warmup", "0s",
+					"--no-progress", "--out", filepath.Join(t.TempDir(), "result.json")).CombinedOutput()
+				if err != nil {
+					t.Fatalf("authzbench run against the %s server: %v\n%s", tc.engine, err, out)
+				}
+				if !bytes.Contains(out, []byte(workload)) || !bytes.Contains(out, []byte(tc.engine+"/server")) {
+					t.Fatalf("authzbench run printed no row for %s on %s/server:\n%s", workload, tc.engine, out)
+				}
+				if tc.engine != "opa" || workload != committed {
+					return
+				}
 				without := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--ignore=.*" })
 				if len(without) == len(args) {
 					t.Fatalf("OPA's arguments %q have no --ignore=.*", args)
@@ -284,11 +299,11 @@ func TestServersServeTheWorkload(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				without[slices.Index(without, "--addr="+addr)] = "--addr=" + freeAddr(t)
-				out, err := exec.CommandContext(ctx, bin, append(tc.prefix, without...)...).CombinedOutput()
+				out, err = exec.CommandContext(ctx, bin, append(tc.prefix, without...)...).CombinedOutput()
 				if err == nil || ctx.Err() != nil || !bytes.Contains(out, []byte("/..data/")) {
 					t.Errorf("OPA without --ignore=.* on a ConfigMap volume: %v, want it to refuse the files it loads twice, through ..data:\n%s", err, out)
 				}
-			}
-		})
+			})
+		}
 	}
 }
