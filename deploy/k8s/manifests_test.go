@@ -738,3 +738,25 @@ func checkVolumeShared(t *testing.T, job, merge *batchv1.Job) {
 		}
 	}
 }
+
+// expand stands for the kubelet in the shard checks, so it must read arguments as the kubelet
+// does: a defined $(NAME) replaced, an undefined one left as written and reported, $$ an
+// escaped $.
+func TestExpand(t *testing.T) {
+	env := map[string]string{"JOB_COMPLETION_INDEX": "2", "SHARDS": "3"}
+	for _, tc := range []struct {
+		in, want  string
+		undefined []string
+	}{
+		{"--shard=$(JOB_COMPLETION_INDEX)/$(SHARDS)", "--shard=2/3", nil},
+		{"--out=/results/shard-$(JOB_COMPLETION_INDEX).json", "--out=/results/shard-2.json", nil},
+		{"--start-at=$(START_AT)", "--start-at=$(START_AT)", []string{"START_AT"}},
+		{"$$(SHARDS) costs $$5", "$(SHARDS) costs $5", nil},
+		{"--x=$(SHARDS", "--x=$(SHARDS", nil},
+	} {
+		got, undefined := expand(tc.in, env)
+		if got != tc.want || !slices.Equal(undefined, tc.undefined) {
+			t.Errorf("expand(%q) = %q, undefined %v; want %q, %v", tc.in, got, undefined, tc.want, tc.undefined)
+		}
+	}
+}
