@@ -133,9 +133,9 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 	if outA == outB {
 		return usageError(fmt.Errorf("--out-a and --out-b are both %s: each side needs its own file", outA))
 	}
-	for _, p := range []string{outA, outB} {
+	for i, p := range []string{outA, outB} {
 		if err := checkOutPath(p); err != nil {
-			return usageError(err)
+			return usageError(fmt.Errorf("--out-%s: %w", "ab"[i:i+1], err))
 		}
 	}
 	turns, err := os.MkdirTemp("", "authzbench-ab-")
@@ -157,6 +157,7 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 			run.SetArgs(args)
 			run.SetOut(io.Discard)
 			run.SetErr(stderr)
+			run.SilenceErrors, run.SilenceUsage = true, true // ab says what failed, once
 			if err := run.Execute(); err != nil {
 				return wrapExit(fmt.Sprintf("ab turn %d, side %s", turn, side), err)
 			}
