@@ -75,6 +75,17 @@ func (f Figure) ofSummary(r *result.Run) float64 {
 	return f.ofPercentiles(r.Summary.LatencyUS)
 }
 
+// thin reports whether few ok responses lie beyond the percentile; unknown (files written
+// before the counts were kept) is not thin.
+func (f Figure) thin(b *result.Beyond) bool {
+	if b == nil {
+		return false
+	}
+	beyond := map[Figure]int64{P50: b.P50, P90: b.P90, P99: b.P99, P999: b.P999}
+	n, ok := beyond[f]
+	return ok && n < result.FewBeyond
+}
+
 // ofRepetition is the figure of one repetition: one sample of the test.
 func (f Figure) ofRepetition(p result.Repetition) float64 {
 	if f == Throughput {
@@ -182,6 +193,9 @@ type Cell struct {
 	// Untestable says why the repetitions cannot show a change at the level, whatever they
 	// hold: too few of them, or none with samples.
 	Untestable string `json:"untestable,omitempty"`
+	// Thin: on some side, fewer than result.FewBeyond ok responses lie beyond this percentile,
+	// so it is close to the slowest few and moves with them.
+	Thin bool `json:"thin,omitempty"`
 }
 
 // Worse is a significant change in the bad direction: slower, or less served.
@@ -341,6 +355,7 @@ func compareRuns(base, new *result.Run, alpha float64) Row {
 		bs := result.RepetitionFigures(*base, f.ofRepetition)
 		ns := result.RepetitionFigures(*new, f.ofRepetition)
 		c.NBase, c.NNew = len(bs), len(ns)
+		c.Thin = f.thin(base.Summary.LatencyBeyond) || f.thin(new.Summary.LatencyBeyond)
 		if why := untestable(c.NBase, c.NNew, alpha); why != "" {
 			c.Untestable = why
 		} else {

@@ -335,3 +335,23 @@ func FuzzParseGate(f *testing.F) {
 		}
 	})
 }
+
+// A percentile with few responses beyond it on either side is marked, in the cell and the table.
+func TestThinTailsAreMarked(t *testing.T) {
+	base := runOf(t, shape{"opa/cli", "rbac", 30000, 60000, 60, 5})
+	base.Summary.LatencyBeyond = &result.Beyond{Samples: 300, P50: 150, P90: 30, P99: 3, P999: 0}
+	res := Compare("a", docOf(base), "b", docOf(runOf(t, shape{"opa/cli", "rbac", 30000, 60000, 60, 5})), Options{})
+	row := res.Rows[0]
+	for f, want := range map[Figure]bool{P50: false, P90: false, P99: true, P999: true, Throughput: false} {
+		if got := row.Cell(f).Thin; got != want {
+			t.Errorf("%s thin %t, want %t", f, got, want)
+		}
+	}
+	var out bytes.Buffer
+	if err := NewReport(res, nil, nil).Write(&out, Table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "≥ 61.8ms → 61.8ms") || !strings.Contains(out.String(), "≥ marks a percentile with fewer than 10") {
+		t.Errorf("table does not mark the thin P99:\n%s", out.String())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/authzbench/authzbench/internal/report"
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // Format is how a comparison is written: a table for a terminal, Markdown for a pull request's
@@ -92,7 +93,11 @@ func (rep *Report) cells(row Row) []string {
 			out = append(out, "-", "-")
 			continue
 		}
-		out = append(out, formatFigure(f, c.Base)+" → "+formatFigure(f, c.New), delta(c))
+		values := formatFigure(f, c.Base) + " → " + formatFigure(f, c.New)
+		if c.Thin {
+			values = "≥ " + values
+		}
+		out = append(out, values, delta(c))
 		if n == "" {
 			n = fmt.Sprintf("%d+%d", c.NBase, c.NNew)
 		}
@@ -142,6 +147,15 @@ func (rep *Report) notes() (lines, warnings []string) {
 	}
 	lines = append(lines, "base: "+side(rep.Base), "new:  "+side(rep.New),
 		fmt.Sprintf("Δ: %s at p ≤ %g; ~ within the noise; ? too few repetitions to tell. Percentiles from each side's merged histograms, req/s the mean over repetitions.", rep.Test, rep.Alpha))
+	thin := false
+	for _, row := range rep.Rows {
+		for _, c := range row.Cells {
+			thin = thin || c.Thin
+		}
+	}
+	if thin {
+		lines = append(lines, fmt.Sprintf("≥ marks a percentile with fewer than %d ok responses beyond it on some side: close to the slowest few, it moves with them; run longer to steady it.", result.FewBeyond))
+	}
 	for _, row := range rep.Rows {
 		if row.Problem != "" {
 			lines = append(lines, row.Name()+": "+row.Problem)
