@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -145,25 +149,35 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 	defer os.RemoveAll(turns)
 
 	// A B A B …: every turn is one repetition of run, so that whatever the machine does over the
-	// session falls on both sides alike.
+	// session falls on both sides alike. Each turn is a process of its own, as a separate
+	// 'authzbench run' would be: run pins its own process (--pin auto, --pin-load), which must
+	// not carry over into the next turn, whose environment would then differ.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	self, err := os.Executable()
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("ab: find authzbench itself to run each turn: %w", err)}
+	}
 	docs := [2][]*result.Document{}
 	sides := [2][]string{argsA, argsB}
 	for turn := 1; turn <= f.repeat; turn++ {
 		for i, side := range []string{"A", "B"} {
 			path := filepath.Join(turns, fmt.Sprintf("%s-%d.json", side, turn))
-			args := append(append(append([]string{}, sides[i]...), shared...), "--repeat", "1", "-o", path)
-			fmt.Fprintf(stderr, "authzbench: ab turn %d/%d, side %s: run %s\n", turn, f.repeat, side, strings.Join(args[:len(args)-2], " "))
-			run := newRunCommand(io.Discard, stderr)
-			run.SetArgs(args)
-			run.SetOut(io.Discard)
-			run.SetErr(stderr)
-			run.SilenceErrors, run.SilenceUsage = true, true // ab says what failed, once
-			if err := run.Execute(); err != nil {
-				return wrapExit(fmt.Sprintf("ab turn %d, side %s", turn, side), err)
+			args := append(append(append([]string{"run"}, sides[i]...), shared...), "--repeat", "1", "-o", path)
+			fmt.Fprintf(stderr, "authzbench: ab turn %d/%d, side %s: %s\n", turn, f.repeat, side, strings.Join(args[:len(args)-2], " "))
+			where := fmt.Sprintf("ab turn %d, side %s", turn, side)
+			if err := runTurn(self, args, stderr); err != nil {
+				if ctx.Err() != nil {
+					return &exitError{exitInterrupted, fmt.Errorf("%s: interrupted", where)}
+				}
+				return wrapExit(where, err)
+			}
+			if ctx.Err() != nil {
+				return &exitError{exitInterrupted, fmt.Errorf("%s: interrupted", where)}
 			}
 			doc, err := result.Read(path)
 			if err != nil {
-				return &exitError{exitFailed, fmt.Errorf("ab turn %d, side %s: %w", turn, side, err)}
+				return &exitError{exitFailed, fmt.Errorf("%s: %w", where, err)}
 			}
 			docs[i] = append(docs[i], doc)
 		}
@@ -184,11 +198,34 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 	return writeComparison(stdout, res, format, gate)
 }
 
+// abChildEnv is added to the environment of each turn's process (tests: what makes the test
+// binary act as authzbench).
+var abChildEnv []string
+
+// runTurn runs one turn, authzbench run with args, as a process of its own; its stderr (the
+// progress and warnings) goes to ours, its table nowhere: ab prints the comparison.
+func runTurn(self string, args []string, stderr io.Writer) error {
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = stderr
+	cmd.Env = append(os.Environ(), abChildEnv...)
+	// Ctrl-C reaches the turn's process too (same process group): it stops its load, stops its
+	// servers and exits, and ab then stops.
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return &exitError{exit.ExitCode(), fmt.Errorf("authzbench run exited with status %d (its messages are above)", exit.ExitCode())}
+	}
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("start authzbench run: %w", err)}
+	}
+	return nil
+}
+
 // wrapExit says where an error happened and keeps its exit status: a turn's bad input is ab's.
 func wrapExit(where string, err error) error {
 	var e *exitError
 	if errors.As(err, &e) {
 		return &exitError{e.code, fmt.Errorf("%s: %w", where, e.err)}
 	}
-	return usageError(fmt.Errorf("%s: %w", where, err)) // cobra's own: an unknown flag after --
+	return &exitError{exitFailed, fmt.Errorf("%s: %w", where, err)}
 }
