@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -183,19 +184,44 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 		}
 	}
 	var merged [2]*result.Document
-	for i, out := range []string{outA, outB} {
+	for i := range merged {
 		doc, err := result.Merge(docs[i]...)
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("ab side %s: %w", "AB"[i:i+1], err)}
 		}
 		doc.Command = append([]string{"authzbench"}, os.Args[1:]...)
-		if err := saveResult(out, "authzbench", doc, stderr); err != nil {
+		merged[i] = doc
+	}
+	renumberTurns(merged[:])
+	for i, out := range []string{outA, outB} {
+		if err := saveResult(out, "authzbench", merged[i], stderr); err != nil {
 			return &exitError{exitFailed, err}
 		}
-		merged[i] = doc
 	}
 	res := compare.Compare(outA, merged[0], outB, merged[1], opts)
 	return writeComparison(stdout, res, format, gate)
+}
+
+// renumberTurns gives every repetition of both sides its place in the whole session (1, 2, …
+// by start time), as a run's turns are numbered: merging a side's turns numbered them as if that
+// side had run alone. Left as merged when some repetition has no start time.
+func renumberTurns(docs []*result.Document) {
+	var reps []*result.Repetition
+	for _, d := range docs {
+		for i := range d.Runs {
+			for j := range d.Runs[i].Repetitions {
+				rep := &d.Runs[i].Repetitions[j]
+				if rep.Started.IsZero() {
+					return
+				}
+				reps = append(reps, rep)
+			}
+		}
+	}
+	slices.SortStableFunc(reps, func(a, b *result.Repetition) int { return a.Started.Compare(b.Started) })
+	for k, rep := range reps {
+		rep.Turn = k + 1
+	}
 }
 
 // abChildEnv is added to the environment of each turn's process (tests: what makes the test

@@ -162,6 +162,9 @@ func TestABReportsTheSlowerPolicy(t *testing.T) {
 				if !ra.Started.Before(rb.Started) || (i > 0 && !b.Runs[0].Repetitions[i-1].Started.Before(ra.Started)) {
 					t.Errorf("turn %d: A started %s, B %s; want A B A B", i+1, ra.Started, rb.Started)
 				}
+				if ra.Turn != 2*i+1 || rb.Turn != 2*i+2 {
+					t.Errorf("turn %d: A numbered %d, B %d; want %d and %d, their places in the session", i+1, ra.Turn, rb.Turn, 2*i+1, 2*i+2)
+				}
 			}
 		})
 	}
