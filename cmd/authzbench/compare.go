@@ -54,6 +54,7 @@ an unreadable result file), nothing compared.`
 
 func newCompareCommand(stdout io.Writer) *cobra.Command {
 	var f compareFlags
+	var anyWorkload, anyTarget bool
 	cmd := &cobra.Command{
 		Use:   "compare BASE.json NEW.json",
 		Short: "Compare two result files run for run, with a significance test; gate CI with --fail-on",
@@ -72,7 +73,8 @@ response, repetitions too few for the test, wrong decisions on the new side, no 
 never passes on nothing. Setups that differ (CPU model, cores, GOMAXPROCS, pinning, engine
 versions) are warned about: a change may be the machine's.` + compareExitHelp,
 		Example: `  authzbench compare results/main.json results/pr.json
-  authzbench compare --format markdown --fail-on 'p99>+10%,throughput<-5%' main.json pr.json > comment.md`,
+  authzbench compare --format markdown --fail-on 'p99>+10%,throughput<-5%' main.json pr.json > comment.md
+  authzbench compare --any-workload results/ab-20261123-171000-a.json results/ab-20261123-171000-b.json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, gate, err := f.parsed(cmd)
@@ -89,11 +91,14 @@ versions) are warned about: a change may be the machine's.` + compareExitHelp,
 			if err := errors.Join(errs...); err != nil {
 				return usageError(err)
 			}
-			res := compare.Compare(args[0], docs[0], args[1], docs[1], compare.Options{Alpha: f.alpha})
+			o := compare.Options{Alpha: f.alpha, IgnoreWorkload: anyWorkload, IgnoreTarget: anyTarget}
+			res := compare.Compare(args[0], docs[0], args[1], docs[1], o)
 			return writeComparison(stdout, res, format, gate)
 		},
 	}
 	f.add(cmd)
+	cmd.Flags().BoolVar(&anyWorkload, "any-workload", false, "match runs whatever their workload: two policies compared on purpose (the files authzbench ab wrote for --policy-a/-b or --workload-a/-b)")
+	cmd.Flags().BoolVar(&anyTarget, "any-target", false, "match runs whatever their target: two targets compared on purpose (ab's --target-a/-b)")
 	return cmd
 }
 
