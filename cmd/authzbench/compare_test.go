@@ -197,3 +197,43 @@ func TestABUsageErrors(t *testing.T) {
 
 // ab runs each turn as a process of its own: here the test binary, acting as authzbench.
 func init() { abChildEnv = []string{"AUTHZBENCH_TEST_MAIN=1"} }
+
+// --opa-bin-a runs side A's servers from another opa executable (a wrapper around this test
+// binary's linked OPA stands in for one), side B's from the OPA linked in; their runs match.
+func TestABTwoOPABinaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA servers")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "opa")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec '"+self+"' opa \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outA, outB := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	code, stdout, stderr := run(t, "ab", "--opa-bin-a", wrapper, "--repeat", "2", "--out-a", outA, "--out-b", outB, "--format", "json",
+		"--", "--target", "opa/server", "--workload", "nop", "--duration", "200ms", "--warmup", "50ms", "--no-progress")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	out := readCompareJSON(t, stdout)
+	if len(out.Rows) != 1 || out.Rows[0].Problem != "" || out.Rows[0].Cell(compare.P50).Untestable == "" {
+		t.Errorf("rows %+v; want one row, matched, untestable on 2 repetitions a side", out.Rows)
+	}
+	for _, side := range []struct {
+		path    string
+		wrapped bool
+	}{{outA, true}, {outB, false}} {
+		doc, err := result.Read(side.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := doc.Runs[0]
+		if wrapped := len(r.SUT.Command) > 0 && r.SUT.Command[0] == wrapper; wrapped != side.wrapped || r.Summary.OK == 0 || len(r.Repetitions) != 2 {
+			t.Errorf("%s: command %v, ok %d, %d repetitions; want the wrapper %t", side.path, r.SUT.Command, r.Summary.OK, len(r.Repetitions), side.wrapped)
+		}
+	}
+}
