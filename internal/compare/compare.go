@@ -438,6 +438,19 @@ func environmentWarnings(base, new *result.Document, rows []Row) []string {
 		if r.base.Partial || r.new.Partial {
 			out = append(out, r.Name()+": a side was cut short (partial); its cut repetitions are left out of the test")
 		}
+		for _, side := range []struct {
+			name string
+			r    *result.Run
+		}{{"base", r.base}, {"new", r.new}} {
+			s := side.r.Summary
+			if s.Errors > 0 {
+				out = append(out, fmt.Sprintf("%s: %d of the %s side's %d responses were not served decisions; its figures are over the ok ones only",
+					r.Name(), s.Errors, side.name, s.Requests))
+			}
+			if s.Open != nil && s.Open.RateMissed {
+				out = append(out, fmt.Sprintf("%s: the %s side missed its rate: the server did not see the load asked for", r.Name(), side.name))
+			}
+		}
 	}
 	return out
 }

@@ -234,11 +234,15 @@ func TestEnvironmentWarnings(t *testing.T) {
 	a, b := docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5})), docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5}))
 	b.Env.CPUModel, b.Env.GOMAXPROCS, b.Env.Pinning = "other CPU", 8, "generator on CPUs 0"
 	b.Runs[0].SUT.Version = "v1.10.0"
+	b.Runs[0].Summary.Errors, b.Runs[0].Summary.Requests = 12, 5012
+	b.Runs[0].Summary.Open = &result.OpenSummary{RateMissed: true}
 	a.Runs[0].SUT.Version = "v1.22.2"
 	res := Compare("a", a, "b", b, Options{})
 	joined := strings.Join(res.Warnings, "\n")
 	for _, want := range []string{"CPU model differs: base test CPU, new other CPU", "GOMAXPROCS differs: base 2, new 8",
-		"pinning differs: base (not recorded), new generator on CPUs 0", "rbac opa/server 4 workers: engine version differs: base v1.22.2, new v1.10.0"} {
+		"pinning differs: base (not recorded), new generator on CPUs 0", "rbac opa/server 4 workers: engine version differs: base v1.22.2, new v1.10.0",
+		"rbac opa/server 4 workers: 12 of the new side's 5012 responses were not served decisions",
+		"rbac opa/server 4 workers: the new side missed its rate"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q:\n%s", want, joined)
 		}
