@@ -206,3 +206,17 @@ func interval(mean, lo, hi float64, n int, m Method) Comparison {
 	ci := [2]float64{math.Exp(lo), math.Exp(hi)}
 	return Comparison{Ratio: math.Exp(mean), CI95: &ci, N: n, Method: m, Different: ci[0] > 1 || ci[1] < 1}
 }
+
+// RepetitionFigures is one figure per repetition that ran to its end and served something, by
+// the same rule as the ratios above: a repetition cut short or with nothing served gives none.
+// Other comparisons (the compare command's tests across two documents) take their samples
+// from it, so both say the same of which repetitions count.
+func RepetitionFigures(r Run, f func(Repetition) float64) []float64 {
+	var out []float64
+	for _, v := range figures(r, f).values {
+		if v > 0 {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/authzbench/authzbench/internal/compare"
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// abSide is one pair of --X-a/--X-b flags: what differs between the two sides, as the run
+// flag it becomes.
+type abSide struct {
+	name    string // "opa-bin": flags --opa-bin-a and --opa-bin-b
+	runFlag string // the run flag each side's value becomes
+	usage   string
+	// oneSided: a side without a value runs run's default (the OPA linked in, for --opa-bin).
+	oneSided bool
+	// differs says what the sides differ in, so that compare matches their runs across it.
+	workload, target bool
+	a, b             []string
+}
+
+type abFlags struct {
+	sides        []*abSide
+	repeat       int
+	outA, outB   string
+	compareFlags compareFlags
+}
+
+func newABCommand(stdout, stderr io.Writer) *cobra.Command {
+	f := abFlags{sides: []*abSide{
+		{name: "opa-bin", runFlag: "--opa-bin", usage: "opa binary for opa/cli and opa/server on side %s (default: the OPA linked in)", oneSided: true},
+		{name: "policy", runFlag: "--policy", usage: "Rego policy file or directory of side %s, repeatable", workload: true},
+		{name: "workload", runFlag: "--workload", usage: "built-in workload of side %s", workload: true},
+		{name: "target", runFlag: "--target", usage: "target of side %s", target: true},
+		{name: "file", runFlag: "--file", usage: "scenario file of side %s", workload: true, target: true},
+	}}
+	cmd := &cobra.Command{
+		Use:   "ab [flags] [-- run flags for both sides]",
+		Short: "Run two sides alternately (A B A B …) in one session and compare them",
+		Long: `ab measures two sides that differ in one thing — two OPA binaries, two policies, two
+workloads, two targets or two scenario files — taking turns in one session: A, B, A, B, … for
+--repeat turns each, every turn one repetition of 'authzbench run' (its servers started and
+stopped each turn). Taking turns spreads the machine's drift over both sides alike, which
+measuring one side and then the other does not.
+
+It writes one result file per side (--out-a, --out-b), each with all its side's repetitions
+merged, and prints their comparison as 'authzbench compare' does, with the same --format,
+--fail-on and --alpha. Everything after -- is passed to every turn's run (--duration, --workers,
+--inputs, --url, …); ab sets --repeat, --out and --format of each turn itself.` + compareExitHelp,
+		Example: `  authzbench ab --opa-bin-a /usr/local/bin/opa-1.10 --opa-bin-b /usr/local/bin/opa-1.22 -- --target opa/server --workload rbac
+  authzbench ab --policy-a main/authz.rego --policy-b pr/authz.rego --repeat 6 --fail-on 'p99>+10%' -- \
+    --target opa/inproc --inputs inputs.jsonl --duration 5s
+  authzbench ab --workload-a rbac --workload-b risk -- --target opa/inproc --duration 2s`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAB(cmd, f, args, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	for _, s := range f.sides {
+		fl.StringArrayVar(&s.a, s.name+"-a", nil, fmt.Sprintf(s.usage, "A"))
+		fl.StringArrayVar(&s.b, s.name+"-b", nil, fmt.Sprintf(s.usage, "B"))
+	}
+	fl.IntVar(&f.repeat, "repeat", 5, "turns per side; the test needs 4 a side to call a change at p ≤ 0.05")
+	fl.StringVar(&f.outA, "out-a", "", "result file of side A (default results/ab-<time>-a.json)")
+	fl.StringVar(&f.outB, "out-b", "", "result file of side B (default results/ab-<time>-b.json)")
+	f.compareFlags.add(cmd)
+	return cmd
+}
+
+// abOwned are the run flags ab sets for each turn itself.
+var abOwned = []string{"--repeat", "--out", "-o", "--format"}
+
+func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Writer) error {
+	format, gate, err := f.compareFlags.parsed(cmd)
+	if err != nil {
+		return usageError(err)
+	}
+	if f.repeat < 1 {
+		return usageError(fmt.Errorf("--repeat %d: want at least 1 turn per side", f.repeat))
+	}
+	for _, a := range shared {
+		for _, owned := range abOwned {
+			if a == owned || strings.HasPrefix(a, owned+"=") || (owned == "-o" && strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--")) {
+				return usageError(fmt.Errorf("%s after --: ab sets each turn's %s itself (--repeat for the turns, --out-a/--out-b for the results, --format for the comparison)", a, owned))
+			}
+		}
+	}
+	var argsA, argsB []string
+	var opts compare.Options
+	for _, s := range f.sides {
+		if len(s.a) == 0 && len(s.b) == 0 {
+			continue
+		}
+		if !s.oneSided && (len(s.a) == 0 || len(s.b) == 0) {
+			return usageError(fmt.Errorf("--%s-a and --%s-b go together: give both sides", s.name, s.name))
+		}
+		for _, v := range s.a {
+			argsA = append(argsA, s.runFlag, v)
+		}
+		for _, v := range s.b {
+			argsB = append(argsB, s.runFlag, v)
+		}
+		opts.IgnoreWorkload = opts.IgnoreWorkload || s.workload
+		opts.IgnoreTarget = opts.IgnoreTarget || s.target
+	}
+	if len(argsA) == 0 && len(argsB) == 0 {
+		return usageError(errors.New("give what differs between the sides: --opa-bin-a/--opa-bin-b, --policy-a/--policy-b, " +
+			"--workload-a/--workload-b, --target-a/--target-b or --file-a/--file-b"))
+	}
+	if strings.Join(argsA, "\x00") == strings.Join(argsB, "\x00") {
+		return usageError(errors.New("the two sides are given alike: A and B would measure the same thing"))
+	}
+	opts.Alpha = f.compareFlags.alpha
+
+	started := time.Now().UTC()
+	stamp := started.Format("20060102-150405")
+	outA, outB := f.outA, f.outB
+	if outA == "" {
+		outA = filepath.Join("results", "ab-"+stamp+"-a.json")
+	}
+	if outB == "" {
+		outB = filepath.Join("results", "ab-"+stamp+"-b.json")
+	}
+	if outA == outB {
+		return usageError(fmt.Errorf("--out-a and --out-b are both %s: each side needs its own file", outA))
+	}
+	for i, p := range []string{outA, outB} {
+		if err := checkOutPath(p); err != nil {
+			return usageError(fmt.Errorf("--out-%s: %w", "ab"[i:i+1], err))
+		}
+	}
+	turns, err := os.MkdirTemp("", "authzbench-ab-")
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("ab: %w", err)}
+	}
+	defer os.RemoveAll(turns)
+
+	// A B A B …: every turn is one repetition of run, so that whatever the machine does over the
+	// session falls on both sides alike. Each turn is a process of its own, as a separate
+	// 'authzbench run' would be: run pins its own process (--pin auto, --pin-load), which must
+	// not carry over into the next turn, whose environment would then differ.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	self, err := os.Executable()
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("ab: find authzbench itself to run each turn: %w", err)}
+	}
+	docs := [2][]*result.Document{}
+	sides := [2][]string{argsA, argsB}
+	for turn := 1; turn <= f.repeat; turn++ {
+		for i, side := range []string{"A", "B"} {
+			path := filepath.Join(turns, fmt.Sprintf("%s-%d.json", side, turn))
+			args := append(append(append([]string{"run"}, sides[i]...), shared...), "--repeat", "1", "-o", path)
+			fmt.Fprintf(stderr, "authzbench: ab turn %d/%d, side %s: %s\n", turn, f.repeat, side, strings.Join(args[:len(args)-2], " "))
+			where := fmt.Sprintf("ab turn %d, side %s", turn, side)
+			if err := runTurn(self, args, stderr); err != nil {
+				if ctx.Err() != nil {
+					return &exitError{exitInterrupted, fmt.Errorf("%s: interrupted", where)}
+				}
+				return wrapExit(where, err)
+			}
+			if ctx.Err() != nil {
+				return &exitError{exitInterrupted, fmt.Errorf("%s: interrupted", where)}
+			}
+			doc, err := result.Read(path)
+			if err != nil {
+				return &exitError{exitFailed, fmt.Errorf("%s: %w", where, err)}
+			}
+			docs[i] = append(docs[i], doc)
+		}
+	}
+	var merged [2]*result.Document
+	for i := range merged {
+		doc, err := result.Merge(docs[i]...)
+		if err != nil {
+			return &exitError{exitFailed, fmt.Errorf("ab side %s: %w", "AB"[i:i+1], err)}
+		}
+		doc.Command = append([]string{"authzbench"}, os.Args[1:]...)
+		merged[i] = doc
+	}
+	renumberTurns(merged[:])
+	for i, out := range []string{outA, outB} {
+		if err := saveResult(out, "authzbench", merged[i], stderr); err != nil {
+			return &exitError{exitFailed, err}
+		}
+	}
+	res := compare.Compare(outA, merged[0], outB, merged[1], opts)
+	return writeComparison(stdout, res, format, gate)
+}
+
+// renumberTurns gives every repetition of both sides its place in the whole session (1, 2, …
+// by start time), as a run's turns are numbered: merging a side's turns numbered them as if that
+// side had run alone. Left as merged when some repetition has no start time.
+func renumberTurns(docs []*result.Document) {
+	var reps []*result.Repetition
+	for _, d := range docs {
+		for i := range d.Runs {
+			for j := range d.Runs[i].Repetitions {
+				rep := &d.Runs[i].Repetitions[j]
+				if rep.Started.IsZero() {
+					return
+				}
+				reps = append(reps, rep)
+			}
+		}
+	}
+	slices.SortStableFunc(reps, func(a, b *result.Repetition) int { return a.Started.Compare(b.Started) })
+	for k, rep := range reps {
+		rep.Turn = k + 1
+	}
+}
+
+// abChildEnv is added to the environment of each turn's process (tests: what makes the test
+// binary act as authzbench).
+var abChildEnv []string
+
+// runTurn runs one turn, authzbench run with args, as a process of its own; its stderr (the
+// progress and warnings) goes to ours, its table nowhere: ab prints the comparison.
+func runTurn(self string, args []string, stderr io.Writer) error {
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = stderr
+	cmd.Env = append(os.Environ(), abChildEnv...)
+	// Ctrl-C reaches the turn's process too (same process group): it stops its load, stops its
+	// servers and exits, and ab then stops.
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return &exitError{exit.ExitCode(), fmt.Errorf("authzbench run exited with status %d (its messages are above)", exit.ExitCode())}
+	}
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("start authzbench run: %w", err)}
+	}
+	return nil
+}
+
+// wrapExit says where an error happened and keeps its exit status: a turn's bad input is ab's.
+func wrapExit(where string, err error) error {
+	var e *exitError
+	if errors.As(err, &e) {
+		return &exitError{e.code, fmt.Errorf("%s: %w", where, e.err)}
+	}
+	return &exitError{exitFailed, fmt.Errorf("%s: %w", where, err)}
+}
