@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,39 @@ func TestExtAuthzOverTLS(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Your own certificates are passed to each server as given, even from a directory whose name
+// OPA's --set would otherwise split (a comma), recorded by name in the result, and left in
+// place after Stop.
+func TestExtAuthzOwnCertificates(t *testing.T) {
+	w := envoyInputs(t, 5)
+	dir := filepath.Join(t.TempDir(), "certs,one=two")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	set, err := tlsgen.Generate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := ServerConfig{TLSServer: TLSServer{MTLS: true, ServerCert: set.ServerCert, ServerKey: set.ServerKey},
+		TLSClient: TLSClient{CACert: set.CACert, Cert: set.ClientCert, Key: set.ClientKey}}
+	for _, kind := range []string{"opa/extauthz", "cedar/extauthz"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := startTarget(t, kind, Common{TempDir: t.TempDir()}, &ExtAuthzConfig{ServerConfig: own}, w)
+			if classes, outs := decideAll(t, tg, w, tg.Worker()); classes["ok"] != len(w.Inputs) {
+				t.Fatalf("classes %v, want %d ok; first: %v", classes, len(w.Inputs), outs[0].Err)
+			}
+			info := tg.Info()
+			if info.TLS == nil || info.TLS.Mode != "mtls" || info.TLS.Generated || info.TLS.ServerCert != set.ServerCert || info.TLS.ClientCert != set.ClientCert {
+				t.Errorf("TLS %+v: want mtls with your files named", info.TLS)
+			}
+			tg.Stop(context.Background())
+			if _, err := os.Stat(set.ServerKey); err != nil {
+				t.Errorf("your server key after Stop: %v", err)
+			}
+		})
 	}
 }
 
