@@ -193,7 +193,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	served := strings.ReplaceAll(kindsTaking("tls"), " and ", ", ")
 	fl.BoolVar(&f.tls, "tls", false, served+": serve over TLS, with a CA and certificates generated for the run (ECDSA P-256) unless --server-cert gives yours")
 	fl.BoolVar(&f.mtls, "mtls", false, served+": serve over TLS and require a client certificate (OPA: --authentication=tls)")
-	fl.BoolVar(&f.mtlsAuthz, "mtls-authz", false, kindsTaking("mtls_authz")+": --mtls, and an authorization policy (OPA: --authorization=basic, data.system.authz) admitting the client certificate's subject")
+	fl.BoolVar(&f.mtlsAuthz, "mtls-authz", false, "opa/server only (the other servers have no authorization policy in front of their decisions): --mtls, and OPA's authorization policy (--authorization=basic, data.system.authz) admitting the client certificate's subject")
 	fl.StringArrayVar(&f.mtlsAdmit, "mtls-admit", nil, "with --mtls-authz: a client identity the policy admits instead of the client certificate's subject (CN=name), repeatable")
 	fl.StringVar(&f.serverCert, "server-cert", "", served+": your server certificate (PEM) for --tls, instead of generated ones; with --server-key and --cacert")
 	fl.StringVar(&f.serverKey, "server-key", "", "the private key (PEM) of --server-cert")
