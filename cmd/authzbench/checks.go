@@ -59,12 +59,12 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 }
 
 // checkURL wants a scheme and a host: "127.0.0.1:8181" alone would fail only once the load
-// starts, with a message about something else. grpc:// is the ext_authz targets' (each kind
-// checks that the scheme is its own).
+// starts, with a message about something else. grpc:// and grpcs:// (TLS) are the ext_authz
+// targets' (each kind checks that the scheme is its own).
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc") {
-		return fmt.Errorf("--url %q: want a scheme and a host, such as http://127.0.0.1:8181 (grpc://127.0.0.1:9191 for the ext_authz targets)", raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc" && u.Scheme != "grpcs") {
+		return fmt.Errorf("--url %q: want a scheme and a host, such as http://127.0.0.1:8181 (grpc://127.0.0.1:9191, or grpcs:// over TLS, for the ext_authz targets)", raw)
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ type runFlags struct {
 // urlUsage is the --url flag's help, alike for every command that drives a target; the served
 // kinds are those that take a port.
 var urlUsage = strings.ReplaceAll(kindsTaking("port"), " and ", ", ") + ": measure this running server (http://127.0.0.1:8181) instead of starting one; " +
-	"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port. http: the endpoint"
+	"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port (grpcs:// over TLS). http: the endpoint"
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
@@ -193,14 +193,14 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	served := strings.ReplaceAll(kindsTaking("tls"), " and ", ", ")
 	fl.BoolVar(&f.tls, "tls", false, served+": serve over TLS, with a CA and certificates generated for the run (ECDSA P-256) unless --server-cert gives yours")
 	fl.BoolVar(&f.mtls, "mtls", false, served+": serve over TLS and require a client certificate (OPA: --authentication=tls)")
-	fl.BoolVar(&f.mtlsAuthz, "mtls-authz", false, kindsTaking("mtls_authz")+": --mtls, and an authorization policy (OPA: --authorization=basic, data.system.authz) admitting the client certificate's subject")
+	fl.BoolVar(&f.mtlsAuthz, "mtls-authz", false, "opa/server only (the other servers have no authorization policy in front of their decisions): --mtls, and OPA's authorization policy (--authorization=basic, data.system.authz) admitting the client certificate's subject")
 	fl.StringArrayVar(&f.mtlsAdmit, "mtls-admit", nil, "with --mtls-authz: a client identity the policy admits instead of the client certificate's subject (CN=name), repeatable")
 	fl.StringVar(&f.serverCert, "server-cert", "", served+": your server certificate (PEM) for --tls, instead of generated ones; with --server-key and --cacert")
 	fl.StringVar(&f.serverKey, "server-key", "", "the private key (PEM) of --server-cert")
-	fl.StringVar(&f.caCert, "cacert", "", "https: the CA (PEM) that signed the server's certificate (default: the system's roots)")
-	fl.StringVar(&f.cert, "cert", "", "https: a client certificate (PEM) to present, with --key (mTLS)")
+	fl.StringVar(&f.caCert, "cacert", "", "https or grpcs --url (any of these makes a grpc:// url TLS): the CA (PEM) that signed the server's certificate (default: the system's roots)")
+	fl.StringVar(&f.cert, "cert", "", "https or grpcs --url: a client certificate (PEM) to present, with --key (mTLS)")
 	fl.StringVar(&f.key, "key", "", "the private key (PEM) of --cert")
-	fl.BoolVar(&f.insecure, "insecure", false, "https, with --url: accept any server certificate (recorded in the result)")
+	fl.BoolVar(&f.insecure, "insecure", false, "https or grpcs --url: accept any server certificate (recorded in the result)")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")

@@ -72,10 +72,15 @@ func Main(args []string, stderr io.Writer) int {
 	fs.StringVar(&secure.certFile, "tls-cert-file", "", "serve over TLS with this PEM certificate `file` (and --tls-private-key-file)")
 	fs.StringVar(&secure.keyFile, "tls-private-key-file", "", "the PEM private key `file` of --tls-cert-file")
 	fs.StringVar(&secure.caFile, "tls-ca-cert-file", "", "require a client certificate signed by the CA in this PEM `file` (mTLS), as OPA's --authentication=tls with --tls-ca-cert-file")
+	var grpcTLS extauthz.TLSFiles
+	fs.StringVar(&grpcTLS.CertFile, "grpc-tls-cert-file", "", "serve --grpc-addr over TLS with this PEM certificate `file` (and --grpc-tls-private-key-file); the HTTP API's TLS is --tls-cert-file's")
+	fs.StringVar(&grpcTLS.KeyFile, "grpc-tls-private-key-file", "", "the PEM private key `file` of --grpc-tls-cert-file")
+	fs.StringVar(&grpcTLS.CAFile, "grpc-tls-ca-cert-file", "", "on --grpc-addr, require a client certificate signed by the CA in this PEM `file` (mTLS)")
 	h2c := fs.Bool("h2c", false, "serve HTTP/2 in clear (h2c) beside HTTP/1.1, as OPA's --h2c; over TLS, HTTP/2 is offered by ALPN anyway")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: authzbench %s --policies FILE [--policies FILE ...] [--entities FILE] [--schema FILE] [--template-links FILE] [--addr HOST:PORT] [--grpc-addr HOST:PORT]
        [--tls-cert-file FILE --tls-private-key-file FILE [--tls-ca-cert-file FILE]] [--h2c]
+       [--grpc-tls-cert-file FILE --grpc-tls-private-key-file FILE [--grpc-tls-ca-cert-file FILE]]
 
 Serves a Cedar policy set (cedar-go) over HTTP:
   POST %s  {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"},
@@ -84,7 +89,8 @@ Serves a Cedar policy set (cedar-go) over HTTP:
   GET  /health -> 200
 With --grpc-addr, Envoy's ext_authz Check over gRPC too: the Basic Authorization user is the
 principal (User), the method the action, the host the resource (Service), path and host the
-context; gRPC metadata x-authzbench-timers asks for the timers in the trailers.
+context; gRPC metadata x-authzbench-timers asks for the timers in the trailers. The gRPC port
+has TLS settings of its own (--grpc-tls-*), apart from the HTTP API's.
 Add ?metrics=true to a decision request for the server's own timers (evaluation, handler) in ns.
 
 Flags:
@@ -106,6 +112,15 @@ Flags:
 	tlsConfig, err := secure.config()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
+		return 2
+	}
+	grpcTLSConfig, err := grpcTLS.Config(func(key string) string { return "--grpc-" + strings.ReplaceAll(key, "_", "-") })
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
+		return 2
+	}
+	if grpcTLS.Given() && *grpcAddr == "" {
+		fmt.Fprintf(stderr, "%s: --grpc-tls-cert-file, --grpc-tls-private-key-file and --grpc-tls-ca-cert-file secure --grpc-addr: give it too\n", Arg)
 		return 2
 	}
 	engine, err := cedarengine.Load(paths)
@@ -141,7 +156,7 @@ Flags:
 	defer stop()
 	var grpcServer *extauthz.Server
 	if grpcListener != nil {
-		grpcServer = extauthz.NewServer(extauthz.Cedar{Engine: engine})
+		grpcServer = extauthz.NewServer(extauthz.Cedar{Engine: engine}, extauthz.ServerOptions(grpcTLSConfig)...)
 		grpcServer.SetServing(true)
 		go func() {
 			if err := grpcServer.Serve(grpcListener); err != nil {

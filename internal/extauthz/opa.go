@@ -2,6 +2,7 @@ package extauthz
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -32,8 +33,13 @@ type OPAConfig struct {
 	// Addr is where the gRPC server listens; :9191 by default, as OPA-Envoy's.
 	Addr string `json:"addr"`
 	// Path is the decision asked for, slash-separated under data; envoy/authz/allow by default.
-	Path  string `json:"path"`
+	Path string `json:"path"`
+	// TLSFiles serve the gRPC port over TLS (tls_cert_file, tls_private_key_file), requiring
+	// a client certificate signed by tls_ca_cert_file when that is set; in clear without them.
+	// They are the plugin's own: OPA's --tls-cert-file and its kin secure OPA's REST API only.
+	TLSFiles
 	query string
+	tls   *tls.Config
 }
 
 // OPAFactory makes the plugin for OPA's runtime (runtime.RegisterPlugin).
@@ -50,6 +56,11 @@ func (OPAFactory) Validate(_ *plugins.Manager, config []byte) (any, error) {
 		return nil, fmt.Errorf("plugin %s: path %q: %w", PluginName, c.Path, err)
 	}
 	c.query = q
+	// The files are read here, so that a missing or wrong one stops OPA from starting, with
+	// the setting named, rather than failing the plugin later.
+	if c.tls, err = c.TLSFiles.Config(func(key string) string { return "plugins." + PluginName + "." + key }); err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", PluginName, err)
+	}
 	return &c, nil
 }
 
@@ -67,7 +78,8 @@ func queryOf(path string) (string, error) {
 
 // New returns the plugin; it listens once OPA starts it.
 func (OPAFactory) New(m *plugins.Manager, config any) plugins.Plugin {
-	p := &opaPlugin{manager: m, cfg: config.(*OPAConfig)}
+	p := &opaPlugin{manager: m}
+	p.cfg.Store(config.(*OPAConfig))
 	// Policies or data that change (a bundle activated, a policy PUT) make the prepared query
 	// stale; it is prepared again on the next check.
 	m.RegisterCompilerTrigger(func(storage.Transaction) { p.prepared.Store(nil) })
@@ -77,10 +89,21 @@ func (OPAFactory) New(m *plugins.Manager, config any) plugins.Plugin {
 
 type opaPlugin struct {
 	manager  *plugins.Manager
-	cfg      *OPAConfig
+	cfg      atomic.Pointer[OPAConfig] // swapped whole by Reconfigure, read by every check
 	prepared atomic.Pointer[rego.PreparedEvalQuery]
-	prepare  sync.Mutex
+	prepare  sync.Mutex // one preparation at a time
+	serving  sync.Mutex // guards started, server and listening
+	started  bool       // between Start and Stop; server is nil then only after a failed restart
 	server   *Server
+	// listening is the address and TLS files server serves with, which a new configuration
+	// is compared against.
+	listening listenSettings
+}
+
+// listenSettings are what a running gRPC server cannot change without being started again.
+type listenSettings struct {
+	Addr string
+	TLSFiles
 }
 
 // Start prepares the query against what OPA has loaded (the files on its command line are
@@ -90,32 +113,79 @@ func (p *opaPlugin) Start(ctx context.Context) error {
 		p.manager.UpdatePluginStatus(PluginName, &plugins.Status{State: plugins.StateErr, Message: err.Error()})
 		return err
 	}
-	l, err := net.Listen("tcp", p.cfg.Addr)
+	p.serving.Lock()
+	defer p.serving.Unlock()
+	c := p.cfg.Load()
+	server, err := serve(p, c)
 	if err != nil {
-		return fmt.Errorf("plugin %s: listen on %s: %w", PluginName, p.cfg.Addr, err)
+		p.manager.UpdatePluginStatus(PluginName, &plugins.Status{State: plugins.StateErr, Message: err.Error()})
+		return err
 	}
-	p.server = NewServer(p)
-	go p.server.Serve(l) //nolint:errcheck // ends with Stop
-	p.server.SetServing(true)
+	p.server, p.listening, p.started = server, listenSettings{c.Addr, c.TLSFiles}, true
 	p.manager.UpdatePluginStatus(PluginName, &plugins.Status{State: plugins.StateOK})
 	return nil
 }
 
+// serve starts a gRPC server for e on c's address, over TLS when c says so, and says SERVING.
+func serve(e Engine, c *OPAConfig) (*Server, error) {
+	l, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: listen on %s: %w", PluginName, c.Addr, err)
+	}
+	s := NewServer(e, ServerOptions(c.tls)...)
+	go s.Serve(l) //nolint:errcheck // ends with Stop
+	s.SetServing(true)
+	return s, nil
+}
+
 func (p *opaPlugin) Stop(context.Context) {
+	p.serving.Lock()
+	defer p.serving.Unlock()
 	if p.server != nil {
 		p.server.Stop(2 * time.Second)
+		p.server = nil
 	}
+	p.started = false
 	p.manager.UpdatePluginStatus(PluginName, &plugins.Status{State: plugins.StateNotReady})
 }
 
-// Reconfigure takes a new decision path; a new address would need a restart, which OPA does
-// not do for a plugin, so it is kept.
+// Reconfigure takes a new decision path at once. A new address or new TLS files need a new
+// listener. On a new address the new server is started first and the old one stopped after
+// (its checks in flight finish), so Envoy pointed at either never finds nothing listening; if
+// the new address cannot be listened on, the old server keeps serving and the plugin's status
+// says why, as OPA reports a plugin in error. New TLS files on the same address can only be
+// served by closing the old listener first: checks sent in between are refused.
 func (p *opaPlugin) Reconfigure(_ context.Context, config any) {
 	c := config.(*OPAConfig)
 	p.prepare.Lock()
-	p.cfg = &OPAConfig{Addr: p.cfg.Addr, Path: c.Path, query: c.query}
+	p.cfg.Store(c)
 	p.prepared.Store(nil)
 	p.prepare.Unlock()
+
+	p.serving.Lock()
+	defer p.serving.Unlock()
+	next := listenSettings{c.Addr, c.TLSFiles}
+	if !p.started || p.server != nil && p.listening == next {
+		return // not started yet (Start will use the new settings), or nothing to restart
+	}
+	if p.server != nil && next.Addr == p.listening.Addr {
+		p.server.Stop(2 * time.Second)
+		p.server = nil
+	}
+	server, err := serve(p, c)
+	if err != nil {
+		msg := err.Error()
+		if p.server != nil {
+			msg += "; still serving on " + p.listening.Addr
+		}
+		p.manager.UpdatePluginStatus(PluginName, &plugins.Status{State: plugins.StateErr, Message: msg})
+		return
+	}
+	if p.server != nil {
+		p.server.Stop(2 * time.Second)
+	}
+	p.server, p.listening = server, next
+	p.manager.UpdatePluginStatus(PluginName, &plugins.Status{State: plugins.StateOK})
 }
 
 // query is the prepared decision query, prepared again after the policies changed.
@@ -128,10 +198,11 @@ func (p *opaPlugin) query(ctx context.Context) (*rego.PreparedEvalQuery, error) 
 	if pq := p.prepared.Load(); pq != nil {
 		return pq, nil
 	}
-	pq, err := rego.New(rego.Query(p.cfg.query), rego.Compiler(p.manager.GetCompiler()),
+	query := p.cfg.Load().query
+	pq, err := rego.New(rego.Query(query), rego.Compiler(p.manager.GetCompiler()),
 		rego.Store(p.manager.Store), rego.Runtime(p.manager.Info)).PrepareForEval(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %s: prepare %s: %w", PluginName, p.cfg.query, err)
+		return nil, fmt.Errorf("plugin %s: prepare %s: %w", PluginName, query, err)
 	}
 	p.prepared.Store(&pq)
 	return &pq, nil
@@ -148,18 +219,19 @@ func (p *opaPlugin) Decide(ctx context.Context, req *authv3.CheckRequest) (Decis
 	if err != nil {
 		return Decision{}, 0, status.Error(codes.InvalidArgument, err.Error())
 	}
+	query := p.cfg.Load().query
 	start := time.Now()
 	rs, err := pq.Eval(ctx, rego.EvalInput(input))
 	evalNS := time.Since(start).Nanoseconds()
 	if err != nil {
-		return Decision{}, evalNS, status.Errorf(codes.Internal, "evaluate %s: %v", p.cfg.query, err)
+		return Decision{}, evalNS, status.Errorf(codes.Internal, "evaluate %s: %v", query, err)
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		return Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s is undefined", p.cfg.query)
+		return Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s is undefined", query)
 	}
 	d, err := ReadDecision(rs[0].Expressions[0].Value)
 	if err != nil {
-		return Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s: %v", p.cfg.query, err)
+		return Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s: %v", query, err)
 	}
 	return d, evalNS, nil
 }

@@ -68,9 +68,10 @@ type Server struct {
 	health *health.Server
 }
 
-// NewServer returns a server answering Check with e.
-func NewServer(e Engine) *Server {
-	s := &Server{grpc: grpc.NewServer(), health: health.NewServer()}
+// NewServer returns a server answering Check with e; opts are the gRPC server's own options,
+// its TLS credentials (ServerOptions) above all.
+func NewServer(e Engine, opts ...grpc.ServerOption) *Server {
+	s := &Server{grpc: grpc.NewServer(opts...), health: health.NewServer()}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	authv3.RegisterAuthorizationServer(s.grpc, &service{engine: e})
 	healthpb.RegisterHealthServer(s.grpc, s.health)

@@ -56,6 +56,14 @@ decision if {
 // returns a client connection to it.
 func startOPA(t *testing.T) *grpc.ClientConn {
 	t.Helper()
+	addr := freeAddr(t)
+	startOPAPlugin(t, `{"addr": "`+addr+`", "path": "test/decision"}`)
+	return dial(t, addr)
+}
+
+// startOPAPlugin starts the plugin with the configuration given, stopped at the test's end.
+func startOPAPlugin(t *testing.T, config string) (*plugins.Manager, plugins.Plugin) {
+	t.Helper()
 	ctx := context.Background()
 	mod, err := ast.ParseModule("test.rego", testPolicy)
 	if err != nil {
@@ -69,8 +77,7 @@ func startOPA(t *testing.T) *grpc.ClientConn {
 	if err := m.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	cfg, err := OPAFactory{}.Validate(m, []byte(`{"addr": "`+addr+`", "path": "test/decision"}`))
+	cfg, err := OPAFactory{}.Validate(m, []byte(config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +86,7 @@ func startOPA(t *testing.T) *grpc.ClientConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Stop(ctx) })
-	return dial(t, addr)
+	return m, p
 }
 
 func freeAddr(t *testing.T) string {

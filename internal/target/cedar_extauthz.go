@@ -37,7 +37,14 @@ func (t *cedarExtAuthz) launch(ctx context.Context, w *workload.Workload, addr s
 	if err != nil {
 		return err
 	}
-	cmd, err := cedarServerCommand(t.common.TempDir, w, append([]string{"--addr", httpAddr, "--grpc-addr", addr}, t.cfg.Args...)...)
+	args := []string{"--addr", httpAddr, "--grpc-addr", addr}
+	if f := t.tlsFiles; f != nil {
+		args = append(args, "--grpc-tls-cert-file", f.ServerCert, "--grpc-tls-private-key-file", f.ServerKey)
+		if t.cfg.Mode() >= MutualTLS {
+			args = append(args, "--grpc-tls-ca-cert-file", f.CACert)
+		}
+	}
+	cmd, err := cedarServerCommand(t.common.TempDir, w, append(args, t.cfg.Args...)...)
 	if err != nil {
 		return err
 	}

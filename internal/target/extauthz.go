@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -42,15 +43,25 @@ type ExtAuthzConfig struct {
 func (c *ExtAuthzConfig) Check() error {
 	var errs []error
 	if c.URL != "" {
-		if _, err := grpcAddr(c.URL); err != nil {
+		if _, _, err := grpcAddr(c.URL); err != nil {
 			errs = append(errs, fmt.Errorf("url %q: %w", c.URL, err))
 		}
 	}
 	errs = append(errs, c.checkLaunch()...)
-	if c.TLSServer.given() || c.TLSClient.given() {
-		// The settings are inlined with the served kinds', but the gRPC client and the
-		// ext_authz servers speak plaintext (h2c) only: refused, not silently ignored.
-		errs = append(errs, errors.New("tls, mtls, mtls_authz and the certificate settings are not supported by the ext_authz targets yet: they speak gRPC in clear (h2c)"))
+	if c.URL != "" {
+		// A running server: the client's side only. grpcs:// or any of cacert, cert, key and
+		// insecure says it speaks TLS.
+		if err := c.TLSClient.check(); err != nil {
+			errs = append(errs, err)
+		}
+		if c.TLSServer.given() {
+			errs = append(errs, errors.New("tls, mtls, mtls_authz, mtls_admit, server_cert and server_key configure a server authzbench starts; with url it starts none (grpcs://, or cacert, cert, key or insecure, make the client speak TLS)"))
+		}
+	} else {
+		errs = append(errs, c.checkTLS()...)
+	}
+	if c.MTLSAuthz || len(c.MTLSAdmit) > 0 {
+		errs = append(errs, errMTLSAuthzExtAuthz)
 	}
 	if c.GRPCConnections < 0 {
 		errs = append(errs, fmt.Errorf("grpc_connections %d: want 1 or more, or none for 1", c.GRPCConnections))
@@ -58,20 +69,28 @@ func (c *ExtAuthzConfig) Check() error {
 	return errors.Join(errs...)
 }
 
-// grpcAddr is the host:port of grpc://host:port or host:port.
-func grpcAddr(s string) (string, error) {
-	addr := s
+// errMTLSAuthzExtAuthz says why mtls_authz has no meaning for the ext_authz servers: OPA's
+// authorization policy (--authorization=basic, data.system.authz) is consulted by OPA's REST
+// API only, never by a plugin's gRPC port, and neither ext_authz server has a policy of its
+// own deciding which clients may ask; the one check of the client there is, its certificate
+// against the CA, is mtls.
+var errMTLSAuthzExtAuthz = errors.New("mtls_authz is not supported by the ext_authz targets: OPA's --authorization=basic guards OPA's REST API, not the ext_authz plugin's gRPC port, and neither ext_authz server has an authorization policy in front of Check; use mtls, which requires and verifies the client's certificate")
+
+// grpcAddr is the host:port of grpc://host:port, grpcs://host:port or host:port, and whether
+// the scheme asks for TLS (grpcs).
+func grpcAddr(s string) (addr string, secure bool, err error) {
+	addr = s
 	if strings.Contains(s, "://") {
 		u, err := url.Parse(s)
-		if err != nil || u.Scheme != "grpc" || (u.Path != "" && u.Path != "/") {
-			return "", errors.New("want a gRPC address, grpc://host:port or host:port")
+		if err != nil || (u.Scheme != "grpc" && u.Scheme != "grpcs") || (u.Path != "" && u.Path != "/") {
+			return "", false, errors.New("want a gRPC address, grpc://host:port, grpcs://host:port (TLS) or host:port")
 		}
-		addr = u.Host
+		addr, secure = u.Host, u.Scheme == "grpcs"
 	}
 	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-		return "", errors.New("want a gRPC address, grpc://host:port or host:port")
+		return "", false, errors.New("want a gRPC address, grpc://host:port, grpcs://host:port (TLS) or host:port")
 	}
-	return addr, nil
+	return addr, secure, nil
 }
 
 // takesCheckRequests is the ext_authz kinds' Takes: a workload whose inputs are Envoy
@@ -106,8 +125,14 @@ type extAuthzServed struct {
 	addr   string
 	launched
 	conns    []*grpc.ClientConn
+	watches  []*extauthz.TLSWatch // each connection's TLS, when it speaks TLS
 	next     atomic.Uint64
 	requests []extauthz.Raw
+
+	// The TLS of the server: the certificate files of one authzbench starts, and what the
+	// client presents (also to a url over TLS); nil in clear.
+	tlsFiles  *serverFiles
+	clientTLS *tls.Config
 }
 
 // start builds the requests, launches the server (unless url names one) and connects.
@@ -123,24 +148,39 @@ func (s *extAuthzServed) start(ctx context.Context, w *workload.Workload, launch
 		return err
 	}
 	if s.cfg.URL != "" {
-		if s.addr, err = grpcAddr(s.cfg.URL); err != nil {
+		var secure bool
+		if s.addr, secure, err = grpcAddr(s.cfg.URL); err != nil {
 			return optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %q: %v", n("url"), s.cfg.URL, err) })
+		}
+		if secure || s.cfg.TLSClient.given() {
+			if s.clientTLS, err = s.cfg.TLSClient.config(); err != nil {
+				return err
+			}
 		}
 	} else {
 		if s.addr, err = s.cfg.listenAddr(); err != nil {
 			return err
 		}
+		if mode := s.cfg.Mode(); mode != Plain {
+			if s.tlsFiles, err = s.cfg.tlsFiles(s.common.TempDir); err != nil {
+				return err
+			}
+			if s.clientTLS, err = s.tlsFiles.clientConfig(mode); err != nil {
+				s.tlsFiles.remove()
+				return err
+			}
+		}
 		if err := launch(ctx, s.addr); err != nil {
+			s.tlsFiles.remove()
 			return err
 		}
 	}
 	for range max(1, s.cfg.GRPCConnections) {
-		conn, err := grpc.NewClient("passthrough:///"+s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(extauthz.RawCodec{})))
+		conn, watch, err := s.dial(s.clientTLS)
 		if err != nil {
 			return fmt.Errorf("connect to ext_authz server %s: %w", s.addr, err)
 		}
-		s.conns = append(s.conns, conn)
+		s.conns, s.watches = append(s.conns, conn), append(s.watches, watch)
 	}
 	// Every connection is opened, and a running server asked once, before any clock runs: an
 	// unreachable address fails here in the network's words, not as a run of errors.
@@ -158,10 +198,26 @@ func (s *extAuthzServed) start(ctx context.Context, w *workload.Workload, launch
 	return nil
 }
 
+// dial is a client connection to the server, over TLS with cfg unless cfg is nil (h2c), and
+// the watch of its TLS, nil in clear. The name checked against the server's certificate is the
+// host dialled, as an https client checks it.
+func (s *extAuthzServed) dial(cfg *tls.Config) (*grpc.ClientConn, *extauthz.TLSWatch, error) {
+	creds := insecure.NewCredentials()
+	var watch *extauthz.TLSWatch
+	if cfg != nil {
+		watch = extauthz.WatchTLS(cfg)
+		creds = watch
+	}
+	conn, err := grpc.NewClient("passthrough:///"+s.addr, grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(extauthz.RawCodec{})))
+	return conn, watch, err
+}
+
 // run starts cmd, a server about to serve ext_authz on addr, through sut's lifecycle: pinned,
-// probed on its gRPC health service until SERVING, then watched.
+// probed on its gRPC health service (over TLS, with the client's certificate, when it serves
+// TLS) until SERVING, then watched.
 func (s *extAuthzServed) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
-	return s.launch(ctx, name, cmd, s.common.PinCPUs, sut.GRPCProbe{Addr: addr})
+	return s.launch(ctx, name, cmd, s.common.PinCPUs, sut.GRPCProbe{Addr: addr, TLS: s.clientTLS})
 }
 
 // checkRequests is every input as a CheckRequest in wire form: an input with "attributes" is
@@ -223,13 +279,18 @@ func nopCheckRequest(doc map[string]json.RawMessage) *authv3.CheckRequest {
 // Worker gives each load worker one of the connections, round robin: several workers share
 // one HTTP/2 connection, as an Envoy's requests do.
 func (s *extAuthzServed) Worker() Decider {
-	conn := s.conns[int(s.next.Add(1)-1)%len(s.conns)]
-	return &extAuthzWorker{conn: conn, requests: s.requests, timeout: s.common.timeout(), timedEvery: s.common.ServerMetricsEvery}
+	i := int(s.next.Add(1)-1) % len(s.conns)
+	return &extAuthzWorker{conn: s.conns[i], tls: s.watches[i], requests: s.requests, timeout: s.common.timeout(), timedEvery: s.common.ServerMetricsEvery}
 }
 
 // info is the part of Info every ext_authz target fills alike.
 func (s *extAuthzServed) info(engine, version string) Info {
-	info := Info{Engine: engine, Mode: "ext_authz", URL: "grpc://" + s.addr, External: s.cfg.URL != "", Connections: len(s.conns)}
+	scheme := "grpc://"
+	if s.clientTLS != nil {
+		scheme = "grpcs://"
+	}
+	info := Info{Engine: engine, Mode: "ext_authz", URL: scheme + s.addr, External: s.cfg.URL != "", Connections: len(s.conns),
+		TLS: tlsInfo(&s.cfg.ServerConfig, s.tlsFiles, s.clientTLS, nil)}
 	s.describe(&info, version)
 	return info
 }
@@ -238,14 +299,17 @@ func (s *extAuthzServed) Stop(context.Context) error {
 	for _, c := range s.conns {
 		c.Close()
 	}
-	s.conns = nil
-	return s.stop()
+	s.conns, s.watches = nil, nil
+	err := s.stop()
+	// After the server, which reads them until it stops.
+	return errors.Join(err, s.tlsFiles.remove())
 }
 
 // extAuthzWorker sends prepared CheckRequests as they are (extauthz.RawCodec), so the measured
 // path is the call and the read of the response's status code, and no protobuf encoding.
 type extAuthzWorker struct {
 	conn       *grpc.ClientConn
+	tls        *extauthz.TLSWatch // nil in clear
 	requests   []extauthz.Raw
 	response   extauthz.Raw
 	timeout    time.Duration
@@ -269,7 +333,7 @@ func (w *extAuthzWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		err = w.conn.Invoke(ctx, extauthz.CheckMethod, &w.requests[i], &w.response)
 	}
 	if err != nil {
-		return callFailed(ctx, err)
+		return callFailed(ctx, err, w.tls)
 	}
 	code, err := extauthz.ResponseCode(w.response.B)
 	switch {
@@ -286,12 +350,19 @@ func (w *extAuthzWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	return out
 }
 
-// callFailed is a call that ended in a gRPC error: past its deadline a timeout, otherwise the
-// status's code, which gives the error its class.
-func callFailed(ctx context.Context, err error) verify.Outcome {
+// callFailed is a call that ended in a gRPC error: past its deadline a timeout; UNAVAILABLE
+// because the connection's TLS failed (a certificate refused, by either side) a TLS refusal,
+// class tls_handshake, as the HTTP targets count it; otherwise the status's code, which gives
+// the error its class.
+func callFailed(ctx context.Context, err error, watch *extauthz.TLSWatch) verify.Outcome {
 	st, _ := status.FromError(err)
 	if st.Code() == codes.DeadlineExceeded && ctx.Err() != nil {
 		return verify.Outcome{Kind: verify.TimedOut, Err: err}
+	}
+	if st.Code() == codes.Unavailable && watch != nil {
+		if refused := watch.Refused(); refused != nil {
+			return verify.Outcome{Kind: verify.TLSRefused, Err: fmt.Errorf("%w (TLS: %v)", err, refused)}
+		}
 	}
 	return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
 }

@@ -21,9 +21,19 @@ func TestExtAuthzConfigCheck(t *testing.T) {
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1"}}, "want a gRPC address"},
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1:9191", Port: 9191}}, "with url it starts none"},
 		{ExtAuthzConfig{GRPCConnections: -1}, "grpc_connections -1"},
-		// TLS settings are shared with the HTTP servers' but not served over gRPC yet: refused.
-		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{TLS: true}}}, "not supported by the ext_authz targets"},
-		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1:9191", TLSClient: TLSClient{Insecure: true}}}, "not supported by the ext_authz targets"},
+		// TLS: a server authzbench starts serves it; a running one is met by the client's settings.
+		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{TLS: true}}}, ""},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{MTLS: true}}}, ""},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpcs://127.0.0.1:9191"}}, ""},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1:9191", TLSClient: TLSClient{Insecure: true}}}, ""},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:9191", TLSClient: TLSClient{CACert: "ca.crt", Cert: "c.crt", Key: "c.key"}}}, ""},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:9191", TLSClient: TLSClient{Cert: "c.crt"}}}, "needs both cert and key"},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:9191", TLSServer: TLSServer{TLS: true}}}, "with url it starts none"},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSClient: TLSClient{Insecure: true}}}, "insecure applies to a server given by url"},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{ServerCert: "s.crt", ServerKey: "s.key"}}}, "server_cert needs cacert"},
+		// OPA's authorization policy guards its REST API, not the plugin's gRPC port: refused, saying so.
+		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{MTLSAuthz: true}}}, "OPA's --authorization=basic guards OPA's REST API, not the ext_authz plugin's gRPC port"},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpcs://127.0.0.1:9191/x"}}, "want a gRPC address"},
 	} {
 		err := tc.cfg.Check()
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {

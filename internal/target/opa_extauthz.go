@@ -2,6 +2,8 @@ package target
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/authzbench/authzbench/internal/extauthz"
@@ -54,6 +56,20 @@ func (t *opaExtAuthz) launch(ctx context.Context, w *workload.Workload, addr str
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
+	if f := t.tlsFiles; f != nil {
+		// The plugin's own TLS settings: OPA's --tls-cert-file would secure its REST API only.
+		settings := [][2]string{{"tls_cert_file", f.ServerCert}, {"tls_private_key_file", f.ServerKey}}
+		if t.cfg.Mode() >= MutualTLS {
+			settings = append(settings, [2]string{"tls_ca_cert_file", f.CACert})
+		}
+		for _, kv := range settings {
+			file, err := setValue(kv[1])
+			if err != nil {
+				return err
+			}
+			args = append(args, "--set", "plugins."+extauthz.PluginName+"."+kv[0]+"="+file)
+		}
+	}
 	args = append(args, t.cfg.Args...)
 	args = append(args, policies...)
 	args = append(args, data...)
@@ -66,4 +82,15 @@ func (t *opaExtAuthz) Info() Info {
 		info.LogLevel = t.common.logLevel()
 	}
 	return info
+}
+
+// setValue is a file's path as the value of OPA's --set: absolute, so that OPA neither reads it
+// from another directory nor takes it for a number or a boolean, with the characters --set
+// treats as syntax (the list separator ',' and the escape '\\') escaped.
+func setValue(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return strings.NewReplacer(`\`, `\\`, `,`, `\,`).Replace(abs), nil
 }

@@ -284,20 +284,7 @@ func (s *served) Stop(context.Context) error {
 
 // tlsInfo records the TLS the run measured; nil in clear.
 func (s *served) tlsInfo() *result.TLS {
-	if s.tlsFiles != nil {
-		t := &result.TLS{Mode: s.cfg.Mode().String(), Generated: s.tlsFiles.generated != nil}
-		if !t.Generated {
-			t.CACert, t.ServerCert, t.ClientCert = s.tlsFiles.CACert, s.tlsFiles.ServerCert, s.tlsFiles.ClientCert
-		}
-		if s.cfg.MTLSAuthz {
-			t.Admitted = s.admitted
-		}
-		return t
-	}
-	if s.clientTLS != nil {
-		return clientTLSInfo(&s.cfg.TLSClient)
-	}
-	return nil
+	return tlsInfo(s.cfg, s.tlsFiles, s.clientTLS, s.admitted)
 }
 
 // clientTLSInfo records how the client met a server someone else runs over https.

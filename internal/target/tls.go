@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/tlsgen"
 )
 
@@ -246,4 +247,25 @@ allow if input.identity in admitted
 		return "", fmt.Errorf("write OPA's authorization policy: %w", err)
 	}
 	return path, nil
+}
+
+// tlsInfo records the TLS a served run measured, whatever the protocol: the mode of a server
+// authzbench started with files (generated, or the user's, named), or how the client met a
+// server someone else runs (clientTLS set, no files); nil in clear. admitted are the identities
+// mtls_authz's policy admitted.
+func tlsInfo(cfg *ServerConfig, files *serverFiles, clientTLS *tls.Config, admitted []string) *result.TLS {
+	if files != nil {
+		t := &result.TLS{Mode: cfg.Mode().String(), Generated: files.generated != nil}
+		if !t.Generated {
+			t.CACert, t.ServerCert, t.ClientCert = files.CACert, files.ServerCert, files.ClientCert
+		}
+		if cfg.MTLSAuthz {
+			t.Admitted = admitted
+		}
+		return t
+	}
+	if clientTLS != nil {
+		return clientTLSInfo(&cfg.TLSClient)
+	}
+	return nil
 }
