@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,6 +78,10 @@ type trivialExtAuthz struct {
 }
 
 func (t *trivialExtAuthz) Start(ctx context.Context, w *workload.Workload) error {
+	if t.cfg.Mode() != Plain || t.cfg.URL != "" {
+		// Its server takes no certificates, and calibrate measures it on loopback in clear.
+		return errors.New("trivial/extauthz serves ext_authz in clear on a server of its own: no TLS and no url")
+	}
 	return t.start(ctx, w, func(ctx context.Context, addr string) error {
 		self, err := os.Executable()
 		if err != nil {
