@@ -3,7 +3,7 @@
 // percentiles, the cost over the nop floor with its interval, the ratio columns with whether
 // their interval calls a difference, errors, the server's cost), and the notes that explain
 // them. Renderers registered by name (format.go; table, markdown and json today, a file each)
-// only format. Everything is read from the result document alone, so any view can be rebuilt
+// only format (csv, gobench, html and a Prometheus export beside them). Everything is read from the result document alone, so any view can be rebuilt
 // later from a kept result file.
 package report
 
