@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -83,4 +85,44 @@ func writeFileWith(path, flag string, doc *result.Document, render func(io.Write
 		return fmt.Errorf("%s: %w", flag, err)
 	}
 	return nil
+}
+
+// checkReportPath refuses, before any load, a --html or --prometheus path that could not be
+// written: a directory, or one in a directory that does not exist.
+func checkReportPath(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s %s is a directory: name a file", flag, path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	return nil
+}
+
+// writeReports writes the HTML report and the OpenMetrics summary a run was asked for, saying
+// where; every failure is returned, none stops the others.
+func writeReports(htmlPath, promPath string, doc *result.Document, stderr io.Writer) error {
+	var errs []error
+	for _, w := range []struct {
+		flag, path string
+		render     func(io.Writer, *result.Document) error
+	}{{"--html", htmlPath, report.HTML}, {"--prometheus", promPath, report.Prometheus}} {
+		if w.path == "" {
+			continue
+		}
+		if err := writeFileWith(w.path, w.flag, doc, w.render); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(stderr, "authzbench: %s written to %s\n", strings.TrimPrefix(w.flag, "--"), w.path)
+	}
+	return errors.Join(errs...)
 }
