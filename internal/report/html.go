@@ -193,11 +193,12 @@ func provenance(doc *result.Document) [][2]string {
 // htmlCharts draws the charts a document has data for, each with an id a test can find.
 func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	var charts []chart
-	rps := axis{Label: "ok responses per second (log)", Log: true, Format: func(x float64) string { return thousands(x) }}
+	rps := axis{Label: "ok responses per second (log)", Log: true, Format: rateTick}
 	var bars []bar
 	colour := targetColours(doc)
 	for i, r := range v.Rows {
-		b := bar{Label: r.Workload + " · " + r.Target + " · " + loadLabel(r.Load), Value: r.Throughput.Mean, Spread: r.Throughput.SD, Colour: colour[doc.Runs[i].Label()]}
+		b := bar{Label: r.Workload + " · " + r.Target + " · " + loadLabel(r.Load), Value: r.Throughput.Mean, Spread: r.Throughput.SD,
+			Text: formatRPS(r.Throughput), Colour: colour[doc.Runs[i].Label()]}
 		if r.RateMissed {
 			b.Comment = "RATE MISSED"
 		}
@@ -220,7 +221,7 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	}{
 		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed.",
 			func(r *result.Run) (float64, bool) { return r.Load.Rate, r.Load.Model == result.OpenLoop },
-			axis{Label: "requests per second asked for", Format: func(x float64) string { return thousands(x) }}},
+			axis{Label: "requests per second asked for", Format: rateTick}},
 		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed.",
 			func(r *result.Run) (float64, bool) {
 				return float64(r.Load.Workers), r.Load.Model != result.OpenLoop && r.Scale == nil
@@ -247,7 +248,7 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 			SVG: template.HTML(lineChart(prefix+s.id, "latency-vs", "Latency against "+s.what, x, us, series))})
 	}
 	if cpu, mem := resourceSeries(doc, colour); cpu != nil {
-		x := axis{Label: "ok responses per second", Format: func(x float64) string { return thousands(x) }}
+		x := axis{Label: "ok responses per second", Format: rateTick}
 		charts = append(charts,
 			chart{ID: prefix + "chart-cpu", Caption: "CPU cores the server authzbench started used (mean over the measured phases), against the throughput it served.",
 				SVG: template.HTML(lineChart(prefix+"chart-cpu", "resources", "Server CPU against load", x,
@@ -257,6 +258,14 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 					axis{Label: "RSS, MB", Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }}, mem))})
 	}
 	return charts, nil
+}
+
+// rateTick labels a rate on an axis: "10", "2.5", "1,000".
+func rateTick(v float64) string {
+	if v >= 1000 {
+		return thousands(v)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // targetColours gives each target (as labelled) one colour throughout the page.
@@ -486,6 +495,8 @@ th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
 tbody tr:nth-child(even) { background: var(--row); }
 .scroll { overflow-x: auto; }
 .notes { color: var(--muted); font-size: 12.5px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 0 1.5rem; }
+.charts figure:first-child { grid-column: 1 / -1; }
 figure { margin: 1rem 0; } figcaption { color: var(--muted); font-size: 12.5px; }
 svg.chart { max-width: 100%; height: auto; font: 11px system-ui, sans-serif; }
 svg .heading { fill: var(--fg); font-size: 13px; font-weight: 600; }
@@ -515,8 +526,10 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 </table></div>
 <ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>
 <h2>Charts</h2>
+<div class="charts">
 {{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
-{{end}}<h2>Environment and provenance</h2>
+{{end}}</div>
+<h2>Environment and provenance</h2>
 <dl class="env">{{range .Env}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl>
 </section>
 {{end}}</body>

@@ -98,7 +98,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(dir, "report.png")
-	runChromium(t, bin, "--window-size=1280,2200", "--screenshot="+shot, "file://"+onePath)
+	runChromium(t, bin, "--window-size=1280,3000", "--screenshot="+shot, "file://"+onePath)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -108,8 +108,8 @@ func TestHTMLInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	if size := img.Bounds().Size(); size.X != 1280 || size.Y != 2200 {
-		t.Errorf("screenshot %v, want 1280x2200", size)
+	if size := img.Bounds().Size(); size.X != 1280 || size.Y != 3000 {
+		t.Errorf("screenshot %v, want 1280x3000", size)
 	}
 	if n := colours(img); n < 8 {
 		t.Errorf("screenshot has %d colours: a blank page, not the report", n)

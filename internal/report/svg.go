@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -38,13 +39,19 @@ type tick struct {
 }
 
 const (
-	chartWidth   = 760
-	chartHeight  = 330
-	marginLeft   = 72
-	marginRight  = 200 // the legend
+	// A line chart is drawn to sit two to a row on a wide page, its legend under the plot.
+	chartWidth   = 590
+	plotBottom   = 264 // the x axis
+	marginLeft   = 66
+	marginRight  = 16
 	marginTop    = 34
-	marginBottom = 48
+	marginBottom = 48 // below a bar chart's last bar: its tick labels and axis label
+	legendTop    = plotBottom + 54
+	legendRow    = 16
+	legendWidth  = (chartWidth - marginLeft) / 2
 	paletteSize  = 8
+	// A bar chart takes the page's width.
+	barChartWidth = 900
 )
 
 func esc(s string) string { return html.EscapeString(s) }
@@ -61,13 +68,14 @@ func lineChart(id, class, title string, x, y axis, series []chartSeries) string 
 		}
 	}
 	var b strings.Builder
-	open(&b, id, class, title)
+	height := legendTop + legendRow*((len(series)+1)/2)
+	open(&b, id, class, title, height)
 	if len(xs) == 0 {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="note">no data</text></svg>`, marginLeft, chartHeight/2)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" class="note">no data</text></svg>`, marginLeft, plotBottom/2)
 		return b.String()
 	}
 	xScale := newScale(xs, x, marginLeft, chartWidth-marginRight)
-	yScale := newScale(ys, y, chartHeight-marginBottom, marginTop)
+	yScale := newScale(ys, y, plotBottom, marginTop)
 	frame(&b, xScale, yScale, x, y)
 	for i, s := range series {
 		var pts []string
@@ -106,6 +114,7 @@ type bar struct {
 	Value   float64
 	Spread  float64
 	Colour  int
+	Text    string // the value as the bar's label says it
 	Comment string // after the value: "RATE MISSED", "partial"
 }
 
@@ -125,20 +134,20 @@ func barChart(id, class, title string, x axis, bars []bar) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" id="%s" class="chart %s" role="img" viewBox="0 0 %d %d" width="%d" height="%d"><title>%s</title>`,
-		esc(id), esc(class), chartWidth, height, chartWidth, height, esc(title))
+		esc(id), esc(class), barChartWidth, height, barChartWidth, height, esc(title))
 	fmt.Fprintf(&b, `<text x="%d" y="18" class="heading">%s</text>`, 4, esc(title))
 	if len(vals) == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="note">nothing served</text></svg>`, labelWidth, height/2)
 		return b.String()
 	}
-	xs := newScale(vals, x, labelWidth, chartWidth-70)
+	xs := newScale(vals, x, labelWidth, barChartWidth-90)
 	bottom := height - marginBottom
 	for _, t := range xs.ticks(x) {
 		px := xs.at(t.V)
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
 			px, px, marginTop-4, bottom, px, bottom+16, esc(t.Label))
 	}
-	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">%s</text>`, (labelWidth+chartWidth-70)/2, bottom+36, esc(x.Label))
+	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">%s</text>`, (labelWidth+barChartWidth-90)/2, bottom+36, esc(x.Label))
 	for i, br := range bars {
 		top := marginTop + i*rowHeight
 		fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="end">%s</text>`, labelWidth-6, top+15, esc(br.Label))
@@ -154,7 +163,10 @@ func barChart(id, class, title string, x axis, bars []bar) string {
 			fmt.Fprintf(&b, `<line class="whisker" x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, lo, hi, top+rowHeight/2, top+rowHeight/2)
 		}
 		b.WriteString("</g>")
-		text := x.Format(br.Value)
+		text := br.Text
+		if text == "" {
+			text = x.Format(br.Value)
+		}
 		if br.Comment != "" {
 			text += " " + br.Comment
 		}
@@ -164,24 +176,22 @@ func barChart(id, class, title string, x axis, bars []bar) string {
 	return b.String()
 }
 
-func open(b *strings.Builder, id, class, title string) {
+func open(b *strings.Builder, id, class, title string, height int) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" id="%s" class="chart %s" role="img" viewBox="0 0 %d %d" width="%d" height="%d"><title>%s</title>`,
-		esc(id), esc(class), chartWidth, chartHeight, chartWidth, chartHeight, esc(title))
+		esc(id), esc(class), chartWidth, height, chartWidth, height, esc(title))
 	fmt.Fprintf(b, `<text x="4" y="18" class="heading">%s</text>`, esc(title))
 }
 
+// legend names series i under the plot, two to a row.
 func legend(b *strings.Builder, i int, s chartSeries) {
-	x, y := chartWidth-marginRight+14, marginTop+4+i*17
-	if y > chartHeight-10 {
-		return // more series than the legend holds: their <title>s still name them
-	}
+	x, y := marginLeft+(i%2)*legendWidth, legendTop-6+(i/2)*legendRow
 	dash := ""
 	if s.Dashed {
 		dash = ` stroke-dasharray="5 4"`
 	}
 	name := s.Name
-	if len([]rune(name)) > 26 {
-		name = string([]rune(name)[:25]) + "…"
+	if len([]rune(name)) > 40 {
+		name = string([]rune(name)[:39]) + "…"
 	}
 	fmt.Fprintf(b, `<g class="legend c%d"><line x1="%d" x2="%d" y1="%d" y2="%d"%s/><text x="%d" y="%d">%s</text></g>`,
 		s.Colour%paletteSize, x, x+18, y, y, dash, x+22, y+4, esc(name))
@@ -189,7 +199,7 @@ func legend(b *strings.Builder, i int, s chartSeries) {
 
 func frame(b *strings.Builder, xs, ys scale, x, y axis) {
 	left, right := marginLeft, chartWidth-marginRight
-	top, bottom := marginTop, chartHeight-marginBottom
+	top, bottom := marginTop, plotBottom
 	for _, t := range ys.ticks(y) {
 		py := ys.at(t.V)
 		fmt.Fprintf(b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`,
@@ -264,7 +274,13 @@ func (s scale) ticks(a axis) []tick {
 		return out
 	}
 	step := niceCeil((s.hi - s.lo) / 5)
-	for v := s.lo; v <= s.hi+step/1000; v += step {
+	for i := 0; ; i++ {
+		v := s.lo + float64(i)*step
+		if v > s.hi+step/1000 {
+			break
+		}
+		// 0.1 added six times is 0.6000000000000001: round the sum to what the step says.
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
 		out = append(out, tick{v, a.Format(v)})
 	}
 	return out
