@@ -220,7 +220,9 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 		x                 axis
 	}{
 		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed.",
-			func(r *result.Run) (float64, bool) { return r.Load.Rate, r.Load.Model == result.OpenLoop },
+			func(r *result.Run) (float64, bool) {
+				return r.Load.Rate, r.Load.Model == result.OpenLoop && r.Scale == nil
+			},
 			axis{Label: "requests per second asked for", Format: rateTick}},
 		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed.",
 			func(r *result.Run) (float64, bool) {
