@@ -61,6 +61,8 @@ type runFlags struct {
 	sutArgs     []string
 	out         string
 	format      string
+	html        string // --html: also write the HTML report here
+	prometheus  string // --prometheus: also write the summary as OpenMetrics here
 	allowErrors bool
 	noProgress  bool
 	cpuProfile  string
@@ -124,6 +126,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
   authzbench run -f experiments/cli-vs-server.yaml --repeat 5
   authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
   authzbench run --target opa/server --workload rbac --rate 2000 --connections 64 --duration 20s
+  authzbench run --target opa/server,opa/inproc --workload rbac --repeat 3 --html report.html --prometheus run.prom
   authzbench run --target opa/server --workload nop,rbac --rates 100,1000,2000,5000
   authzbench run --target opa/server --workload rbac --load-points 100x8,500x32,1000x64
   authzbench run --target opa/server --workload rbac,api,risk --workers 1,2,4,8,16
@@ -179,6 +182,8 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())
+	fl.StringVar(&f.html, "html", "", "also write the HTML report (one self-contained page with charts) to this file")
+	fl.StringVar(&f.prometheus, "prometheus", "", "also write the result's summary to this file as OpenMetrics text (for a Pushgateway)")
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.IntVar(&f.grpcConns, "grpc-connections", 0, kindsTaking("grpc_connections")+": HTTP/2 connections the workers share, round robin (default 1, as one Envoy worker keeps one)")
 	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
@@ -270,6 +275,11 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err := checkOutPath(path); err != nil {
 		return usageError(err)
 	}
+	for _, extra := range []struct{ flag, path string }{{"--html", f.html}, {"--prometheus", f.prometheus}} {
+		if err := checkReportPath(extra.flag, extra.path); err != nil {
+			return usageError(err)
+		}
+	}
 	if pinLoad != nil || pinSUT != nil {
 		doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
 	} // else the environment says whether the generator was pinned from outside
@@ -306,6 +316,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		writeErr = saveResult(path, "authzbench", doc, stderr)
 		if err := format.Render(stdout, doc); err != nil {
 			return &exitError{exitFailed, err}
+		}
+		if err := writeReports(f.html, f.prometheus, doc, stderr); err != nil && writeErr == nil {
+			writeErr = err
 		}
 	}
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Format is an output format for result documents. Each registers itself by name from its own
-// file (table.go, markdown.go, json.go), so a new format is one file and the commands list it
+// file (table.go, markdown.go, csv.go, json.go, gobench.go, html.go), so a new format is one file and the commands list it
 // in their --format help without a change.
 type Format struct {
 	Name string
@@ -19,9 +19,10 @@ type Format struct {
 	// Heading introduces one of several documents written one after another, by the name of
 	// the file it was read from.
 	Heading func(name string) string
-	// Several, when set, writes several documents as one (json: an array), instead of one after
-	// another under headings.
-	Several func(w io.Writer, docs []*result.Document) error
+	// Several, when set, writes several documents as one (json: an array; csv: one table with a
+	// column naming each row's file), instead of one after another under headings; names are
+	// the files the documents were read from.
+	Several func(w io.Writer, names []string, docs []*result.Document) error
 }
 
 var formats = map[string]Format{}
@@ -73,7 +74,7 @@ func RenderFiles(w io.Writer, f Format, names []string, docs []*result.Document)
 		return f.Render(w, docs[0])
 	}
 	if f.Several != nil {
-		return f.Several(w, docs)
+		return f.Several(w, names, docs)
 	}
 	for i, doc := range docs {
 		if i > 0 {

@@ -13,13 +13,13 @@ import (
 
 // The formats register themselves; the commands list and find them by name.
 func TestFormatsRegisterByName(t *testing.T) {
-	if got, want := Names(), []string{"json", "markdown", "table"}; !reflect.DeepEqual(got, want) {
+	if got, want := Names(), []string{"csv", "gobench", "html", "json", "markdown", "table"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("formats %q, want %q", got, want)
 	}
-	if got := NameList(); got != "json, markdown or table" {
+	if got := NameList(); got != "csv, gobench, html, json, markdown or table" {
 		t.Errorf("NameList = %q", got)
 	}
-	if _, err := Lookup("xml"); err == nil || err.Error() != `unknown format "xml"; known: json, markdown, table` {
+	if _, err := Lookup("xml"); err == nil || err.Error() != `unknown format "xml"; known: csv, gobench, html, json, markdown, table` {
 		t.Errorf("Lookup(xml) = %v", err)
 	}
 	defer func() {

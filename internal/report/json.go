@@ -24,7 +24,7 @@ func JSON(w io.Writer, doc *result.Document) error {
 }
 
 // jsonArray writes several documents as one JSON array of them.
-func jsonArray(w io.Writer, docs []*result.Document) error {
+func jsonArray(w io.Writer, _ []string, docs []*result.Document) error {
 	parts := make([]json.RawMessage, len(docs))
 	for i, doc := range docs {
 		var b bytes.Buffer

@@ -75,6 +75,16 @@ type Run struct {
 	// Partial marks a run cut short; Error says why a run could not start or finish.
 	Partial bool   `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Scale marks a run that is one point of a scaling series (latency against N).
+	Scale *Scale `json:"scale,omitempty"`
+}
+
+// Scale places a run in a scaling series: Series names it ("rules-path/rego-rules"), Param says
+// what grows ("rules", "users") and N how big it was for this run.
+type Scale struct {
+	Series string `json:"series"`
+	Param  string `json:"param"`
+	N      int    `json:"n"`
 }
 
 // SUT is the system under test of a run: the engine, how it was deployed, and the server

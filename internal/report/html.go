@@ -1,0 +1,539 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+func init() {
+	Register(Format{Name: "html", Render: HTML, Several: htmlSeveral})
+}
+
+// HTML writes one self-contained page: the warnings in words at the top, the summary table with
+// its ratios and notes, the charts (inline SVG drawn here: throughput, the latency percentile
+// spectrum from the HDR histograms, latency against rate, workers or N when the document holds
+// such a series, the server's CPU and memory against load), then the environment and
+// provenance. It has no script and fetches nothing when viewed; it reads in light and dark mode
+// (prefers-color-scheme) and prints. Everything from the document is escaped by html/template
+// or, inside the charts, by esc.
+func HTML(w io.Writer, doc *result.Document) error {
+	sec, err := htmlSection(doc, "", "")
+	if err != nil {
+		return err
+	}
+	return pageTemplate.Execute(w, page{Title: pageTitle(doc), Sections: []section{sec}})
+}
+
+// htmlSeveral writes several documents as one page, a section each under its file's name; each
+// keeps its own table, charts and environment.
+func htmlSeveral(w io.Writer, names []string, docs []*result.Document) error {
+	p := page{Title: "authzbench: " + strings.Join(names, ", ")}
+	for i, doc := range docs {
+		sec, err := htmlSection(doc, names[i], fmt.Sprintf("f%d-", i+1))
+		if err != nil {
+			return err
+		}
+		p.Sections = append(p.Sections, sec)
+	}
+	return pageTemplate.Execute(w, p)
+}
+
+func pageTitle(doc *result.Document) string {
+	t := "authzbench result"
+	if doc.Scenario != "" {
+		t += ": " + doc.Scenario
+	}
+	if !doc.Created.IsZero() {
+		t += ", " + doc.Created.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return t
+}
+
+type page struct {
+	Title    string
+	Sections []section
+}
+
+// Palette is the stylesheet's rules colouring series c0…c7 from the page's colour variables.
+func (page) Palette() template.CSS {
+	var b strings.Builder
+	for i := range paletteSize {
+		fmt.Fprintf(&b, "svg .c%d polyline, svg .c%d line { stroke: var(--c%d); } svg .c%d circle, svg .c%d rect { fill: var(--c%d); }\n", i, i, i, i, i, i)
+	}
+	return template.CSS(b.String())
+}
+
+type section struct {
+	File     string
+	Warnings []string
+	Columns  []string
+	Rows     [][]string
+	Notes    []string
+	Charts   []chart
+	Env      [][2]string
+}
+
+type chart struct {
+	ID      string
+	Caption string
+	SVG     template.HTML // drawn by svg.go, every text in it escaped
+}
+
+func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
+	v := Build(doc)
+	sec := section{File: file, Columns: columns(v), Warnings: warnings(doc, v)}
+	for _, r := range v.Rows {
+		sec.Rows = append(sec.Rows, cells(v, r, label(r)))
+	}
+	for _, r := range v.Rows {
+		for _, n := range r.Notes {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%s on %s: %s", r.Workload, label(r), n))
+		}
+	}
+	sec.Notes = append(sec.Notes, v.Notes...)
+	charts, err := htmlCharts(doc, v, idPrefix)
+	if err != nil {
+		return sec, err
+	}
+	sec.Charts = charts
+	sec.Env = provenance(doc)
+	return sec, nil
+}
+
+// warnings say at the top, in words, what should make a reader distrust a figure: a rate not
+// delivered, responses that were not served decisions, a cut-short run, a generator sharing
+// cores with the server, percentiles resting on few samples.
+func warnings(doc *result.Document, v *View) []string {
+	var out []string
+	if doc.Interrupted {
+		out = append(out, "Partial result: the run was stopped before it finished ("+doc.StopReason+").")
+	}
+	var missed, errs, partial, thin []string
+	for _, r := range v.Rows {
+		at := fmt.Sprintf("%s on %s at %s", r.Workload, r.Target, loadLabel(r.Load))
+		if r.RateMissed {
+			missed = append(missed, at)
+		}
+		if r.Errors > 0 {
+			errs = append(errs, fmt.Sprintf("%s (%d)", at, r.Errors))
+		}
+		if r.Partial {
+			partial = append(partial, at)
+		}
+		switch {
+		case r.Thin.P99:
+			thin = append(thin, at+" (P99, P99.9)")
+		case r.Thin.P999:
+			thin = append(thin, at+" (P99.9)")
+		}
+	}
+	if missed != nil {
+		out = append(out, "Rate missed: "+strings.Join(missed, "; ")+". The rate asked for was not delivered: latency is still measured from the intended send times, but the server saw less load than asked.")
+	}
+	if errs != nil {
+		out = append(out, "Errors, responses that were not served decisions: "+strings.Join(errs, "; ")+". They are in neither throughput nor latency; the notes under the table say what they were.")
+	}
+	if partial != nil {
+		out = append(out, "Cut short: "+strings.Join(partial, "; ")+".")
+	}
+	if thin != nil {
+		out = append(out, fmt.Sprintf("Few samples: the percentiles named rest on fewer than %d ok responses beyond them (marked %s in the table), so a longer run is likely to read them higher: %s.",
+			result.FewBeyond, thinTail, strings.Join(thin, "; ")))
+	}
+	if strings.HasPrefix(doc.Env.Pinning, "none") {
+		for i := range doc.Runs {
+			if doc.Runs[i].Where() != result.InProcess {
+				out = append(out, "Unpinned: the generator and the servers shared the machine's cores ("+doc.Env.Pinning+"), so each one's figures include contention with the other.")
+				break
+			}
+		}
+	}
+	return out
+}
+
+// provenance is the environment and what produced the document, as key and value.
+func provenance(doc *result.Document) [][2]string {
+	e := doc.Env
+	kv := [][2]string{
+		{"created", doc.Created.UTC().Format("2006-01-02 15:04:05 UTC")},
+		{"command", strings.Join(doc.Command, " ")},
+		{"scenario", doc.Scenario},
+		{"order", doc.Order},
+		{"authzbench", e.Authzbench},
+		{"commit", strings.TrimSpace(e.Commit + " " + e.CommitSource)},
+		{"modified checkout", e.Modified},
+		{"CPU", fmt.Sprintf("%s, %d cores, GOMAXPROCS %d", e.CPUModel, e.Cores, e.GOMAXPROCS)},
+		{"OS", strings.TrimSpace(e.OS + " " + e.Kernel + " " + e.Arch)},
+		{"Go", e.Go},
+		{"OPA", e.OPA},
+		{"cedar-go", e.Cedar},
+		{"pinning", e.Pinning},
+		{"generator CPUs", e.GeneratorCPUs},
+		{"host", e.Hostname},
+		{"schema", doc.Schema},
+	}
+	out := kv[:0]
+	for _, p := range kv {
+		if strings.TrimSpace(p[1]) != "" && p[1] != "0001-01-01 00:00:00 UTC" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// htmlCharts draws the charts a document has data for, each with an id a test can find.
+func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
+	var charts []chart
+	rps := axis{Label: "ok responses per second (log)", Log: true, Format: rateTick}
+	var bars []bar
+	colour := targetColours(doc)
+	for i, r := range v.Rows {
+		b := bar{Label: r.Workload + " · " + r.Target + " · " + loadLabel(r.Load), Value: r.Throughput.Mean, Spread: r.Throughput.SD,
+			Text: formatRPS(r.Throughput), Colour: colour[doc.Runs[i].Label()]}
+		if r.RateMissed {
+			b.Comment = "RATE MISSED"
+		}
+		bars = append(bars, b)
+	}
+	charts = append(charts, chart{ID: prefix + "chart-throughput", Caption: "Throughput of each run (bars: mean of the repetitions; whiskers: ± one sd). Log axis.",
+		SVG: template.HTML(barChart(prefix+"chart-throughput", "throughput", "Throughput by workload and target", rps, bars))})
+
+	spectra, err := spectrumCharts(doc, prefix, colour)
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, spectra...)
+
+	us := axis{Label: "latency (log)", Log: true, Format: Duration}
+	for _, s := range []struct {
+		id, what, caption string
+		key               func(r *result.Run) (float64, bool)
+		x                 axis
+	}{
+		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed.",
+			func(r *result.Run) (float64, bool) {
+				return r.Load.Rate, r.Load.Model == result.OpenLoop && r.Scale == nil
+			},
+			axis{Label: "requests per second asked for", Format: rateTick}},
+		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed.",
+			func(r *result.Run) (float64, bool) {
+				return float64(r.Load.Workers), r.Load.Model != result.OpenLoop && r.Scale == nil
+			},
+			axis{Label: "workers", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
+		{"chart-latency-vs-n", "N", "Latency against the size of a scaling series (result's scale.n): P99 solid, P50 dashed.",
+			func(r *result.Run) (float64, bool) {
+				if r.Scale == nil {
+					return 0, false
+				}
+				return float64(r.Scale.N), true
+			},
+			axis{Label: "N", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
+	} {
+		series, xlabel := latencyAgainst(doc, s.key, colour)
+		if series == nil {
+			continue
+		}
+		x := s.x
+		if xlabel != "" {
+			x.Label = xlabel
+		}
+		charts = append(charts, chart{ID: prefix + s.id, Caption: s.caption,
+			SVG: template.HTML(lineChart(prefix+s.id, "latency-vs", "Latency against "+s.what, x, us, series))})
+	}
+	if cpu, mem := resourceSeries(doc, colour); cpu != nil {
+		x := axis{Label: "ok responses per second", Format: rateTick}
+		charts = append(charts,
+			chart{ID: prefix + "chart-cpu", Caption: "CPU cores the server authzbench started used (mean over the measured phases), against the throughput it served.",
+				SVG: template.HTML(lineChart(prefix+"chart-cpu", "resources", "Server CPU against load", x,
+					axis{Label: "CPU cores", Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }}, cpu))},
+			chart{ID: prefix + "chart-memory", Caption: "Largest resident memory of the server authzbench started, against the throughput it served.",
+				SVG: template.HTML(lineChart(prefix+"chart-memory", "resources", "Server memory against load", x,
+					axis{Label: "RSS, MB", Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }}, mem))})
+	}
+	return charts, nil
+}
+
+// rateTick labels a rate on an axis: "10", "2.5", "1,000".
+func rateTick(v float64) string {
+	if v >= 1000 {
+		return thousands(v)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// targetColours gives each target (as labelled) one colour throughout the page.
+func targetColours(doc *result.Document) map[string]int {
+	c := map[string]int{}
+	for i := range doc.Runs {
+		if _, ok := c[doc.Runs[i].Label()]; !ok {
+			c[doc.Runs[i].Label()] = len(c)
+		}
+	}
+	return c
+}
+
+// spectrumCharts draw, per workload, the latency of every run at each percentile, from the
+// repetitions' HDR histograms merged: the x axis is in nines (p90, p99, p99.9, …), so the tail
+// gets the room it deserves, and it stops where the run's responses run out.
+func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) ([]chart, error) {
+	var order []string
+	byWorkload := map[string][]int{}
+	for i := range doc.Runs {
+		w := doc.Runs[i].Workload
+		if _, ok := byWorkload[w]; !ok {
+			order = append(order, w)
+		}
+		byWorkload[w] = append(byWorkload[w], i)
+	}
+	ticks := []tick{{0, "p0"}, {1, "p90"}, {2, "p99"}, {3, "p99.9"}, {4, "p99.99"}, {5, "p99.999"}}
+	var charts []chart
+	for _, w := range order {
+		var series []chartSeries
+		loads := map[string]bool{}
+		for _, i := range byWorkload[w] {
+			loads[loadLabel(doc.Runs[i].Load)] = true
+		}
+		maxNines := 0.0
+		for _, i := range byWorkload[w] {
+			r := &doc.Runs[i]
+			h, err := mergedHistogram(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s on %s: %w", r.Workload, r.Label(), err)
+			}
+			if h == nil || h.TotalCount() == 0 {
+				continue
+			}
+			name := r.Label()
+			if len(loads) > 1 {
+				name += " " + loadLabel(r.Load)
+			}
+			top := math.Min(5, math.Log10(float64(h.TotalCount())))
+			maxNines = math.Max(maxNines, top)
+			var pts []chartPoint
+			for n := 0.0; n <= top+1e-9; n += 0.05 {
+				q := 100 * (1 - math.Pow(10, -n))
+				pts = append(pts, chartPoint{n, float64(h.ValueAtQuantile(q)) / 1e3})
+			}
+			series = append(series, chartSeries{Name: name, Points: pts, Colour: colour[r.Label()]})
+		}
+		if series == nil {
+			continue
+		}
+		// One target under several loads: a colour per line, not per target.
+		if len(loads) > 1 {
+			for k := range series {
+				series[k].Colour = k
+			}
+		}
+		var shown []tick
+		for _, t := range ticks {
+			if t.V <= math.Ceil(maxNines) {
+				shown = append(shown, t)
+			}
+		}
+		id := prefix + "chart-spectrum-" + slug(w)
+		charts = append(charts, chart{ID: id,
+			Caption: "Latency at each percentile, " + w + ": every ok response of all repetitions merged (HDR histograms); each line stops where its responses run out.",
+			SVG: template.HTML(lineChart(id, "spectrum", "Latency by percentile: "+w,
+				axis{Label: "percentile", Ticks: shown}, axis{Label: "latency (log)", Log: true, Format: Duration}, series))})
+	}
+	return charts, nil
+}
+
+// mergedHistogram adds up a run's repetitions' ok-latency histograms (ns); nil when none has one.
+func mergedHistogram(r *result.Run) (*hdrhistogram.Histogram, error) {
+	var sum *hdrhistogram.Histogram
+	for j, rep := range r.Repetitions {
+		if rep.HDR == "" {
+			continue
+		}
+		h, err := result.DecodeHistogram(rep.HDR)
+		if err != nil {
+			return nil, fmt.Errorf("repetition %d: %w", j+1, err)
+		}
+		if sum == nil {
+			sum = h
+			continue
+		}
+		if dropped := sum.Merge(h); dropped > 0 {
+			return nil, fmt.Errorf("repetition %d: %d values beyond the histogram's range", j+1, dropped)
+		}
+	}
+	return sum, nil
+}
+
+// latencyAgainst groups the runs key accepts by workload and target, and returns a P99 and a P50
+// series for each group with at least two distinct x values; nil when none has. With a scaling
+// series the x label says what grew.
+func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool), colour map[string]int) ([]chartSeries, string) {
+	type group struct {
+		name   string
+		target string
+		pts    map[float64]result.Percentiles
+	}
+	var order []string
+	groups := map[string]*group{}
+	param := ""
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		x, ok := key(r)
+		if !ok || r.Summary.OK == 0 {
+			continue
+		}
+		name := r.Workload + " · " + r.Label()
+		if r.Scale != nil {
+			name = r.Scale.Series + " · " + r.Label()
+			param = r.Scale.Param
+		}
+		if r.Load.Model == result.OpenLoop && r.Scale == nil {
+			name += fmt.Sprintf(" x%d", r.Load.Connections)
+		}
+		g, ok := groups[name]
+		if !ok {
+			g = &group{name: name, target: r.Label(), pts: map[float64]result.Percentiles{}}
+			groups[name] = g
+			order = append(order, name)
+		}
+		g.pts[x] = r.Summary.LatencyUS
+	}
+	var series []chartSeries
+	for _, name := range order {
+		g := groups[name]
+		if len(g.pts) < 2 {
+			continue
+		}
+		xs := make([]float64, 0, len(g.pts))
+		for x := range g.pts {
+			xs = append(xs, x)
+		}
+		sort.Float64s(xs)
+		var p99, p50 []chartPoint
+		for _, x := range xs {
+			p99 = append(p99, chartPoint{x, g.pts[x].P99})
+			p50 = append(p50, chartPoint{x, g.pts[x].P50})
+		}
+		c := colour[g.target] + len(series)/2
+		series = append(series, chartSeries{Name: name + " P99", Points: p99, Colour: c},
+			chartSeries{Name: name + " P50", Points: p50, Colour: c, Dashed: true})
+	}
+	if param != "" {
+		param = "N (" + param + ")"
+	}
+	return series, param
+}
+
+// resourceSeries are, per workload and target with a server authzbench started, its CPU cores
+// and largest RSS against the throughput served; nil when no run has them.
+func resourceSeries(doc *result.Document, colour map[string]int) (cpu, mem []chartSeries) {
+	var order []string
+	idx := map[string]int{}
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		res := r.SUTResources
+		if res == nil || r.Summary.OK == 0 {
+			continue
+		}
+		name := r.Workload + " · " + r.Label()
+		j, ok := idx[name]
+		if !ok {
+			j = len(order)
+			idx[name] = j
+			order = append(order, name)
+			c := colour[r.Label()] + j
+			cpu = append(cpu, chartSeries{Name: name, Colour: c})
+			mem = append(mem, chartSeries{Name: name, Colour: c})
+		}
+		x := r.Summary.ThroughputRPS.Mean
+		cpu[j].Points = append(cpu[j].Points, chartPoint{x, res.CPUCoresMean})
+		mem[j].Points = append(mem[j].Points, chartPoint{x, res.RSSMaxMB})
+	}
+	for j := range cpu {
+		sort.Slice(cpu[j].Points, func(a, b int) bool { return cpu[j].Points[a].X < cpu[j].Points[b].X })
+		sort.Slice(mem[j].Points, func(a, b int) bool { return mem[j].Points[a].X < mem[j].Points[b].X })
+	}
+	return cpu, mem
+}
+
+// slug keeps letters, digits and '-' for an id.
+func slug(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{{.Title}}</title>
+<style>
+:root { --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --grid: #d8dee4; --warn-bg: #fff4d6; --warn-fg: #6b4a00; --row: #f6f8fa;
+  --c0: #0969da; --c1: #cf222e; --c2: #1a7f37; --c3: #8250df; --c4: #bc4c00; --c5: #0598bc; --c6: #bf3989; --c7: #6e7781; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --grid: #30363d; --warn-bg: #3b2e00; --warn-fg: #f2cc60; --row: #161b22;
+    --c0: #4493f8; --c1: #ff7b72; --c2: #3fb950; --c3: #bc8cff; --c4: #f0883e; --c5: #39c5cf; --c6: #ff80c8; --c7: #9198a1; }
+}
+body { background: var(--bg); color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5rem auto; max-width: 1200px; padding: 0 1rem; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid var(--grid); }
+.warnings { background: var(--warn-bg); color: var(--warn-fg); border-radius: 6px; padding: .6rem 1rem .6rem 2rem; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 12.5px; }
+th, td { padding: 3px 8px; border-bottom: 1px solid var(--grid); text-align: right; white-space: nowrap; }
+th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
+tbody tr:nth-child(even) { background: var(--row); }
+.scroll { overflow-x: auto; }
+.notes { color: var(--muted); font-size: 12.5px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 0 1.5rem; }
+.charts figure:first-child { grid-column: 1 / -1; }
+figure { margin: 1rem 0; } figcaption { color: var(--muted); font-size: 12.5px; }
+svg.chart { max-width: 100%; height: auto; font: 11px system-ui, sans-serif; }
+svg .heading { fill: var(--fg); font-size: 13px; font-weight: 600; }
+svg .tick, svg .label, svg .value, svg .legend text, svg .axis, svg .note { fill: var(--fg); }
+svg .tick, svg .note { fill: var(--muted); }
+svg .grid { stroke: var(--grid); stroke-width: 1; } svg .frame { stroke: var(--muted); }
+svg .series polyline, svg .legend line { stroke-width: 2; fill: none; }
+svg .whisker { stroke: var(--fg); stroke-width: 1.5; }
+{{.Palette}}
+dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; } dl.env dt { color: var(--muted); } dl.env dd { margin: 0; }
+@media print {
+  :root { --bg: #ffffff; --fg: #000000; --muted: #444444; --grid: #cccccc; --warn-bg: #ffffff; --warn-fg: #000000; --row: #f2f2f2; }
+  body { margin: 0; max-width: none; } .warnings { border: 1px solid #000; }
+  figure, table, .warnings { break-inside: avoid; } h2 { break-after: avoid; }
+}
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{range .Sections}}<section>
+{{if .File}}<h2 class="file">{{.File}}</h2>{{end}}
+{{if .Warnings}}<ul class="warnings" id="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<h2>Summary</h2>
+<div class="scroll"><table class="summary">
+<thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div>
+<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>
+<h2>Charts</h2>
+<div class="charts">
+{{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}</div>
+<h2>Environment and provenance</h2>
+<dl class="env">{{range .Env}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl>
+</section>
+{{end}}</body>
+</html>
+`))

@@ -1,0 +1,179 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// chromium finds a headless-capable Chromium; "" when none is installed.
+func chromium() string {
+	if p := os.Getenv("AUTHZBENCH_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// runChromium runs headless Chromium on a page with a fresh profile, bounded in time.
+func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	all := append([]string{"--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+		"--no-first-run", "--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}, args...)
+	cmd := exec.CommandContext(ctx, bin, all...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+// The HTML report as a browser shows it: a multi-target report (the quickstart's five targets,
+// a rate matrix, a worker sweep and a scaling series in one page) is loaded in headless
+// Chromium; the DOM it built must hold every chart the page was rendered with, each an <svg>
+// with its <title>, and the console must be silent (the page has no script, so nothing can
+// throw). A screenshot is taken and checked to be an image of the window's size that is not
+// blank; AUTHZBENCH_SCREENSHOT=path keeps the quickstart's (docs/img/report.png is made so).
+func TestHTMLInChromium(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("Chromium not found (chromium, chromium-browser, google-chrome or AUTHZBENCH_CHROMIUM): apt-get install -y chromium to run the browser test")
+	}
+	dir := t.TempDir()
+	quick := committedDoc(t, "quickstart-2026-11-23.json")
+	docs := []*result.Document{quick, committedDoc(t, "rates-2026-11-23.json"), committedDoc(t, "concurrency-2026-11-23.json"), scaledDoc(t)}
+	var b bytes.Buffer
+	if err := htmlSeveral(&b, []string{"quickstart.json", "rates.json", "concurrency.json", "scaled.json"}, docs); err != nil {
+		t.Fatal(err)
+	}
+	want := chartIDs(t, b.String())
+	for _, id := range []string{"f1-chart-throughput", "f1-chart-spectrum-rbac", "f1-chart-cpu", "f1-chart-memory",
+		"f2-chart-latency-vs-rate", "f3-chart-latency-vs-workers", "f4-chart-latency-vs-n"} {
+		if !slices.Contains(want, id) {
+			t.Fatalf("the page has no chart %s: %q", id, want)
+		}
+	}
+	pagePath := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(pagePath, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	dom, logs := runChromium(t, bin, "--dump-dom", "file://"+pagePath)
+	for _, bad := range []string{"Uncaught", ":CONSOLE", "Refused to", "net::ERR_"} {
+		if strings.Contains(logs, bad) {
+			t.Errorf("Chromium logged %q while loading the page:\n%s", bad, logs)
+		}
+	}
+	got := domCharts(t, dom)
+	if !slices.Equal(got, want) {
+		t.Errorf("Chromium's DOM holds charts %q, want %q", got, want)
+	}
+
+	// The screenshot: the quickstart alone, as docs/img/report.png shows it.
+	var one bytes.Buffer
+	if err := HTML(&one, quick); err != nil {
+		t.Fatal(err)
+	}
+	onePath := filepath.Join(dir, "quickstart.html")
+	if err := os.WriteFile(onePath, one.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "report.png")
+	runChromium(t, bin, "--window-size=1280,3000", "--screenshot="+shot, "file://"+onePath)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if size := img.Bounds().Size(); size.X != 1280 || size.Y != 3000 {
+		t.Errorf("screenshot %v, want 1280x3000", size)
+	}
+	if n := colours(img); n < 8 {
+		t.Errorf("screenshot has %d colours: a blank page, not the report", n)
+	}
+	if keep := os.Getenv("AUTHZBENCH_SCREENSHOT"); keep != "" {
+		data, err := os.ReadFile(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keep, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// domCharts are the ids of the <svg class="chart …"> elements of a DOM that have a non-empty
+// <title> child, in document order.
+func domCharts(t *testing.T, dom string) []string {
+	t.Helper()
+	root, err := html.Parse(strings.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "svg" && strings.HasPrefix(attr(n, "class"), "chart ") {
+			titled := false
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.ElementNode && c.Data == "title" && c.FirstChild != nil && strings.TrimSpace(c.FirstChild.Data) != "" {
+					titled = true
+				}
+			}
+			if !titled {
+				t.Errorf("chart %s has no <title> in the DOM", attr(n, "id"))
+			}
+			ids = append(ids, attr(n, "id"))
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(root)
+	return ids
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// colours counts the distinct colours of a sample of an image's pixels, up to 64.
+func colours(img image.Image) int {
+	seen := map[[4]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y && len(seen) < 64; y += 7 {
+		for x := b.Min.X; x < b.Max.X && len(seen) < 64; x += 5 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	return len(seen)
+}
