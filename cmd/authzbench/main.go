@@ -117,6 +117,7 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 		newVersionCommand(stdout), newOPACommand(), newCedarServerCommand(stderr))
 	root.AddCommand(newCompareCommand(stdout))
 	root.AddCommand(newABCommand(stdout, stderr))
+	root.AddCommand(newProfileCommand(stdout, stderr))
 	return root
 }
 

@@ -107,6 +107,9 @@ type SUT struct {
 	TLS *TLS `json:"tls,omitempty"`
 	// HTTP2: the requests went over HTTP/2 (h2 over TLS, h2c in clear), not HTTP/1.1.
 	HTTP2 bool `json:"http2,omitempty"`
+	// HostBuiltins are the built-in functions a WebAssembly target's policy called out of
+	// Wasm, run by the host in Go (opa/wasm): the part of its work that was not Wasm.
+	HostBuiltins []string `json:"host_builtins,omitempty"`
 }
 
 // TLS is the TLS a run measured: the mode, and which certificates, so two results can be told

@@ -207,8 +207,8 @@ func TestParseErrorsNameSourceAndLine(t *testing.T) {
 			`s.yaml:2: unknown workload "rbca"; known: ` + knownWorkloads},
 		{"unknown target", "workloads: [rbac]\ntargets:\n  - opa/server\n  - opa/grpc\n",
 			`s.yaml:4: unknown target "opa/grpc"; known: ` + knownTargets},
-		{"unknown target in object form", "workloads: [rbac]\ntargets:\n  - target: opa/wasm\n    load: {workers: 2}\n",
-			`s.yaml:3: unknown target "opa/wasm"; known: ` + knownTargets},
+		{"unknown target in object form", "workloads: [rbac]\ntargets:\n  - target: opa/grpc\n    load: {workers: 2}\n",
+			`s.yaml:3: unknown target "opa/grpc"; known: ` + knownTargets},
 		{"workers 0 at top level", "workloads: [rbac]\nload:\n  workers: 0\ntargets: [opa/server]\n",
 			"s.yaml:3: workers must be at least 1, got 0"},
 		{"workers 0 in a target", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      workers: 0\n",
@@ -374,7 +374,7 @@ func TestFromFlagsErrors(t *testing.T) {
 	}{
 		// The known targets spelt out once, so that one missing from target.Names shows here.
 		{"unknown target", AdHoc{Targets: []string{"opa/grpc"}},
-			`--target: unknown target "opa/grpc"; known: cedar/extauthz, cedar/inproc, cedar/server, http, opa/cli, opa/extauthz, opa/inproc, opa/server`},
+			`--target: unknown target "opa/grpc"; known: cedar/extauthz, cedar/inproc, cedar/server, http, opa/cli, opa/extauthz, opa/inproc, opa/server, opa/wasm`},
 		{"unknown workload", AdHoc{Workloads: []string{"rbca"}},
 			`--workload: unknown workload "rbca"; known: ` + strings.Join(workload.Names(), ", ")},
 		{"both at once", AdHoc{Targets: []string{"opa/server", "no/such-target"}, Workloads: []string{"nop", "nosuchworkload"}},

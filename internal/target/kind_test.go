@@ -28,7 +28,7 @@ func TestEveryKindDescribesItself(t *testing.T) {
 			}
 		})
 	}
-	want := map[string]Placement{"opa/inproc": InProcess, "opa/cli": ProcessPerDecision, "opa/server": LaunchedServer,
+	want := map[string]Placement{"opa/inproc": InProcess, "opa/wasm": InProcess, "opa/cli": ProcessPerDecision, "opa/server": LaunchedServer,
 		"cedar/inproc": InProcess, "cedar/server": LaunchedServer, "http": External,
 		"opa/extauthz": LaunchedServer, "cedar/extauthz": LaunchedServer, "trivial/server": LaunchedServer}
 	for name, p := range want {
@@ -43,7 +43,7 @@ func TestKindLists(t *testing.T) {
 	if slices.Contains(names, "trivial/server") || !slices.IsSorted(names) || !slices.Contains(names, "http") {
 		t.Errorf("names %v: want the user's kinds, sorted, without the internal trivial/server", names)
 	}
-	if got, want := strings.Join(EngineModes(), ","), "opa/inproc,opa/cli,opa/server,opa/extauthz,cedar/inproc,cedar/server,cedar/extauthz"; got != want {
+	if got, want := strings.Join(EngineModes(), ","), "opa/inproc,opa/wasm,opa/cli,opa/server,opa/extauthz,cedar/inproc,cedar/server,cedar/extauthz"; got != want {
 		t.Errorf("engine modes %s, want %s (the in-process OPA first, the reference)", got, want)
 	}
 	_, err := Lookup("opa/grpc")

@@ -68,6 +68,7 @@ func TestRBACDecide(t *testing.T) {
 		Cedar:    rbacCedar(d),
 	}
 	checkHandCases(t, w, tests, func(in rbacInput) (bool, string) { return rbacDecide(d, in) })
+	checkHandCases(t, optimizedOf(t, "rbac-opt", w), tests, func(in rbacInput) (bool, string) { return rbacDecide(d, in) })
 	// Cedar's schema names the resource types, so a request for a type it does not know is
 	// refused before any policy runs; every other case must decide as in Rego.
 	var typed []handCase[rbacInput]

@@ -106,5 +106,6 @@ func TestRiskDecide(t *testing.T) {
 	}
 	w := riskWorkload(d)
 	checkHandCases(t, w, tests, func(in riskInput) (bool, string) { return riskDecide(d, in) })
+	checkHandCases(t, optimizedOf(t, "risk-opt", w), tests, func(in riskInput) (bool, string) { return riskDecide(d, in) })
 	checkCedarHandCases(t, w, tests, func(in riskInput) []byte { return riskCedarRequest(d, in) })
 }
