@@ -40,6 +40,9 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	if f.procs < 0 {
 		errs = append(errs, fmt.Errorf("--generator-procs %d: want 1 or more, or 0 for the default", f.procs))
 	}
+	if f.http2 && f.noReuse {
+		errs = append(errs, errors.New("--http2 multiplexes requests over kept connections; it does not go with --no-reuse (measure connection costs over HTTP/1.1, without --http2)"))
+	}
 	if f.serverTimes < 0 {
 		errs = append(errs, fmt.Errorf("--server-metrics %d: want N >= 1 to sample every Nth request, or 0 for none", f.serverTimes))
 	}
