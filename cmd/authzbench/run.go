@@ -118,7 +118,7 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `
 
 Every response is verified. Throughput counts only ok responses; latency percentiles are over
 ok responses only; any other response (wrong_decision, undefined, non_boolean, http_<code>,
-exit_<code>, malformed_response, eval_error, transport, timeout) is counted and shown with its
+exit_<code>, malformed_response, eval_error, transport, timeout, not_http2) is counted and shown with its
 class's first message, and makes the exit status 1 unless
 --allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
 the partial result marked "interrupted": true.` + exitStatusHelp,
