@@ -40,6 +40,15 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	if f.procs < 0 {
 		errs = append(errs, fmt.Errorf("--generator-procs %d: want 1 or more, or 0 for the default", f.procs))
 	}
+	if f.http2Conns < 0 {
+		errs = append(errs, fmt.Errorf("--http2-connections %d: want 1 or more, or none for 1", f.http2Conns))
+	}
+	if fl.Changed("http2-connections") && !f.http2 && f.file == "" {
+		errs = append(errs, errors.New("--http2-connections sets the HTTP/2 connections the workers share; give --http2 with it"))
+	}
+	if f.http2 && f.noReuse {
+		errs = append(errs, errors.New("--http2 multiplexes requests over kept connections; it does not go with --no-reuse (measure connection costs over HTTP/1.1, without --http2)"))
+	}
 	if f.serverTimes < 0 {
 		errs = append(errs, fmt.Errorf("--server-metrics %d: want N >= 1 to sample every Nth request, or 0 for none", f.serverTimes))
 	}

@@ -69,6 +69,8 @@ type runFlags struct {
 	floor       bool
 	serverTimes int
 	grpcConns   int
+	http2       bool
+	http2Conns  int
 	noReuse     bool
 	pinSUT      string
 	httpMethod  string
@@ -118,7 +120,7 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `
 
 Every response is verified. Throughput counts only ok responses; latency percentiles are over
 ok responses only; any other response (wrong_decision, undefined, non_boolean, http_<code>,
-exit_<code>, malformed_response, eval_error, transport, timeout) is counted and shown with its
+exit_<code>, malformed_response, eval_error, transport, timeout, not_http2) is counted and shown with its
 class's first message, and makes the exit status 1 unless
 --allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
 the partial result marked "interrupted": true.` + exitStatusHelp,
@@ -194,6 +196,8 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.StringVar(&f.pinSUT, "pin-sut", "", "pin the servers authzbench starts to these CPUs (0 or 1-3); Linux")
 	fl.StringVar(&f.pinLoad, "pin-load", "", "pin authzbench itself, the generator, to these CPUs; Linux")
 	fl.StringVar(&f.pin, "pin", "", "auto: on a machine of 2 to 4 CPUs, run the generator on CPU 0 and servers on the rest (the default for scenario files); none: leave them unpinned (the default for flags)")
+	fl.BoolVar(&f.http2, "http2", false, strings.ReplaceAll(kindsTaking("http2"), " and ", ", ")+": speak HTTP/2 (Go's net/http): h2 by ALPN with --tls or an https url, h2c with prior knowledge in clear (OPA started with --h2c); answers over HTTP/1.x count as not_http2")
+	fl.IntVar(&f.http2Conns, "http2-connections", 0, "with --http2: HTTP/2 connections the workers share, worker k on connection k mod N (default 1)")
 	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
 	served := strings.ReplaceAll(kindsTaking("tls"), " and ", ", ")
 	fl.BoolVar(&f.tls, "tls", false, served+": serve over TLS, with a CA and certificates generated for the run (ECDSA P-256) unless --server-cert gives yours")
@@ -378,6 +382,7 @@ func optionFlags(f runFlags) []optionFlag {
 	return []optionFlag{
 		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
 		{"grpc-connections", "grpc_connections", f.grpcConns},
+		{"http2", "http2", f.http2}, {"http2-connections", "http2_connections", f.http2Conns},
 		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
 		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
 		{"tls", "tls", f.tls}, {"mtls", "mtls", f.mtls}, {"mtls-authz", "mtls_authz", f.mtlsAuthz},
@@ -389,7 +394,7 @@ func optionFlags(f runFlags) []optionFlag {
 
 // selectiveFlags are option flags that only some kinds take: given with none of them
 // selected, they would be ignored without a word.
-var selectiveFlags = []string{"tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
+var selectiveFlags = []string{"http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
 
 // checkTakenFlags refuses a selective flag that no selected target takes.
 func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {

@@ -109,7 +109,10 @@ func Compare(doc *Document) []Comparison {
 		rate                 float64
 	}
 	key := func(r Run) same {
+		// The mode with what the label adds to the kind (its TLS mode, h2 or h2c): Cedar over
+		// h2c is compared with OPA over h2c, not with OPA over HTTP/1.1.
 		_, mode := EngineMode(r.Target)
+		mode += strings.TrimPrefix(r.Label(), r.Target)
 		return same{r.Workload, mode, r.Load.Model, r.Load.Workers, r.Load.Connections, r.Load.Rate}
 	}
 	// A run with wrong decisions is neither compared nor compared with: engines that decide

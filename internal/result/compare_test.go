@@ -82,3 +82,26 @@ func TestCompareAcrossEngines(t *testing.T) {
 		t.Errorf("cross-engine comparison %+v; want cedar/server 2× opa/server's P50 speed, called", cross)
 	}
 }
+
+// Across engines, a run is compared with the first engine's run over the same protocol: Cedar
+// over h2c with OPA over h2c, Cedar over HTTP/1.1 with OPA over HTTP/1.1, and Cedar over TLS
+// with h2 with nothing, when OPA did not run so.
+func TestCompareAcrossEnginesSameProtocol(t *testing.T) {
+	opa, opaH2C := runOf("opa/server", 1, 4, 100, 100), runOf("opa/server", 2, 4, 50, 50)
+	opaH2C.SUT.HTTP2 = true
+	cedar, cedarH2C := runOf("cedar/server", 3, 4, 200, 200), runOf("cedar/server", 4, 4, 150, 150)
+	cedarH2C.SUT.HTTP2 = true
+	cedarTLSH2 := runOf("cedar/server", 5, 4, 120, 120)
+	cedarTLSH2.SUT.HTTP2, cedarTLSH2.SUT.TLS = true, &TLS{Mode: "tls"}
+	doc := &Document{Order: "interleaved", Runs: []Run{opa, opaH2C, cedar, cedarH2C, cedarTLSH2}}
+	bases := map[int]int{}
+	for _, c := range Compare(doc) {
+		if c.Figure == P50 {
+			bases[c.Run] = c.BaseRun
+		}
+	}
+	want := map[int]int{2: 0, 3: 1}
+	if len(bases) != len(want) || bases[2] != 0 || bases[3] != 1 {
+		t.Errorf("P50 compared run→base %v, want %v (cedar/server tls h2 with none)", bases, want)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -148,13 +149,27 @@ const (
 
 // Where is where the run's engine ran: its recorded placement, or for a file written before
 // placements were recorded, in-process for a target named */inproc and "" (unknown) otherwise.
-// Label names the run's target as a table shows it: the kind, and its TLS mode when it spoke
-// TLS, so that one kind measured in several modes (experiments/tls.yaml) reads as several rows.
+// Label names the run's target as a table shows it: the kind, its TLS mode when it spoke TLS,
+// and h2 (over TLS) or h2c (in clear) when it spoke HTTP/2, with xN when its workers shared N
+// HTTP/2 connections rather than one, so that one kind measured in several modes
+// (experiments/tls.yaml, experiments/http2.yaml) reads as several rows.
 func (r *Run) Label() string {
-	if r.SUT.TLS != nil && r.SUT.TLS.Mode != "" {
-		return r.Target + " " + r.SUT.TLS.Mode
+	label := r.Target
+	tls := r.SUT.TLS != nil && r.SUT.TLS.Mode != ""
+	if tls {
+		label += " " + r.SUT.TLS.Mode
 	}
-	return r.Target
+	if r.SUT.HTTP2 {
+		if tls {
+			label += " h2"
+		} else {
+			label += " h2c"
+		}
+		if r.SUT.Connections > 1 {
+			label += " x" + strconv.Itoa(r.SUT.Connections)
+		}
+	}
+	return label
 }
 
 func (r *Run) Where() Placement {

@@ -505,3 +505,26 @@ func TestRunLabelNamesTheTLSMode(t *testing.T) {
 		t.Errorf("mtls: %q, want \"opa/server mtls\"", got)
 	}
 }
+
+// A run over HTTP/2 reads as a target of its own, h2c in clear and h2 over TLS, beside the same
+// kind over HTTP/1.1.
+func TestRunLabelNamesHTTP2(t *testing.T) {
+	for _, tc := range []struct {
+		sut  SUT
+		want string
+	}{
+		{SUT{HTTP2: true}, "opa/server h2c"},
+		{SUT{HTTP2: true, TLS: &TLS{Mode: "tls"}}, "opa/server tls h2"},
+		{SUT{HTTP2: true, TLS: &TLS{Mode: "mtls"}}, "opa/server mtls h2"},
+		{SUT{TLS: &TLS{Mode: "tls"}}, "opa/server tls"},
+		{SUT{HTTP2: true, Connections: 1}, "opa/server h2c"},
+		{SUT{HTTP2: true, Connections: 8}, "opa/server h2c x8"},
+		{SUT{HTTP2: true, Connections: 2, TLS: &TLS{Mode: "tls"}}, "opa/server tls h2 x2"},
+		{SUT{Connections: 8}, "opa/server"}, // over HTTP/1.1 the connections are the workers'
+	} {
+		r := Run{Target: "opa/server", SUT: tc.sut}
+		if got := r.Label(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.sut, got, tc.want)
+		}
+	}
+}

@@ -13,7 +13,8 @@ func init() {
 	Register(Kind{Name: "cedar/server", Engine: "cedar", Placement: LaunchedServer, LoadsPolicy: true, Order: 50,
 		NewConfig: func() Config { return &CedarServerConfig{} },
 		New: func(common Common, c Config) Target {
-			return &cedarServer{served{common: common, cfg: &c.(*CedarServerConfig).ServerConfig}}
+			cfg := c.(*CedarServerConfig)
+			return &cedarServer{served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config}}
 		}})
 }
 
@@ -21,12 +22,13 @@ func init() {
 // `authzbench cedar-server`.
 type CedarServerConfig struct {
 	ServerConfig `yaml:",inline"`
+	HTTP2Config  `yaml:",inline"`
 }
 
 // Check refuses mtls_authz: the Cedar server has no authorization layer of its own in front of
 // its decisions, as OPA's system policy is, so there is nothing equivalent to measure.
 func (c *CedarServerConfig) Check() error {
-	err := c.ServerConfig.Check()
+	err := errors.Join(append([]error{c.ServerConfig.Check()}, c.HTTP2Config.check()...)...)
 	if c.MTLSAuthz || len(c.MTLSAdmit) > 0 {
 		err = errors.Join(err, errors.New("mtls_authz is not supported by cedar/server: it has no authorization policy in front of its decisions, as OPA's --authorization=basic; use mtls"))
 	}
@@ -66,6 +68,8 @@ func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 		if t.cfg.Mode() >= MutualTLS {
 			args = append(args, "--tls-ca-cert-file", f.CACert)
 		}
+	} else if t.speaksHTTP2() {
+		args = append(args, "--h2c") // over TLS it offers h2 by ALPN anyway
 	}
 	cmd, err := cedarServerCommand(t.common.TempDir, w, append(args, t.cfg.Args...)...)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,6 +40,8 @@ type HTTPConfig struct {
 	DecisionStatus string `yaml:"decision_status"`
 	// TLSClient is what the client trusts and presents to an https endpoint.
 	TLSClient `yaml:",inline"`
+	// HTTP2Config speaks HTTP/2 to it instead of HTTP/1.1.
+	HTTP2Config `yaml:",inline"`
 }
 
 // RemoteURL is the endpoint: the http target always measures a server someone else runs.
@@ -61,6 +64,7 @@ func (c *HTTPConfig) Check() error {
 	if err := c.TLSClient.check(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.HTTP2Config.check()...)
 	if c.TLSClient.given() && c.URL != "" && !strings.HasPrefix(c.URL, "https://") {
 		errs = append(errs, fmt.Errorf("cacert, cert, key and insecure apply to an https url, not %s", c.URL))
 	}
@@ -90,6 +94,9 @@ type httpTarget struct {
 	endpoint httpload.Endpoint
 	requests [][]byte
 	pointer  []string
+	// Over HTTP/2 (http2): the connections the workers share and the requests.
+	h2         *h2Pool
+	h2Requests []h2Request
 }
 
 var placeholder = regexp.MustCompile(`\{\{\s*(input(?:\.[A-Za-z0-9_-]+)*)\s*\}\}`)
@@ -100,6 +107,9 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 		return optionError("url", func(n func(string) string) string {
 			return fmt.Sprintf("the http target needs %s, the decision endpoint (http://127.0.0.1:8080/v1/authorize)", n("url"))
 		})
+	}
+	if h.HTTP2 && t.common.NoReuse {
+		return refuseNoReuse()
 	}
 	if (h.DecisionPath == "") == (h.DecisionStatus == "") {
 		return optionError("decision_path", func(n func(string) string) string {
@@ -144,20 +154,28 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	headers := []httpload.Header{{Name: "Content-Type", Value: "application/json"}}
+	h2Headers := http.Header{"Content-Type": {"application/json"}}
 	for _, hv := range h.Headers {
 		name, value, _ := strings.Cut(hv, ":")
 		headers = append(headers, httpload.Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+		h2Headers.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 	}
-	t.requests = make([][]byte, len(w.Inputs))
-	var first []byte
+	bodies := make([][]byte, len(w.Inputs))
 	for i, in := range w.Inputs {
-		body, _ := fillBody(h.Body, in.JSON)
-		if i == 0 {
-			first = body
-		}
-		t.requests[i] = httpload.EncodeRequest(e, method, path, headers, body)
+		bodies[i], _ = fillBody(h.Body, in.JSON)
 	}
-	return probe(ctx, h.URL, first, t.common.timeout(), e.TLS)
+	if h.HTTP2 {
+		if t.h2Requests, err = newH2Requests(method, h.URL, h2Headers, bodies); err != nil {
+			return err
+		}
+		t.h2 = newH2Pool(h.HTTP2Config.connections(), e.TLS)
+	} else {
+		t.requests = make([][]byte, len(bodies))
+		for i, body := range bodies {
+			t.requests[i] = httpload.EncodeRequest(e, method, path, headers, body)
+		}
+	}
+	return probe(ctx, h.URL, bodies[0], t.common.timeout(), e.TLS)
 }
 
 // CheckHTTP finds what is wrong with the http target's headers and body template, for every
@@ -239,8 +257,13 @@ func fillBody(template string, input []byte) ([]byte, error) {
 }
 
 func (t *httpTarget) Worker() Decider {
-	return &genericWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, pointer: t.pointer,
+	w := &genericWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, pointer: t.pointer,
 		path: t.cfg.DecisionPath, byStatus: t.byStatus}
+	if t.h2 != nil {
+		client, spoke1 := t.h2.take()
+		return &h2Worker{client: client, spoke1: spoke1, timeout: t.common.timeout(), requests: t.h2Requests, judge: w.judge}
+	}
+	return w
 }
 
 type genericWorker struct {
@@ -261,6 +284,11 @@ func (w *genericWorker) decide(ctx context.Context, i int) verify.Outcome {
 	if err != nil {
 		return failedOutcome(w.conn, err)
 	}
+	return w.judge(status, body)
+}
+
+// judge reads the decision from an answer's status and body, whatever protocol brought it.
+func (w *genericWorker) judge(status int, body []byte) verify.Outcome {
 	if w.byStatus != nil {
 		if allow, ok := w.byStatus[status]; ok {
 			return verify.Outcome{Kind: verify.Decided, Allow: allow}
@@ -313,10 +341,16 @@ func (w *genericWorker) Reconnects() int64 { return w.conn.Reconnects }
 
 func (t *httpTarget) Info() Info {
 	info := Info{Engine: "http", Mode: "endpoint", URL: t.cfg.URL, External: true, Connections: t.common.Workers}
+	if t.h2 != nil {
+		info.HTTP2, info.Connections = true, len(t.h2.clients)
+	}
 	if t.endpoint.TLS != nil {
 		info.TLS = clientTLSInfo(&t.cfg.TLSClient)
 	}
 	return info
 }
 
-func (t *httpTarget) Stop(context.Context) error { return nil }
+func (t *httpTarget) Stop(context.Context) error {
+	t.h2.close()
+	return nil
+}

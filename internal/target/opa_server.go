@@ -16,22 +16,24 @@ func init() {
 		NewConfig: func() Config { return &OPAServerConfig{} },
 		New: func(common Common, c Config) Target {
 			cfg := c.(*OPAServerConfig)
-			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig}, opaBin: cfg.OPABin}
+			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config}, opaBin: cfg.OPABin}
 		}})
 }
 
 // OPAServerConfig is opa/server's settings: a running server to measure, or how to start one.
 type OPAServerConfig struct {
 	ServerConfig `yaml:",inline"`
+	HTTP2Config  `yaml:",inline"`
 	// OPABin runs this opa binary instead of the OPA linked into authzbench.
 	OPABin string `yaml:"opa_bin"`
 }
 
 func (c *OPAServerConfig) Check() error {
+	errs := append([]error{c.ServerConfig.Check()}, c.HTTP2Config.check()...)
 	if c.URL != "" && c.OPABin != "" {
-		return errors.Join(c.ServerConfig.Check(), errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
+		errs = append(errs, errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
 	}
-	return c.ServerConfig.Check()
+	return errors.Join(errs...)
 }
 
 // opaServer drives OPA's REST API: POST /v1/data/<path> with {"input": ...}. By default it starts
@@ -70,6 +72,10 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	args = append(args, tlsArgs...)
+	if t.speaksHTTP2() && t.tlsFiles == nil {
+		// OPA serves h2c only when asked; over TLS, Go's server offers h2 by ALPN itself.
+		args = append(args, "--h2c")
+	}
 	args = append(args, t.cfg.Args...)
 	args = append(args, policies...)
 	args = append(args, data...)

@@ -17,6 +17,7 @@ import (
 	"github.com/authzbench/authzbench/internal/httpload"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/verify"
 )
 
 // ServerConfig is the settings every served kind takes: a running server to measure, or how to
@@ -100,12 +101,25 @@ type served struct {
 	tlsFiles  *serverFiles
 	clientTLS *tls.Config
 	admitted  []string // the identities mtls_authz's policy admits
+
+	// http2 is the kind's HTTP/2 setting; with it on, h2 holds the connections the workers
+	// share and h2Requests (h2Timed) the requests, instead of the HTTP/1.1 ones above.
+	http2      *HTTP2Config
+	h2         *h2Pool
+	h2Requests []h2Request
+	h2Timed    []h2Request
 }
+
+// speaksHTTP2 says whether the target was asked for HTTP/2.
+func (s *served) speaksHTTP2() bool { return s.http2 != nil && s.http2.HTTP2 }
 
 // start points the target at its server, launching one unless --url names one, and encodes one
 // request per body. path is the engine's decision endpoint; a --url with a path replaces it.
 func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch func(context.Context) error) error {
 	s.path = path
+	if s.speaksHTTP2() && s.common.NoReuse {
+		return refuseNoReuse()
+	}
 	if s.cfg.URL != "" {
 		if err := s.useExternal(); err != nil {
 			return err
@@ -138,8 +152,68 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 			s.timed[i] = httpload.EncodeRequest(s.endpoint, "POST", s.path+sep+"metrics=true", headers, body)
 		}
 	}
+	if s.speaksHTTP2() {
+		if err := s.prepareHTTP2(bodies); err != nil {
+			return err
+		}
+		if s.cfg.URL == "" {
+			return s.checkHTTP2(ctx, bodies[0])
+		}
+	}
 	if s.cfg.URL != "" {
+		// Over HTTP/1.1 even with --http2: the probe asks whether the server is there, and a
+		// server that does not speak HTTP/2 is the run's to count, as not_http2.
 		return probe(ctx, s.url+s.path, bodies[0], s.common.timeout(), s.endpoint.TLS)
+	}
+	return nil
+}
+
+// prepareHTTP2 builds the HTTP/2 requests and the pool of connections the workers share.
+func (s *served) prepareHTTP2(bodies [][]byte) error {
+	headers := http.Header{"Content-Type": {"application/json"}}
+	var err error
+	if s.h2Requests, err = newH2Requests(http.MethodPost, s.url+s.path, headers, bodies); err != nil {
+		return err
+	}
+	if s.common.ServerMetricsEvery > 0 {
+		sep := "?"
+		if strings.Contains(s.path, "?") {
+			sep = "&"
+		}
+		if s.h2Timed, err = newH2Requests(http.MethodPost, s.url+s.path+sep+"metrics=true", headers, bodies); err != nil {
+			return err
+		}
+	}
+	s.h2 = newH2Pool(s.http2.connections(), s.endpoint.TLS)
+	return nil
+}
+
+// checkHTTP2 asks the server authzbench started for one decision over HTTP/2, so that a server
+// it could not get to speak HTTP/2 (OPA's REST server over TLS offers no h2 by ALPN) fails the
+// start with the reason, instead of measuring HTTP/1.1 under an h2 label. A server someone else
+// runs is measured as it is: its HTTP/1.1 answers are counted, as not_http2.
+func (s *served) checkHTTP2(ctx context.Context, body []byte) error {
+	pool := newH2Pool(1, s.endpoint.TLS)
+	defer pool.close()
+	reqs, err := newH2Requests(http.MethodPost, s.url+s.path, http.Header{"Content-Type": {"application/json"}}, [][]byte{body})
+	if err != nil {
+		return err
+	}
+	client, spoke1 := pool.take()
+	w := &h2Worker{client: client, spoke1: spoke1, timeout: max(s.common.timeout(), probeTimeout), requests: reqs,
+		judge: func(int, []byte) verify.Outcome { return verify.Outcome{Kind: verify.Decided} }}
+	out := w.Decide(ctx, 0)
+	switch {
+	case out.Kind == verify.NotHTTP2 && s.tlsFiles != nil:
+		return optionError("http2", func(n func(string) string) string {
+			return fmt.Sprintf("%s with TLS: the server authzbench started does not offer h2 by ALPN (%v); use %s in clear (h2c), or measure a server that offers h2 with url", n("http2"), out.Err, n("http2"))
+		})
+	case out.Kind == verify.NotHTTP2:
+		return optionError("http2", func(n func(string) string) string {
+			return fmt.Sprintf("%s: the server authzbench started does not speak h2c (%v)", n("http2"), out.Err)
+		})
+	case out.Kind != verify.Decided:
+		return fmt.Errorf("first request over HTTP/2 to %s: %w", s.url+s.path, out.Err)
 	}
 	return nil
 }
@@ -262,8 +336,20 @@ func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) erro
 	return nil
 }
 
-// worker is one load worker's connection, reading the engine's answers with decisions.
-func (s *served) worker(decisions *decisionReader) *httpWorker {
+// worker is one load worker's connection (over HTTP/2, its share of one), reading the engine's
+// answers with decisions.
+func (s *served) worker(decisions *decisionReader) Decider {
+	if s.h2 != nil {
+		client, spoke1 := s.h2.take()
+		return &h2Worker{client: client, spoke1: spoke1, timeout: s.common.timeout(), requests: s.h2Requests,
+			timed: s.h2Timed, timedEvery: s.common.ServerMetricsEvery,
+			judge: func(status int, body []byte) verify.Outcome {
+				if status < 200 || status > 299 {
+					return statusOutcome(status, body)
+				}
+				return decisions.read(body)
+			}}
+	}
 	return &httpWorker{conn: httpload.NewConn(s.endpoint), requests: s.requests, timed: s.timed,
 		timedEvery: s.common.ServerMetricsEvery, decisions: decisions}
 }
@@ -272,11 +358,15 @@ func (s *served) worker(decisions *decisionReader) *httpWorker {
 func (s *served) info(engine, version string) Info {
 	info := Info{Engine: engine, Mode: "server", URL: s.url + s.path,
 		External: s.cfg.URL != "", Connections: s.common.Workers, TLS: s.tlsInfo()}
+	if s.h2 != nil {
+		info.HTTP2, info.Connections = true, len(s.h2.clients)
+	}
 	s.describe(&info, version)
 	return info
 }
 
 func (s *served) Stop(context.Context) error {
+	s.h2.close()
 	err := s.stop()
 	// After the server, which reads them until it stops.
 	return errors.Join(err, s.tlsFiles.remove())

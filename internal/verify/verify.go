@@ -44,6 +44,10 @@ const (
 	// is neither OK (allow) nor PERMISSION_DENIED (deny): a failed call, or a CheckResponse
 	// carrying another code. Outcome.Status is the code.
 	GRPCStatus
+	// NotHTTP2: HTTP/2 was asked for (--http2) and the server answered in HTTP/1.x, or
+	// refused the HTTP/2 connection preface in HTTP/1.x: whatever the answer said, the
+	// protocol measured was not the one asked for.
+	NotHTTP2
 )
 
 // Outcome is what a target reports for one request.
@@ -95,6 +99,9 @@ const (
 	// GRPCError: a gRPC status other than OK or PERMISSION_DENIED; split by code, as Envoy
 	// sees each as a failure of the authorization service, never as a decision.
 	GRPCError
+	// WrongProtocol: the answer did not come over HTTP/2 when HTTP/2 was asked for; never a
+	// success, even when it carried the expected decision.
+	WrongProtocol
 	NumClasses
 )
 
@@ -127,13 +134,16 @@ func Classify(expect workload.Expect, o Outcome) Class {
 		return TLSHandshake
 	case GRPCStatus:
 		return GRPCError
+	case NotHTTP2:
+		return WrongProtocol
 	}
 	return Transport
 }
 
 // Name is the class name used in results and reports: ok, wrong_decision, undefined,
 // non_boolean, http_<code>, rate_limited, exit_<code>, transport, timeout, malformed_response,
-// eval_error, unsent, tls_handshake, grpc_<code> (grpc_unavailable, grpc_deadline_exceeded).
+// eval_error, unsent, tls_handshake, grpc_<code> (grpc_unavailable, grpc_deadline_exceeded),
+// not_http2.
 func Name(c Class, status int) string {
 	switch c {
 	case OK:
@@ -160,6 +170,8 @@ func Name(c Class, status int) string {
 		return "unsent"
 	case TLSHandshake:
 		return "tls_handshake"
+	case WrongProtocol:
+		return "not_http2"
 	case GRPCError:
 		if status >= 0 && status < len(grpcCodes) {
 			return "grpc_" + grpcCodes[status]

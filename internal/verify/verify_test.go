@@ -42,6 +42,8 @@ func TestClassify(t *testing.T) {
 		{"tls refused", Outcome{Kind: TLSRefused, Allow: true}, [3]Class{TLSHandshake, TLSHandshake, TLSHandshake}},
 		// A gRPC status other than OK or PERMISSION_DENIED is no decision, whatever Allow says.
 		{"grpc unavailable", Outcome{Kind: GRPCStatus, Status: 14, Allow: true}, [3]Class{GRPCError, GRPCError, GRPCError}},
+		// An answer in HTTP/1.x when HTTP/2 was asked for is no decision, even a right one.
+		{"not http2", Outcome{Kind: NotHTTP2, Allow: true}, [3]Class{WrongProtocol, WrongProtocol, WrongProtocol}},
 		// A kind this package does not define is never a served decision.
 		{"undefined kind", Outcome{Kind: Kind(200), Allow: true}, [3]Class{Transport, Transport, Transport}},
 	} {
@@ -90,6 +92,8 @@ func TestName(t *testing.T) {
 		{GRPCError, 16, "grpc_unauthenticated"},
 		{GRPCError, 13, "grpc_internal"},
 		{GRPCError, 99, "grpc_99"}, // a code gRPC does not define keeps its number
+		{WrongProtocol, 0, "not_http2"},
+		{WrongProtocol, 505, "not_http2"},
 	} {
 		t.Run(fmt.Sprintf("%s from status %d", tc.want, tc.status), func(t *testing.T) {
 			if got := Name(tc.class, tc.status); got != tc.want {
