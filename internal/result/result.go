@@ -50,6 +50,14 @@ type Document struct {
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Wrk is what wrk reached against the same server in the same run (calibrate --wrk).
 	Wrk *Wrk `json:"wrk,omitempty"`
+	// Shard is the part of a sharded scenario this document measured (--shard i/N); nil for a
+	// whole run. Shards is, in a document merged from shards (authzbench merge), every part it
+	// was made of, each with its own environment.
+	Shard  *Shard      `json:"shard,omitempty"`
+	Shards []ShardPart `json:"shards,omitempty"`
+	// Scalability is the Universal Scalability Law fitted to each sweep of runs that differ
+	// only in their workers or replicas (internal/fit).
+	Scalability []USLFit `json:"scalability,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.
@@ -97,6 +105,9 @@ type SUT struct {
 	TLS *TLS `json:"tls,omitempty"`
 	// HTTP2: the requests went over HTTP/2 (h2 over TLS, h2c in clear), not HTTP/1.1.
 	HTTP2 bool `json:"http2,omitempty"`
+	// Replicas are the server processes authzbench started behind one address, connections
+	// spread over them round robin (--replicas K); empty for a single server.
+	Replicas []Replica `json:"replicas,omitempty"`
 }
 
 // TLS is the TLS a run measured: the mode, and which certificates, so two results can be told
@@ -251,6 +262,9 @@ type Load struct {
 	TimeoutS    float64   `json:"timeout_s,omitempty"`
 	// GeneratorProcs is the GOMAXPROCS authzbench drove this run with.
 	GeneratorProcs int `json:"generator_procs,omitempty"`
+	// ShardWorkers is, in a closed-loop shard (--shard i/N), the workers this shard ran of
+	// Workers, the scenario's whole.
+	ShardWorkers int `json:"shard_workers,omitempty"`
 }
 
 // Summary merges all repetitions of a run.
@@ -392,6 +406,9 @@ type Repetition struct {
 	// Started when it began: interleaved targets alternate turns.
 	Turn    int       `json:"turn,omitempty"`
 	Started time.Time `json:"started,omitzero"`
+	// MeasuredFrom is when the measured phase began (after the warm-up); it lasted ElapsedS.
+	// Shards merged take their throughput over the window their measured phases spanned.
+	MeasuredFrom time.Time `json:"measured_from,omitzero"`
 	// Open loop only.
 	AchievedRPS float64 `json:"achieved_rps,omitempty"`
 	Intended    int64   `json:"intended_sends,omitempty"`
