@@ -355,4 +355,3 @@ func addRepetitions(parts []Repetition) (Repetition, error) {
 	}
 	return out, nil
 }
-
