@@ -13,7 +13,8 @@ func init() {
 	Register(Kind{Name: "cedar/server", Engine: "cedar", Placement: LaunchedServer, LoadsPolicy: true, Order: 50,
 		NewConfig: func() Config { return &CedarServerConfig{} },
 		New: func(common Common, c Config) Target {
-			return &cedarServer{served{common: common, cfg: &c.(*CedarServerConfig).ServerConfig}}
+			cfg := c.(*CedarServerConfig)
+			return &cedarServer{served{common: common, cfg: &cfg.ServerConfig, replicas: cfg.Replicas}}
 		}})
 }
 
@@ -21,12 +22,13 @@ func init() {
 // `authzbench cedar-server`.
 type CedarServerConfig struct {
 	ServerConfig `yaml:",inline"`
+	Replication  `yaml:",inline"`
 }
 
 // Check refuses mtls_authz: the Cedar server has no authorization layer of its own in front of
 // its decisions, as OPA's system policy is, so there is nothing equivalent to measure.
 func (c *CedarServerConfig) Check() error {
-	err := c.ServerConfig.Check()
+	err := errors.Join(c.ServerConfig.Check(), c.Replication.check(&c.ServerConfig))
 	if c.MTLSAuthz || len(c.MTLSAdmit) > 0 {
 		err = errors.Join(err, errors.New("mtls_authz is not supported by cedar/server: it has no authorization policy in front of its decisions, as OPA's --authorization=basic; use mtls"))
 	}

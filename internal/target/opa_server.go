@@ -16,22 +16,23 @@ func init() {
 		NewConfig: func() Config { return &OPAServerConfig{} },
 		New: func(common Common, c Config) Target {
 			cfg := c.(*OPAServerConfig)
-			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig}, opaBin: cfg.OPABin}
+			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig, replicas: cfg.Replicas}, opaBin: cfg.OPABin}
 		}})
 }
 
 // OPAServerConfig is opa/server's settings: a running server to measure, or how to start one.
 type OPAServerConfig struct {
 	ServerConfig `yaml:",inline"`
+	Replication  `yaml:",inline"`
 	// OPABin runs this opa binary instead of the OPA linked into authzbench.
 	OPABin string `yaml:"opa_bin"`
 }
 
 func (c *OPAServerConfig) Check() error {
 	if c.URL != "" && c.OPABin != "" {
-		return errors.Join(c.ServerConfig.Check(), errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
+		return errors.Join(c.ServerConfig.Check(), c.Replication.check(&c.ServerConfig), errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
 	}
-	return c.ServerConfig.Check()
+	return errors.Join(c.ServerConfig.Check(), c.Replication.check(&c.ServerConfig))
 }
 
 // opaServer drives OPA's REST API: POST /v1/data/<path> with {"input": ...}. By default it starts

@@ -100,6 +100,11 @@ type served struct {
 	tlsFiles  *serverFiles
 	clientTLS *tls.Config
 	admitted  []string // the identities mtls_authz's policy admits
+
+	// replicas is how many servers to start behind the one address (replicas.go); 0 or 1 for
+	// one.
+	replicas int
+	rs       replicaSet
 }
 
 // start points the target at its server, launching one unless --url names one, and encodes one
@@ -110,7 +115,7 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 		if err := s.useExternal(); err != nil {
 			return err
 		}
-	} else if err := launch(ctx); err != nil {
+	} else if err := s.launchAll(ctx, launch); err != nil {
 		s.tlsFiles.remove()
 		return err
 	}
@@ -255,7 +260,8 @@ func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) erro
 		host, _, _ := net.SplitHostPort(addr)
 		health.TLS = withServerName(s.clientTLS, host)
 	}
-	if err := s.launch(ctx, name, cmd, s.common.PinCPUs, health); err != nil {
+	l, pin := s.nextLaunch(addr)
+	if err := l.launch(ctx, name, cmd, pin, health); err != nil {
 		return err
 	}
 	s.url = s.scheme() + "://" + addr
@@ -263,9 +269,10 @@ func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) erro
 }
 
 // worker is one load worker's connection, reading the engine's answers with decisions.
-func (s *served) worker(decisions *decisionReader) *httpWorker {
-	return &httpWorker{conn: httpload.NewConn(s.endpoint), requests: s.requests, timed: s.timed,
-		timedEvery: s.common.ServerMetricsEvery, decisions: decisions}
+func (s *served) worker(decisions *decisionReader) Decider {
+	endpoint, r := s.endpointFor()
+	return s.counted(&httpWorker{conn: httpload.NewConn(endpoint), requests: s.requests, timed: s.timed,
+		timedEvery: s.common.ServerMetricsEvery, decisions: decisions}, r)
 }
 
 // info is the part of Info every served target fills alike.
@@ -273,11 +280,12 @@ func (s *served) info(engine, version string) Info {
 	info := Info{Engine: engine, Mode: "server", URL: s.url + s.path,
 		External: s.cfg.URL != "", Connections: s.common.Workers, TLS: s.tlsInfo()}
 	s.describe(&info, version)
+	info.Replicas = s.replicaInfo()
 	return info
 }
 
 func (s *served) Stop(context.Context) error {
-	err := s.stop()
+	err := s.stopReplicas()
 	// After the server, which reads them until it stops.
 	return errors.Join(err, s.tlsFiles.remove())
 }

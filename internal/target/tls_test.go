@@ -108,7 +108,7 @@ func (s *served) files() *serverFiles { return s.tlsFiles }
 
 func servedConfig(kind string, c ServerConfig) Config {
 	if kind == "cedar/server" {
-		return &CedarServerConfig{c}
+		return &CedarServerConfig{ServerConfig: c}
 	}
 	return &OPAServerConfig{ServerConfig: c}
 }
@@ -155,7 +155,7 @@ func TestTLSRefusals(t *testing.T) {
 // A Cedar server has no authorization policy in front of its decisions: mtls_authz is refused
 // before anything starts, saying so.
 func TestCedarRefusesMTLSAuthz(t *testing.T) {
-	_, err := New("cedar/server", Common{}, &CedarServerConfig{ServerConfig{TLSServer: TLSServer{MTLSAuthz: true}}})
+	_, err := New("cedar/server", Common{}, &CedarServerConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{MTLSAuthz: true}}})
 	if err == nil || !strings.Contains(err.Error(), "not supported by cedar/server") {
 		t.Errorf("err %v, want mtls_authz not supported", err)
 	}
