@@ -115,6 +115,7 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 	root.SetErr(stderr)
 	root.AddCommand(newRunCommand(stdout, stderr), newCalibrateCommand(stdout, stderr), newCapacityCommand(stdout, stderr), newReportCommand(stdout), newWorkloadsCommand(stdout, stderr),
 		newVersionCommand(stdout), newOPACommand(), newCedarServerCommand(stderr))
+	root.AddCommand(newMergeCommand(stdout, stderr))
 	return root
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/fit"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
@@ -67,6 +68,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	defer func() {
 		doc.Ended = time.Now().UTC()
 		doc.Comparisons = result.Compare(doc)
+		doc.Scalability = fit.Scalability(doc)
 	}()
 	var tooMany []error
 	for _, t := range s.Targets {

@@ -79,7 +79,7 @@ func FitUSL(points []Point) (USL, error) {
 		return USL{}, err
 	}
 	start := linearStart(points)
-	m := levenbergMarquardt(points, start)
+	m := snapToBounds(points, levenbergMarquardt(points, start))
 	m.R2 = rSquared(points, m)
 	if math.IsNaN(m.R2) || math.IsNaN(m.Lambda) || math.IsNaN(m.Sigma) || math.IsNaN(m.Kappa) {
 		return USL{}, &NotFitted{"the fit did not converge"}
@@ -197,6 +197,29 @@ func levenbergMarquardt(points []Point, m USL) USL {
 		}
 		if !improved {
 			break
+		}
+	}
+	return USL{Lambda: params[0], Sigma: params[1], Kappa: params[2]}
+}
+
+// snapToBounds sets σ or κ to 0 where the fit is no worse without it: an iterative fit
+// approaches a bound without reaching it, and a κ of 1e-9 would put a peak at tens of
+// thousands of units that nothing measured supports.
+func snapToBounds(points []Point, m USL) USL {
+	params := [3]float64{m.Lambda, m.Sigma, m.Kappa}
+	cost := sse(points, params)
+	var scale float64
+	for _, p := range points {
+		scale += p.X * p.X
+	}
+	for _, i := range []int{2, 1} {
+		if params[i] == 0 {
+			continue
+		}
+		try := params
+		try[i] = 0
+		if c := sse(points, try); c <= cost*(1+1e-6)+1e-18*scale {
+			params, cost = try, c
 		}
 	}
 	return USL{Lambda: params[0], Sigma: params[1], Kappa: params[2]}
