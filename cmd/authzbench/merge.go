@@ -88,7 +88,8 @@ func mergeFiles(paths []string) (*result.Document, error) {
 	var err error
 	switch {
 	case len(sharded) > 0 && len(whole) > 0:
-		return nil, fmt.Errorf("merge: %s are shards (--shard), %s whole runs: they do not merge as one measurement", join(sharded), join(whole))
+		return nil, fmt.Errorf("merge: %s %s (--shard), %s %s: they do not merge as one measurement",
+			join(sharded), plural(len(sharded), "is a shard", "are shards"), join(whole), plural(len(whole), "a whole run", "whole runs"))
 	case len(sharded) > 0:
 		doc, err = result.MergeShards(srcs...)
 	default:
@@ -137,4 +138,11 @@ func numbered(paths []string) string {
 		out += fmt.Sprintf("document %d is %s", i+1, p)
 	}
 	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

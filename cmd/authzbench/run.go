@@ -233,6 +233,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err := checkTakenFlags(cmd, s, f); err != nil {
 		return usageError(err)
 	}
+	if err := checkReplicas(s, cmd.Flags().Changed("replicas")); err != nil {
+		return usageError(err)
+	}
 	if f.opaBin != "" {
 		if _, err := sut.ExternalOPA(f.opaBin); err != nil {
 			return usageError(fmt.Errorf("--opa-bin %w", err))

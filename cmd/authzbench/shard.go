@@ -9,6 +9,8 @@ import (
 
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/target"
 )
 
 // scaleOutFlags are run's flags for splitting one scenario across generators (--shard,
@@ -64,4 +66,22 @@ func startAtOf(s *result.Shard) time.Time {
 		return time.Time{}
 	}
 	return s.StartAt
+}
+
+// checkReplicas checks, before any load, the settings of every target that --replicas
+// applies to: replicas that cannot start as asked (with --url, with --port) are bad input, not
+// a run that failed.
+func checkReplicas(s *scenario.Scenario, given bool) error {
+	if !given {
+		return nil
+	}
+	var errs []error
+	for _, t := range s.Targets {
+		if cfg := t.Settings(); target.HasOption(cfg, "replicas") {
+			if err := cfg.Check(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

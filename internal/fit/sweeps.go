@@ -83,7 +83,11 @@ func sweepKey(r *result.Run, param string) string {
 
 func fitSweep(doc *result.Document, runs []int, param string) result.USLFit {
 	first := &doc.Runs[runs[0]]
-	f := result.USLFit{Workload: first.Workload, Target: first.Label(), Param: param}
+	label := first.Target
+	if first.SUT.TLS != nil && first.SUT.TLS.Mode != "" {
+		label += " " + first.SUT.TLS.Mode
+	}
+	f := result.USLFit{Workload: first.Workload, Target: label, Param: param}
 	var points []Point
 	for _, i := range runs {
 		r := &doc.Runs[i]

@@ -148,11 +148,17 @@ const (
 // placements were recorded, in-process for a target named */inproc and "" (unknown) otherwise.
 // Label names the run's target as a table shows it: the kind, and its TLS mode when it spoke
 // TLS, so that one kind measured in several modes (experiments/tls.yaml) reads as several rows.
+// A replicated server reads as the kind and its replicas ("opa/server ×2"): one row per
+// replica count in a replica sweep.
 func (r *Run) Label() string {
+	label := r.Target
 	if r.SUT.TLS != nil && r.SUT.TLS.Mode != "" {
-		return r.Target + " " + r.SUT.TLS.Mode
+		label += " " + r.SUT.TLS.Mode
 	}
-	return r.Target
+	if k := len(r.SUT.Replicas); k > 1 {
+		label += fmt.Sprintf(" ×%d", k)
+	}
+	return label
 }
 
 func (r *Run) Where() Placement {

@@ -29,11 +29,17 @@ type Replication struct {
 func (r Replication) check(c *ServerConfig) error {
 	switch {
 	case r.Replicas < 0 || r.Replicas > MaxReplicas:
-		return fmt.Errorf("replicas %d: want 1 to %d", r.Replicas, MaxReplicas)
+		return optionError("replicas", func(n func(string) string) string {
+			return fmt.Sprintf("%s %d: want 1 to %d", n("replicas"), r.Replicas, MaxReplicas)
+		})
 	case r.Replicas > 1 && c.URL != "":
-		return errors.New("replicas starts that many servers; with url it starts none (scale the servers behind url yourself)")
+		return optionError("replicas", func(n func(string) string) string {
+			return fmt.Sprintf("%s starts that many servers; with %s it starts none (scale the servers behind it yourself)", n("replicas"), n("url"))
+		})
 	case r.Replicas > 1 && c.Port != 0:
-		return errors.New("replicas listen on a free port each; drop port")
+		return optionError("replicas", func(n func(string) string) string {
+			return fmt.Sprintf("%s listen on a free port each; drop %s", n("replicas"), n("port"))
+		})
 	}
 	return nil
 }
