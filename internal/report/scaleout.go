@@ -70,8 +70,16 @@ func scaleOutNotes(doc *result.Document) []string {
 	}
 	for _, f := range doc.Scalability {
 		var pts []string
+		var one float64 // the smallest size's throughput per unit: what ideal scaling multiplies
 		for _, p := range f.Points {
-			pts = append(pts, fmt.Sprintf("%d: %s", p.N, rps(p.RPS)))
+			if one == 0 && p.N > 0 {
+				one = p.RPS / float64(p.N)
+			}
+			pt := fmt.Sprintf("%d: %s", p.N, rps(p.RPS))
+			if one > 0 && p.N > f.Points[0].N {
+				pt += fmt.Sprintf(" = %.0f%% of ideal", 100*p.RPS/(one*float64(p.N)))
+			}
+			pts = append(pts, pt)
 		}
 		head := fmt.Sprintf("USL over %s, %s on %s (%s req/s)", f.Param, f.Workload, f.Target, strings.Join(pts, ", "))
 		if !f.Fitted {
@@ -86,6 +94,9 @@ func scaleOutNotes(doc *result.Document) []string {
 			m += fmt.Sprintf("; no peak: levels off towards λ/σ = %s req/s", rps(f.CeilingRPS))
 		default:
 			m += "; scales linearly over the sizes measured"
+		}
+		if f.R2 < 0.9 {
+			m += fmt.Sprintf(" — POOR FIT (R² %.2f): the points do not follow the model (noise, or a machine that changed between runs); read none of it as a prediction", f.R2)
 		}
 		if last := f.Points[len(f.Points)-1]; f.PeakN > 0 && f.PeakN > 2*float64(last.N) || len(f.Points) < 4 {
 			m += fmt.Sprintf(" (an extrapolation from %d points up to N=%d: measure before relying on it)", len(f.Points), last.N)
