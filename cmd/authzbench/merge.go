@@ -14,7 +14,7 @@ import (
 func newMergeCommand(stdout, stderr io.Writer) *cobra.Command {
 	var out, format string
 	cmd := &cobra.Command{
-		Use:   "merge RESULT.json RESULT.json... -o MERGED.json",
+		Use:   "merge RESULT.json... -o MERGED.json",
 		Short: "Merge the shards of one scenario (--shard i/N), or repetitions of it, into one result, exactly",
 		Long: `merge combines result files into one, exactly: histograms are added (latency, errors,
 uncorrected latency, lateness, connection parts, server timers), counts summed, and every
@@ -33,7 +33,7 @@ with whole runs.` + exitStatusHelp,
 		Example: `  authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 1/2 --start-at 2026-11-23T18:00:00Z -o s1.json
   authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 2/2 --start-at 2026-11-23T18:00:00Z -o s2.json
   authzbench merge s1.json s2.json -o merged.json`,
-		Args: cobra.MinimumNArgs(2),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := lookupFormat(format)
 			if err != nil {

@@ -28,7 +28,9 @@ func TestScaleOutUsageErrors(t *testing.T) {
 		{"replicas out of range", []string{"run", "--workload", "rbac", "--replicas", "-1"}, "--replicas -1: want 1 to 64"},
 		{"replicas on an in-process target", []string{"run", "--target", "opa/inproc", "--replicas", "2"}, "--replicas applies to the opa/server and cedar/server targets"},
 		{"merge without -o", []string{"merge", "a.json", "b.json"}, "merge needs -o FILE"},
-		{"merge one file", []string{"merge", "a.json", "-o", "m.json"}, "requires at least 2 arg(s)"},
+		{"merge no file", []string{"merge", "-o", "m.json"}, "requires at least 1 arg(s)"},
+		{"shard-base 0 out of range", []string{"run", "--shard", "3/3", "--shard-base", "0"}, "--shard 3/3 with --shard-base 0 (4/3 from 1): segment \"4/3\": i must be from 1 to N (3), got 4"},
+		{"shard-base 2", []string{"run", "--shard", "1/3", "--shard-base", "2"}, "--shard-base 2: want 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(t, tc.args...)
@@ -47,8 +49,10 @@ func TestShardsMergeThroughTheCLI(t *testing.T) {
 	var files []string
 	for i, want := range []uint64{200, 100} {
 		out := filepath.Join(dir, []string{"s1.json", "s2.json"}[i])
-		doc, _ := runOK(t, out, "run", "--target", "opa/inproc", "--workload", "rbac", "--workers", "3", "--requests", "300",
-			"--warmup", "0s", "--no-progress", "--shard", []string{"1/2", "2/2"}[i])
+		// The second as a Kubernetes Indexed Job numbers it: from 0.
+		shard := []string{"--shard=1/2", "--shard=1/2 --shard-base=0"}[i]
+		doc, _ := runOK(t, out, append([]string{"run", "--target", "opa/inproc", "--workload", "rbac", "--workers", "3", "--requests", "300",
+			"--warmup", "0s", "--no-progress"}, strings.Fields(shard)...)...)
 		if doc.Shard == nil || doc.Shard.Index != i+1 || doc.Shard.Count != 2 {
 			t.Fatalf("shard recorded %+v, want %d/2", doc.Shard, i+1)
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,13 +18,15 @@ import (
 // scaleOutFlags are run's flags for splitting one scenario across generators (--shard,
 // --start-at) and spreading it over several servers (--replicas).
 type scaleOutFlags struct {
-	shard    string
+	shard     string
+	shardBase int
 	startAt  string
 	replicas int
 }
 
 func addScaleOutFlags(fl *pflag.FlagSet, f *scaleOutFlags) {
 	fl.StringVar(&f.shard, "shard", "", "run shard i of N of the scenario (1/4): in closed loop its share of the workers, in open loop every N-th send of the schedule; authzbench merge adds the N results into one")
+	fl.IntVar(&f.shardBase, "shard-base", 1, "the number --shard gives the first shard: 1, or 0 to pass a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX) as is (--shard=$(JOB_COMPLETION_INDEX)/N --shard-base=0); results always number shards from 1")
 	fl.StringVar(&f.startAt, "start-at", "", "with --shard: hold the load until this instant (RFC 3339, 2026-11-23T18:00:00Z), so that every shard starts together; at most 24h ahead")
 	fl.IntVar(&f.replicas, "replicas", 0, kindsTaking("replicas")+": start K server processes and spread the connections over them round robin, as a Kubernetes Service does (pinned to distinct CPUs where --pin-sut or --pin auto gives enough)")
 }
@@ -39,8 +43,25 @@ func (f scaleOutFlags) shardOf(now time.Time) (*result.Shard, *load.Segment, err
 		}
 		return nil, nil, nil
 	}
-	seg, err := load.ParseSegment(f.shard)
+	text := f.shard
+	switch f.shardBase {
+	case 1:
+	case 0:
+		// 0-based, as an Indexed Job numbers its pods: shard 0/N is the first, 1/N here.
+		i, n, ok := strings.Cut(f.shard, "/")
+		index, err := strconv.Atoi(i)
+		if !ok || err != nil {
+			return nil, nil, fmt.Errorf("--shard %q: want i/N, with --shard-base 0 numbered from 0 such as 0/4", f.shard)
+		}
+		text = fmt.Sprintf("%d/%s", index+1, n)
+	default:
+		return nil, nil, fmt.Errorf("--shard-base %d: want 1 (shards 1/N to N/N) or 0 (0/N to N-1/N)", f.shardBase)
+	}
+	seg, err := load.ParseSegment(text)
 	if err != nil {
+		if text != f.shard {
+			return nil, nil, fmt.Errorf("--shard %s with --shard-base 0 (%s from 1): %w", f.shard, text, err)
+		}
 		return nil, nil, fmt.Errorf("--shard: %w", err)
 	}
 	shard := &result.Shard{Index: seg.Index, Count: seg.Count}
