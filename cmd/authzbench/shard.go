@@ -20,8 +20,8 @@ import (
 type scaleOutFlags struct {
 	shard     string
 	shardBase int
-	startAt  string
-	replicas int
+	startAt   string
+	replicas  int
 }
 
 func addScaleOutFlags(fl *pflag.FlagSet, f *scaleOutFlags) {
