@@ -95,7 +95,11 @@ func scaleOutNotes(doc *result.Document) []string {
 		default:
 			m += "; scales linearly over the sizes measured"
 		}
-		if f.R2 < 0.9 {
+		if sizes := distinctSizes(f.Points); sizes == 3 && f.R2 >= 0.999 {
+			m += " — three sizes determine the three coefficients exactly, so the model passes through every point and R² says nothing of the fit; a fourth size tests it"
+		} else if sizes == 3 && f.R2 >= 0.9 {
+			m += fmt.Sprintf(" — three sizes for three coefficients, and still R² %.2f: no curve of the law's shape passes through these points", f.R2)
+		} else if f.R2 < 0.9 {
 			m += fmt.Sprintf(" — POOR FIT (R² %.2f): the points do not follow the model (noise, or a machine that changed between runs); read none of it as a prediction", f.R2)
 		}
 		if last := f.Points[len(f.Points)-1]; f.PeakN > 0 && f.PeakN > 2*float64(last.N) || len(f.Points) < 4 {
@@ -120,4 +124,12 @@ func rps(x float64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+func distinctSizes(points []result.USLPoint) int {
+	seen := map[int]bool{}
+	for _, p := range points {
+		seen[p.N] = true
+	}
+	return len(seen)
 }

@@ -48,7 +48,11 @@ func TestScaleOutNotes(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
-	if strings.Contains(notes, "POOR FIT") {
-		t.Errorf("R² 0.98 called a poor fit:\n%s", notes)
+	if strings.Contains(notes, "POOR FIT") || strings.Contains(notes, "R² says nothing") {
+		t.Errorf("R² 0.98 over 4 sizes called a poor or an exact fit:\n%s", notes)
+	}
+	doc.Scalability[0].Points, doc.Scalability[0].R2 = doc.Scalability[0].Points[:3], 1
+	if notes := strings.Join(scaleOutNotes(doc), "\n"); !strings.Contains(notes, "passes through every point and R² says nothing") {
+		t.Errorf("three sizes not called an exact fit:\n%s", notes)
 	}
 }
