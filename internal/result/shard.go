@@ -188,7 +188,7 @@ func shardRunSettings(r *Run) []setting {
 		}
 		out = append(out, s)
 	}
-	return append(out, setting{"sut.replicas", len(r.SUT.Replicas)})
+	return out
 }
 
 func mergeShardRuns(g []placed, srcs []Source) (Run, error) {
