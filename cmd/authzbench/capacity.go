@@ -20,6 +20,7 @@ func newCapacityCommand(stdout, stderr io.Writer) *cobra.Command {
 	c := bench.CapacitySearch{}
 	var sloText, out, url, opaBin string
 	var noProgress bool
+	var plan replicaPlanFlags
 	cmd := &cobra.Command{
 		Use:   "capacity",
 		Short: "Find the highest request rate that meets a latency and error SLO",
@@ -60,6 +61,10 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 					return usageError(fmt.Errorf("--opa-bin %w", err))
 				}
 			}
+			model, err := plan.load(c.Workload, c.Target)
+			if err != nil {
+				return usageError(err)
+			}
 			c.Options = map[string]any{}
 			if url != "" {
 				c.Options["url"] = url
@@ -90,6 +95,9 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 					fmt.Fprintln(stdout, bench.FormatProbe(p))
 				}
 				printKnee(stdout, knee, slo)
+				if model != nil {
+					printReplicaPlan(stdout, knee, *model, plan)
+				}
 			}
 			return exitFor(ctx, err, werr, false)
 		},
@@ -109,6 +117,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 	fl.StringVar(&opaBin, "opa-bin", "", "run this opa binary instead of the OPA linked in")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/capacity-<time>.json)")
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
+	addReplicaPlanFlags(fl, &plan)
 	return cmd
 }
 

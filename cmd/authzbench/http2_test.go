@@ -43,7 +43,7 @@ func TestHTTP2RunIsRecorded(t *testing.T) {
 	if !strings.Contains(strings.Join(r.SUT.Command, " "), "--h2c") {
 		t.Errorf("command %q: want OPA started with --h2c", r.SUT.Command)
 	}
-	if !strings.Contains(stdout, "opa/server h2c x2") {
-		t.Errorf("table does not name the run opa/server h2c x2:\n%s", stdout)
+	if !strings.Contains(stdout, "opa/server h2c 2conns") {
+		t.Errorf("table does not name the run opa/server h2c 2conns:\n%s", stdout)
 	}
 }

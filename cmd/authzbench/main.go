@@ -118,6 +118,7 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 	root.AddCommand(newCompareCommand(stdout))
 	root.AddCommand(newABCommand(stdout, stderr))
 	root.AddCommand(newProfileCommand(stdout, stderr))
+	root.AddCommand(newMergeCommand(stdout, stderr))
 	return root
 }
 

@@ -89,6 +89,7 @@ type runFlags struct {
 	serverCert, serverKey string
 	caCert, cert, key     string
 	insecure              bool
+	scaleOut              scaleOutFlags
 }
 
 // urlUsage is the --url flag's help, alike for every command that drives a target; the served
@@ -215,6 +216,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
+	addScaleOutFlags(fl, &f.scaleOut)
 	return cmd
 }
 
@@ -226,6 +228,10 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err := checkRunFlags(cmd, f); err != nil {
 		return usageError(err)
 	}
+	shard, _, err := f.scaleOut.shardOf(time.Now())
+	if err != nil {
+		return usageError(err)
+	}
 	s, err := buildScenario(cmd, f)
 	if err != nil {
 		return usageError(err)
@@ -234,6 +240,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		return usageError(err)
 	}
 	if err := checkTakenFlags(cmd, s, f); err != nil {
+		return usageError(err)
+	}
+	if err := checkReplicas(s, cmd.Flags().Changed("replicas")); err != nil {
 		return usageError(err)
 	}
 	if f.opaBin != "" {
@@ -275,6 +284,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	defer stopSignals()
 
 	doc := newDocument(s.Source)
+	doc.Shard = shard
 	path := resultPath(f.out, "authzbench", doc)
 	if err := checkOutPath(path); err != nil {
 		return usageError(err)
@@ -301,7 +311,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 				sut.FormatCPUs(autoPin.Load), sut.FormatCPUs(autoPin.SUT))
 		}
 	}
-	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad), AutoPin: autoPin,
+	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad), AutoPin: autoPin, StartAt: startAtOf(shard),
 		Common: target.Common{LogLevel: f.logLevel, ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinCPUs: pinSUT}}
 	if err := checkBeforeLoad(ctx, s, opts, f); err != nil {
 		return usageError(err)
@@ -388,13 +398,13 @@ func optionFlags(f runFlags) []optionFlag {
 		{"tls", "tls", f.tls}, {"mtls", "mtls", f.mtls}, {"mtls-authz", "mtls_authz", f.mtlsAuthz},
 		{"mtls-admit", "mtls_admit", f.mtlsAdmit}, {"server-cert", "server_cert", f.serverCert},
 		{"server-key", "server_key", f.serverKey}, {"cacert", "cacert", f.caCert}, {"cert", "cert", f.cert},
-		{"key", "key", f.key}, {"insecure", "insecure", f.insecure},
+		{"key", "key", f.key}, {"insecure", "insecure", f.insecure}, {"replicas", "replicas", f.scaleOut.replicas},
 	}
 }
 
 // selectiveFlags are option flags that only some kinds take: given with none of them
 // selected, they would be ignored without a word.
-var selectiveFlags = []string{"http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
+var selectiveFlags = []string{"replicas", "http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
 
 // checkTakenFlags refuses a selective flag that no selected target takes.
 func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
@@ -536,6 +546,11 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	}
 	if fl.Changed("timeout") {
 		o.Timeout = &f.timeout
+	}
+	if _, seg, err := f.scaleOut.shardOf(time.Now()); err != nil {
+		return nil, err
+	} else if seg != nil {
+		o.Segment = seg
 	}
 	if fl.Changed("repeat") {
 		o.Repeat = &f.repeat

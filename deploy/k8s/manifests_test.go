@@ -580,8 +580,9 @@ func checkShards(t *testing.T, r rendered, job, merge *batchv1.Job) {
 		t.Fatalf("Job %s: %d containers, want one generator", job.Name, len(pod.Containers))
 	}
 	c := pod.Containers[0]
-	if !slices.Contains(c.Args, "--shard=$(JOB_COMPLETION_INDEX)/$(SHARDS)") {
-		t.Errorf("Job %s: args %q carry no --shard=$(JOB_COMPLETION_INDEX)/$(SHARDS)", job.Name, c.Args)
+	if !slices.Contains(c.Args, "--shard=$(JOB_COMPLETION_INDEX)/$(SHARDS)") || !slices.Contains(c.Args, "--shard-base=0") {
+		// The index runs from 0; without --shard-base=0 the first pod's shard is refused.
+		t.Errorf("Job %s: args %q carry no --shard=$(JOB_COMPLETION_INDEX)/$(SHARDS) with --shard-base=0", job.Name, c.Args)
 	}
 
 	// The variables a generator pod sees: its literal env, the keys of the ConfigMaps it takes

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/fit"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
@@ -39,6 +40,9 @@ type Options struct {
 	// Warn, when set, is told what in the user's files was read in a way they may not have
 	// meant, before any load starts.
 	Warn func(string)
+	// StartAt, when set, holds the first turn's load until that instant (--start-at), so that
+	// the shards of a scenario on several generators start together.
+	StartAt time.Time
 }
 
 // Status is what a progress line shows.
@@ -64,6 +68,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	defer func() {
 		doc.Ended = time.Now().UTC()
 		doc.Comparisons = result.Compare(doc)
+		doc.Scalability = fit.Scalability(doc)
 	}()
 	var tooMany []error
 	for _, t := range s.Targets {
@@ -260,6 +265,8 @@ type slot struct {
 	merged      *metrics.Recorder
 	outcomes    []load.Outcome  // one per measured repetition: usage counts measured phases only
 	resources   []sut.Resources // the server's, one per turn it was sampled over
+	// replicaResources are each replica's, one per turn, for a replicated server.
+	replicaResources [][]sut.Resources
 }
 
 func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, t scenario.TargetRef, step, steps int) *slot {
@@ -313,6 +320,11 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	sl.procs = procs
 	run.Load.GeneratorProcs = procs
 	common.Workers = t.Load.Workers
+	if t.Load.Rate == 0 && !t.Load.Segment.Whole() {
+		// A closed-loop shard runs its share of the workers, and its pool is that share.
+		_, common.Workers = t.Load.Segment.Workers(t.Load.Workers)
+		run.Load.ShardWorkers = common.Workers
+	}
 	if t.Load.Rate > 0 {
 		common.Workers = t.Load.Connections
 	}
@@ -395,12 +407,19 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 		}
 		sl.o.Progress(st)
 	}
+	if seq == 1 && !sl.o.StartAt.IsZero() {
+		if err := waitUntil(ctx, sl.o.StartAt, sl.o.Warn); err != nil {
+			return &StoppedError{Cause: err}
+		}
+	}
 	var sampler *sut.Sampler
-	if pid := sl.run.SUT.PID; pid != 0 {
+	replicas := sl.startReplicaSampling()
+	if pid := sl.run.SUT.PID; pid != 0 && replicas == nil {
 		sampler = sut.StartSampler(pid, 250*time.Millisecond)
 	}
 	begun := time.Now()
 	out := sl.ref.Load.Run(ctx, sl.tg, sl.w.Inputs, progress)
+	replicas.stop(sl, out)
 	if sampler != nil {
 		if res, ok := sut.Summarise(sampler.Stop(), out.MeasuredFrom, out.MeasuredFrom.Add(out.Elapsed)); ok && out.Elapsed > 0 {
 			sl.resources = append(sl.resources, res)
@@ -419,6 +438,9 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 			}
 		}
 		r.Turn, r.Started = seq, begun.UTC()
+		if !out.MeasuredFrom.IsZero() {
+			r.MeasuredFrom = out.MeasuredFrom.UTC()
+		}
 		sl.run.Repetitions = append(sl.run.Repetitions, r)
 		sl.merged.Merge(out.Recorder)
 		sl.outcomes = append(sl.outcomes, out)
@@ -443,6 +465,7 @@ func (sl *slot) finish(reps int, err error) {
 		return
 	}
 	sl.stopped = true
+	sl.recordReplicas()
 	if sl.tg != nil {
 		sl.tg.Stop(context.Background())
 	}
@@ -569,4 +592,25 @@ func mismatches(ms []metrics.Mismatch, w *workload.Workload, engine string) []re
 			Expected: m.Expect.String(), Got: got.String()})
 	}
 	return out
+}
+
+// waitUntil holds the load until at (--start-at). Servers that took until after it to start
+// make the load late: it starts at once, with a warning, and a merge of the shards takes its
+// throughput over the window they really spanned.
+func waitUntil(ctx context.Context, at time.Time, warn func(string)) error {
+	wait := time.Until(at)
+	if wait <= 0 {
+		if warn != nil {
+			warn(fmt.Sprintf("start-at %s had passed when the targets were ready (%s late): the load starts now", at.Format(time.RFC3339), (-wait).Round(time.Millisecond)))
+		}
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for start-at %s: %w", at.Format(time.RFC3339), context.Cause(ctx))
+	}
 }

@@ -28,7 +28,10 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	defer cancel(nil)
 	watchDied(ctx, t, cancel)
 	expects := expectsOf(inputs)
-	attempts := make([]*Attempts, c.Workers)
+	// A shard runs its share of the workers under their numbers in the whole, so that the
+	// shards together send the inputs the whole would have, each from the same place.
+	firstWorker, workersHere := c.Segment.Workers(c.Workers)
+	attempts := make([]*Attempts, workersHere)
 	for id := range attempts {
 		attempts[id] = new(Attempts)
 	}
@@ -39,14 +42,14 @@ func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.
 	}
 	measureStart := time.Now()
 	usageStart := metrics.SelfUsage()
-	recorders := make([]*metrics.Recorder, c.Workers)
-	quotas := splitQuota(c.Requests, c.Workers)
+	recorders := make([]*metrics.Recorder, workersHere)
+	quotas := splitQuota(c.Requests, c.Workers)[firstWorker:]
 	var workers group
-	for id := range c.Workers {
+	for id := range workersHere {
 		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
-		recorders[id].ShareTimedSample(c.Workers)
+		recorders[id].ShareTimedSample(workersHere)
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, attempts: attempts[id], timeout: c.Timeout,
-			first: id % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
+			first: (firstWorker + id) % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
 		workers.start(w.decider, func() { w.run(ctx) })
 	}
 	allDone := workers.done()

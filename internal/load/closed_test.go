@@ -57,6 +57,37 @@ func inputs(n int) []workload.Input {
 	return in
 }
 
+// Closed-loop shards run their share of the workers under their numbers in the whole: two
+// shards of a 3-worker, 300-request budget send 300 requests between them, every input as often
+// as one unsharded run would (30 times), the first shard with two workers, the second with one.
+func TestClosedLoopShardsSendWhatTheWholeWould(t *testing.T) {
+	f := &fakeTarget{seen: map[int]int{}}
+	var total uint64
+	for i, want := range []uint64{200, 100} {
+		spec := Spec{Workers: 3, Requests: 300, Segment: Segment{Index: i + 1, Count: 2}}
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		out := spec.Run(context.Background(), f, inputs(10), nil)
+		if out.Stopped != nil {
+			t.Fatal(out.Stopped)
+		}
+		if got := out.Recorder.Requests(); got != want {
+			t.Errorf("shard %d/2 recorded %d, want %d: its workers' share of the budget", i+1, got, want)
+		}
+		total += out.Recorder.Requests()
+	}
+	if total != 300 || f.calls.Load() != 300 {
+		t.Errorf("shards recorded %d, asked %d; want the whole's 300", total, f.calls.Load())
+	}
+	for i := range 10 {
+		if f.seen[i] != 30 {
+			t.Errorf("input %d sent %d times, want 30 as unsharded (%v)", i, f.seen[i], f.seen)
+			break
+		}
+	}
+}
+
 func TestRequestBudgetIsExactAndRoundRobin(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}}
 	out := Spec{Workers: 3, Requests: 300}.Run(context.Background(), f, inputs(10), nil)

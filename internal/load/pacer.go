@@ -226,6 +226,21 @@ func (s Segment) Sends(k int64) int64 {
 	return (k-first-1)/int64(s.Count) + 1 // sends first, first+N, … below k, without overflow
 }
 
+// Workers is the segment's share of a closed loop's total workers: the workers numbered first
+// to first+n−1 of the whole. Each segment takes total/N, the remainder one each to the lowest
+// segments, so that the N segments run every worker once.
+func (s Segment) Workers(total int) (first, n int) {
+	s = s.orWhole()
+	base, rest := total/s.Count, total%s.Count
+	i := s.Index - 1
+	first = i*base + min(i, rest)
+	n = base
+	if i < rest {
+		n++
+	}
+	return first, n
+}
+
 // plan is one generator's part of an open-loop run: its segment of the schedule, numbered
 // from 0 (the plan's send j is the schedule's send seg.Send(j)).
 type plan struct {

@@ -365,12 +365,46 @@ func TestSpecValidateSegment(t *testing.T) {
 		{withSegment(open, Segment{0, 3}), "segment 0/3: i must be from 1 to N (3), got 0"},
 		{withSegment(open, Segment{1, 0}), "segment 1/0: N must be at least 1, got 0"},
 		{Spec{Workers: 2, Duration: time.Second, Segment: Segment{1, 1}}, ""},
-		{Spec{Workers: 2, Duration: time.Second, Segment: Segment{1, 2}}, "segment 1/2 splits an open-loop schedule; a closed loop has none to split"},
+		{Spec{Workers: 2, Duration: time.Second, Segment: Segment{1, 2}}, ""},
+		{Spec{Workers: 2, Duration: time.Second, Segment: Segment{3, 3}}, "segment 3/3: 2 workers cannot be split 3 ways, one at least each"},
 	} {
 		err := c.spec.Validate()
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
 		}
+	}
+}
+
+// Segments 1/N to N/N split a closed loop's workers exactly: every worker to one segment and
+// one only, in order, each segment within one of its share, the remainder to the lowest.
+func TestSegmentsSplitTheWorkers(t *testing.T) {
+	for total := 1; total <= 40; total++ {
+		for n := 1; n <= total; n++ {
+			next, sizes := 0, make([]int, n)
+			for i := 1; i <= n; i++ {
+				first, k := Segment{Index: i, Count: n}.Workers(total)
+				if first != next {
+					t.Fatalf("%d workers, segment %d/%d starts at worker %d, want %d: workers skipped or run twice", total, i, n, first, next)
+				}
+				next += k
+				sizes[i-1] = k
+			}
+			if next != total {
+				t.Fatalf("%d workers split %d ways run %d", total, n, next)
+			}
+			for i, k := range sizes {
+				want := total / n
+				if i < total%n {
+					want++
+				}
+				if k != want {
+					t.Fatalf("%d workers split %d ways: segment %d/%d runs %d, want %d (remainder to the lowest)", total, n, i+1, n, k, want)
+				}
+			}
+		}
+	}
+	if first, n := (Segment{}).Workers(7); first != 0 || n != 7 {
+		t.Errorf("the whole runs workers %d+%d, want 0+7", first, n)
 	}
 }
 

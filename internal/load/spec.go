@@ -47,8 +47,9 @@ type Spec struct {
 	// up on them (counted unsent). 0: 5 s for requests; open loop then gives up when the window
 	// closes.
 	Timeout time.Duration
-	// Segment is this generator's share of the open-loop schedule when N generators split it
-	// (i/N, Segment's comment says how); the zero value is the whole schedule, 1/1.
+	// Segment is this generator's share of the load when N generators split it (i/N): in open
+	// loop its share of the schedule, in closed loop its share of Workers (Segment.Workers);
+	// the zero value is the whole, 1/1.
 	Segment Segment
 }
 
@@ -78,8 +79,8 @@ func (c Spec) Validate() error {
 	}
 	if err := c.Segment.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("segment %d/%d: %w", c.Segment.Index, c.Segment.Count, err))
-	} else if c.Rate == 0 && !c.Segment.Whole() {
-		errs = append(errs, fmt.Errorf("segment %s splits an open-loop schedule; a closed loop has none to split", c.Segment))
+	} else if c.Rate == 0 && c.Workers >= 1 && c.Workers < c.Segment.orWhole().Count {
+		errs = append(errs, fmt.Errorf("segment %s: %d workers cannot be split %d ways, one at least each", c.Segment, c.Workers, c.Segment.Count))
 	}
 	if err := c.CheckOpenFiles(); err != nil {
 		errs = append(errs, err)
@@ -93,7 +94,8 @@ func (c Spec) CheckOpenFiles() error {
 	if c.Rate > 0 {
 		return sut.CheckOpenFiles(fmt.Sprintf("connections %d", c.Connections), c.Connections)
 	}
-	return sut.CheckOpenFiles(fmt.Sprintf("workers %d", c.Workers), c.Workers)
+	_, workers := c.Segment.Workers(c.Workers)
+	return sut.CheckOpenFiles(fmt.Sprintf("workers %d", workers), workers)
 }
 
 // Progress is a snapshot for a live progress line.

@@ -194,6 +194,7 @@ func Build(doc *result.Document) *View {
 			}
 		}
 		x.Notes = append(x.Notes, runNotes(r)...)
+		x.Notes = append(x.Notes, replicaNotes(r)...)
 		if c, ok := versus[i][result.P50]; ok {
 			x.VsEngine = ratioOf(c)
 		} else if base != "" && s.WrongDecision > 0 {
@@ -286,6 +287,7 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 		notes = append(notes, fmt.Sprintf("× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s; %s",
 			e, e, e, callRule(comparisons, result.P50)))
 	}
+	notes = append(notes, scaleOutNotes(doc)...)
 	if doc.Interrupted {
 		notes = append(notes, fmt.Sprintf("PARTIAL RESULT: the run was stopped before it finished (%s)", doc.StopReason))
 	}

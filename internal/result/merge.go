@@ -193,7 +193,7 @@ func runSettings(r *Run) []setting {
 		{"workload_info.unverified", w.Unverified}, {"workload_info.undefined_as", w.UndefinedAs},
 		{"workload_info.rego_version", w.RegoVersion},
 		{"sut.engine", u.Engine}, {"sut.mode", u.Mode}, {"sut.placement", u.Placement}, {"sut.version", u.Version},
-		{"sut.external", u.External}, {"sut.log_level", u.LogLevel}, {"sut.connections", u.Connections},
+		{"sut.external", u.External}, {"sut.log_level", u.LogLevel}, {"sut.connections", u.Connections}, {"sut.replicas", max(1, len(u.Replicas))},
 		{"pinning", r.Pinning},
 	}
 	// A server someone else runs is the same system under test only at the same address; the

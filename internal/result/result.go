@@ -51,6 +51,14 @@ type Document struct {
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Wrk is what wrk reached against the same server in the same run (calibrate --wrk).
 	Wrk *Wrk `json:"wrk,omitempty"`
+	// Shard is the part of a sharded scenario this document measured (--shard i/N); nil for a
+	// whole run. Shards is, in a document merged from shards (authzbench merge), every part it
+	// was made of, each with its own environment.
+	Shard  *Shard      `json:"shard,omitempty"`
+	Shards []ShardPart `json:"shards,omitempty"`
+	// Scalability is the Universal Scalability Law fitted to each sweep of runs that differ
+	// only in their workers or replicas (internal/fit).
+	Scalability []USLFit `json:"scalability,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.
@@ -111,6 +119,9 @@ type SUT struct {
 	// HostBuiltins are the built-in functions a WebAssembly target's policy called out of
 	// Wasm, run by the host in Go (opa/wasm): the part of its work that was not Wasm.
 	HostBuiltins []string `json:"host_builtins,omitempty"`
+	// Replicas are the server processes authzbench started behind one address, connections
+	// spread over them round robin (--replicas K); empty for a single server.
+	Replicas []Replica `json:"replicas,omitempty"`
 }
 
 // TLS is the TLS a run measured: the mode, and which certificates, so two results can be told
@@ -150,9 +161,11 @@ const (
 // Where is where the run's engine ran: its recorded placement, or for a file written before
 // placements were recorded, in-process for a target named */inproc and "" (unknown) otherwise.
 // Label names the run's target as a table shows it: the kind, its TLS mode when it spoke TLS,
-// and h2 (over TLS) or h2c (in clear) when it spoke HTTP/2, with xN when its workers shared N
+// and h2 (over TLS) or h2c (in clear) when it spoke HTTP/2, with Nconns when its workers shared N
 // HTTP/2 connections rather than one, so that one kind measured in several modes
-// (experiments/tls.yaml, experiments/http2.yaml) reads as several rows.
+// (experiments/tls.yaml, experiments/http2.yaml) reads as several rows. A replicated server
+// reads as the kind and its replicas ("opa/server ×2"): one row per replica count in a replica
+// sweep.
 func (r *Run) Label() string {
 	label := r.Target
 	tls := r.SUT.TLS != nil && r.SUT.TLS.Mode != ""
@@ -166,8 +179,11 @@ func (r *Run) Label() string {
 			label += " h2c"
 		}
 		if r.SUT.Connections > 1 {
-			label += " x" + strconv.Itoa(r.SUT.Connections)
+			label += " " + strconv.Itoa(r.SUT.Connections) + "conns"
 		}
+	}
+	if k := len(r.SUT.Replicas); k > 1 {
+		label += fmt.Sprintf(" ×%d", k)
 	}
 	return label
 }
@@ -279,6 +295,9 @@ type Load struct {
 	TimeoutS    float64   `json:"timeout_s,omitempty"`
 	// GeneratorProcs is the GOMAXPROCS authzbench drove this run with.
 	GeneratorProcs int `json:"generator_procs,omitempty"`
+	// ShardWorkers is, in a closed-loop shard (--shard i/N), the workers this shard ran of
+	// Workers, the scenario's whole.
+	ShardWorkers int `json:"shard_workers,omitempty"`
 }
 
 // Summary merges all repetitions of a run.
@@ -420,6 +439,9 @@ type Repetition struct {
 	// Started when it began: interleaved targets alternate turns.
 	Turn    int       `json:"turn,omitempty"`
 	Started time.Time `json:"started,omitzero"`
+	// MeasuredFrom is when the measured phase began (after the warm-up); it lasted ElapsedS.
+	// Shards merged take their throughput over the window their measured phases spanned.
+	MeasuredFrom time.Time `json:"measured_from,omitzero"`
 	// Open loop only.
 	AchievedRPS float64 `json:"achieved_rps,omitempty"`
 	Intended    int64   `json:"intended_sends,omitempty"`

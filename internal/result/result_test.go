@@ -518,8 +518,8 @@ func TestRunLabelNamesHTTP2(t *testing.T) {
 		{SUT{HTTP2: true, TLS: &TLS{Mode: "mtls"}}, "opa/server mtls h2"},
 		{SUT{TLS: &TLS{Mode: "tls"}}, "opa/server tls"},
 		{SUT{HTTP2: true, Connections: 1}, "opa/server h2c"},
-		{SUT{HTTP2: true, Connections: 8}, "opa/server h2c x8"},
-		{SUT{HTTP2: true, Connections: 2, TLS: &TLS{Mode: "tls"}}, "opa/server tls h2 x2"},
+		{SUT{HTTP2: true, Connections: 8}, "opa/server h2c 8conns"},
+		{SUT{HTTP2: true, Connections: 2, TLS: &TLS{Mode: "tls"}}, "opa/server tls h2 2conns"},
 		{SUT{Connections: 8}, "opa/server"}, // over HTTP/1.1 the connections are the workers'
 	} {
 		r := Run{Target: "opa/server", SUT: tc.sut}

@@ -6,6 +6,7 @@ import (
 	neturl "net/url"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -24,6 +25,8 @@ type Overrides struct {
 	Order *Order
 	// Sweep replaces every target's load by its steps.
 	Sweep Sweep
+	// Segment makes every target's load this generator's share (--shard i/N).
+	Segment *load.Segment
 }
 
 // AdHoc is a scenario described by flags alone.
@@ -214,6 +217,9 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 		if o.Timeout != nil {
 			t.Timeout = *o.Timeout
+		}
+		if o.Segment != nil {
+			t.Load.Segment = *o.Segment
 		}
 	}
 	if o.Sweep.kinds() == 1 {

@@ -14,7 +14,7 @@ func init() {
 		NewConfig: func() Config { return &CedarServerConfig{} },
 		New: func(common Common, c Config) Target {
 			cfg := c.(*CedarServerConfig)
-			return &cedarServer{served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config}}
+			return &cedarServer{served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config, replicas: cfg.Replicas}}
 		}})
 }
 
@@ -23,12 +23,13 @@ func init() {
 type CedarServerConfig struct {
 	ServerConfig `yaml:",inline"`
 	HTTP2Config  `yaml:",inline"`
+	Replication  `yaml:",inline"`
 }
 
 // Check refuses mtls_authz: the Cedar server has no authorization layer of its own in front of
 // its decisions, as OPA's system policy is, so there is nothing equivalent to measure.
 func (c *CedarServerConfig) Check() error {
-	err := errors.Join(append([]error{c.ServerConfig.Check()}, c.HTTP2Config.check()...)...)
+	err := errors.Join(append([]error{c.ServerConfig.Check(), c.Replication.check(&c.ServerConfig), replicasOverHTTP2(c.Replicas, c.HTTP2Config)}, c.HTTP2Config.check()...)...)
 	if c.MTLSAuthz || len(c.MTLSAdmit) > 0 {
 		err = errors.Join(err, errors.New("mtls_authz is not supported by cedar/server: it has no authorization policy in front of its decisions, as OPA's --authorization=basic; use mtls"))
 	}

@@ -16,7 +16,7 @@ func init() {
 		NewConfig: func() Config { return &OPAServerConfig{} },
 		New: func(common Common, c Config) Target {
 			cfg := c.(*OPAServerConfig)
-			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config}, opaBin: cfg.OPABin}
+			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config, replicas: cfg.Replicas}, opaBin: cfg.OPABin}
 		}})
 }
 
@@ -24,12 +24,13 @@ func init() {
 type OPAServerConfig struct {
 	ServerConfig `yaml:",inline"`
 	HTTP2Config  `yaml:",inline"`
+	Replication  `yaml:",inline"`
 	// OPABin runs this opa binary instead of the OPA linked into authzbench.
 	OPABin string `yaml:"opa_bin"`
 }
 
 func (c *OPAServerConfig) Check() error {
-	errs := append([]error{c.ServerConfig.Check()}, c.HTTP2Config.check()...)
+	errs := append([]error{c.ServerConfig.Check(), c.Replication.check(&c.ServerConfig), replicasOverHTTP2(c.Replicas, c.HTTP2Config)}, c.HTTP2Config.check()...)
 	if c.URL != "" && c.OPABin != "" {
 		errs = append(errs, errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
 	}

@@ -108,6 +108,11 @@ type served struct {
 	h2         *h2Pool
 	h2Requests []h2Request
 	h2Timed    []h2Request
+
+	// replicas is how many servers to start behind the one address (replicas.go); 0 or 1 for
+	// one.
+	replicas int
+	rs       replicaSet
 }
 
 // speaksHTTP2 says whether the target was asked for HTTP/2.
@@ -124,7 +129,7 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 		if err := s.useExternal(); err != nil {
 			return err
 		}
-	} else if err := launch(ctx); err != nil {
+	} else if err := s.launchAll(ctx, launch); err != nil {
 		s.tlsFiles.remove()
 		return err
 	}
@@ -329,7 +334,8 @@ func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) erro
 		host, _, _ := net.SplitHostPort(addr)
 		health.TLS = withServerName(s.clientTLS, host)
 	}
-	if err := s.launch(ctx, name, cmd, s.common.PinCPUs, health); err != nil {
+	l, pin := s.nextLaunch(addr)
+	if err := l.launch(ctx, name, cmd, pin, health); err != nil {
 		return err
 	}
 	s.url = s.scheme() + "://" + addr
@@ -350,8 +356,9 @@ func (s *served) worker(decisions *decisionReader) Decider {
 				return decisions.read(body)
 			}}
 	}
-	return &httpWorker{conn: httpload.NewConn(s.endpoint), requests: s.requests, timed: s.timed,
-		timedEvery: s.common.ServerMetricsEvery, decisions: decisions}
+	endpoint, r := s.endpointFor()
+	return s.counted(&httpWorker{conn: httpload.NewConn(endpoint), requests: s.requests, timed: s.timed,
+		timedEvery: s.common.ServerMetricsEvery, decisions: decisions}, r)
 }
 
 // info is the part of Info every served target fills alike.
@@ -362,12 +369,13 @@ func (s *served) info(engine, version string) Info {
 		info.HTTP2, info.Connections = true, len(s.h2.clients)
 	}
 	s.describe(&info, version)
+	info.Replicas = s.replicaInfo()
 	return info
 }
 
 func (s *served) Stop(context.Context) error {
 	s.h2.close()
-	err := s.stop()
+	err := s.stopReplicas()
 	// After the server, which reads them until it stops.
 	return errors.Join(err, s.tlsFiles.remove())
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/authzbench/authzbench/internal/fit"
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+func newMergeCommand(stdout, stderr io.Writer) *cobra.Command {
+	var out, format string
+	cmd := &cobra.Command{
+		Use:   "merge RESULT.json... -o MERGED.json",
+		Short: "Merge the shards of one scenario (--shard i/N), or repetitions of it, into one result, exactly",
+		Long: `merge combines result files into one, exactly: histograms are added (latency, errors,
+uncorrected latency, lateness, connection parts, server timers), counts summed, and every
+percentile read from the sum, never averaged.
+
+Shards (files written with --shard i/N, on one machine or several): repetition k of every
+shard becomes repetition k of the merged run, its throughput taken over the common window,
+from the first shard's measured start to the last one's end. Every shard 1/N to N/N must be
+given once; each shard's environment is kept in the merged file's "shards".
+
+Whole runs (no --shard): their repetitions are concatenated, as if one run had made them all.
+
+Files that do not belong together are refused, naming them: another scenario, workload,
+target, load, deployment or histogram precision, shards overlapping or missing, shards mixed
+with whole runs.` + exitStatusHelp,
+		Example: `  authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 1/2 --start-at 2026-11-23T18:00:00Z -o s1.json
+  authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 2/2 --start-at 2026-11-23T18:00:00Z -o s2.json
+  authzbench merge s1.json s2.json -o merged.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := lookupFormat(format)
+			if err != nil {
+				return usageError(err)
+			}
+			if out == "" {
+				return usageError(errors.New("merge needs -o FILE, where the merged result is written"))
+			}
+			if err := checkOutPath(out); err != nil {
+				return usageError(err)
+			}
+			doc, err := mergeFiles(args)
+			if err != nil {
+				return usageError(err)
+			}
+			if err := saveResult(out, "merged", doc, stderr); err != nil {
+				return &exitError{exitFailed, err}
+			}
+			if err := f.Render(stdout, doc); err != nil {
+				return &exitError{exitFailed, err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "merged result file (required)")
+	cmd.Flags().StringVar(&format, "format", "table", "output: the merged result as a table, or another format")
+	return cmd
+}
+
+// mergeFiles reads every file, then merges them as shards or as repetitions, as they are.
+func mergeFiles(paths []string) (*result.Document, error) {
+	var srcs []result.Source
+	var errs []error
+	var sharded, whole []string
+	for _, p := range paths {
+		doc, err := result.Read(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		srcs = append(srcs, result.Source{Name: p, Doc: doc})
+		if doc.Shard != nil {
+			sharded = append(sharded, p)
+		} else {
+			whole = append(whole, p)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var doc *result.Document
+	var err error
+	switch {
+	case len(sharded) > 0 && len(whole) > 0:
+		return nil, fmt.Errorf("merge: %s %s (--shard), %s %s: they do not merge as one measurement",
+			join(sharded), plural(len(sharded), "is a shard", "are shards"), join(whole), plural(len(whole), "a whole run", "whole runs"))
+	case len(sharded) > 0:
+		doc, err = result.MergeShards(srcs...)
+	default:
+		docs := make([]*result.Document, len(srcs))
+		for i, s := range srcs {
+			docs[i] = s.Doc
+		}
+		doc, err = result.Merge(docs...)
+		if err != nil {
+			err = fmt.Errorf("%w (%s)", err, numbered(paths))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	doc.Command = append([]string{"authzbench", "merge"}, paths...)
+	doc.Scalability = fit.Scalability(doc)
+	return doc, nil
+}
+
+func join(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	out := ""
+	for i, n := range names {
+		switch {
+		case i == 0:
+			out = n
+		case i == len(names)-1:
+			out += " and " + n
+		default:
+			out += ", " + n
+		}
+	}
+	return out
+}
+
+// numbered names the files as the merge's messages number them: document 1 is the first.
+func numbered(paths []string) string {
+	out := ""
+	for i, p := range paths {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("document %d is %s", i+1, p)
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,124 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// The sizes a sweep can vary, as result.USLFit.Param names them.
+const (
+	ByWorkers  = "workers"
+	ByReplicas = "replicas"
+	ByShards   = "shards"
+)
+
+// Scalability fits the USL to every sweep in doc: the closed-loop runs of one workload and
+// target that differ only in their workers, only in their replicas, or (in documents merged
+// from shards of different counts) only in their shards. A sweep of one size is no sweep and is
+// left out; one that cannot be fitted (two sizes, a flat throughput, a run with no ok
+// responses) comes back with its reason. Open-loop runs are left out: their throughput is the
+// rate asked for, not what the size can serve.
+func Scalability(doc *result.Document) []result.USLFit {
+	var out []result.USLFit
+	for _, param := range []string{ByWorkers, ByReplicas, ByShards} {
+		groups := map[string][]int{}
+		var order []string
+		for i := range doc.Runs {
+			r := &doc.Runs[i]
+			if r.Load.Model != result.ClosedLoop || r.Error != "" && len(r.Repetitions) == 0 {
+				continue
+			}
+			k := sweepKey(r, param)
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], i)
+		}
+		for _, k := range order {
+			runs := groups[k]
+			sizes := map[int]bool{}
+			for _, i := range runs {
+				sizes[sizeOf(doc, &doc.Runs[i], param)] = true
+			}
+			if len(sizes) < 2 {
+				continue
+			}
+			out = append(out, fitSweep(doc, runs, param))
+		}
+	}
+	return out
+}
+
+// sizeOf is a run's size in the sweep's terms.
+func sizeOf(doc *result.Document, r *result.Run, param string) int {
+	switch param {
+	case ByWorkers:
+		return r.Load.Workers
+	case ByReplicas:
+		return max(1, len(r.SUT.Replicas))
+	}
+	return max(1, len(doc.Shards))
+}
+
+// sweepKey is what the runs of one sweep share: everything that shapes their throughput but
+// the size swept.
+func sweepKey(r *result.Run, param string) string {
+	workers, replicas := r.Load.Workers, max(1, len(r.SUT.Replicas))
+	switch param {
+	case ByWorkers:
+		workers = 0
+	case ByReplicas:
+		replicas = 0
+	}
+	tls := ""
+	if r.SUT.TLS != nil {
+		tls = r.SUT.TLS.Mode
+	}
+	return fmt.Sprintf("%s|%s|%s|%v|w%d|r%d|%g|%g|%d|%d|%s", r.Workload, r.Target, tls, r.SUT.External, workers, replicas,
+		r.Load.DurationS, r.Load.WarmupS, r.Load.Requests, r.Load.GeneratorProcs, r.Pinning)
+}
+
+func fitSweep(doc *result.Document, runs []int, param string) result.USLFit {
+	first := &doc.Runs[runs[0]]
+	label := first.Target
+	if first.SUT.TLS != nil && first.SUT.TLS.Mode != "" {
+		label += " " + first.SUT.TLS.Mode
+	}
+	f := result.USLFit{Workload: first.Workload, Target: label, Param: param}
+	var points []Point
+	for _, i := range runs {
+		r := &doc.Runs[i]
+		n := sizeOf(doc, r, param)
+		x := r.Summary.ThroughputRPS.Mean
+		f.Points = append(f.Points, result.USLPoint{N: n, RPS: x, Run: i})
+		points = append(points, Point{N: float64(n), X: x})
+	}
+	sort.SliceStable(f.Points, func(a, b int) bool { return f.Points[a].N < f.Points[b].N })
+	m, err := FitUSL(points)
+	if err != nil {
+		f.Reason = err.Error()
+		if reason, ok := IsNotFitted(err); ok {
+			f.Reason = reason
+		}
+		return f
+	}
+	f.Fitted = true
+	f.Lambda, f.Sigma, f.Kappa, f.R2 = m.Lambda, m.Sigma, m.Kappa, m.R2
+	if n, x, ok := m.Peak(); ok {
+		f.PeakN, f.PeakRPS = n, x
+	} else if c := m.Ceiling(); !math.IsInf(c, 1) {
+		f.CeilingRPS = c
+	}
+	return f
+}
+
+// Model is the fitted model of f; ok is false when f was not fitted.
+func Model(f result.USLFit) (USL, bool) {
+	if !f.Fitted {
+		return USL{}, false
+	}
+	return USL{Lambda: f.Lambda, Sigma: f.Sigma, Kappa: f.Kappa, R2: f.R2}, true
+}
