@@ -285,6 +285,7 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 		notes = append(notes, fmt.Sprintf("× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s; %s",
 			e, e, e, callRule(comparisons, result.P50)))
 	}
+	notes = append(notes, growthNotes(doc)...)
 	if doc.Interrupted {
 		notes = append(notes, fmt.Sprintf("PARTIAL RESULT: the run was stopped before it finished (%s)", doc.StopReason))
 	}

@@ -50,6 +50,9 @@ type Document struct {
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Wrk is what wrk reached against the same server in the same run (calibrate --wrk).
 	Wrk *Wrk `json:"wrk,omitempty"`
+	// Growth is how latency grows with N along each scaling series of the runs (Run.Scale),
+	// per target and percentile: the models fitted and the one chosen (growth.go).
+	Growth []GrowthFit `json:"growth,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.
@@ -75,6 +78,17 @@ type Run struct {
 	// Partial marks a run cut short; Error says why a run could not start or finish.
 	Partial bool   `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Scale is the point of a scaling series the run is (its workload was generated for a size,
+	// rules-path-1000); nil for any other run.
+	Scale *Scale `json:"scale,omitempty"`
+}
+
+// Scale places a run in a scaling series: Series names the family and the engine's style
+// ("rules-path/rego-rules"), Param what N counts ("rules", "users"), N the size.
+type Scale struct {
+	Series string `json:"series"`
+	Param  string `json:"param"`
+	N      int    `json:"n"`
 }
 
 // SUT is the system under test of a run: the engine, how it was deployed, and the server
