@@ -16,6 +16,10 @@ import (
 // On a shared 2-core machine, run-to-run noise of a median is a few per cent; 10 % is clear of it.
 const FlatShare = 0.10
 
+// MinR2 is the least share of the variance a growing model must explain to be called: below
+// it the points do not follow the model, whatever its slope.
+const MinR2 = 0.8
+
 // MinPoints is the fewest distinct sizes a fit needs: through two points both growing models
 // pass exactly, and nothing tells them apart.
 const MinPoints = 3
@@ -79,12 +83,16 @@ func line(m result.GrowthModel, xs, ys []float64) result.ModelFit {
 //
 //  1. Of the logarithmic and linear fits, the one with the higher R² is the candidate.
 //  2. If the candidate's rise across the measured range of N (its slope times the range of ln N
-//     or N) is smaller than FlatShare of the mean latency, the series is constant: whatever
-//     shape the points have, they do not grow enough to call.
-//  3. Otherwise the candidate is chosen.
+//     or N) is smaller than FlatShare of the mean latency, or than twice noise (Growth passes
+//     the median over the points of the standard deviation of each point's repetitions: one
+//     disturbed point does not silence a series), the series is constant: whatever shape the
+//     points have, they do not move more than the measurement does.
+//  3. If the candidate explains less than MinR2 of the variance, the series is constant too:
+//     the points follow no growing model.
+//  4. Otherwise the candidate is chosen.
 //
 // why says which step decided.
-func Choose(ns []int, fits []result.ModelFit) (chosen result.ModelFit, why string) {
+func Choose(ns []int, fits []result.ModelFit, noise float64) (chosen result.ModelFit, why string) {
 	var constant, log, lin result.ModelFit
 	for _, f := range fits {
 		switch f.Model {
@@ -110,6 +118,13 @@ func Choose(ns []int, fits []result.ModelFit) (chosen result.ModelFit, why strin
 		return constant, fmt.Sprintf("the best growing model (%s, R² %.2f) changes it by %.0f %% of its mean from N=%d to %d, under %.0f %%",
 			cand.Model, cand.R2, 100*math.Abs(rise)/math.Abs(mean), lo, hi, 100*FlatShare)
 	}
+	if math.Abs(rise) < 2*noise {
+		return constant, fmt.Sprintf("the best growing model (%s, R² %.2f) changes it by %.3g µs from N=%d to %d, within twice the repetitions' spread (sd %.3g µs)",
+			cand.Model, cand.R2, math.Abs(rise), lo, hi, noise)
+	}
+	if cand.R2 < MinR2 {
+		return constant, fmt.Sprintf("no growing model follows the points (best: %s, R² %.2f, under %.2f)", cand.Model, cand.R2, MinR2)
+	}
 	other := log
 	if cand.Model == result.Logarithmic {
 		other = lin
@@ -127,8 +142,9 @@ func Growth(doc *result.Document) []result.GrowthFit {
 		load                  result.Load
 	}
 	type point struct {
-		n        int
-		p50, p99 float64
+		n          int
+		p50, p99   float64
+		sd50, sd99 float64 // of the repetitions' percentiles
 	}
 	var order []key
 	points := map[key][]point{}
@@ -142,7 +158,13 @@ func Growth(doc *result.Document) []result.GrowthFit {
 		if _, seen := points[k]; !seen {
 			order = append(order, k)
 		}
-		points[k] = append(points[k], point{r.Scale.N, r.Summary.LatencyUS.P50, r.Summary.LatencyUS.P99})
+		var r50, r99 []float64
+		for _, rep := range r.Repetitions {
+			if rep.OK > 0 {
+				r50, r99 = append(r50, rep.LatencyUS.P50), append(r99, rep.LatencyUS.P99)
+			}
+		}
+		points[k] = append(points[k], point{r.Scale.N, r.Summary.LatencyUS.P50, r.Summary.LatencyUS.P99, sd(r50), sd(r99)})
 	}
 	var out []result.GrowthFit
 	for _, k := range order {
@@ -156,22 +178,54 @@ func Growth(doc *result.Document) []result.GrowthFit {
 			continue
 		}
 		for _, pc := range []struct {
-			name string
-			of   func(point) float64
-		}{{"p50", func(p point) float64 { return p.p50 }}, {"p99", func(p point) float64 { return p.p99 }}} {
+			name  string
+			of    func(point) float64
+			noise func(point) float64
+		}{
+			{"p50", func(p point) float64 { return p.p50 }, func(p point) float64 { return p.sd50 }},
+			{"p99", func(p point) float64 { return p.p99 }, func(p point) float64 { return p.sd99 }},
+		} {
 			ns := make([]int, len(ps))
 			ys := make([]float64, len(ps))
 			g := result.GrowthFit{Series: k.series, Target: k.target, Param: k.param, Percentile: pc.name}
+			sds := make([]float64, len(ps))
 			for i, p := range ps {
 				ns[i], ys[i] = p.n, pc.of(p)
+				sds[i] = pc.noise(p)
 				g.Points = append(g.Points, result.GrowthPoint{N: p.n, LatencyUS: ys[i]})
 			}
 			g.Fits = Fit(ns, ys)
 			var best result.ModelFit
-			best, g.Why = Choose(ns, g.Fits)
+			best, g.Why = Choose(ns, g.Fits, median(sds))
 			g.Model, g.Slope, g.Intercept, g.R2 = best.Model, best.Slope, best.Intercept, best.R2
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// median of xs, which it sorts.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}
+
+// sd is the sample standard deviation, 0 for fewer than two values.
+func sd(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var m float64
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
 }

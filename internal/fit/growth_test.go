@@ -55,7 +55,7 @@ func TestFitRecoversKnownCoefficients(t *testing.T) {
 			if len(fits) != 3 {
 				t.Fatalf("%d fits; want constant, logarithmic and linear", len(fits))
 			}
-			got, why := Choose(ns, fits)
+			got, why := Choose(ns, fits, 0)
 			if got.Model != tc.model {
 				t.Fatalf("chose %s (%s); want %s; fits %+v", got.Model, why, tc.model, fits)
 			}
@@ -75,7 +75,7 @@ func TestFitWithNoise(t *testing.T) {
 	ns := []int{10, 100, 1000, 3000, 10000}
 	lin := synthetic(ns, func(n float64) float64 { return 20 + 0.05*n }, true)
 	fits := Fit(ns, lin)
-	got, _ := Choose(ns, fits)
+	got, _ := Choose(ns, fits, 0)
 	if got.Model != result.Linear || !near(got.Slope, 0.05, 0.05) || !near(got.Intercept, 20, 0.05) || got.R2 < 0.99 {
 		t.Errorf("noisy linear: %+v", got)
 	}
@@ -85,16 +85,34 @@ func TestFitWithNoise(t *testing.T) {
 
 	logs := synthetic(ns, func(n float64) float64 { return 4 + 1.5*math.Log(n) }, true)
 	fits = Fit(ns, logs)
-	got, _ = Choose(ns, fits)
+	got, _ = Choose(ns, fits, 0)
 	if got.Model != result.Logarithmic || !near(got.Slope, 1.5, 0.05) || got.R2 < 0.95 {
 		t.Errorf("noisy logarithm: %+v", got)
 	}
 
 	// 2 % of wobble, and a slope that adds 5 % across the range: flat, by the rule.
 	flat := synthetic(ns, func(n float64) float64 { return 100 + 0.0005*n }, true)
-	got, why := Choose(ns, Fit(ns, flat))
+	got, why := Choose(ns, Fit(ns, flat), 0)
 	if got.Model != result.Constant || !near(got.Intercept, 102.5, 0.02) || !strings.Contains(why, "under 10 %") {
 		t.Errorf("nearly flat: %+v (%s)", got, why)
+	}
+}
+
+// A rise within the repetitions' spread is not growth, nor are points no model follows.
+func TestFitNoise(t *testing.T) {
+	ns := []int{10, 100, 1000, 10000}
+	ys := synthetic(ns, func(n float64) float64 { return 10 + 0.0005*n }, false) // rises 5 µs, 33 %
+	if got, _ := Choose(ns, Fit(ns, ys), 0.5); got.Model != result.Linear {
+		t.Errorf("a rise of 5 µs over a spread of 0.5 µs: %s; want linear", got.Model)
+	}
+	got, why := Choose(ns, Fit(ns, ys), 3)
+	if got.Model != result.Constant || !strings.Contains(why, "within twice the repetitions' spread") {
+		t.Errorf("a rise of 5 µs over a spread of 3 µs: %s (%s); want constant", got.Model, why)
+	}
+	zigzag := []float64{10, 20, 9, 21}
+	got, why = Choose(ns, Fit(ns, zigzag), 0)
+	if got.Model != result.Constant || !strings.Contains(why, "no growing model follows the points") {
+		t.Errorf("zigzag: %s (%s); want constant", got.Model, why)
 	}
 }
 
@@ -102,7 +120,7 @@ func TestFitWithNoise(t *testing.T) {
 // threshold.
 func TestFitFalling(t *testing.T) {
 	ns := []int{10, 100, 1000}
-	got, _ := Choose(ns, Fit(ns, []float64{30, 20, 10}))
+	got, _ := Choose(ns, Fit(ns, []float64{30, 20, 10}), 0)
 	if got.Model != result.Logarithmic || got.Slope >= 0 {
 		t.Errorf("falling by ln N: %+v", got)
 	}
