@@ -58,14 +58,18 @@ func FamilyPatterns() []string {
 	return out
 }
 
-// familyPatternList is the families' name patterns in one line, for errors.
-func familyPatternList() string {
+// FamilyNamePatterns lists how the generated families' names are written:
+// "rules-<kind>-<N>[-indexed]", "rbac-data-<N>".
+func FamilyNamePatterns() []string {
 	var ps []string
 	for _, f := range families {
 		ps = append(ps, f.Pattern)
 	}
-	return strings.Join(ps, ", ")
+	return ps
 }
+
+// familyPatternList is the families' name patterns in one line, for errors.
+func familyPatternList() string { return strings.Join(FamilyNamePatterns(), ", ") }
 
 // Scale is the point of a scaling series a generated workload is: the family, what grows, how
 // big it is, and the style each engine's version is written in, so that runs on several
