@@ -176,7 +176,7 @@ func init() {
 func parseRulesName(name string) (kind *ruleKind, n int, indexed bool, err error) {
 	rest := strings.TrimPrefix(name, "rules-")
 	for i := range ruleKinds {
-		if k := &ruleKinds[i]; strings.HasPrefix(rest, k.name+"-") {
+		if k := &ruleKinds[i]; rest == k.name || strings.HasPrefix(rest, k.name+"-") {
 			kind = k
 			rest = strings.TrimPrefix(rest, k.name+"-")
 			break

@@ -68,9 +68,6 @@ func FamilyNamePatterns() []string {
 	return ps
 }
 
-// familyPatternList is the families' name patterns in one line, for errors.
-func familyPatternList() string { return strings.Join(FamilyNamePatterns(), ", ") }
-
 // Scale is the point of a scaling series a generated workload is: the family, what grows, how
 // big it is, and the style each engine's version is written in, so that runs on several
 // targets land in series of their own.

@@ -273,7 +273,7 @@ func Builtin(name string) (*Workload, error) {
 		if f := familyOf(name); f != nil {
 			return f.Build(name, DefaultSeed, DefaultInputs)
 		}
-		return nil, fmt.Errorf("unknown workload %q; known: %s, and the generated %s", name, strings.Join(Names(), ", "), familyPatternList())
+		return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
 	}
 	w, err := s.Build(DefaultSeed, DefaultInputs)
 	if err != nil {
