@@ -5,16 +5,15 @@ import (
 	"math"
 	"strings"
 
-	"github.com/authzbench/authzbench/internal/fit"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
 // growthNotes say, for each scaling series of the document (runs of generated workloads such as
 // rules-path-1000 at several sizes), how its latency grows with N, in a sentence per target and
-// percentile, then the rule that chose each model. The fits are computed afresh from the runs,
-// as the comparisons are, so a merged or older document reads the same.
+// percentile, then the rule that chose each model. The fits are the document's (growth[], which
+// internal/fit computed when the run ended): report reads result documents only.
 func growthNotes(doc *result.Document) []string {
-	gs := fit.Growth(doc)
+	gs := doc.Growth
 	if len(gs) == 0 {
 		return nil
 	}
@@ -22,9 +21,9 @@ func growthNotes(doc *result.Document) []string {
 	for _, g := range gs {
 		notes = append(notes, GrowthSentence(g))
 	}
-	return append(notes, fmt.Sprintf("growth: constant, logarithmic (against ln N) and linear models fitted by least squares to each series' latency against N; "+
-		"constant when the better-fitting growing model changes latency by less than %.0f %% of its mean across the sizes measured, else that model; "+
-		"at least %d sizes per series", 100*fit.FlatShare, fit.MinPoints))
+	return append(notes, "growth: constant, logarithmic (against ln N) and linear models fitted by least squares to each series' latency against N (at least 3 sizes); "+
+		"constant when the better-fitting growing model changes latency by less than 10 % of its mean across the sizes measured, or less than twice the repetitions' spread, "+
+		"or explains less than 80 % of the variance; else that model (docs/scaling.md)")
 }
 
 // GrowthSentence says how one percentile grows along one series: "rules-path rego-rules on

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/authzbench/authzbench/internal/fit"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
@@ -14,13 +13,11 @@ func init() {
 	Register(Format{Name: "json", Render: JSON, Several: jsonArray})
 }
 
-// JSON writes the result document itself, its comparisons and growth fits computed afresh so
-// that a document written before they existed, or merged from several, shows the intervals and
-// fits the table uses.
+// JSON writes the result document itself, its comparisons computed afresh so that a document
+// written before they existed, or merged from several, shows the intervals the table uses.
 func JSON(w io.Writer, doc *result.Document) error {
 	d := *doc
 	d.Comparisons = result.Compare(doc)
-	d.Growth = fit.Growth(doc)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(&d)
