@@ -117,7 +117,8 @@ compares the engines; the table then adds a "× vs <first engine>" column per mo
 Cedar: --cedar-policies, --entities, --schema and --cedar-requests (--requests counts requests).
 
 Targets:   ` + strings.Join(target.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
-Workloads: ` + strings.Join(workload.Names(), ", ") + `
+Workloads: ` + strings.Join(workload.Names(), ", ") + `; generated for scaling series (docs/scaling.md):
+           ` + strings.Join(workload.FamilyNamePatterns(), ", ") + `
 
 Every response is verified. Throughput counts only ok responses; latency percentiles are over
 ok responses only; any other response (wrong_decision, undefined, non_boolean, http_<code>,

@@ -52,6 +52,7 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 			for i, h := range handed {
 				fmt.Fprintf(stdout, "[%d] %s\n", i+1, h)
 			}
+			printFamilies(stdout)
 			return nil
 		},
 	}

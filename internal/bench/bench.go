@@ -69,6 +69,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 		doc.Ended = time.Now().UTC()
 		doc.Comparisons = result.Compare(doc)
 		doc.Scalability = fit.Scalability(doc)
+		doc.Growth = fit.Growth(doc)
 	}()
 	var tooMany []error
 	for _, t := range s.Targets {
@@ -280,6 +281,9 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
 	}
 	kind := t.Kind()
+	if series := w.Scale.Series(kind.Engine); series != "" {
+		run.Scale = &result.Scale{Series: series, Param: w.Scale.Param, N: w.Scale.N}
+	}
 	if kind.Engine == "cedar" && w.Cedar != nil {
 		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
 	}

@@ -607,6 +607,7 @@ func readEntities(src Source, into cedar.EntityMap, reader *valueReader) ([]enti
 	}
 	var places []entityPlace
 	offset := int64(bytes.IndexByte(src.Text, '['))
+	lines := lineCounter{text: src.Text, line: 1, lastNewline: -1}
 	for i, item := range items {
 		// json.Unmarshal keeps each element's bytes as written, so the element is found by its
 		// text, searching on from the end of the one before.
@@ -616,7 +617,7 @@ func readEntities(src Source, into cedar.EntityMap, reader *valueReader) ([]enti
 		if err != nil {
 			return nil, fmt.Errorf("%s: entity %d of the array: %w", at(start), i+1, err)
 		}
-		line, col := lineColumn(src.Text, start)
+		line, col := lines.at(start)
 		if _, dup := into[ent.UID]; dup {
 			return nil, fmt.Errorf("%s: entity %s is given twice", at(start), ent.UID)
 		}
@@ -624,6 +625,28 @@ func readEntities(src Source, into cedar.EntityMap, reader *valueReader) ([]enti
 		places = append(places, entityPlace{uid: ent.UID, line: line, column: col})
 	}
 	return places, nil
+}
+
+// lineCounter turns increasing byte offsets into lines and columns, counting each byte once: an
+// entities file of a million entities, often all on one line, would take hours if every
+// entity's place were counted from the start of the file (lineColumn).
+type lineCounter struct {
+	text        []byte
+	pos         int64 // bytes counted so far
+	line        int   // 1-based line at pos
+	lastNewline int64 // offset of the last newline before pos, -1 for none
+}
+
+// at returns the line and column of offset, which must not be before the last one asked.
+func (c *lineCounter) at(offset int64) (line, column int) {
+	offset = min(max(offset, c.pos), int64(len(c.text)))
+	seg := c.text[c.pos:offset]
+	c.line += bytes.Count(seg, []byte("\n"))
+	if i := bytes.LastIndexByte(seg, '\n'); i >= 0 {
+		c.lastNewline = c.pos + int64(i)
+	}
+	c.pos = offset
+	return c.line, int(offset - c.lastNewline)
 }
 
 // lineColumn turns a byte offset into a 1-based line and column.

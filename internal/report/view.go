@@ -288,6 +288,7 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 			e, e, e, callRule(comparisons, result.P50)))
 	}
 	notes = append(notes, scaleOutNotes(doc)...)
+	notes = append(notes, growthNotes(doc)...)
 	if doc.Interrupted {
 		notes = append(notes, fmt.Sprintf("PARTIAL RESULT: the run was stopped before it finished (%s)", doc.StopReason))
 	}

@@ -224,7 +224,7 @@ func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
 	}
 	out := Run{
 		Target: first.Target, Workload: first.Workload, WorkloadDoc: first.WorkloadDoc, SUT: first.SUT,
-		Load: first.Load, Pinning: first.Pinning, Affinity: first.Affinity,
+		Load: first.Load, Pinning: first.Pinning, Affinity: first.Affinity, Scale: first.Scale,
 	}
 	var errs []string
 	var runs []*Run

@@ -59,6 +59,9 @@ type Document struct {
 	// Scalability is the Universal Scalability Law fitted to each sweep of runs that differ
 	// only in their workers or replicas (internal/fit).
 	Scalability []USLFit `json:"scalability,omitempty"`
+	// Growth is how latency grows with N along each scaling series of the runs (Run.Scale),
+	// per target and percentile: the models fitted and the one chosen (growth.go).
+	Growth []GrowthFit `json:"growth,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.
@@ -84,12 +87,13 @@ type Run struct {
 	// Partial marks a run cut short; Error says why a run could not start or finish.
 	Partial bool   `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
-	// Scale marks a run that is one point of a scaling series (latency against N).
+	// Scale is the point of a scaling series the run is (its workload was generated for a size,
+	// rules-path-1000); nil for any other run.
 	Scale *Scale `json:"scale,omitempty"`
 }
 
-// Scale places a run in a scaling series: Series names it ("rules-path/rego-rules"), Param says
-// what grows ("rules", "users") and N how big it was for this run.
+// Scale places a run in a scaling series: Series names the family and the engine's style
+// ("rules-path/rego-rules"), Param what N counts ("rules", "users"), N the size.
 type Scale struct {
 	Series string `json:"series"`
 	Param  string `json:"param"`

@@ -109,6 +109,10 @@ type Workload struct {
 	// with no Cedar version.
 	Cedar *Cedar
 
+	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
+	// for any other workload.
+	Scale *Scale
+
 	// prepared holds what engines built from the workload, once per run (Prepared).
 	prepared map[string]*prepared
 }
@@ -266,6 +270,9 @@ func Names() []string {
 func Builtin(name string) (*Workload, error) {
 	s, ok := builtins[name]
 	if !ok {
+		if f := familyOf(name); f != nil {
+			return f.Build(name, DefaultSeed, DefaultInputs)
+		}
 		return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
 	}
 	w, err := s.Build(DefaultSeed, DefaultInputs)

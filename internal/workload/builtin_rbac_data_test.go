@@ -1,0 +1,74 @@
+package workload
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// OPA and Cedar decide every input as the rbac reference model says, from the smallest
+// directory to a large one, and the inputs keep rbac's variety of reasons at every size.
+func TestRBACDataMatchesReferenceModel(t *testing.T) {
+	sizes := []int{MinDataUsers, 1000, 20_000}
+	if testing.Short() {
+		sizes = sizes[:2]
+	}
+	for _, n := range sizes {
+		name := "rbac-data-" + itoa(n)
+		t.Run(name, func(t *testing.T) {
+			w, err := buildRBACData(name, DefaultSeed, 500)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Name != name || w.Query != "data.authzbench.rbac.allow" || !strings.Contains(w.Description, itoa(n)+" users") {
+				t.Errorf("workload identity: name %q, query %q, description %q", w.Name, w.Query, w.Description)
+			}
+			if s := w.Scale; s == nil || s.N != n || s.Param != "users" || s.Series("opa") != "rbac-data/rego" || s.Series("cedar") != "rbac-data/cedar" {
+				t.Errorf("scale %+v", s)
+			}
+			if got := strings.Count(string(w.Data), `"suspended"`); got != n {
+				t.Errorf("the data holds %d users; want %d", got, n)
+			}
+			reasons := checkAgainstOPA(t, w)
+			wants := []string{"deny: unknown user", "deny: unknown resource", "deny: no permission"}
+			if n >= 1000 {
+				wants = append(wants, "deny: suspended") // one user in 20; ten users may have none
+			}
+			for _, want := range wants {
+				if reasons[want] == 0 {
+					t.Errorf("no input is denied for %q; deny reasons %v", want, reasons)
+				}
+			}
+			owner := 0
+			for _, in := range w.Inputs {
+				if in.Reason == "allow: owner" {
+					owner++
+				}
+			}
+			if owner < len(w.Inputs)/10 {
+				t.Errorf("%d of %d inputs allowed as owner; the mix must not thin out as N grows", owner, len(w.Inputs))
+			}
+			checkAgainstCedar(t, w)
+		})
+	}
+}
+
+func TestRBACDataNames(t *testing.T) {
+	bad := map[string]string{
+		"rbac-data-9":       "N is 9; rbac-data-<N> takes N from 10 to 1000000",
+		"rbac-data-1000001": "N is 1000001",
+		"rbac-data-":        "want rbac-data-<N>, N a whole number from 10 to 1000000",
+		"rbac-data-1k":      "N a whole number",
+		"rbac-data-0100":    "without leading zeros",
+	}
+	for name, want := range bad {
+		if _, err := Builtin(name); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"`+name+`"`) {
+			t.Errorf("%s: error %v; want one naming the workload and saying %q", name, err, want)
+		}
+	}
+	a, _ := buildRBACData("rbac-data-50", DefaultSeed, 200)
+	b, _ := buildRBACData("rbac-data-50", DefaultSeed, 200)
+	assertSameWorkload(t, a, b)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,327 @@
+package workload
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+)
+
+// The rule-count family, rules-<kind>-<N>: how latency grows with the number of authorization
+// rules, the question Istio's performance study asks of its proxy, asked of OPA and Cedar. Every
+// request matches no rule (deny) or only the last one (allow): the worst case for an engine
+// that tries rules in order.
+//
+// Two Rego styles: rules-<kind>-<N> writes N separate rules, one `allow if` each, as a policy
+// translated from Istio's AuthorizationPolicy would; rules-<kind>-<N>-indexed writes one rule
+// that looks the request's value up in data holding the N values. The Cedar version of
+// rules-<kind>-<N> is N permit policies; the indexed style has no Cedar version (Cedar has no
+// data to look up in).
+
+// MaxRules is the largest N of the rule-count family.
+const MaxRules = 10000
+
+const rulesPattern = "rules-<kind>-<N>[-indexed]"
+
+// ruleKind is what the rules of one kind match on.
+type ruleKind struct {
+	name string // as in the workload's name: "jwt-claim"
+	pkg  string // as in Rego and in data: "jwt_claim"
+	// what one rule matches, for descriptions
+	what string
+	// regoRule is the condition of rule i in the N-rules style.
+	regoRule func(i int) string
+	// key is the value rule i allows, as the indexed style's data holds it and the reference
+	// model (rulesModel) compares.
+	key func(i int) string
+	// regoIndexed is the indexed style's rules, reading data.rules.<pkg>.allowed.
+	regoIndexed string
+	// cedarPolicy is rule i as one Cedar policy (without its @id).
+	cedarPolicy func(i int) string
+	// allowed sets, in q, the field this kind reads to what the last rule (last) allows.
+	allowed func(r *rand.Rand, last int, q *rulesRequest)
+}
+
+// rulesRequest is one request of the family: every kind's field is present, as every request
+// through a proxy carries a path, a source address, a peer identity and a token; each kind's
+// rules read one of them.
+type rulesRequest struct {
+	Path      string
+	SourceIP  string
+	Principal string
+	Groups    []string
+}
+
+func (q rulesRequest) rego() []byte {
+	return mustJSON(map[string]any{
+		"path":      q.Path,
+		"source_ip": q.SourceIP,
+		"principal": q.Principal,
+		"claims":    map[string]any{"iss": rulesIssuer, "groups": q.Groups},
+	})
+}
+
+func (q rulesRequest) cedar() []byte {
+	return mustJSON(cedarRequest{
+		Principal: cedarUID{"User", q.Principal},
+		Action:    action("request"),
+		Resource:  cedarUID{"Service", "api"},
+		Context: map[string]any{
+			"path":      q.Path,
+			"source_ip": map[string]any{"__extn": map[string]string{"fn": "ip", "arg": q.SourceIP}},
+			"claims":    map[string]any{"iss": rulesIssuer, "groups": q.Groups},
+		},
+	})
+}
+
+const rulesIssuer = "https://issuer.example.com"
+
+func rulePath(i int) string      { return fmt.Sprintf("/api/svc-%05d/items", i) }
+func rulePrincipal(i int) string { return fmt.Sprintf("spiffe://cluster.local/ns/ns-%05d/sa/app", i) }
+func ruleGroup(i int) string     { return fmt.Sprintf("group-%05d", i) }
+
+// ruleCIDR is rule i's source network, the i-th /24 of 10.0.0.0/8: 10.a.b.0/24 with a and b
+// the high and low bytes of i.
+func ruleCIDR(i int) netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0}), 24)
+}
+
+var ruleKinds = []ruleKind{
+	{
+		name: "path", pkg: "path", what: "an exact request path",
+		regoRule:    func(i int) string { return fmt.Sprintf("input.path == %q", rulePath(i)) },
+		key:         rulePath,
+		regoIndexed: "allow if data.rules.path.allowed[input.path]\n",
+		cedarPolicy: func(i int) string {
+			return fmt.Sprintf("permit (principal, action == Action::\"request\", resource)\nwhen { context.path == %s };", cedarString(rulePath(i)))
+		},
+		allowed: func(_ *rand.Rand, last int, q *rulesRequest) { q.Path = rulePath(last) },
+	},
+	{
+		name: "ip", pkg: "ip", what: "a source network (CIDR /24)",
+		regoRule: func(i int) string { return fmt.Sprintf("net.cidr_contains(%q, input.source_ip)", ruleCIDR(i)) },
+		key:      func(i int) string { return ruleCIDR(i).String() },
+		// Every rule of the family is a /24, so the request's /24 is the key to look up.
+		regoIndexed: `allow if data.rules.ip.allowed[network24(input.source_ip)]
+
+# network24 is the /24 network an IPv4 address lies in, written as the data writes the rules'.
+network24(addr) := concat("", [concat(".", array.slice(split(addr, "."), 0, 3)), ".0/24"])
+`,
+		cedarPolicy: func(i int) string {
+			return fmt.Sprintf("permit (principal, action == Action::\"request\", resource)\nwhen { context.source_ip.isInRange(ip(%s)) };", cedarString(ruleCIDR(i).String()))
+		},
+		allowed: func(r *rand.Rand, last int, q *rulesRequest) {
+			n := ruleCIDR(last).Addr().As4()
+			n[3] = byte(1 + r.IntN(254))
+			q.SourceIP = netip.AddrFrom4(n).String()
+		},
+	},
+	{
+		name: "principal", pkg: "principal", what: "a peer identity (SPIFFE ID)",
+		regoRule:    func(i int) string { return fmt.Sprintf("input.principal == %q", rulePrincipal(i)) },
+		key:         rulePrincipal,
+		regoIndexed: "allow if data.rules.principal.allowed[input.principal]\n",
+		cedarPolicy: func(i int) string {
+			return fmt.Sprintf("permit (principal == User::%s, action == Action::\"request\", resource);", cedarString(rulePrincipal(i)))
+		},
+		allowed: func(_ *rand.Rand, last int, q *rulesRequest) { q.Principal = rulePrincipal(last) },
+	},
+	{
+		name: "jwt-claim", pkg: "jwt_claim", what: "a group in the token's groups claim",
+		regoRule: func(i int) string { return fmt.Sprintf("%q in input.claims.groups", ruleGroup(i)) },
+		key:      ruleGroup,
+		regoIndexed: `allow if {
+	some group in input.claims.groups
+	data.rules.jwt_claim.allowed[group]
+}
+`,
+		cedarPolicy: func(i int) string {
+			return fmt.Sprintf("permit (principal, action == Action::\"request\", resource)\nwhen { context.claims.groups.contains(%s) };", cedarString(ruleGroup(i)))
+		},
+		// The allowed group comes last in the claim, after the ones no rule allows.
+		allowed: func(_ *rand.Rand, last int, q *rulesRequest) { q.Groups = append(q.Groups, ruleGroup(last)) },
+	},
+}
+
+const rulesCedarSchema = `// Schema of the rules-<kind>-<N> workloads' Cedar version: one request shape for every kind.
+entity User;
+entity Service;
+action request appliesTo {
+  principal: User,
+  resource: Service,
+  context: { path: String, source_ip: ipaddr, claims: { iss: String, groups: Set<String> } }
+};
+`
+
+func ruleKindNames() []string {
+	var out []string
+	for _, k := range ruleKinds {
+		out = append(out, k.name)
+	}
+	return out
+}
+
+func init() {
+	registerFamily(family{
+		Prefix:  "rules-",
+		Pattern: rulesPattern,
+		Description: fmt.Sprintf("N rules (1 to %d) of one kind (%s), requests matching none (deny) or only the last (allow); "+
+			"in Rego N separate rules, or with -indexed one rule looking the value up in data; in Cedar N policies",
+			MaxRules, strings.Join(ruleKindNames(), ", ")),
+		Build: buildRules,
+	})
+}
+
+// parseRulesName reads rules-<kind>-<N>[-indexed].
+func parseRulesName(name string) (kind *ruleKind, n int, indexed bool, err error) {
+	rest := strings.TrimPrefix(name, "rules-")
+	for i := range ruleKinds {
+		if k := &ruleKinds[i]; rest == k.name || strings.HasPrefix(rest, k.name+"-") {
+			kind = k
+			rest = strings.TrimPrefix(rest, k.name+"-")
+			break
+		}
+	}
+	if kind == nil {
+		k, _, _ := strings.Cut(rest, "-")
+		return nil, 0, false, fmt.Errorf("workload %q: unknown rule kind %q; want %s with kind one of %s",
+			name, k, rulesPattern, strings.Join(ruleKindNames(), ", "))
+	}
+	rest, indexed = strings.CutSuffix(rest, "-indexed")
+	n, err = sizeOf(name, rest, rulesPattern, 1, MaxRules)
+	return kind, n, indexed, err
+}
+
+func buildRules(name string, seed int64, inputs int) (*Workload, error) {
+	kind, n, indexed, err := parseRulesName(name)
+	if err != nil {
+		return nil, err
+	}
+	style := "rego-rules"
+	if indexed {
+		style = "rego-indexed"
+	}
+	w := &Workload{
+		Name:  name,
+		Query: "data.authzbench.rules." + kind.pkg + ".allow",
+		Scale: &Scale{Family: "rules-" + kind.name, Param: "rules", N: n, Styles: map[string]string{"opa": style}},
+	}
+	var rego strings.Builder
+	fmt.Fprintf(&rego, "# %s, generated by authzbench: %d rules, each allowing %s.\n", name, n, kind.what)
+	fmt.Fprintf(&rego, "package authzbench.rules.%s\n\ndefault allow := false\n\n", kind.pkg)
+	if indexed {
+		w.Description = fmt.Sprintf("%d rules each allowing %s, in Rego one rule looking the value up in data (no Cedar version: see rules-%s-%d); requests match none (deny) or only the last (allow)",
+			n, kind.what, kind.name, n)
+		rego.WriteString("# One rule: the request's value looked up among the allowed ones in data.\n")
+		rego.WriteString(kind.regoIndexed)
+		allowed := make(map[string]bool, n)
+		for i := range n {
+			allowed[kind.key(i)] = true
+		}
+		w.Data = mustJSON(map[string]any{"rules": map[string]any{kind.pkg: map[string]any{"allowed": allowed}}})
+	} else {
+		w.Description = fmt.Sprintf("%d rules each allowing %s, in Rego one allow rule each, in Cedar one policy each; requests match none (deny) or only the last (allow)",
+			n, kind.what)
+		rego.WriteString("# One rule per allowed value, as a policy translated rule by rule from Istio's would be.\n")
+		for i := range n {
+			fmt.Fprintf(&rego, "allow if %s\n", kind.regoRule(i))
+		}
+		var cedar strings.Builder
+		fmt.Fprintf(&cedar, "// %s, generated by authzbench: %d policies, each allowing %s.\n", name, n, kind.what)
+		for i := range n {
+			fmt.Fprintf(&cedar, "\n@id(\"rule-%05d\")\n%s\n", i, kind.cedarPolicy(i))
+		}
+		w.Cedar = &Cedar{
+			Policies: []File{{Name: "rules.cedar", Content: []byte(cedar.String())}},
+			Schema:   &File{Name: "rules.cedarschema", Content: []byte(rulesCedarSchema)},
+		}
+		w.Scale.Styles["cedar"] = "cedar-policies"
+	}
+	w.Policies = []File{{Name: "rules.rego", Content: []byte(rego.String())}}
+
+	model := newRulesModel(kind, n)
+	r := rand.New(rand.NewPCG(uint64(seed), 0x72756c6573)) // "rules"
+	for i := range inputs {
+		// Values no rule allows: other paths, identities and groups, and source addresses
+		// outside 10.0.0.0/8.
+		q := rulesRequest{
+			Path:      fmt.Sprintf("/api/other-%05d/items", r.IntN(100000)),
+			SourceIP:  netip.AddrFrom4([4]byte{192, 168, byte(r.IntN(256)), byte(1 + r.IntN(254))}).String(),
+			Principal: fmt.Sprintf("spiffe://cluster.local/ns/other-%05d/sa/app", r.IntN(100000)),
+			Groups:    []string{fmt.Sprintf("team-%05d", r.IntN(100000)), fmt.Sprintf("team-%05d", r.IntN(100000))},
+		}
+		if i%2 == 1 {
+			kind.allowed(r, n-1, &q)
+		}
+		allow, reason := model.decide(q)
+		in := Input{JSON: q.rego(), Expect: expectOf(allow), Reason: reason}
+		if w.Cedar != nil {
+			in.Cedar = q.cedar()
+		}
+		w.Inputs = append(w.Inputs, in)
+	}
+	return w, nil
+}
+
+// rulesModel is the reference model of one workload: the values its N rules allow, in rule
+// order, and for each the first rule allowing it.
+type rulesModel struct {
+	kind     *ruleKind
+	n        int
+	first    map[string]int // path, principal, jwt-claim: value -> first rule
+	networks []netip.Prefix // ip: rule i's network
+}
+
+func newRulesModel(kind *ruleKind, n int) *rulesModel {
+	m := &rulesModel{kind: kind, n: n, first: map[string]int{}}
+	for i := range n {
+		if kind.name == "ip" {
+			m.networks = append(m.networks, ruleCIDR(i))
+			continue
+		}
+		if _, dup := m.first[kind.key(i)]; !dup {
+			m.first[kind.key(i)] = i
+		}
+	}
+	return m
+}
+
+// decide allows the request when some rule of the N matches it; the reason names the first
+// that does.
+func (m *rulesModel) decide(q rulesRequest) (allow bool, reason string) {
+	rule := -1
+	switch m.kind.name {
+	case "path":
+		rule = m.lookup(q.Path)
+	case "principal":
+		rule = m.lookup(q.Principal)
+	case "jwt-claim":
+		for _, g := range q.Groups {
+			if i := m.lookup(g); i >= 0 && (rule < 0 || i < rule) {
+				rule = i
+			}
+		}
+	case "ip":
+		a, err := netip.ParseAddr(q.SourceIP)
+		for i, p := range m.networks {
+			if err == nil && p.Contains(a) {
+				rule = i
+				break
+			}
+		}
+	}
+	switch rule {
+	case -1:
+		return false, "deny: no rule matches"
+	case m.n - 1:
+		return true, "allow: last rule"
+	}
+	return true, fmt.Sprintf("allow: rule %d", rule)
+}
+
+func (m *rulesModel) lookup(v string) int {
+	if i, ok := m.first[v]; ok {
+		return i
+	}
+	return -1
+}
