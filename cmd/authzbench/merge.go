@@ -106,7 +106,9 @@ func mergeFiles(paths []string) (*result.Document, error) {
 		return nil, err
 	}
 	doc.Command = append([]string{"authzbench", "merge"}, paths...)
+	// The fits are of the merged runs: recomputed, as a run computes them when it ends.
 	doc.Scalability = fit.Scalability(doc)
+	doc.Growth = fit.Growth(doc)
 	return doc, nil
 }
 
