@@ -43,13 +43,28 @@ func Merge(docs ...*Document) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Document{
-		Schema:   Schema,
-		Command:  base.Command,
-		Scenario: base.Scenario,
-		Env:      base.Env,
-		Order:    base.Order,
+	out := mergedHeader(docs)
+	turnOffsets := make([]int, len(docs))
+	for i := 1; i < len(docs); i++ {
+		turnOffsets[i] = turnOffsets[i-1] + lastTurn(docs[i-1])
 	}
+	for _, g := range groups {
+		r, err := mergeRuns(g, turnOffsets)
+		if err != nil {
+			return nil, fmt.Errorf("merge: run %d (%s on %s): %w", g[0].run+1, g[0].r.Workload, g[0].r.Target, err)
+		}
+		out.Runs = append(out.Runs, r)
+	}
+	out.Comparisons = Compare(out)
+	return out, nil
+}
+
+// mergedHeader is what documents merged into one share, whatever their runs: the first one's
+// scenario and environment, the earliest start and latest end, every host and stop reason, and
+// every skipped pair once.
+func mergedHeader(docs []*Document) *Document {
+	base := docs[0]
+	out := &Document{Schema: Schema, Command: base.Command, Scenario: base.Scenario, Env: base.Env, Order: base.Order}
 	var hosts, reasons []string
 	for _, d := range docs {
 		if out.Created.IsZero() || (!d.Created.IsZero() && d.Created.Before(out.Created)) {
@@ -69,19 +84,7 @@ func Merge(docs ...*Document) (*Document, error) {
 	}
 	out.Env.Hostname = strings.Join(hosts, ", ")
 	out.StopReason = strings.Join(reasons, "; ")
-	turnOffsets := make([]int, len(docs))
-	for i := 1; i < len(docs); i++ {
-		turnOffsets[i] = turnOffsets[i-1] + lastTurn(docs[i-1])
-	}
-	for _, g := range groups {
-		r, err := mergeRuns(g, turnOffsets)
-		if err != nil {
-			return nil, fmt.Errorf("merge: run %d (%s on %s): %w", g[0].run+1, g[0].r.Workload, g[0].r.Target, err)
-		}
-		out.Runs = append(out.Runs, r)
-	}
-	out.Comparisons = Compare(out)
-	return out, nil
+	return out
 }
 
 // placed is one run of one of the merged documents.

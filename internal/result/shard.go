@@ -118,28 +118,11 @@ func MergeShards(srcs ...Source) (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s)", err, fileList(ordered))
 	}
-	out := &Document{Schema: Schema, Command: base.Command, Scenario: base.Scenario, Env: base.Env, Order: base.Order}
-	var hosts, reasons []string
+	out := mergedHeader(docs)
 	for _, s := range ordered {
 		d := s.Doc
-		if out.Created.IsZero() || (!d.Created.IsZero() && d.Created.Before(out.Created)) {
-			out.Created = d.Created
-		}
-		if d.Ended.After(out.Ended) {
-			out.Ended = d.Ended
-		}
-		out.Interrupted = out.Interrupted || d.Interrupted
-		hosts = appendNew(hosts, d.Env.Hostname)
-		reasons = appendNew(reasons, d.StopReason)
-		for _, k := range d.Skipped {
-			if !out.HasSkip(k.Workload, k.Target) {
-				out.Skipped = append(out.Skipped, k)
-			}
-		}
 		out.Shards = append(out.Shards, ShardPart{Shard: *d.Shard, File: s.Name, Created: d.Created, Env: d.Env, Command: d.Command})
 	}
-	out.Env.Hostname = strings.Join(hosts, ", ")
-	out.StopReason = strings.Join(reasons, "; ")
 	for _, g := range groups {
 		r, err := mergeShardRuns(g, ordered)
 		if err != nil {

@@ -98,26 +98,34 @@ var rbacTypes = []struct {
 
 const rbacUsers = 200
 
+// rbacRoles is the role table of the rbac workloads: what each role may do to each kind of
+// resource.
+func rbacRoles() map[string]map[string][]string {
+	return map[string]map[string][]string{
+		// admin is granted everything by the policy itself; it needs no table.
+		"admin":   {},
+		"viewer":  {"document": {"read"}, "folder": {"read"}},
+		"editor":  {"document": {"read", "write"}, "folder": {"read", "write"}},
+		"analyst": {"report": {"read", "write"}, "dataset": {"read"}},
+		"auditor": {"document": {"read"}, "folder": {"read"}, "report": {"read"}, "dataset": {"read"}},
+		"manager": {
+			"document": {"read", "write", "delete", "share"},
+			"folder":   {"read", "write", "delete"},
+			"report":   {"read", "share"},
+		},
+	}
+}
+
+// ordinaryRoles are the roles the rbac workloads hand out at random (admin is given apart).
+var ordinaryRoles = []string{"viewer", "editor", "analyst", "auditor", "manager"}
+
 func buildRBAC(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x72626163)) // "rbac"
 	d := &rbacData{
-		Users: map[string]rbacUser{},
-		Roles: map[string]map[string][]string{
-			// admin is granted everything by the policy itself; it needs no table.
-			"admin":   {},
-			"viewer":  {"document": {"read"}, "folder": {"read"}},
-			"editor":  {"document": {"read", "write"}, "folder": {"read", "write"}},
-			"analyst": {"report": {"read", "write"}, "dataset": {"read"}},
-			"auditor": {"document": {"read"}, "folder": {"read"}, "report": {"read"}, "dataset": {"read"}},
-			"manager": {
-				"document": {"read", "write", "delete", "share"},
-				"folder":   {"read", "write", "delete"},
-				"report":   {"read", "share"},
-			},
-		},
+		Users:     map[string]rbacUser{},
+		Roles:     rbacRoles(),
 		Resources: map[string]map[string]rbacResource{},
 	}
-	ordinaryRoles := []string{"viewer", "editor", "analyst", "auditor", "manager"}
 
 	userName := func(i int) string { return fmt.Sprintf("user-%03d", i) }
 	for i := range rbacUsers {

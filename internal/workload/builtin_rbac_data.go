@@ -41,22 +41,10 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x726264617461)) // "rbdata"
 	userName := func(i int) string { return fmt.Sprintf("user-%07d", i) }
 	d := &rbacData{
-		Users: make(map[string]rbacUser, users),
-		Roles: map[string]map[string][]string{
-			"admin":   {},
-			"viewer":  {"document": {"read"}, "folder": {"read"}},
-			"editor":  {"document": {"read", "write"}, "folder": {"read", "write"}},
-			"analyst": {"report": {"read", "write"}, "dataset": {"read"}},
-			"auditor": {"document": {"read"}, "folder": {"read"}, "report": {"read"}, "dataset": {"read"}},
-			"manager": {
-				"document": {"read", "write", "delete", "share"},
-				"folder":   {"read", "write", "delete"},
-				"report":   {"read", "share"},
-			},
-		},
+		Users:     make(map[string]rbacUser, users),
+		Roles:     rbacRoles(),
 		Resources: map[string]map[string]rbacResource{},
 	}
-	ordinaryRoles := []string{"viewer", "editor", "analyst", "auditor", "manager"}
 	for i := range users {
 		u := rbacUser{Roles: []string{ordinaryRoles[r.IntN(len(ordinaryRoles))]}}
 		if r.IntN(3) == 0 {
