@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
@@ -289,7 +290,7 @@ func identify(base, new *result.Run) Row {
 		if r.SUT.HTTP2 {
 			target += " h2"
 		}
-		return r.Workload, target, loadLabel(r.Load)
+		return r.Workload, target, report.LoadLabel(r.Load)
 	}
 	var row Row
 	switch {
@@ -311,17 +312,6 @@ func joinSides(a, b string) string {
 		return a
 	}
 	return a + " → " + b
-}
-
-// loadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
-func loadLabel(l result.Load) string {
-	if l.Model == result.OpenLoop {
-		return fmt.Sprintf("%s/s x%d", rate(l.Rate), l.Connections)
-	}
-	if l.Workers == 1 {
-		return "1 worker"
-	}
-	return fmt.Sprintf("%d workers", l.Workers)
 }
 
 func compareRuns(base, new *result.Run, alpha float64) Row {
@@ -460,20 +450,4 @@ func show(v any) string {
 		return "(not recorded)"
 	}
 	return fmt.Sprint(v)
-}
-
-// rate renders requests per second with thousands separators, one decimal below 100.
-func rate(v float64) string {
-	if v < 100 {
-		return fmt.Sprintf("%.1f", v)
-	}
-	s := fmt.Sprint(int64(math.Round(v)))
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -123,7 +123,7 @@ func delta(c *Cell) string {
 // formatFigure renders a figure's value: requests per second, or a latency with its unit.
 func formatFigure(f Figure, v float64) string {
 	if f == Throughput {
-		return rate(v)
+		return report.Thousands(v)
 	}
 	return report.Duration(v)
 }

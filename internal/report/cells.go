@@ -105,7 +105,7 @@ func cells(v *View, r Row, target string) []string {
 	case r.VsFirst.Value > 0:
 		vsFirst = fmt.Sprintf("%.2f×", r.VsFirst.Value) + called(r.VsFirst)
 	}
-	c := []string{workload, target, loadLabel(r.Load), formatRPS(r.Throughput), p50, over, p95, p99, p999, errors, sut, vsFirst}
+	c := []string{workload, target, LoadLabel(r.Load), formatRPS(r.Throughput), p50, over, p95, p99, p999, errors, sut, vsFirst}
 	if v.CrossEngine != "" {
 		cross := "-"
 		if r.VsEngine.Value > 0 {
@@ -145,10 +145,10 @@ func writeNotes(w io.Writer, v *View, bullet string) error {
 	return nil
 }
 
-// loadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
-func loadLabel(l result.Load) string {
+// LoadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
+func LoadLabel(l result.Load) string {
 	if l.Model == result.OpenLoop {
-		return fmt.Sprintf("%s/s x%d", thousands(l.Rate), l.Connections)
+		return fmt.Sprintf("%s/s x%d", Thousands(l.Rate), l.Connections)
 	}
 	if l.Workers == 1 {
 		return "1 worker"
@@ -209,15 +209,15 @@ func sig3(v float64) string {
 
 // formatRPS renders a throughput, with its sd when there were several repetitions.
 func formatRPS(s result.Spread) string {
-	out := thousands(s.Mean)
+	out := Thousands(s.Mean)
 	if s.N > 1 {
-		out += " ± " + thousands(s.SD)
+		out += " ± " + Thousands(s.SD)
 	}
 	return out
 }
 
-// thousands renders a rate with thousands separators, and one decimal below 100.
-func thousands(v float64) string {
+// Thousands renders a rate with thousands separators, and one decimal below 100.
+func Thousands(v float64) string {
 	if v < 100 {
 		return fmt.Sprintf("%.1f", v)
 	}

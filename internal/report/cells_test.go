@@ -86,7 +86,7 @@ func TestThousandsSeparators(t *testing.T) {
 		{1e9, "1,000,000,000"},
 	} {
 		t.Run(fmt.Sprint(tc.v), func(t *testing.T) {
-			if got := thousands(tc.v); got != tc.want {
+			if got := Thousands(tc.v); got != tc.want {
 				t.Errorf("thousands(%v) = %q, want %q", tc.v, got, tc.want)
 			}
 		})
@@ -124,7 +124,7 @@ func TestLoadLabel(t *testing.T) {
 		{result.Load{Model: result.OpenLoop, Rate: 50, Connections: 1}, "50.0/s x1"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
-			if got := loadLabel(tc.load); got != tc.want {
+			if got := LoadLabel(tc.load); got != tc.want {
 				t.Errorf("loadLabel(%+v) = %q, want %q", tc.load, got, tc.want)
 			}
 		})

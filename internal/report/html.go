@@ -119,7 +119,7 @@ func warnings(doc *result.Document, v *View) []string {
 	}
 	var missed, errs, partial, thin []string
 	for _, r := range v.Rows {
-		at := fmt.Sprintf("%s on %s at %s", r.Workload, r.Target, loadLabel(r.Load))
+		at := fmt.Sprintf("%s on %s at %s", r.Workload, r.Target, LoadLabel(r.Load))
 		if r.RateMissed {
 			missed = append(missed, at)
 		}
@@ -197,7 +197,7 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	var bars []bar
 	colour := targetColours(doc)
 	for i, r := range v.Rows {
-		b := bar{Label: r.Workload + " · " + r.Target + " · " + loadLabel(r.Load), Value: r.Throughput.Mean, Spread: r.Throughput.SD,
+		b := bar{Label: r.Workload + " · " + r.Target + " · " + LoadLabel(r.Load), Value: r.Throughput.Mean, Spread: r.Throughput.SD,
 			Text: formatRPS(r.Throughput), Colour: colour[doc.Runs[i].Label()]}
 		if r.RateMissed {
 			b.Comment = "RATE MISSED"
@@ -265,7 +265,7 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 // rateTick labels a rate on an axis: "10", "2.5", "1,000".
 func rateTick(v float64) string {
 	if v >= 1000 {
-		return thousands(v)
+		return Thousands(v)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
@@ -300,7 +300,7 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 		var series []chartSeries
 		loads := map[string]bool{}
 		for _, i := range byWorkload[w] {
-			loads[loadLabel(doc.Runs[i].Load)] = true
+			loads[LoadLabel(doc.Runs[i].Load)] = true
 		}
 		maxNines := 0.0
 		for _, i := range byWorkload[w] {
@@ -314,7 +314,7 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 			}
 			name := r.Label()
 			if len(loads) > 1 {
-				name += " " + loadLabel(r.Load)
+				name += " " + LoadLabel(r.Load)
 			}
 			top := math.Min(5, math.Log10(float64(h.TotalCount())))
 			maxNines = math.Max(maxNines, top)

@@ -58,7 +58,7 @@ func layerRows(l *Layers) [][]string {
 	row := func(first bool, layer string, n int64, p result.Percentiles) []string {
 		c := []string{"", "", "", layer, count(n)}
 		if first {
-			c[0], c[1], c[2] = l.Workload, l.Target, loadLabel(l.Load)
+			c[0], c[1], c[2] = l.Workload, l.Target, LoadLabel(l.Load)
 		}
 		for _, us := range []float64{p.P50, p.P75, p.P90, p.P95, p.P99, p.P999, p.P9999, p.Mean} {
 			c = append(c, Duration(us))
@@ -77,7 +77,7 @@ func bandRows(l *Layers) [][]string {
 	for i, b := range l.Attribution.Bands {
 		c := []string{"", "", ""}
 		if i == 0 {
-			c = []string{l.Workload, l.Target, loadLabel(l.Load)}
+			c = []string{l.Workload, l.Target, LoadLabel(l.Load)}
 		}
 		label := bandLabels[b.Name]
 		if label == "" {
@@ -177,7 +177,7 @@ func slowest(a *result.Attribution) *result.Band {
 // atLoad says the load in a sentence: "at 2,000 req/s", "with 8 workers".
 func atLoad(l result.Load) string {
 	if l.Model == result.OpenLoop {
-		return "at " + thousands(l.Rate) + " req/s"
+		return "at " + Thousands(l.Rate) + " req/s"
 	}
 	if l.Workers == 1 {
 		return "with 1 worker"
@@ -192,7 +192,7 @@ func count(n int64) string {
 	if n < 1000 {
 		return fmt.Sprint(n)
 	}
-	return thousands(float64(n))
+	return Thousands(float64(n))
 }
 
 // writeLayers writes the three-layer table and the attribution table of the runs that have
