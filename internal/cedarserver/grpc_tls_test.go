@@ -27,7 +27,7 @@ func TestMainRefusesBadGRPCTLSFlags(t *testing.T) {
 	}{
 		{[]string{"--grpc-addr", "127.0.0.1:0", "--grpc-tls-cert-file", set.ServerCert}, "TLS needs both --grpc-tls-cert-file and --grpc-tls-private-key-file"},
 		{[]string{"--grpc-addr", "127.0.0.1:0", "--grpc-tls-cert-file", set.ServerCert, "--grpc-tls-private-key-file", set.ClientKey}, "--grpc-tls-cert-file " + set.ServerCert + " with --grpc-tls-private-key-file"},
-		{[]string{"--grpc-addr", "127.0.0.1:0", "--grpc-tls-cert-file", set.ServerCert, "--grpc-tls-private-key-file", set.ServerKey, "--grpc-tls-ca-cert-file", set.ServerKey}, "--grpc-tls-ca-cert-file " + set.ServerKey + ": no PEM certificate"},
+		{[]string{"--grpc-addr", "127.0.0.1:0", "--grpc-tls-cert-file", set.ServerCert, "--grpc-tls-private-key-file", set.ServerKey, "--grpc-tls-ca-cert-file", set.ServerKey}, "--grpc-tls-ca-cert-file: CA certificate " + set.ServerKey + ": no PEM certificate"},
 		{[]string{"--grpc-tls-cert-file", set.ServerCert, "--grpc-tls-private-key-file", set.ServerKey}, "secure --grpc-addr: give it too"},
 	} {
 		var stderr bytes.Buffer

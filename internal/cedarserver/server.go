@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
 	"github.com/authzbench/authzbench/internal/extauthz"
+	"github.com/authzbench/authzbench/internal/tlsgen"
 )
 
 // Arg is the first argument that turns an authzbench (or test) process into the Cedar server.
@@ -206,13 +206,9 @@ func (f tlsFlags) config() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{pair}}
 	if f.caFile != "" {
-		pem, err := os.ReadFile(f.caFile)
+		pool, err := tlsgen.LoadPool(f.caFile)
 		if err != nil {
 			return nil, fmt.Errorf("--tls-ca-cert-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca-cert-file %s: no PEM certificate in it", f.caFile)
 		}
 		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}

@@ -2,12 +2,12 @@ package extauthz
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"os"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/authzbench/authzbench/internal/tlsgen"
 )
 
 // TLSFiles are the PEM files of an ext_authz server that serves over TLS, named as OPA's own
@@ -40,13 +40,9 @@ func (f TLSFiles) Config(name func(key string) string) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	if f.CAFile != "" {
-		pem, err := os.ReadFile(f.CAFile)
+		pool, err := tlsgen.LoadPool(f.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name("tls_ca_cert_file"), err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s %s: no PEM certificate in it", name("tls_ca_cert_file"), f.CAFile)
 		}
 		// Require and verify: a client without a certificate, or with one from another CA, is
 		// refused in the handshake, before any Check reaches the engine.

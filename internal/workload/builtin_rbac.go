@@ -178,25 +178,41 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 		}
 		switch p := r.IntN(100); {
 		case p < 4:
-			t := rbacTypes[r.IntN(len(rbacTypes))]
-			in.Resource = rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, t.count+r.IntN(1000))}
+			in.Resource = unknownResource(r)
 		case p < 34 && len(owned[userIdx]) > 0:
 			in.Resource = owned[userIdx][r.IntN(len(owned[userIdx]))]
 		default:
 			in.Resource = all[r.IntN(len(all))]
 		}
-		switch p := r.IntN(100); {
-		case p < 50:
-			in.Action = "read"
-		case p < 75:
-			in.Action = "write"
-		case p < 88:
-			in.Action = "delete"
-		default:
-			in.Action = "share"
-		}
-		allow, reason := rbacDecide(d, in)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: rbacCedarRequest(in)})
+		in.Action = rbacAction(r)
+		w.Inputs = append(w.Inputs, rbacDecided(d, in))
 	}
 	return w, nil
+}
+
+// rbacAction is a request's action, drawn with the rbac workloads' mix: half reads, a quarter
+// writes, then deletes and shares.
+func rbacAction(r *rand.Rand) string {
+	switch p := r.IntN(100); {
+	case p < 50:
+		return "read"
+	case p < 75:
+		return "write"
+	case p < 88:
+		return "delete"
+	default:
+		return "share"
+	}
+}
+
+// unknownResource names a resource of a known type that the data does not hold.
+func unknownResource(r *rand.Rand) rbacResourceRef {
+	t := rbacTypes[r.IntN(len(rbacTypes))]
+	return rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, t.count+r.IntN(1000))}
+}
+
+// rbacDecided is in with the decision the reference model gives it, in both engines' forms.
+func rbacDecided(d *rbacData, in rbacInput) Input {
+	allow, reason := rbacDecide(d, in)
+	return Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: rbacCedarRequest(in)}
 }

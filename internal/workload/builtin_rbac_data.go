@@ -91,21 +91,10 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 			in.User = userName(r.IntN(users))
 		}
 		if r.IntN(25) == 0 {
-			t := rbacTypes[r.IntN(len(rbacTypes))]
-			in.Resource = rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, t.count+r.IntN(1000))}
+			in.Resource = unknownResource(r)
 		}
-		switch p := r.IntN(100); {
-		case p < 50:
-			in.Action = "read"
-		case p < 75:
-			in.Action = "write"
-		case p < 88:
-			in.Action = "delete"
-		default:
-			in.Action = "share"
-		}
-		allow, reason := rbacDecide(d, in)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: rbacCedarRequest(in)})
+		in.Action = rbacAction(r)
+		w.Inputs = append(w.Inputs, rbacDecided(d, in))
 	}
 	return w, nil
 }
