@@ -119,7 +119,7 @@ func TestOPAPluginTLSSettings(t *testing.T) {
 		{TLSFiles{CAFile: set.CACert}, "TLS needs both"},
 		{TLSFiles{CertFile: set.ServerCert, KeyFile: set.ClientKey}, "tls_cert_file " + set.ServerCert + " with plugins.authzbench_ext_authz_grpc.tls_private_key_file"},
 		{TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: set.ServerKey}, "tls_ca_cert_file: CA certificate " + set.ServerKey + ": no PEM certificate"},
-		{TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: "/nonexistent/ca.crt"}, "tls_ca_cert_file: open /nonexistent/ca.crt"},
+		{TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: "/nonexistent/ca.crt"}, "tls_ca_cert_file: CA certificate: open /nonexistent/ca.crt"},
 	} {
 		_, err := OPAFactory{}.Validate(m, []byte(pluginConfig(t, "127.0.0.1:0", tc.files)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
