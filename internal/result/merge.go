@@ -197,7 +197,7 @@ func runSettings(r *Run) []setting {
 		{"workload_info.rego_version", w.RegoVersion},
 		{"sut.engine", u.Engine}, {"sut.mode", u.Mode}, {"sut.placement", u.Placement}, {"sut.version", u.Version},
 		{"sut.external", u.External}, {"sut.log_level", u.LogLevel}, {"sut.connections", u.Connections}, {"sut.replicas", max(1, len(u.Replicas))},
-		{"pinning", r.Pinning},
+		{"sut.tls.mode", tlsMode(u.TLS)}, {"sut.http2", u.HTTP2}, {"pinning", r.Pinning},
 	}
 	// A server someone else runs is the same system under test only at the same address; the
 	// address of one authzbench started is a free port, different every time.
@@ -211,6 +211,15 @@ func runSettings(r *Run) []setting {
 		s = append(s, setting{"open.late_after_us", o.LateAfterUS})
 	}
 	return s
+}
+
+// tlsMode is the TLS a run spoke, "" in clear: plain, TLS and mutual TLS are three systems
+// under test, as Run.Label reads them.
+func tlsMode(t *TLS) string {
+	if t == nil {
+		return ""
+	}
+	return t.Mode
 }
 
 func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
@@ -322,6 +331,19 @@ func addHistograms(a, b *hdrhistogram.Histogram) (*hdrhistogram.Histogram, error
 		return nil, fmt.Errorf("%d values lost adding histograms", dropped)
 	}
 	return a, nil
+}
+
+// correctedPercentiles is an open loop's latency with the sends that never went out charged
+// (their wait to the window's end, in unsent), as a run records it (bench's Corrected).
+func correctedPercentiles(ok, unsent *hdrhistogram.Histogram) (Percentiles, error) {
+	corrected, err := addHistograms(nil, unsent)
+	if err == nil && ok != nil {
+		corrected, err = addHistograms(corrected, ok)
+	}
+	if err != nil {
+		return Percentiles{}, err
+	}
+	return PercentilesOf(corrected, 0), nil
 }
 
 func total(h *hdrhistogram.Histogram) int64 {
@@ -471,15 +493,12 @@ func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
 			if got := total(h.unsent); got != open.Unsent {
 				return Summary{}, fmt.Errorf("the repetitions' unsent histograms hold %d sends, the summaries count %d unsent", got, open.Unsent)
 			}
-			corrected, err := addHistograms(nil, h.unsent)
-			if err == nil && h.ok != nil {
-				corrected, err = addHistograms(corrected, h.ok)
-			}
+			corrected, err := correctedPercentiles(h.ok, h.unsent)
 			if err != nil {
 				return Summary{}, err
 			}
 			open.LatencyIncludesUnsent = true
-			s.LatencyUS = PercentilesOf(corrected, 0)
+			s.LatencyUS = corrected
 		}
 		s.Open = open
 	}

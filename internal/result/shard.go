@@ -201,7 +201,7 @@ func mergeShardRuns(g []placed, srcs []Source) (Run, error) {
 	}
 	out := Run{
 		Target: first.Target, Workload: first.Workload, WorkloadDoc: first.WorkloadDoc, SUT: first.SUT,
-		Load: first.Load, Pinning: first.Pinning, Affinity: first.Affinity,
+		Load: first.Load, Pinning: first.Pinning, Affinity: first.Affinity, Scale: first.Scale,
 	}
 	out.Load.ShardWorkers = 0
 	out.SUT.Connections = 0
@@ -309,8 +309,21 @@ func addRepetitions(parts []Repetition) (Repetition, error) {
 		out.ThroughputRPS = float64(out.OK) / out.ElapsedS
 		out.AchievedRPS = sent / out.ElapsedS
 	}
-	if h.ok != nil {
-		out.LatencyUS = PercentilesOf(h.ok, 0)
+	// As a run records a repetition: the sends a stall kept from going out are charged in its
+	// latency; without them, the exact mean of the shards' answers, weighted by their count.
+	switch {
+	case total(h.unsent) > 0:
+		p, err := correctedPercentiles(h.ok, h.unsent)
+		if err != nil {
+			return Repetition{}, err
+		}
+		out.LatencyUS = p
+	case h.ok != nil && out.OK > 0:
+		var meanNanos float64
+		for _, p := range parts {
+			meanNanos += p.LatencyUS.Mean * 1e3 * float64(p.OK) / float64(out.OK)
+		}
+		out.LatencyUS = PercentilesOf(h.ok, meanNanos)
 	}
 	for _, x := range []struct {
 		h    *hdrhistogram.Histogram

@@ -205,3 +205,49 @@ func TestMergeShardsRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A shard whose stall kept sends from going out charges them in the merged repetition's latency,
+// as one generator's repetition records them, and the merged run keeps its place in a scaling
+// series.
+func TestMergeShardsChargesUnsentAndKeepsScale(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	okA, okB := uniform(100_000, 600_000, 1000), uniform(200_000, 400_000, 1000)
+	stalled := uniform(2_000_000_000, 2_900_000_000, 100_000_000) // 10 sends never sent
+	var srcs []Source
+	for i, ok := range [][]int64{okA, okB} {
+		d := shardDoc(t, i+1, 2, 0, start, ok, nil, nil, nil)
+		r := &d.Runs[0]
+		r.Scale = &Scale{Series: "rules-path/rego-rules", Param: "rules", N: 100}
+		r.Load = Load{Model: OpenLoop, Rate: 2000, Connections: 8, DurationS: 1}
+		r.Summary.Connections, r.Summary.Server = nil, nil
+		rep := &r.Repetitions[0]
+		rep.ConnectHDR, rep.ServerEvalHDR, rep.ServerHandlerHDR = "", "", ""
+		late, err := EncodeHistogram(histogramOf(ok...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := int64(len(ok))
+		rep.Intended, rep.AchievedRPS, rep.LateHDR, rep.Uncorrected = sent, float64(sent), late, late
+		r.Summary.Open = &OpenSummary{Intended: sent, Sent: sent, LateAfterUS: 1000}
+		if i == 1 {
+			unsent, err := EncodeHistogram(histogramOf(stalled...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int64(len(stalled))
+			rep.Intended, rep.Unsent, rep.UnsentHDR = sent+n, n, unsent
+			r.Summary.Open.Intended, r.Summary.Open.Unsent = sent+n, n
+		}
+		srcs = append(srcs, Source{Name: "s" + string(rune('1'+i)), Doc: d})
+	}
+	doc, err := MergeShards(srcs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Runs[0]
+	all := append(append(append([]int64{}, okA...), okB...), stalled...)
+	samePercentiles(t, "merged repetition", r.Repetitions[0].LatencyUS, PercentilesOf(histogramOf(all...), 0))
+	if r.Scale == nil || r.Scale.N != 100 {
+		t.Errorf("merged run's scale %+v, want N 100 kept", r.Scale)
+	}
+}
