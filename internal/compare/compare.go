@@ -287,9 +287,6 @@ func sideOf(name string, d *result.Document) Side {
 func identify(base, new *result.Run) Row {
 	name := func(r *result.Run) (workload, target, load string) {
 		target = r.Label()
-		if r.SUT.HTTP2 {
-			target += " h2"
-		}
 		return r.Workload, target, report.LoadLabel(r.Load)
 	}
 	var row Row

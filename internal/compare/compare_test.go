@@ -167,6 +167,8 @@ func TestGateFailsOnWhatItCannotJudge(t *testing.T) {
 	empty.Error = "start opa server: exit status 1"
 	wrong := runOf(t, rbac)
 	wrong.Summary.WrongDecision = 7
+	timeouts := runOf(t, rbac)
+	timeouts.Summary.Errors, timeouts.Summary.Requests = 30, timeouts.Summary.Requests+30
 	for _, tc := range []struct {
 		name      string
 		base, new *result.Document
@@ -180,6 +182,7 @@ func TestGateFailsOnWhatItCannotJudge(t *testing.T) {
 			docOf(runOf(t, shape{"opa/server", "rbac", 500, 8000, 3000, 3})), "p99: too few repetitions (base 3, new 3): the test cannot go below p=0.100; 4 a side"},
 		{"wrong decisions", docOf(runOf(t, rbac)), docOf(wrong), "7 wrong decisions on the new side"},
 		{"nothing on either side", docOf(), docOf(), "no runs on either side"},
+		{"errors rose, the ok ones as fast", docOf(runOf(t, rbac)), docOf(timeouts), "errors rose from 0.00% to"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := mustGate(t, "p99>+10%").Check(Compare("base.json", tc.base, "new.json", tc.new, Options{}))

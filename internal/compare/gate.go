@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // Clause is one condition of a gate: "p99>+10%" fails on a significant rise of p99 above 10 %,
@@ -174,6 +176,11 @@ func (g Gate) Check(r *Result) Verdict {
 		if row.WrongDecisions > 0 {
 			fail(row.Name(), "", fmt.Sprintf("%d wrong decisions on the new side", row.WrongDecisions))
 		}
+		if b, n := errorShare(row.base), errorShare(row.new); n > b {
+			// Latency and throughput are figures over the ok responses: fewer of them, faster,
+			// is no pass.
+			fail(row.Name(), "", fmt.Sprintf("errors rose from %.2f%% to %.2f%% of responses", 100*b, 100*n))
+		}
 		for _, c := range g {
 			cell := row.Cell(c.Figure)
 			switch {
@@ -189,4 +196,12 @@ func (g Gate) Check(r *Result) Verdict {
 	}
 	v.Passed = len(v.Failures) == 0
 	return v
+}
+
+// errorShare is the share of a run's responses that were not served decisions.
+func errorShare(r *result.Run) float64 {
+	if r == nil || r.Summary.Requests == 0 {
+		return 0
+	}
+	return float64(r.Summary.Errors) / float64(r.Summary.Requests)
 }
