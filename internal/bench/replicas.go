@@ -37,10 +37,11 @@ func (rs *replicaSampling) stop(sl *slot, out load.Outcome) {
 		sl.replicaResources = make([][]sut.Resources, len(rs.samplers))
 	}
 	var sum sut.Resources
-	summed := false
+	every := true // the server's use is the sum only when every replica's is known
 	for i, s := range rs.samplers {
 		res, ok := sut.Summarise(s.Stop(), out.MeasuredFrom, out.MeasuredFrom.Add(out.Elapsed))
 		if !ok || out.Elapsed <= 0 {
+			every = false
 			continue
 		}
 		sl.replicaResources[i] = append(sl.replicaResources[i], res)
@@ -48,9 +49,8 @@ func (rs *replicaSampling) stop(sl *slot, out load.Outcome) {
 		sum.CPUCoresMax += res.CPUCoresMax // an upper bound: the replicas' peaks need not coincide
 		sum.RSSMaxMB += res.RSSMaxMB
 		sum.Samples += res.Samples
-		summed = true
 	}
-	if summed {
+	if every && len(rs.samplers) > 0 {
 		sl.resources = append(sl.resources, sum)
 	}
 }

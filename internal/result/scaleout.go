@@ -8,7 +8,8 @@ type Replica struct {
 	PID   int    `json:"pid,omitempty"`
 	// CPUs is the CPU list the replica was pinned to, as asked; "" when unpinned.
 	CPUs string `json:"cpus,omitempty"`
-	// Connections is how many of the generator's connections went to it, per repetition.
+	// Connections is how many of the generator's connections went to it over the whole run:
+	// each repetition (and warm-up) opens a fresh set, dealt on from where the last one ended.
 	Connections int `json:"connections"`
 	// Requests counts the requests sent to it over the whole run, warm-ups included.
 	Requests int64 `json:"requests"`
