@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/compare"
+	"github.com/authzbench/authzbench/internal/fit"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
@@ -190,6 +191,7 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 			return &exitError{exitFailed, fmt.Errorf("ab side %s: %w", "AB"[i:i+1], err)}
 		}
 		doc.Command = append([]string{"authzbench"}, os.Args[1:]...)
+		fit.Refit(doc)
 		merged[i] = doc
 	}
 	renumberTurns(merged[:])

@@ -99,7 +99,7 @@ func mergeFiles(paths []string) (*result.Document, error) {
 		}
 		doc, err = result.Merge(docs...)
 		if err != nil {
-			err = fmt.Errorf("%w (%s)", err, numbered(paths))
+			err = fmt.Errorf("%w (%s)", err, result.FileList(paths))
 		}
 	}
 	if err != nil {
@@ -107,8 +107,7 @@ func mergeFiles(paths []string) (*result.Document, error) {
 	}
 	doc.Command = append([]string{"authzbench", "merge"}, paths...)
 	// The fits are of the merged runs: recomputed, as a run computes them when it ends.
-	doc.Scalability = fit.Scalability(doc)
-	doc.Growth = fit.Growth(doc)
+	fit.Refit(doc)
 	return doc, nil
 }
 
@@ -131,17 +130,6 @@ func join(names []string) string {
 }
 
 // numbered names the files as the merge's messages number them: document 1 is the first.
-func numbered(paths []string) string {
-	out := ""
-	for i, p := range paths {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprintf("document %d is %s", i+1, p)
-	}
-	return out
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one

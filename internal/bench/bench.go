@@ -68,8 +68,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 	defer func() {
 		doc.Ended = time.Now().UTC()
 		doc.Comparisons = result.Compare(doc)
-		doc.Scalability = fit.Scalability(doc)
-		doc.Growth = fit.Growth(doc)
+		fit.Refit(doc)
 	}()
 	var tooMany []error
 	for _, t := range s.Targets {

@@ -130,7 +130,7 @@ func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summar
 	}
 	if merged.Connect != nil {
 		s.Connections = &result.Connections{Opened: merged.Connect.TotalCount(), ConnectUS: result.PercentilesOf(merged.Connect, 0),
-			Reconnects: merged.Reconnects, TLSUS: percentilesOrNil(merged.TLS), ExchangeUS: percentilesOrNil(merged.Exchange)}
+			Reconnects: merged.Reconnects, TLSUS: result.PartOf(merged.TLS), ExchangeUS: result.PartOf(merged.Exchange)}
 	}
 	if merged.ServerEval != nil {
 		s.Server = &result.ServerTimes{Sampled: merged.ServerHandler.TotalCount(),
@@ -192,13 +192,4 @@ func resourcesOf(r *sut.Resources) *result.Resources {
 func sutInfo(where target.Placement, i target.Info) result.SUT {
 	i.Placement = where
 	return i
-}
-
-// percentilesOrNil are h's percentiles; nil when nothing was recorded.
-func percentilesOrNil(h *hdrhistogram.Histogram) *result.Percentiles {
-	if h == nil || h.TotalCount() == 0 {
-		return nil
-	}
-	p := result.PercentilesOf(h, 0)
-	return &p
 }

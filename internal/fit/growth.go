@@ -164,7 +164,7 @@ func Growth(doc *result.Document) []result.GrowthFit {
 				r50, r99 = append(r50, rep.LatencyUS.P50), append(r99, rep.LatencyUS.P99)
 			}
 		}
-		points[k] = append(points[k], point{r.Scale.N, r.Summary.LatencyUS.P50, r.Summary.LatencyUS.P99, sd(r50), sd(r99)})
+		points[k] = append(points[k], point{r.Scale.N, r.Summary.LatencyUS.P50, r.Summary.LatencyUS.P99, result.SpreadOf(r50).SD, result.SpreadOf(r99).SD})
 	}
 	var out []result.GrowthFit
 	for _, k := range order {
@@ -211,21 +211,4 @@ func median(xs []float64) float64 {
 		return xs[len(xs)/2]
 	}
 	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
-}
-
-// sd is the sample standard deviation, 0 for fewer than two values.
-func sd(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	var m float64
-	for _, x := range xs {
-		m += x
-	}
-	m /= float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return math.Sqrt(ss / float64(len(xs)-1))
 }

@@ -122,3 +122,10 @@ func Model(f result.USLFit) (USL, bool) {
 	}
 	return USL{Lambda: f.Lambda, Sigma: f.Sigma, Kappa: f.Kappa, R2: f.R2}, true
 }
+
+// Refit fills a document's fits from its runs: the scalability of every sweep and the growth of
+// every scaling series. A run calls it when it ends, and a merge over the merged runs.
+func Refit(doc *result.Document) {
+	doc.Scalability = Scalability(doc)
+	doc.Growth = Growth(doc)
+}

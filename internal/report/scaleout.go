@@ -75,7 +75,7 @@ func scaleOutNotes(doc *result.Document) []string {
 			if one == 0 && p.N > 0 {
 				one = p.RPS / float64(p.N)
 			}
-			pt := fmt.Sprintf("%d: %s", p.N, rps(p.RPS))
+			pt := fmt.Sprintf("%d: %s", p.N, Thousands(p.RPS))
 			if one > 0 && p.N > f.Points[0].N {
 				pt += fmt.Sprintf(" = %.0f%% of ideal", 100*p.RPS/(one*float64(p.N)))
 			}
@@ -86,12 +86,12 @@ func scaleOutNotes(doc *result.Document) []string {
 			notes = append(notes, head+": not fitted, "+f.Reason)
 			continue
 		}
-		m := fmt.Sprintf("%s: λ %s req/s, σ %.3g, κ %.3g, R² %.3f", head, rps(f.Lambda), f.Sigma, f.Kappa, f.R2)
+		m := fmt.Sprintf("%s: λ %s req/s, σ %.3g, κ %.3g, R² %.3f", head, Thousands(f.Lambda), f.Sigma, f.Kappa, f.R2)
 		switch {
 		case f.PeakN > 0:
-			m += fmt.Sprintf("; peaks at N≈%.1f with %s req/s, and adding more lowers throughput", f.PeakN, rps(f.PeakRPS))
+			m += fmt.Sprintf("; peaks at N≈%.1f with %s req/s, and adding more lowers throughput", f.PeakN, Thousands(f.PeakRPS))
 		case f.CeilingRPS > 0:
-			m += fmt.Sprintf("; no peak: levels off towards λ/σ = %s req/s", rps(f.CeilingRPS))
+			m += fmt.Sprintf("; no peak: levels off towards λ/σ = %s req/s", Thousands(f.CeilingRPS))
 		default:
 			m += "; scales linearly over the sizes measured"
 		}
@@ -108,22 +108,6 @@ func scaleOutNotes(doc *result.Document) []string {
 		notes = append(notes, m)
 	}
 	return notes
-}
-
-// rps writes a throughput with thousands separated, as the table's cells do.
-func rps(x float64) string {
-	s := fmt.Sprintf("%.0f", x)
-	if len(s) <= 3 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func distinctSizes(points []result.USLPoint) int {

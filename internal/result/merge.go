@@ -299,9 +299,9 @@ func (h *histograms) add(rep Repetition) error {
 	return nil
 }
 
-// partOf is the percentiles of a part of the requests' time, nil when none was kept (in clear
+// PartOf is the percentiles of a part of the requests' time, nil when none was kept (in clear
 // for the TLS part, or a file written before parts were).
-func partOf(h *hdrhistogram.Histogram) *Percentiles {
+func PartOf(h *hdrhistogram.Histogram) *Percentiles {
 	if total(h) == 0 {
 		return nil
 	}
@@ -460,7 +460,7 @@ func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
 		}
 		s.Connections.Opened = h.connect.TotalCount()
 		s.Connections.ConnectUS = PercentilesOf(h.connect, 0)
-		s.Connections.TLSUS, s.Connections.ExchangeUS = partOf(h.tls), partOf(h.exchange)
+		s.Connections.TLSUS, s.Connections.ExchangeUS = PartOf(h.tls), PartOf(h.exchange)
 	}
 	if server {
 		if err := stored("server timers", h.handler, sampled); err != nil {

@@ -154,9 +154,19 @@ func givenShards(srcs []Source) string {
 }
 
 func fileList(srcs []Source) string {
-	var parts []string
+	names := make([]string, len(srcs))
 	for i, s := range srcs {
-		parts = append(parts, fmt.Sprintf("document %d is %s", i+1, s.Name))
+		names[i] = s.Name
+	}
+	return FileList(names)
+}
+
+// FileList names the files behind merge's "document N" in its errors: "document 1 is a.json,
+// document 2 is b.json".
+func FileList(names []string) string {
+	var parts []string
+	for i, n := range names {
+		parts = append(parts, fmt.Sprintf("document %d is %s", i+1, n))
 	}
 	return strings.Join(parts, ", ")
 }
