@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/authzbench/authzbench/internal/result"
 )
 
@@ -305,7 +303,7 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 		maxNines := 0.0
 		for _, i := range byWorkload[w] {
 			r := &doc.Runs[i]
-			h, err := mergedHistogram(r)
+			h, err := result.OKHistogram(r)
 			if err != nil {
 				return nil, fmt.Errorf("%s on %s: %w", r.Workload, r.Label(), err)
 			}
@@ -347,28 +345,6 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 				axis{Label: "percentile", Ticks: shown}, axis{Label: "latency (log)", Log: true, Format: Duration}, series))})
 	}
 	return charts, nil
-}
-
-// mergedHistogram adds up a run's repetitions' ok-latency histograms (ns); nil when none has one.
-func mergedHistogram(r *result.Run) (*hdrhistogram.Histogram, error) {
-	var sum *hdrhistogram.Histogram
-	for j, rep := range r.Repetitions {
-		if rep.HDR == "" {
-			continue
-		}
-		h, err := result.DecodeHistogram(rep.HDR)
-		if err != nil {
-			return nil, fmt.Errorf("repetition %d: %w", j+1, err)
-		}
-		if sum == nil {
-			sum = h
-			continue
-		}
-		if dropped := sum.Merge(h); dropped > 0 {
-			return nil, fmt.Errorf("repetition %d: %d values beyond the histogram's range", j+1, dropped)
-		}
-	}
-	return sum, nil
 }
 
 // latencyAgainst groups the runs key accepts by workload and target, and returns a P99 and a P50

@@ -271,6 +271,18 @@ type histograms struct {
 }
 
 // add decodes a repetition's histograms and adds them in.
+// OKHistogram is a run's ok latencies (ns) over all its repetitions, added exactly; nil when
+// none kept a histogram.
+func OKHistogram(r *Run) (*hdrhistogram.Histogram, error) {
+	var h histograms
+	for j, rep := range r.Repetitions {
+		if err := h.add(Repetition{HDR: rep.HDR}); err != nil {
+			return nil, fmt.Errorf("repetition %d: %w", j+1, err)
+		}
+	}
+	return h.ok, nil
+}
+
 func (h *histograms) add(rep Repetition) error {
 	for _, x := range []struct {
 		name    string
