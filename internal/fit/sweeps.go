@@ -12,18 +12,17 @@ import (
 const (
 	ByWorkers  = "workers"
 	ByReplicas = "replicas"
-	ByShards   = "shards"
 )
 
 // Scalability fits the USL to every sweep in doc: the closed-loop runs of one workload and
-// target that differ only in their workers, only in their replicas, or (in documents merged
-// from shards of different counts) only in their shards. A sweep of one size is no sweep and is
+// target that differ only in their workers, or only in their replicas. (A shard sweep spans
+// several merged files, which no document holds together.) A sweep of one size is no sweep and is
 // left out; one that cannot be fitted (two sizes, a flat throughput, a run with no ok
 // responses) comes back with its reason. Open-loop runs are left out: their throughput is the
 // rate asked for, not what the size can serve.
 func Scalability(doc *result.Document) []result.USLFit {
 	var out []result.USLFit
-	for _, param := range []string{ByWorkers, ByReplicas, ByShards} {
+	for _, param := range []string{ByWorkers, ByReplicas} {
 		groups := map[string][]int{}
 		var order []string
 		for i := range doc.Runs {
@@ -41,7 +40,7 @@ func Scalability(doc *result.Document) []result.USLFit {
 			runs := groups[k]
 			sizes := map[int]bool{}
 			for _, i := range runs {
-				sizes[sizeOf(doc, &doc.Runs[i], param)] = true
+				sizes[sizeOf(&doc.Runs[i], param)] = true
 			}
 			if len(sizes) < 2 {
 				continue
@@ -53,45 +52,43 @@ func Scalability(doc *result.Document) []result.USLFit {
 }
 
 // sizeOf is a run's size in the sweep's terms.
-func sizeOf(doc *result.Document, r *result.Run, param string) int {
-	switch param {
-	case ByWorkers:
+func sizeOf(r *result.Run, param string) int {
+	if param == ByWorkers {
 		return r.Load.Workers
-	case ByReplicas:
-		return max(1, len(r.SUT.Replicas))
 	}
-	return max(1, len(doc.Shards))
+	return max(1, len(r.SUT.Replicas))
 }
 
 // sweepKey is what the runs of one sweep share: everything that shapes their throughput but
-// the size swept.
+// the size swept. The target is its label (TLS, HTTP/2 and its connections, replicas) less the
+// replicas when they are what is swept.
 func sweepKey(r *result.Run, param string) string {
-	workers, replicas := r.Load.Workers, max(1, len(r.SUT.Replicas))
-	switch param {
-	case ByWorkers:
+	workers := r.Load.Workers
+	if param == ByWorkers {
 		workers = 0
-	case ByReplicas:
-		replicas = 0
 	}
-	tls := ""
-	if r.SUT.TLS != nil {
-		tls = r.SUT.TLS.Mode
-	}
-	return fmt.Sprintf("%s|%s|%s|%v|w%d|r%d|%g|%g|%d|%d|%s", r.Workload, r.Target, tls, r.SUT.External, workers, replicas,
+	return fmt.Sprintf("%s|%s|%v|w%d|%g|%g|%d|%d|%s", r.Workload, sweptLabel(r, param), r.SUT.External, workers,
 		r.Load.DurationS, r.Load.WarmupS, r.Load.Requests, r.Load.GeneratorProcs, r.Pinning)
+}
+
+// sweptLabel is the run's label as the sweep names its target: without the replicas in a
+// replica sweep.
+func sweptLabel(r *result.Run, param string) string {
+	if param != ByReplicas {
+		return r.Label()
+	}
+	c := *r
+	c.SUT.Replicas = nil
+	return c.Label()
 }
 
 func fitSweep(doc *result.Document, runs []int, param string) result.USLFit {
 	first := &doc.Runs[runs[0]]
-	label := first.Target
-	if first.SUT.TLS != nil && first.SUT.TLS.Mode != "" {
-		label += " " + first.SUT.TLS.Mode
-	}
-	f := result.USLFit{Workload: first.Workload, Target: label, Param: param}
+	f := result.USLFit{Workload: first.Workload, Target: sweptLabel(first, param), Param: param}
 	var points []Point
 	for _, i := range runs {
 		r := &doc.Runs[i]
-		n := sizeOf(doc, r, param)
+		n := sizeOf(r, param)
 		x := r.Summary.ThroughputRPS.Mean
 		f.Points = append(f.Points, result.USLPoint{N: n, RPS: x, Run: i})
 		points = append(points, Point{N: float64(n), X: x})

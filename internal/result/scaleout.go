@@ -18,13 +18,13 @@ type Replica struct {
 }
 
 // USLFit is the Universal Scalability Law, X(N) = λN / (1 + σ(N−1) + κN(N−1)), fitted to one
-// sweep of a result: runs of one workload and target that differ only in Param (workers,
-// replicas or shards). A sweep that cannot determine the model says why in Reason, and has no
+// sweep of a result: runs of one workload and target that differ only in Param (workers
+// or replicas). A sweep that cannot determine the model says why in Reason, and has no
 // coefficients.
 type USLFit struct {
 	Workload string     `json:"workload"`
 	Target   string     `json:"target"`
-	Param    string     `json:"param"` // workers, replicas or shards
+	Param    string     `json:"param"` // workers or replicas
 	Points   []USLPoint `json:"points"`
 	Fitted   bool       `json:"fitted"`
 	Reason   string     `json:"reason,omitempty"`
