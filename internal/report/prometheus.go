@@ -197,9 +197,15 @@ func prometheusFamilies(doc *result.Document) (*families, error) {
 			for _, q := range summaryQuantiles {
 				f.samples = append(f.samples, sample{f.name, promLabels(base("all", "quantile", promFloat(q.q))), q.get(s.LatencyUS) / 1e6})
 			}
+			// In open loop the summary's latency charges the sends a stall kept back: they are
+			// counted with the ok responses, as its quantiles and mean hold them.
+			n := float64(s.OK)
+			if o := s.Open; o != nil && o.LatencyIncludesUnsent {
+				n += float64(o.Unsent)
+			}
 			f.samples = append(f.samples,
-				sample{f.name + "_sum", promLabels(base("all")), s.LatencyUS.Mean * float64(s.OK) / 1e6},
-				sample{f.name + "_count", promLabels(base("all")), float64(s.OK)})
+				sample{f.name + "_sum", promLabels(base("all")), s.LatencyUS.Mean * n / 1e6},
+				sample{f.name + "_count", promLabels(base("all")), n})
 		}
 		if o := s.Open; o != nil {
 			missed := 0.0
@@ -244,9 +250,10 @@ func latencyHistogram(f *family, labels []string, rep result.Repetition) error {
 	}
 	count := h.TotalCount()
 	f.samples = append(f.samples, sample{f.name + "_bucket", promLabels(append(labels, "le", "+Inf")), float64(count)})
-	// The repetition's own mean is exact where the histogram's is rounded to its buckets.
+	// The repetition's own mean is exact where the histogram's is rounded to its buckets, but
+	// it charges unsent sends the buckets do not hold.
 	meanS := rep.LatencyUS.Mean / 1e6
-	if meanS == 0 {
+	if meanS == 0 || rep.Unsent > 0 {
 		meanS = h.Mean() / 1e9
 	}
 	f.samples = append(f.samples,
