@@ -1,0 +1,161 @@
+// Package doctables keeps the published tables of figures in Markdown tied to the result files
+// they come from. A table sits between two HTML comments (invisible when the page is rendered):
+//
+//	<!-- authzbench:begin report docs/results/quickstart-2026-11-23.json --format markdown -->
+//	...exactly what that command prints...
+//	<!-- authzbench:end -->
+//
+// The begin marker holds an authzbench argument list, report or compare with their flags, so
+// anyone can run it by hand and a test can run it in-process and compare. The package finds
+// the blocks and splices in new text; it does not run anything itself.
+package doctables
+
+import (
+	"fmt"
+	"strings"
+)
+
+const (
+	beginPrefix = "<!-- authzbench:begin "
+	endLine     = "<!-- authzbench:end -->"
+	commentEnd  = " -->"
+)
+
+// commands are the ones a block may run: they only read result files and print. Anything that
+// measures or writes a file has no place in a rendering of the docs.
+var commands = map[string]bool{"report": true, "compare": true}
+
+// flagsThatWrite are refused inside a marker: rendering a page must never write a file.
+var flagsThatWrite = map[string]bool{"--prometheus": true, "-o": true, "--html": true, "--out": true}
+
+// Block is one marked table.
+type Block struct {
+	Line int      // 1-based line of the begin marker in its file
+	Args []string // the authzbench argument list
+	Body string   // the text between the markers, each line ending in "\n"
+	// bodyStart and bodyEnd delimit Body in the file's text.
+	bodyStart, bodyEnd int
+}
+
+// Command is the block's argument list as a user would type it after "authzbench".
+func (b Block) Command() string { return strings.Join(b.Args, " ") }
+
+// Parse finds every marked block of text. A begin without its end, an end without its begin, a
+// begin inside a block, or a command that is not a plain report or compare is an error naming
+// the line, so a broken marker is never silently skipped.
+func Parse(text string) ([]Block, error) {
+	var blocks []Block
+	var open *Block
+	offset := 0
+	for i, line := range strings.SplitAfter(text, "\n") {
+		lineNo := i + 1
+		next := offset + len(line)
+		trimmed := strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(trimmed), "<!-- authzbench:") && !strings.HasPrefix(trimmed, beginPrefix) && trimmed != endLine:
+			return nil, fmt.Errorf("line %d: malformed marker %q: a marker is %q or %q on a line of its own", lineNo, trimmed, beginPrefix+"ARGS"+commentEnd, endLine)
+		case strings.HasPrefix(trimmed, beginPrefix):
+			if open != nil {
+				return nil, fmt.Errorf("line %d: a begin marker inside the block opened on line %d", lineNo, open.Line)
+			}
+			args, err := parseArgs(trimmed)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", lineNo, err)
+			}
+			open = &Block{Line: lineNo, Args: args, bodyStart: next}
+		case trimmed == endLine:
+			if open == nil {
+				return nil, fmt.Errorf("line %d: an end marker with no begin marker before it", lineNo)
+			}
+			open.bodyEnd = offset
+			open.Body = text[open.bodyStart:open.bodyEnd]
+			blocks = append(blocks, *open)
+			open = nil
+		}
+		offset = next
+	}
+	if open != nil {
+		return nil, fmt.Errorf("line %d: begin marker with no %q after it", open.Line, endLine)
+	}
+	return blocks, nil
+}
+
+// parseArgs reads the argument list of a begin marker. Arguments are separated by spaces and
+// cannot be quoted, so what the marker shows is exactly what runs.
+func parseArgs(line string) ([]string, error) {
+	if !strings.HasSuffix(line, commentEnd) {
+		return nil, fmt.Errorf("begin marker does not end with %q on its line", strings.TrimSpace(commentEnd))
+	}
+	args := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(line, beginPrefix), commentEnd))
+	if len(args) == 0 {
+		return nil, fmt.Errorf("begin marker names no command: want report or compare and its arguments")
+	}
+	if !commands[args[0]] {
+		return nil, fmt.Errorf("begin marker runs %q: only report and compare, which read result files and print, render the docs", args[0])
+	}
+	for _, a := range args {
+		if strings.ContainsAny(a, `'"`+"`") {
+			return nil, fmt.Errorf("begin marker argument %s is quoted: arguments are split at spaces and cannot be quoted", a)
+		}
+		name, _, _ := strings.Cut(a, "=")
+		if flagsThatWrite[name] {
+			return nil, fmt.Errorf("begin marker uses %s, which writes a file: rendering the docs writes nothing", name)
+		}
+	}
+	return args, nil
+}
+
+// Rewrite returns text with each block's body replaced by what render gives for it. A rendering
+// that does not end in a newline gets one, so the end marker stays on a line of its own.
+func Rewrite(text string, render func(Block) (string, error)) (string, error) {
+	blocks, err := Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	last := 0
+	for _, blk := range blocks {
+		body, err := render(blk)
+		if err != nil {
+			return "", fmt.Errorf("line %d: authzbench %s: %w", blk.Line, blk.Command(), err)
+		}
+		if body != "" && !strings.HasSuffix(body, "\n") {
+			body += "\n"
+		}
+		b.WriteString(text[last:blk.bodyStart])
+		b.WriteString(body)
+		last = blk.bodyEnd
+	}
+	b.WriteString(text[last:])
+	return b.String(), nil
+}
+
+// Unmarked returns the 1-based numbers of the lines outside every block that begin with one of
+// prefixes: a renderer's table header pasted by hand, which no test would re-render.
+func Unmarked(text string, prefixes ...string) ([]int, error) {
+	blocks, err := Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	var lines []int
+	offset := 0
+	for i, line := range strings.SplitAfter(text, "\n") {
+		inside := false
+		for _, blk := range blocks {
+			if offset >= blk.bodyStart && offset < blk.bodyEnd {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			for _, p := range prefixes {
+				if strings.HasPrefix(line, p) {
+					lines = append(lines, i+1)
+					break
+				}
+			}
+		}
+		offset += len(line)
+	}
+	return lines, nil
+}
