@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -59,6 +60,7 @@ func TestDocTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkResultLinks(t, page, text)
 		for _, line := range unmarked {
 			t.Errorf("%s:%d: a table as report or compare prints it, outside any authzbench:begin/end marker: mark it with the command that renders it", page, line)
 		}
@@ -136,4 +138,24 @@ func firstDifference(markerLine int, page, now string) string {
 		}
 	}
 	return "(no line differs)"
+}
+
+// resultLink finds the target of a Markdown link, up to an anchor or the closing parenthesis.
+var resultLink = regexp.MustCompile(`\]\(([^)\s#]+)`)
+
+// checkResultLinks fails on a link into docs/results/ whose file is not there: a figure that
+// cites a file must cite one a reader can open.
+func checkResultLinks(t *testing.T, page, text string) {
+	t.Helper()
+	results := filepath.Join("docs", "results") + string(filepath.Separator)
+	for _, m := range resultLink.FindAllStringSubmatchIndex(text, -1) {
+		link := text[m[2]:m[3]]
+		target := filepath.Join(filepath.Dir(page), link)
+		if !strings.HasPrefix(target, results) {
+			continue
+		}
+		if _, err := os.Stat(target); err != nil {
+			t.Errorf("%s:%d: links %s, which is not in docs/results/", page, strings.Count(text[:m[0]], "\n")+1, link)
+		}
+	}
 }

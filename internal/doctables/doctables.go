@@ -40,18 +40,24 @@ type Block struct {
 // Command is the block's argument list as a user would type it after "authzbench".
 func (b Block) Command() string { return strings.Join(b.Args, " ") }
 
-// Parse finds every marked block of text. A begin without its end, an end without its begin, a
+// Parse finds every marked block of text, outside fenced code blocks. A begin without its end, an end without its begin, a
 // begin inside a block, or a command that is not a plain report or compare is an error naming
 // the line, so a broken marker is never silently skipped.
 func Parse(text string) ([]Block, error) {
 	var blocks []Block
 	var open *Block
 	offset := 0
+	inFence := false
 	for i, line := range strings.SplitAfter(text, "\n") {
 		lineNo := i + 1
 		next := offset + len(line)
 		trimmed := strings.TrimRight(line, "\r\n")
+		// A marker inside a fenced code block is an example shown to the reader, not a table.
+		if fence := strings.TrimSpace(trimmed); strings.HasPrefix(fence, "```") || strings.HasPrefix(fence, "~~~") {
+			inFence = !inFence
+		}
 		switch {
+		case inFence:
 		case strings.HasPrefix(strings.TrimSpace(trimmed), "<!-- authzbench:") && !strings.HasPrefix(trimmed, beginPrefix) && trimmed != endLine:
 			return nil, fmt.Errorf("line %d: malformed marker %q: a marker is %q or %q on a line of its own", lineNo, trimmed, beginPrefix+"ARGS"+commentEnd, endLine)
 		case strings.HasPrefix(trimmed, beginPrefix):

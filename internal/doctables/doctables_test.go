@@ -30,7 +30,7 @@ func TestParseRefusesBrokenMarkers(t *testing.T) {
 }
 
 func TestParseFindsBlocks(t *testing.T) {
-	text := "# Page\n\n<!-- authzbench:begin report a.json --format markdown -->\n| a |\n|---|\n<!-- authzbench:end -->\n\ntext\n<!-- authzbench:begin compare --format markdown a.json b.json -->\n<!-- authzbench:end -->\n"
+	text := "# Page\n\n```markdown\n<!-- authzbench:begin report example.json -->\n```\n<!-- authzbench:begin report a.json --format markdown -->\n| a |\n|---|\n<!-- authzbench:end -->\n\ntext\n<!-- authzbench:begin compare --format markdown a.json b.json -->\n<!-- authzbench:end -->\n"
 	blocks, err := Parse(text)
 	if err != nil {
 		t.Fatal(err)
@@ -38,10 +38,10 @@ func TestParseFindsBlocks(t *testing.T) {
 	if len(blocks) != 2 {
 		t.Fatalf("got %d blocks, want 2", len(blocks))
 	}
-	if b := blocks[0]; b.Line != 3 || b.Command() != "report a.json --format markdown" || b.Body != "| a |\n|---|\n" {
+	if b := blocks[0]; b.Line != 6 || b.Command() != "report a.json --format markdown" || b.Body != "| a |\n|---|\n" {
 		t.Errorf("first block: line %d, command %q, body %q", b.Line, b.Command(), b.Body)
 	}
-	if b := blocks[1]; b.Line != 9 || b.Command() != "compare --format markdown a.json b.json" || b.Body != "" {
+	if b := blocks[1]; b.Line != 12 || b.Command() != "compare --format markdown a.json b.json" || b.Body != "" {
 		t.Errorf("second block: line %d, command %q, body %q", b.Line, b.Command(), b.Body)
 	}
 }
