@@ -85,9 +85,9 @@ func TestDocTables(t *testing.T) {
 			if err != nil {
 				continue // reported by Rewrite above
 			}
-			if now != b.Body {
+			if now != b.Output {
 				t.Errorf("%s:%d: authzbench %s no longer prints what the page shows:\n%s\nrewrite with: go test ./cmd/authzbench -run TestDocTables -update (and check the prose around it)",
-					page, b.Line, b.Command(), firstDifference(b.Line, b.Body, now))
+					page, b.Line, b.Command(), firstDifference(b.OutputLine(), b.Output, now))
 			}
 		}
 	}
@@ -122,8 +122,8 @@ func isGate(args []string) bool {
 }
 
 // firstDifference shows the first line where the page and the renderer part, numbered as in
-// the page (the body starts on the line after the begin marker).
-func firstDifference(markerLine int, page, now string) string {
+// the page (the output starts on line first).
+func firstDifference(first int, page, now string) string {
 	pl, nl := strings.Split(page, "\n"), strings.Split(now, "\n")
 	for i := 0; i < len(pl) || i < len(nl); i++ {
 		var p, n string
@@ -134,7 +134,7 @@ func firstDifference(markerLine int, page, now string) string {
 			n = nl[i]
 		}
 		if p != n || i >= len(pl) || i >= len(nl) {
-			return fmt.Sprintf("line %d\n  page: %s\n  now:  %s", markerLine+1+i, p, n)
+			return fmt.Sprintf("line %d\n  page: %s\n  now:  %s", first+i, p, n)
 		}
 	}
 	return "(no line differs)"

@@ -8,6 +8,10 @@
 // The begin marker holds an authzbench argument list, report or compare with their flags, so
 // anyone can run it by hand and a test can run it in-process and compare. The package finds
 // the blocks and splices in new text; it does not run anything itself.
+//
+// A command whose output is not Markdown (report's terminal table, CSV) is shown in a fenced
+// code block: when a block's text is one fenced code block, the command's output is what lies
+// inside the fence, and the fence is kept.
 package doctables
 
 import (
@@ -33,8 +37,21 @@ type Block struct {
 	Line int      // 1-based line of the begin marker in its file
 	Args []string // the authzbench argument list
 	Body string   // the text between the markers, each line ending in "\n"
+	// Output is what the command printed, as the page shows it: Body, or inside its fence when
+	// Body is one fenced code block.
+	Output string
+	// fence is the opening fence line of a fenced Body ("```text\n"), empty when not fenced.
+	fence string
 	// bodyStart and bodyEnd delimit Body in the file's text.
 	bodyStart, bodyEnd int
+}
+
+// OutputLine is the 1-based line of the page where the command's output begins.
+func (b Block) OutputLine() int {
+	if b.fence != "" {
+		return b.Line + 2
+	}
+	return b.Line + 1
 }
 
 // Command is the block's argument list as a user would type it after "authzbench".
@@ -75,6 +92,7 @@ func Parse(text string) ([]Block, error) {
 			}
 			open.bodyEnd = offset
 			open.Body = text[open.bodyStart:open.bodyEnd]
+			open.fence, open.Output = splitFence(open.Body)
 			blocks = append(blocks, *open)
 			open = nil
 		}
@@ -111,8 +129,9 @@ func parseArgs(line string) ([]string, error) {
 	return args, nil
 }
 
-// Rewrite returns text with each block's body replaced by what render gives for it. A rendering
-// that does not end in a newline gets one, so the end marker stays on a line of its own.
+// Rewrite returns text with each block's output replaced by what render gives for it, inside
+// the block's fence if it has one. A rendering that does not end in a newline gets one, so the
+// end marker (or the closing fence) stays on a line of its own.
 func Rewrite(text string, render func(Block) (string, error)) (string, error) {
 	blocks, err := Parse(text)
 	if err != nil {
@@ -129,6 +148,9 @@ func Rewrite(text string, render func(Block) (string, error)) (string, error) {
 			body += "\n"
 		}
 		b.WriteString(text[last:blk.bodyStart])
+		if blk.fence != "" {
+			body = blk.fence + body + closingFence(blk.fence)
+		}
 		b.WriteString(body)
 		last = blk.bodyEnd
 	}
@@ -164,4 +186,28 @@ func Unmarked(text string, prefixes ...string) ([]int, error) {
 		offset += len(line)
 	}
 	return lines, nil
+}
+
+// splitFence returns the opening fence line and the text inside it when body is exactly one
+// fenced code block, and "" and body otherwise.
+func splitFence(body string) (fence, inside string) {
+	first, rest, ok := strings.Cut(body, "\n")
+	trimmed := strings.TrimSpace(first)
+	if !ok || !(strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
+		return "", body
+	}
+	fence = first + "\n"
+	closing := closingFence(fence)
+	if !strings.HasSuffix(rest, closing) || strings.Contains(strings.TrimSuffix(rest, closing), "\n"+strings.TrimSpace(closing)) {
+		return "", body
+	}
+	return fence, strings.TrimSuffix(rest, closing)
+}
+
+// closingFence is the line that closes a code block opened by fence: its run of backticks or
+// tildes, without the info string.
+func closingFence(fence string) string {
+	trimmed := strings.TrimSpace(fence)
+	n := len(trimmed) - len(strings.TrimLeft(trimmed, trimmed[:1]))
+	return trimmed[:n] + "\n"
 }

@@ -78,3 +78,30 @@ func TestUnmarkedFindsPastedHeaders(t *testing.T) {
 		t.Errorf("Unmarked: got lines %v, want [1 6]", got)
 	}
 }
+
+func TestFencedOutputKeepsItsFence(t *testing.T) {
+	text := "<!-- authzbench:begin report a.json -->\n```text\nold\n```\n<!-- authzbench:end -->\n"
+	blocks, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks[0]; b.Output != "old\n" || b.OutputLine() != 3 {
+		t.Errorf("fenced block: output %q on line %d, want \"old\\n\" on line 3", b.Output, b.OutputLine())
+	}
+	got, err := Rewrite(text, func(Block) (string, error) { return "new 1\nnew 2\n", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<!-- authzbench:begin report a.json -->\n```text\nnew 1\nnew 2\n```\n<!-- authzbench:end -->\n"; got != want {
+		t.Errorf("Rewrite:\n got %q\nwant %q", got, want)
+	}
+	// Text around a code block is not a fenced output: all of it is the output.
+	loose := "<!-- authzbench:begin report a.json -->\n```\nx\n```\nmore\n<!-- authzbench:end -->\n"
+	blocks, err = Parse(loose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks[0]; b.Output != b.Body || b.OutputLine() != 2 {
+		t.Errorf("block with text after its code block: output %q, want the whole body %q", b.Output, b.Body)
+	}
+}
