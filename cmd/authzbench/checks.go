@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -75,47 +74,6 @@ func checkURL(raw string) error {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc" && u.Scheme != "grpcs") {
 		return fmt.Errorf("--url %q: want a scheme and a host, such as http://127.0.0.1:8181 (grpc://127.0.0.1:9191, or grpcs:// over TLS, for the ext_authz targets)", raw)
 	}
-	return nil
-}
-
-// checkOutPath finds, before any load, a result path no result could be written to: a
-// directory, a path under a file, or a place that cannot be created or written. A device or a
-// FIFO (/dev/null, /dev/stdout) is fine: the result is written into it.
-func checkOutPath(path string) error {
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("-o %s is a directory: name a file (%s)", path, filepath.Join(path, "result.json"))
-		}
-		if !fi.Mode().IsRegular() {
-			return nil
-		}
-	}
-	// The nearest directory that exists must be one, and must take a new file: Write creates
-	// what is missing below it.
-	dir := filepath.Dir(path)
-	for {
-		fi, err := os.Stat(dir)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("-o %s: %s is not a directory", path, dir)
-			}
-			break
-		}
-		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return fmt.Errorf("-o %s: %w", path, err)
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			break
-		}
-		dir = up
-	}
-	probe, err := os.CreateTemp(dir, ".authzbench-write-check-*")
-	if err != nil {
-		return fmt.Errorf("-o %s: cannot write in %s: %w", path, dir, err)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }
 
