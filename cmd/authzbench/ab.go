@@ -144,11 +144,12 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 	started := time.Now().UTC()
 	stamp := started.Format("20060102-150405")
 	outA, outB := f.outA, f.outB
+	// Names ab chooses itself move aside from a session started in the same second.
 	if outA == "" {
-		outA = filepath.Join("results", "ab-"+stamp+"-a.json")
+		outA = outputs.FreeName(filepath.Join("results", "ab-"+stamp+"-a.json"))
 	}
 	if outB == "" {
-		outB = filepath.Join("results", "ab-"+stamp+"-b.json")
+		outB = outputs.FreeName(filepath.Join("results", "ab-"+stamp+"-b.json"))
 	}
 	plan := outputs.Plan{Force: f.force}
 	plan.Output("--out-a", outA)
@@ -232,7 +233,7 @@ session:
 	log := &writeLog{stderr: stderr}
 	for i, out := range outs {
 		if merged[i] != nil {
-			log.add("--out-"+"ab"[i:i+1], out, saveResult(out, "authzbench", merged[i], stderr))
+			log.add("--out-"+"ab"[i:i+1], out, saveResult(out, "authzbench", merged[i], f.force, stderr))
 		}
 	}
 	if stopped != nil {

@@ -73,7 +73,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			err := bench.Calibrate(ctx, c, bench.Options{GeneratorProcs: runtime.NumCPU()}, doc)
 			var werr error
 			if len(doc.Runs) > 0 {
-				werr = saveResult(out, "calibrate", doc, stderr)
+				werr = saveResult(out, "calibrate", doc, force, stderr)
 				report.Table(stdout, doc)
 				printCalibration(stdout, doc)
 			}

@@ -93,7 +93,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 			progress.clear()
 			var werr error
 			if len(doc.Runs) > 0 {
-				werr = saveResult(out, "capacity", doc, stderr)
+				werr = saveResult(out, "capacity", doc, force, stderr)
 				report.Table(stdout, doc)
 				fmt.Fprintln(stdout, "\nsearch:")
 				for _, p := range knee.Probes {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -77,17 +78,22 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// saveResult writes the document to path, and says where it went. A finished run is not lost
-// when that fails at the end (the disk filled, the directory went away): the document goes to a
-// file in the temporary directory, and the error names it.
-func saveResult(path, prefix string, doc *result.Document, stderr io.Writer) error {
-	err := result.Write(path, doc)
+// saveResult writes the document to path, replacing a file there only with replace (--force),
+// and says where it went. A finished run is not lost when that fails at the end (the disk
+// filled, the directory went away, another process put a file there): the document goes to a
+// new file in the temporary directory, and the error names it.
+func saveResult(path, prefix string, doc *result.Document, replace bool, stderr io.Writer) error {
+	write := result.WriteNew
+	if replace {
+		write = result.Write
+	}
+	err := write(path, doc)
 	if err == nil {
 		fmt.Fprintf(stderr, "authzbench: result written to %s\n", path)
 		return nil
 	}
-	fallback := filepath.Join(os.TempDir(), filepath.Base(resultPath("", prefix, doc)))
-	if ferr := result.Write(fallback, doc); ferr != nil {
+	fallback := outputs.FreeName(filepath.Join(os.TempDir(), defaultResultName(prefix, doc)))
+	if ferr := result.WriteNew(fallback, doc); ferr != nil {
 		return fmt.Errorf("%w; writing it to %s failed too: %v", err, fallback, ferr)
 	}
 	fmt.Fprintf(stderr, "authzbench: result written to %s instead\n", fallback)

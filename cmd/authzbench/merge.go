@@ -54,7 +54,7 @@ with whole runs.` + outputRulesHelp + exitStatusHelp,
 			if err != nil {
 				return usageError(err)
 			}
-			if err := saveResult(out, "merged", doc, stderr); err != nil {
+			if err := saveResult(out, "merged", doc, force, stderr); err != nil {
 				return &exitError{exitFailed, err}
 			}
 			if err := f.Render(stdout, doc); err != nil {

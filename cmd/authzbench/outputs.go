@@ -19,7 +19,8 @@ const outputRulesHelp = `
 Outputs: no file a command writes replaces a measurement or an input. Before any load it
 refuses (exit 2) two outputs on one file (-o, --html, --prometheus, --cpuprofile, --out-a,
 --out-b), an output that is one of the files it reads, and an output that already exists
-unless --force is given; a device or a FIFO (/dev/null, /dev/stdout) is written into. Every
+unless --force is given (nor does it replace a file put there while it ran); a device or a
+FIFO (/dev/null, /dev/stdout) is written into. Every
 file is written whole or not at all (a temporary file beside it, renamed into place), and
 every write that fails is named on a line of its own (exit 1).`
 

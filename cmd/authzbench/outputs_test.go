@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -258,6 +259,22 @@ func TestNoOutputReplacesAMeasurement(t *testing.T) {
 						t.Errorf("%s: %v: want the directory left as it was, no partial file", p, err)
 					}
 				}
+			}},
+		{name: "a file put at -o during the run is kept: the result goes elsewhere", code: exitFailed,
+			want: []string{"authzbench: write result ", "file exists", "result written to ", "instead"},
+			args: func(t *testing.T, e *outputEnv) []string {
+				// Another process writes it mid-run, after the checks passed.
+				e.kept[e.path("r.json")] = []byte("theirs")
+				e.onRequest = func() { os.WriteFile(e.path("r.json"), []byte("theirs"), 0o644) }
+				return args("run", served(e), "-o", e.path("r.json"))
+			},
+			check: func(t *testing.T, e *outputEnv, stderr string) {
+				m := regexp.MustCompile(`result written to (\S+) instead`).FindStringSubmatch(stderr)
+				if m == nil {
+					t.Fatalf("stderr names no fallback file:\n%s", stderr)
+				}
+				defer os.Remove(m[1])
+				readResult(t, m[1])
 			}},
 		{name: "--cpuprofile fails at the end: named, exit 1", code: exitFailed, want: []string{"authzbench: write --cpuprofile ", "not written: --cpuprofile"},
 			args: func(t *testing.T, e *outputEnv) []string {

@@ -65,7 +65,7 @@ self-contained page with charts, no script, nothing fetched when viewed).
 				if err := checkOutputs(&plan); err != nil {
 					return err
 				}
-				if err := writeFileWith(prometheus, "--prometheus", docs[0], report.Prometheus); err != nil {
+				if err := writeFileWith(prometheus, "--prometheus", docs[0], force, report.Prometheus); err != nil {
 					return &exitError{exitFailed, err}
 				}
 			}
@@ -83,12 +83,12 @@ self-contained page with charts, no script, nothing fetched when viewed).
 
 // writeFileWith renders doc into the file at path, named by flag in any error: rendered in
 // full first, so a render that fails writes nothing, then written whole or not at all.
-func writeFileWith(path, flag string, doc *result.Document, render func(io.Writer, *result.Document) error) error {
+func writeFileWith(path, flag string, doc *result.Document, replace bool, render func(io.Writer, *result.Document) error) error {
 	var b bytes.Buffer
 	if err := render(&b, doc); err != nil {
 		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
-	if err := outputs.WriteFile(path, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+	if err := outputs.Write(path, replace, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return fmt.Errorf("write %s %s: %w", flag, path, err)
 	}
 	return nil
@@ -96,7 +96,7 @@ func writeFileWith(path, flag string, doc *result.Document, render func(io.Write
 
 // writeReports writes the HTML report and the OpenMetrics summary a run was asked for, saying
 // where; every failure is logged on its own line, none stops the others.
-func writeReports(htmlPath, promPath string, doc *result.Document, stderr io.Writer, log *writeLog) {
+func writeReports(htmlPath, promPath string, doc *result.Document, replace bool, stderr io.Writer, log *writeLog) {
 	for _, w := range []struct {
 		flag, path string
 		render     func(io.Writer, *result.Document) error
@@ -104,7 +104,7 @@ func writeReports(htmlPath, promPath string, doc *result.Document, stderr io.Wri
 		if w.path == "" {
 			continue
 		}
-		if err := writeFileWith(w.path, w.flag, doc, w.render); err != nil {
+		if err := writeFileWith(w.path, w.flag, doc, replace, w.render); err != nil {
 			log.add(w.flag, w.path, err)
 			continue
 		}

@@ -292,7 +292,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	// Every failed write is named as it fails; the exit status says some failed.
 	log := &writeLog{stderr: stderr}
 	if f.cpuProfile != "" && !f.checkOnly {
-		stop, perr := startCPUProfile(f.cpuProfile)
+		stop, perr := startCPUProfile(f.cpuProfile, f.force)
 		if perr != nil {
 			return usageError(perr)
 		}
@@ -349,11 +349,11 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	markStopped(ctx, doc, runErr)
 
 	if len(doc.Runs) > 0 {
-		log.add("-o", path, saveResult(path, "authzbench", doc, stderr))
+		log.add("-o", path, saveResult(path, "authzbench", doc, f.force, stderr))
 		if err := format.Render(stdout, doc); err != nil {
 			return &exitError{exitFailed, err}
 		}
-		writeReports(f.html, f.prometheus, doc, stderr, log)
+		writeReports(f.html, f.prometheus, doc, f.force, stderr, log)
 	}
 
 	if err := exitFor(ctx, runErr, log.err(), len(doc.Runs) == 0); err != nil {
@@ -713,8 +713,8 @@ func (p *progressLine) clear() {
 
 // startCPUProfile profiles the generator, to find what authzbench itself spends per request.
 // The profile streams into a temporary file that stop puts in place whole, or reports.
-func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := outputs.Create(path)
+func startCPUProfile(path string, replace bool) (stop func() error, err error) {
+	f, err := outputs.Create(path, replace)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
@@ -742,10 +742,16 @@ func newDocument(scenario string) *result.Document {
 	}
 }
 
-// resultPath is --out, or results/<prefix>-<time>.json.
+// resultPath is --out, or results/<prefix>-<time>.json, with -2, -3 … added when a result
+// started in the same second is there: a name the command chose replaces nothing.
 func resultPath(out, prefix string, doc *result.Document) string {
 	if out != "" {
 		return out
 	}
-	return filepath.Join("results", prefix+"-"+doc.Created.Format("20060102-150405")+".json")
+	return outputs.FreeName(filepath.Join("results", defaultResultName(prefix, doc)))
+}
+
+// defaultResultName is <prefix>-<time>.json, the time the document was started.
+func defaultResultName(prefix string, doc *result.Document) string {
+	return prefix + "-" + doc.Created.Format("20060102-150405") + ".json"
 }

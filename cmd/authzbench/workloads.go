@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -288,7 +289,7 @@ func exportWorkload(w *workload.Workload, dir string, force bool) error {
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join(staging, e.Name()))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+			err = outputs.Write(filepath.Join(dir, e.Name()), force, func(w io.Writer) error { _, err := w.Write(b); return err })
 		}
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("export %s: %w", w.Name, err)}

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // File is an output being written: a temporary file beside its destination, renamed over it by
@@ -17,10 +19,16 @@ type File struct {
 	*os.File
 	dest    string
 	inPlace bool
+	// keep: Commit refuses to replace a file that came to be at dest while this one was written.
+	keep bool
 }
 
-// Create starts writing the output at path, creating the directories missing above it.
-func Create(path string) (*File, error) {
+// Create starts writing the output at path, creating the directories missing above it. With
+// replace (--force), Commit replaces what is there; without, a file that another process put at
+// path since it was checked is left as it is, and Commit fails with fs.ErrExist.
+func Create(path string, replace bool) (*File, error) { return create(path, !replace) }
+
+func create(path string, keep bool) (*File, error) {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
@@ -36,10 +44,11 @@ func Create(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{File: f, dest: path}, nil
+	return &File{File: f, dest: path, keep: keep}, nil
 }
 
-// Commit puts the file in place: synced to disk, then renamed over the destination. The
+// Commit puts the file in place: synced to disk, then renamed over the destination (without
+// replace, given the name only where no file is). The
 // temporary file is gone whether or not it succeeds.
 func (f *File) Commit() error {
 	if f.inPlace {
@@ -49,13 +58,29 @@ func (f *File) Commit() error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case f.keep:
+		err = linkNew(f.Name(), f.dest)
+	default:
 		err = os.Rename(f.Name(), f.dest)
 	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
+	os.Remove(f.Name()) // gone after a rename; the spare name after a link
 	return err
+}
+
+// linkNew gives the file at tmp the name dest, unless dest exists: a hard link is made only
+// where no file is, in one step. A file system without hard links falls back to a rename after
+// a look, which leaves a moment for another process.
+func linkNew(tmp, dest string) error {
+	err := os.Link(tmp, dest)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(dest); serr == nil {
+		return &fs.PathError{Op: "write", Path: dest, Err: fs.ErrExist}
+	}
+	return os.Rename(tmp, dest)
 }
 
 // Abort drops what was written; the destination is left as it was.
@@ -66,9 +91,10 @@ func (f *File) Abort() {
 	}
 }
 
-// WriteFile writes what write produces to path, whole or not at all (see File).
-func WriteFile(path string, write func(io.Writer) error) error {
-	f, err := Create(path)
+// Write writes what write produces to path, whole or not at all, replacing a file there only
+// with replace (see Create).
+func Write(path string, replace bool, write func(io.Writer) error) error {
+	f, err := Create(path, replace)
 	if err != nil {
 		return err
 	}
@@ -77,6 +103,20 @@ func WriteFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Commit()
+}
+
+// FreeName is path when no file is there, else the first of path-2, path-3, … (before the
+// extension) that is free: for names a command chooses itself, such as a result named after
+// the second it was started in.
+func FreeName(path string) string {
+	ext := filepath.Ext(path)
+	stem := strings.TrimSuffix(path, ext)
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) || n > 10000 {
+			return path
+		}
+		path = fmt.Sprintf("%s-%d%s", stem, n, ext)
+	}
 }
 
 // createTemp creates a new file in dir to be renamed into place. Unlike os.CreateTemp, whose

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func TestWriteIsWholeOrNothing(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, path)
 			}
-			err := WriteFile(path, tc.write)
+			err := Write(path, true, tc.write)
 			if (err != nil) != tc.fails {
 				t.Fatalf("err %v, want failure %t", err, tc.fails)
 			}
@@ -61,5 +62,34 @@ func TestWriteIsWholeOrNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Without replace, a file another process put at the destination while the output was being
+// written stays, and the write says so; a name the command chooses itself moves aside instead.
+func TestWriteNeverReplacesWithoutBeingAsked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	f, err := Create(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(f, "ours")
+	os.WriteFile(path, []byte("theirs"), 0o644)
+	if err := f.Commit(); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("commit over a file that came meanwhile: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "theirs" {
+		t.Errorf("%s holds %q, want the other process's file", path, b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in %s, want only r.json", len(entries), dir)
+	}
+	os.WriteFile(filepath.Join(dir, "r-2.json"), nil, 0o644)
+	if got := FreeName(path); got != filepath.Join(dir, "r-3.json") {
+		t.Errorf("FreeName %s, want r-3.json", got)
+	}
+	if got := FreeName(filepath.Join(dir, "new.json")); got != filepath.Join(dir, "new.json") {
+		t.Errorf("FreeName of a free name %s", got)
 	}
 }

@@ -496,15 +496,22 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	return h, nil
 }
 
-// Write stores the document at path whole or not at all (outputs.WriteFile: a temporary file
-// beside it, synced, renamed over it), or into the path when it is a device or a FIFO.
-func Write(path string, doc *Document) error {
+// Write stores the document at path whole or not at all (outputs.Write: a temporary file
+// beside it, synced, renamed into place), or into the path when it is a device or a FIFO,
+// replacing a file already there.
+func Write(path string, doc *Document) error { return write(path, true, doc) }
+
+// WriteNew is Write for a path where no file may be replaced: a file there, even one that came
+// while the run measured, is left as it is, and WriteNew fails with fs.ErrExist.
+func WriteNew(path string, doc *Document) error { return write(path, false, doc) }
+
+func write(path string, replace bool, doc *Document) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	b = append(b, '\n')
-	if err := outputs.WriteFile(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+	if err := outputs.Write(path, replace, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return fmt.Errorf("write result %s: %w", path, err)
 	}
 	return nil
