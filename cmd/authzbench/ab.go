@@ -237,8 +237,8 @@ session:
 		}
 	}
 	if stopped != nil {
-		fmt.Fprintf(stderr, "authzbench: ab stopped after %d turns of side A and %d of side B; the finished turns are kept, marked with why it stopped\n",
-			len(docs[0]), len(docs[1]))
+		fmt.Fprintf(stderr, "authzbench: ab stopped after %d %s of side A and %d of side B; the finished turns are kept, marked with why it stopped\n",
+			len(docs[0]), plural(len(docs[0]), "turn", "turns"), len(docs[1]))
 		return stopped
 	}
 	if err := log.err(); err != nil {
