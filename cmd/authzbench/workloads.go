@@ -108,7 +108,8 @@ data.json, inputs.jsonl (one {"input": ..., "expect": ...} per line, the format 
 input-1.json (the first input alone, for opa eval/bench) and body-1.json (the first request body
 POSTed to OPA's REST API, for wrk or curl). A workload with a Cedar version also gets its
 Cedar policies (*.cedar), schema (*.cedarschema), entities.json and requests.jsonl (one request
-per line with its "expect", the format --cedar-requests reads).`,
+per line with its "expect", the format --cedar-requests reads). A file already in DIR is never
+replaced without --force, and every file is written whole or not at all.`,
 		Example: `  authzbench workloads export rbac /tmp/rbac
   authzbench run --target cedar/inproc --cedar-policies /tmp/rbac/rbac.cedar --cedar-policies /tmp/rbac/rbac-roles.cedar \
     --schema /tmp/rbac/rbac.cedarschema --entities /tmp/rbac/entities.json --cedar-requests /tmp/rbac/requests.jsonl
