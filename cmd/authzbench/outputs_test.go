@@ -44,12 +44,16 @@ var baseResultOnce struct {
 func baseResult(t *testing.T) []byte {
 	t.Helper()
 	baseResultOnce.Do(func() {
-		path := filepath.Join(os.TempDir(), "authzbench-outputs-test-base.json")
-		os.Remove(path)
+		dir, err := os.MkdirTemp("", "authzbench-outputs-test-")
+		if err != nil {
+			baseResultOnce.err = err.Error()
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "base.json")
 		code, _, stderr := run(t, "run", "--target", "opa/inproc", "--workload", "nop", "--duration", "100ms", "--warmup", "0s",
 			"--repeat", "2", "--no-progress", "-o", path)
 		b, err := os.ReadFile(path)
-		os.Remove(path)
 		if code != 0 || err != nil {
 			baseResultOnce.err = stderr
 		}
