@@ -39,7 +39,7 @@ url="http://127.0.0.1:$port"
 ab_run() {
   local name=$1; shift
   "$ab" run --target opa/server --url "$url" --workload nop --duration "${secs}s" --warmup 1s \
-    --pin-load 0 --generator-procs 1 --no-progress --format json -o "$work/$name.json" "$@" >/dev/null 2>&1 || true
+    --pin-load 0 --generator-procs 1 --no-progress --format json --force -o "$work/$name.json" "$@" >/dev/null 2>&1 || true
   python3 - "$work/$name.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["runs"][0]

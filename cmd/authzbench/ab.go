@@ -18,6 +18,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/compare"
 	"github.com/authzbench/authzbench/internal/fit"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
@@ -38,6 +39,7 @@ type abFlags struct {
 	sides        []*abSide
 	repeat       int
 	outA, outB   string
+	force        bool
 	compareFlags compareFlags
 }
 
@@ -61,7 +63,10 @@ measuring one side and then the other does not.
 It writes one result file per side (--out-a, --out-b), each with all its side's repetitions
 merged, and prints their comparison as 'authzbench compare' does, with the same --format,
 --fail-on and --alpha. Everything after -- is passed to every turn's run (--duration, --workers,
---inputs, --url, …); ab sets --repeat, --out and --format of each turn itself.` + compareExitHelp,
+--inputs, --url, …); ab sets --repeat, --out and --format of each turn itself. Both sides'
+flags and files are checked before the first turn. If the session stops early (Ctrl-C, a turn
+that fails), the turns that finished are kept in --out-a and --out-b, marked with why it
+stopped ("interrupted": true for Ctrl-C), and no comparison is made.` + outputRulesHelp + compareExitHelp,
 		Example: `  authzbench ab --opa-bin-a /usr/local/bin/opa-1.10 --opa-bin-b /usr/local/bin/opa-1.22 -- --target opa/server --workload rbac
   authzbench ab --policy-a main/authz.rego --policy-b pr/authz.rego --repeat 6 --fail-on 'p99>+10%' -- \
     --target opa/inproc --inputs inputs.jsonl --duration 5s
@@ -78,12 +83,16 @@ merged, and prints their comparison as 'authzbench compare' does, with the same 
 	fl.IntVar(&f.repeat, "repeat", 5, "turns per side; the test needs 4 a side to call a change at p ≤ 0.05")
 	fl.StringVar(&f.outA, "out-a", "", "result file of side A (default results/ab-<time>-a.json)")
 	fl.StringVar(&f.outB, "out-b", "", "result file of side B (default results/ab-<time>-b.json)")
+	addForceFlag(fl, &f.force)
 	f.compareFlags.add(cmd)
 	return cmd
 }
 
 // abOwned are the run flags ab sets for each turn itself.
-var abOwned = []string{"--repeat", "--out", "-o", "--format"}
+var abOwned = []string{"--repeat", "--out", "-o", "--format", "--force", "--check-only"}
+
+// abRefused are run's other outputs: every turn would write them again, each over the last.
+var abRefused = []string{"--html", "--prometheus", "--cpuprofile"}
 
 func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Writer) error {
 	format, gate, err := f.compareFlags.parsed(cmd)
@@ -94,6 +103,11 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 		return usageError(fmt.Errorf("--repeat %d: want at least 1 turn per side", f.repeat))
 	}
 	for _, a := range shared {
+		for _, out := range abRefused {
+			if a == out || strings.HasPrefix(a, out+"=") {
+				return usageError(fmt.Errorf("%s after --: ab writes one result per side (--out-a, --out-b) and no other file; render them with authzbench report", a))
+			}
+		}
 		for _, owned := range abOwned {
 			if a == owned || strings.HasPrefix(a, owned+"=") || (owned == "-o" && strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--")) {
 				return usageError(fmt.Errorf("%s after --: ab sets each turn's %s itself (--repeat for the turns, --out-a/--out-b for the results, --format for the comparison)", a, owned))
@@ -130,18 +144,46 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 	started := time.Now().UTC()
 	stamp := started.Format("20060102-150405")
 	outA, outB := f.outA, f.outB
+	// Names ab chooses itself move aside from a session started in the same second.
 	if outA == "" {
-		outA = filepath.Join("results", "ab-"+stamp+"-a.json")
+		outA = outputs.FreeName(filepath.Join("results", "ab-"+stamp+"-a.json"))
 	}
 	if outB == "" {
-		outB = filepath.Join("results", "ab-"+stamp+"-b.json")
+		outB = outputs.FreeName(filepath.Join("results", "ab-"+stamp+"-b.json"))
 	}
-	if outA == outB {
-		return usageError(fmt.Errorf("--out-a and --out-b are both %s: each side needs its own file", outA))
+	plan := outputs.Plan{Force: f.force}
+	plan.Output("--out-a", outA)
+	plan.Output("--out-b", outB)
+	for _, s := range f.sides {
+		if s.name == "policy" || s.name == "file" || s.name == "opa-bin" {
+			plan.Input("--"+s.name+"-a", s.a...)
+			plan.Input("--"+s.name+"-b", s.b...)
+		}
 	}
-	for i, p := range []string{outA, outB} {
-		if err := checkOutPath(p); err != nil {
-			return usageError(fmt.Errorf("--out-%s: %w", "ab"[i:i+1], err))
+	if err := checkOutputs(&plan); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	self, err := os.Executable()
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("ab: find authzbench itself to run each turn: %w", err)}
+	}
+	sides := [2][]string{argsA, argsB}
+	outs := [2]string{outA, outB}
+	// Both sides' flags and files are checked before the first turn, each by run itself, with
+	// its side's result file as -o: a mistake on side B is found before side A has run.
+	for i, side := range []string{"A", "B"} {
+		args := append(append(append([]string{"run"}, sides[i]...), shared...), "--repeat", "1", "-o", outs[i], "--check-only")
+		if f.force {
+			args = append(args, "--force")
+		}
+		if err := runTurn(self, args, stderr); err != nil {
+			if ctx.Err() != nil {
+				return &exitError{exitInterrupted, fmt.Errorf("ab: interrupted while checking side %s", side)}
+			}
+			return wrapExit("ab side "+side, err)
 		}
 	}
 	turns, err := os.MkdirTemp("", "authzbench-ab-")
@@ -154,54 +196,84 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 	// session falls on both sides alike. Each turn is a process of its own, as a separate
 	// 'authzbench run' would be: run pins its own process (--pin auto, --pin-load), which must
 	// not carry over into the next turn, whose environment would then differ.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	self, err := os.Executable()
-	if err != nil {
-		return &exitError{exitFailed, fmt.Errorf("ab: find authzbench itself to run each turn: %w", err)}
-	}
 	docs := [2][]*result.Document{}
-	sides := [2][]string{argsA, argsB}
+	var stopped error // why the session ended before its last turn
+session:
 	for turn := 1; turn <= f.repeat; turn++ {
 		for i, side := range []string{"A", "B"} {
 			path := filepath.Join(turns, fmt.Sprintf("%s-%d.json", side, turn))
 			args := append(append(append([]string{"run"}, sides[i]...), shared...), "--repeat", "1", "-o", path)
 			fmt.Fprintf(stderr, "authzbench: ab turn %d/%d, side %s: %s\n", turn, f.repeat, side, strings.Join(args[:len(args)-2], " "))
 			where := fmt.Sprintf("ab turn %d, side %s", turn, side)
-			if err := runTurn(self, args, stderr); err != nil {
-				if ctx.Err() != nil {
-					return &exitError{exitInterrupted, fmt.Errorf("%s: interrupted", where)}
+			err := runTurn(self, args, stderr)
+			if err == nil {
+				// A turn that ran to its end is kept, even when Ctrl-C came as it ended.
+				doc, rerr := result.Read(path)
+				if rerr == nil && !doc.Interrupted {
+					docs[i] = append(docs[i], doc)
+				} else if rerr != nil && ctx.Err() == nil {
+					stopped = &exitError{exitFailed, fmt.Errorf("%s: %w", where, rerr)}
+					break session
 				}
-				return wrapExit(where, err)
 			}
 			if ctx.Err() != nil {
-				return &exitError{exitInterrupted, fmt.Errorf("%s: interrupted", where)}
+				stopped = &exitError{exitInterrupted, fmt.Errorf("%s: interrupted", where)}
+				break session
 			}
-			doc, err := result.Read(path)
 			if err != nil {
-				return &exitError{exitFailed, fmt.Errorf("%s: %w", where, err)}
+				stopped = wrapExit(where, err)
+				break session
 			}
-			docs[i] = append(docs[i], doc)
 		}
 	}
-	var merged [2]*result.Document
-	for i := range merged {
-		doc, err := result.Merge(docs[i]...)
-		if err != nil {
-			return &exitError{exitFailed, fmt.Errorf("ab side %s: %w", "AB"[i:i+1], err)}
-		}
-		doc.Command = append([]string{"authzbench"}, os.Args[1:]...)
-		fit.Refit(doc)
-		merged[i] = doc
+	merged, err := mergeSides(docs, stopped)
+	if err != nil {
+		return &exitError{exitFailed, err}
 	}
-	renumberTurns(merged[:])
-	for i, out := range []string{outA, outB} {
-		if err := saveResult(out, "authzbench", merged[i], stderr); err != nil {
-			return &exitError{exitFailed, err}
+	log := &writeLog{stderr: stderr}
+	for i, out := range outs {
+		if merged[i] != nil {
+			log.add("--out-"+"ab"[i:i+1], out, saveResult(out, "authzbench", merged[i], f.force, stderr))
 		}
+	}
+	if stopped != nil {
+		fmt.Fprintf(stderr, "authzbench: ab stopped after %d %s of side A and %d of side B; the finished turns are kept, marked with why it stopped\n",
+			len(docs[0]), plural(len(docs[0]), "turn", "turns"), len(docs[1]))
+		return stopped
+	}
+	if err := log.err(); err != nil {
+		return &exitError{exitFailed, err}
 	}
 	res := compare.Compare(outA, merged[0], outB, merged[1], opts)
 	return writeComparison(stdout, res, format, gate)
+}
+
+// mergeSides merges each side's turns into one document, nil for a side with none. A session
+// that stopped early keeps its finished turns, marked: interrupted for Ctrl-C, and in every case
+// with the reason it stopped.
+func mergeSides(docs [2][]*result.Document, stopped error) ([2]*result.Document, error) {
+	var merged [2]*result.Document
+	var all []*result.Document
+	for i := range merged {
+		if len(docs[i]) == 0 {
+			continue
+		}
+		doc, err := result.Merge(docs[i]...)
+		if err != nil {
+			return merged, fmt.Errorf("ab side %s: %w", "AB"[i:i+1], err)
+		}
+		doc.Command = append([]string{"authzbench"}, os.Args[1:]...)
+		fit.Refit(doc)
+		if stopped != nil {
+			var e *exitError
+			doc.Interrupted = errors.As(stopped, &e) && e.code == exitInterrupted
+			doc.StopReason = stopped.Error()
+		}
+		merged[i] = doc
+		all = append(all, doc)
+	}
+	renumberTurns(all)
+	return merged, nil
 }
 
 // renumberTurns gives every repetition of both sides its place in the whole session (1, 2, …

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -21,7 +22,7 @@ import (
 func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
 	c := bench.Calibration{}
 	var serve, out string
-	var withWrk bool
+	var withWrk, force bool
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Measure the generator's own ceiling against a trivial loopback server",
@@ -33,7 +34,7 @@ with one connection per worker and a thread per CPU the generator had, and store
 figures in the result. With --grpc it drives the ext_authz server instead, with an engine that
 allows every check without looking at it, over one HTTP/2 connection as Envoy keeps: the
 ceiling of the opa/extauthz and cedar/extauthz client, and of gRPC itself.
-The generator uses every core here: the point is its ceiling, not sparing a server.` + exitStatusHelp,
+The generator uses every core here: the point is its ceiling, not sparing a server.` + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench calibrate
   authzbench calibrate --rate 20000 --wrk
   authzbench calibrate --grpc --rate 10000`,
@@ -59,8 +60,10 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			defer onInterrupt(cancel, stderr)()
 			doc := newDocument("calibrate")
 			out = resultPath(out, "calibrate", doc)
-			if err := checkOutPath(out); err != nil {
-				return usageError(err)
+			plan := outputs.Plan{Force: force}
+			plan.Output("-o", out)
+			if err := checkOutputs(&plan); err != nil {
+				return err
 			}
 			protocol := "HTTP/1.1"
 			if c.GRPC {
@@ -70,7 +73,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			err := bench.Calibrate(ctx, c, bench.Options{GeneratorProcs: runtime.NumCPU()}, doc)
 			var werr error
 			if len(doc.Runs) > 0 {
-				werr = saveResult(out, "calibrate", doc, stderr)
+				werr = saveResult(out, "calibrate", doc, force, stderr)
 				report.Table(stdout, doc)
 				printCalibration(stdout, doc)
 			}
@@ -85,6 +88,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 	fl.BoolVar(&withWrk, "wrk", false, "also drive the same server with wrk, and compare")
 	fl.BoolVar(&c.GRPC, "grpc", false, "drive a trivial ext_authz gRPC server (Envoy's Check) instead of a trivial HTTP one")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/calibrate-<time>.json)")
+	addForceFlag(fl, &force)
 	fl.StringVar(&serve, "serve", "", "run the trivial server on this address, to drive it with another tool")
 	fl.MarkHidden("serve")
 	return cmd

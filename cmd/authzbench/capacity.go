@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/target"
@@ -19,7 +20,7 @@ import (
 func newCapacityCommand(stdout, stderr io.Writer) *cobra.Command {
 	c := bench.CapacitySearch{}
 	var sloText, out, url, opaBin string
-	var noProgress bool
+	var noProgress, force bool
 	var plan replicaPlanFlags
 	cmd := &cobra.Command{
 		Use:   "capacity",
@@ -30,7 +31,7 @@ rates' percentiles. Latency is measured from each request's intended send time, 
 falls behind fails the SLO instead of slowing the load down. A rate the generator itself could not
 keep to (over 1 % of the sends late through the generator's own fault) says nothing about the
 server: it is measured once more, and if it fails so again the knee is named as the generator's,
-not the server's. The search is bounded by --max-steps probes of --step each, repeats included.` + exitStatusHelp,
+not the server's. The search is bounded by --max-steps probes of --step each, repeats included.` + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench capacity --target opa/server --workload risk --slo p99=5ms,errors=0.1%
   authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms`,
 		Args: cobra.NoArgs,
@@ -61,6 +62,15 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 					return usageError(fmt.Errorf("--opa-bin %w", err))
 				}
 			}
+			doc := newDocument("capacity")
+			out = resultPath(out, "capacity", doc)
+			outs := outputs.Plan{Force: force}
+			outs.Output("-o", out)
+			outs.Input("--usl-from", plan.from)
+			outs.Input("--opa-bin", opaBin)
+			if err := checkOutputs(&outs); err != nil {
+				return err
+			}
 			model, err := plan.load(c.Workload, c.Target)
 			if err != nil {
 				return usageError(err)
@@ -75,11 +85,6 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
-			doc := newDocument("capacity")
-			out = resultPath(out, "capacity", doc)
-			if err := checkOutPath(out); err != nil {
-				return usageError(err)
-			}
 			fmt.Fprintf(stderr, "authzbench: capacity of %s on %s against %s\n", c.Target, c.Workload, slo)
 			o := bench.Options{}
 			progress := newProgressLine(stderr, noProgress)
@@ -88,7 +93,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 			progress.clear()
 			var werr error
 			if len(doc.Runs) > 0 {
-				werr = saveResult(out, "capacity", doc, stderr)
+				werr = saveResult(out, "capacity", doc, force, stderr)
 				report.Table(stdout, doc)
 				fmt.Fprintln(stdout, "\nsearch:")
 				for _, p := range knee.Probes {
@@ -117,6 +122,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 	fl.StringVar(&opaBin, "opa-bin", "", "run this opa binary instead of the OPA linked in")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/capacity-<time>.json)")
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
+	addForceFlag(fl, &force)
 	addReplicaPlanFlags(fl, &plan)
 	return cmd
 }

@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -78,58 +78,22 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// checkOutPath finds, before any load, a result path no result could be written to: a
-// directory, a path under a file, or a place that cannot be created or written. A device or a
-// FIFO (/dev/null, /dev/stdout) is fine: the result is written into it.
-func checkOutPath(path string) error {
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("-o %s is a directory: name a file (%s)", path, filepath.Join(path, "result.json"))
-		}
-		if !fi.Mode().IsRegular() {
-			return nil
-		}
+// saveResult writes the document to path, replacing a file there only with replace (--force),
+// and says where it went. A finished run is not lost when that fails at the end (the disk
+// filled, the directory went away, another process put a file there): the document goes to a
+// new file in the temporary directory, and the error names it.
+func saveResult(path, prefix string, doc *result.Document, replace bool, stderr io.Writer) error {
+	write := result.WriteNew
+	if replace {
+		write = result.Write
 	}
-	// The nearest directory that exists must be one, and must take a new file: Write creates
-	// what is missing below it.
-	dir := filepath.Dir(path)
-	for {
-		fi, err := os.Stat(dir)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("-o %s: %s is not a directory", path, dir)
-			}
-			break
-		}
-		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return fmt.Errorf("-o %s: %w", path, err)
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			break
-		}
-		dir = up
-	}
-	probe, err := os.CreateTemp(dir, ".authzbench-write-check-*")
-	if err != nil {
-		return fmt.Errorf("-o %s: cannot write in %s: %w", path, dir, err)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
-	return nil
-}
-
-// saveResult writes the document to path, and says where it went. A finished run is not lost
-// when that fails at the end (the disk filled, the directory went away): the document goes to a
-// file in the temporary directory, and the error names it.
-func saveResult(path, prefix string, doc *result.Document, stderr io.Writer) error {
-	err := result.Write(path, doc)
+	err := write(path, doc)
 	if err == nil {
 		fmt.Fprintf(stderr, "authzbench: result written to %s\n", path)
 		return nil
 	}
-	fallback := filepath.Join(os.TempDir(), filepath.Base(resultPath("", prefix, doc)))
-	if ferr := result.Write(fallback, doc); ferr != nil {
+	fallback := outputs.FreeName(filepath.Join(os.TempDir(), defaultResultName(prefix, doc)))
+	if ferr := result.WriteNew(fallback, doc); ferr != nil {
 		return fmt.Errorf("%w; writing it to %s failed too: %v", err, fallback, ferr)
 	}
 	fmt.Fprintf(stderr, "authzbench: result written to %s instead\n", fallback)

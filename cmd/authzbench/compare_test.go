@@ -122,7 +122,7 @@ func TestABReportsTheSlowerPolicy(t *testing.T) {
 		{"B faster: an improvement", slow, fast, 0, "base"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			outA, outB := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+			outA, outB := filepath.Join(t.TempDir(), "a.json"), filepath.Join(t.TempDir(), "b.json")
 			args := append([]string{"ab", "--policy-a", tc.a, "--policy-b", tc.b, "--repeat", "5", "--out-a", outA, "--out-b", outB,
 				"--format", "json", "--fail-on", "p50>+10%,throughput<-5%"}, shared...)
 			code, stdout, stderr := run(t, args...)

@@ -122,7 +122,8 @@ func TestErrorsMakeTheRunFail(t *testing.T) {
 	if !strings.Contains(stdout, "rbac on opa/server: first http_400: status 400: bad") {
 		t.Errorf("stdout %q does not say what the first 400 said", stdout)
 	}
-	if code, _, _ := run(t, append(args, "--allow-errors")...); code != 0 {
+	// The same result path again: --force replaces the first run's result.
+	if code, _, _ := run(t, append(args, "--allow-errors", "--force")...); code != 0 {
 		t.Errorf("with --allow-errors: exit %d, want 0", code)
 	}
 	doc, err := result.Read(out)

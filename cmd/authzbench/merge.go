@@ -8,11 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/fit"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
 func newMergeCommand(stdout, stderr io.Writer) *cobra.Command {
 	var out, format string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "merge RESULT.json... -o MERGED.json",
 		Short: "Merge the shards of one scenario (--shard i/N), or repetitions of it, into one result, exactly",
@@ -29,7 +31,7 @@ Whole runs (no --shard): their repetitions are concatenated, as if one run had m
 
 Files that do not belong together are refused, naming them: another scenario, workload,
 target, load, deployment or histogram precision, shards overlapping or missing, shards mixed
-with whole runs.` + exitStatusHelp,
+with whole runs.` + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 1/2 --start-at 2026-11-23T18:00:00Z -o s1.json
   authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 2/2 --start-at 2026-11-23T18:00:00Z -o s2.json
   authzbench merge s1.json s2.json -o merged.json`,
@@ -42,14 +44,17 @@ with whole runs.` + exitStatusHelp,
 			if out == "" {
 				return usageError(errors.New("merge needs -o FILE, where the merged result is written"))
 			}
-			if err := checkOutPath(out); err != nil {
-				return usageError(err)
+			plan := outputs.Plan{Force: force}
+			plan.Output("-o", out)
+			plan.Input("a RESULT.json argument", args...)
+			if err := checkOutputs(&plan); err != nil {
+				return err
 			}
 			doc, err := mergeFiles(args)
 			if err != nil {
 				return usageError(err)
 			}
-			if err := saveResult(out, "merged", doc, stderr); err != nil {
+			if err := saveResult(out, "merged", doc, force, stderr); err != nil {
 				return &exitError{exitFailed, err}
 			}
 			if err := f.Render(stdout, doc); err != nil {
@@ -60,6 +65,7 @@ with whole runs.` + exitStatusHelp,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "merged result file (required)")
 	cmd.Flags().StringVar(&format, "format", "table", "output: the merged result as a table, or another format")
+	addForceFlag(cmd.Flags(), &force)
 	return cmd
 }
 

@@ -5,18 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
 )
 
 func newReportCommand(stdout io.Writer) *cobra.Command {
 	var format, prometheus string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json [RESULT.json ...]",
 		Short: "Render kept result files (--format " + report.NameList() + ")",
@@ -29,7 +29,7 @@ column names each row's file.
 Formats: table (a terminal), markdown, csv (one row per run, plain units), json (the
 document), gobench (Go benchmark lines, one per repetition, for benchstat), html (one
 self-contained page with charts, no script, nothing fetched when viewed).
---prometheus FILE also writes the result's summary as OpenMetrics text (one result file).`,
+--prometheus FILE also writes the result's summary as OpenMetrics text (one result file).` + outputRulesHelp,
 		Example: `  authzbench report results/authzbench-20261122-120000.json
   authzbench report results/before.json results/after.json
   authzbench report --format markdown results/latest.json >> docs/results.md
@@ -59,7 +59,13 @@ self-contained page with charts, no script, nothing fetched when viewed).
 				if len(docs) != 1 {
 					return usageError(fmt.Errorf("--prometheus takes one result file, %d given: the same series from two files would collide", len(docs)))
 				}
-				if err := writeFileWith(prometheus, "--prometheus", docs[0], report.Prometheus); err != nil {
+				plan := outputs.Plan{Force: force}
+				plan.Output("--prometheus", prometheus)
+				plan.Input("a RESULT.json argument", args...)
+				if err := checkOutputs(&plan); err != nil {
+					return err
+				}
+				if err := writeFileWith(prometheus, "--prometheus", docs[0], force, report.Prometheus); err != nil {
 					return &exitError{exitFailed, err}
 				}
 			}
@@ -71,46 +77,26 @@ self-contained page with charts, no script, nothing fetched when viewed).
 	}
 	cmd.Flags().StringVar(&format, "format", "table", report.NameList())
 	cmd.Flags().StringVar(&prometheus, "prometheus", "", "also write the result's summary to this file as OpenMetrics text (for a Pushgateway)")
+	addForceFlag(cmd.Flags(), &force)
 	return cmd
 }
 
 // writeFileWith renders doc into the file at path, named by flag in any error: rendered in
-// full first, so a render that fails leaves no half-written file.
-func writeFileWith(path, flag string, doc *result.Document, render func(io.Writer, *result.Document) error) error {
+// full first, so a render that fails writes nothing, then written whole or not at all.
+func writeFileWith(path, flag string, doc *result.Document, replace bool, render func(io.Writer, *result.Document) error) error {
 	var b bytes.Buffer
 	if err := render(&b, doc); err != nil {
 		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
-	}
-	return nil
-}
-
-// checkReportPath refuses, before any load, a --html or --prometheus path that could not be
-// written: a directory, or one in a directory that does not exist.
-func checkReportPath(flag, path string) error {
-	if path == "" {
-		return nil
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s %s is a directory: name a file", flag, path)
-	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", flag, path, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	if err := outputs.Write(path, replace, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+		return fmt.Errorf("write %s %s: %w", flag, path, err)
 	}
 	return nil
 }
 
 // writeReports writes the HTML report and the OpenMetrics summary a run was asked for, saying
-// where; every failure is returned, none stops the others.
-func writeReports(htmlPath, promPath string, doc *result.Document, stderr io.Writer) error {
-	var errs []error
+// where; every failure is logged on its own line, none stops the others.
+func writeReports(htmlPath, promPath string, doc *result.Document, replace bool, stderr io.Writer, log *writeLog) {
 	for _, w := range []struct {
 		flag, path string
 		render     func(io.Writer, *result.Document) error
@@ -118,11 +104,10 @@ func writeReports(htmlPath, promPath string, doc *result.Document, stderr io.Wri
 		if w.path == "" {
 			continue
 		}
-		if err := writeFileWith(w.path, w.flag, doc, w.render); err != nil {
-			errs = append(errs, err)
+		if err := writeFileWith(w.path, w.flag, doc, replace, w.render); err != nil {
+			log.add(w.flag, w.path, err)
 			continue
 		}
 		fmt.Fprintf(stderr, "authzbench: %s written to %s\n", strings.TrimPrefix(w.flag, "--"), w.path)
 	}
-	return errors.Join(errs...)
 }

@@ -44,9 +44,9 @@ func TestRunWritesHTMLAndPrometheus(t *testing.T) {
 		}
 	}
 	// Bad paths are refused before any load, and --prometheus takes one file.
-	code, _, stderr = run(t, "run", "--target", "opa/inproc", "--requests", "10", "--html", filepath.Join(dir, "no", "such", "r.html"))
-	if code != exitUsage || !strings.Contains(stderr, "--html") {
-		t.Errorf("--html in a missing directory: exit %d, %s", code, stderr)
+	code, _, stderr = run(t, "run", "--target", "opa/inproc", "--requests", "10", "-o", filepath.Join(dir, "r2.json"), "--html", filepath.Join(out, "r.html"))
+	if code != exitUsage || !strings.Contains(stderr, "--html") || !strings.Contains(stderr, "is not a directory") {
+		t.Errorf("--html under a file: exit %d, %s", code, stderr)
 	}
 	code, _, stderr = run(t, "report", "--prometheus", again, out, out)
 	if code != exitUsage || !strings.Contains(stderr, "--prometheus takes one result file") {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
@@ -66,6 +67,8 @@ type runFlags struct {
 	allowErrors bool
 	noProgress  bool
 	cpuProfile  string
+	force       bool
+	checkOnly   bool // ab: check everything a turn would, and measure nothing
 	floor       bool
 	serverTimes int
 	grpcConns   int
@@ -125,7 +128,7 @@ ok responses only; any other response (wrong_decision, undefined, non_boolean, h
 exit_<code>, malformed_response, eval_error, transport, timeout, not_http2) is counted and shown with its
 class's first message, and makes the exit status 1 unless
 --allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
-the partial result marked "interrupted": true.` + exitStatusHelp,
+the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench run
   authzbench run -f experiments/cli-vs-server.yaml --repeat 5
   authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
@@ -217,11 +220,14 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
+	addForceFlag(fl, &f.force)
+	fl.BoolVar(&f.checkOnly, "check-only", false, "check the flags, the files and the outputs, build the workloads, and run nothing")
+	fl.MarkHidden("check-only")
 	addScaleOutFlags(fl, &f.scaleOut)
 	return cmd
 }
 
-func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
+func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err error) {
 	format, err := lookupFormat(f.format)
 	if err != nil {
 		return usageError(err)
@@ -271,12 +277,31 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 		}
 	}
 
-	if f.cpuProfile != "" {
-		stop, err := startCPUProfile(f.cpuProfile)
-		if err != nil {
-			return usageError(err)
+	doc := newDocument(s.Source)
+	doc.Shard = shard
+	path := resultPath(f.out, "authzbench", doc)
+	plan := outputs.Plan{Force: f.force}
+	plan.Output("-o", path)
+	plan.Output("--html", f.html)
+	plan.Output("--prometheus", f.prometheus)
+	plan.Output("--cpuprofile", f.cpuProfile)
+	runInputs(&plan, f, s)
+	if err := checkOutputs(&plan); err != nil {
+		return err
+	}
+	// Every failed write is named as it fails; the exit status says some failed.
+	log := &writeLog{stderr: stderr}
+	if f.cpuProfile != "" && !f.checkOnly {
+		stop, perr := startCPUProfile(f.cpuProfile, f.force)
+		if perr != nil {
+			return usageError(perr)
 		}
-		defer stop()
+		defer func() {
+			log.add("--cpuprofile", f.cpuProfile, stop())
+			if werr := log.err(); werr != nil && err == nil {
+				err = &exitError{exitFailed, werr}
+			}
+		}()
 	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -284,17 +309,6 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	stopSignals := onInterrupt(cancel, stderr)
 	defer stopSignals()
 
-	doc := newDocument(s.Source)
-	doc.Shard = shard
-	path := resultPath(f.out, "authzbench", doc)
-	if err := checkOutPath(path); err != nil {
-		return usageError(err)
-	}
-	for _, extra := range []struct{ flag, path string }{{"--html", f.html}, {"--prometheus", f.prometheus}} {
-		if err := checkReportPath(extra.flag, extra.path); err != nil {
-			return usageError(err)
-		}
-	}
 	if pinLoad != nil || pinSUT != nil {
 		doc.Env.Pinning = pinningDescription(pinLoad, pinSUT)
 	} // else the environment says whether the generator was pinned from outside
@@ -317,6 +331,14 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	if err := checkBeforeLoad(ctx, s, opts, f); err != nil {
 		return usageError(err)
 	}
+	if f.checkOnly {
+		// What only building the workloads finds (a policy that does not compile, an input
+		// file that is missing) is found here too, not at the first turn.
+		if _, err := bench.Prepare(ctx, s); err != nil {
+			return usageError(err)
+		}
+		return nil
+	}
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	opts.Warn = func(w string) { fmt.Fprintf(stderr, "authzbench: warning: %s\n", w) }
@@ -326,18 +348,15 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) error {
 	progress.clear()
 	markStopped(ctx, doc, runErr)
 
-	var writeErr error
 	if len(doc.Runs) > 0 {
-		writeErr = saveResult(path, "authzbench", doc, stderr)
+		log.add("-o", path, saveResult(path, "authzbench", doc, f.force, stderr))
 		if err := format.Render(stdout, doc); err != nil {
 			return &exitError{exitFailed, err}
 		}
-		if err := writeReports(f.html, f.prometheus, doc, stderr); err != nil && writeErr == nil {
-			writeErr = err
-		}
+		writeReports(f.html, f.prometheus, doc, f.force, stderr, log)
 	}
 
-	if err := exitFor(ctx, runErr, writeErr, len(doc.Runs) == 0); err != nil {
+	if err := exitFor(ctx, runErr, log.err(), len(doc.Runs) == 0); err != nil {
 		return err
 	}
 	if bad := errorCount(doc); bad > 0 && !f.allowErrors {
@@ -693,16 +712,23 @@ func (p *progressLine) clear() {
 }
 
 // startCPUProfile profiles the generator, to find what authzbench itself spends per request.
-func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
+// The profile streams into a temporary file that stop puts in place whole, or reports.
+func startCPUProfile(path string, replace bool) (stop func() error, err error) {
+	f, err := outputs.Create(path, replace)
 	if err != nil {
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
+		f.Abort()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Commit(); err != nil {
+			return fmt.Errorf("write --cpuprofile %s: %w", path, err)
+		}
+		return nil
+	}, nil
 }
 
 // newDocument starts a result document for this invocation.
@@ -716,10 +742,16 @@ func newDocument(scenario string) *result.Document {
 	}
 }
 
-// resultPath is --out, or results/<prefix>-<time>.json.
+// resultPath is --out, or results/<prefix>-<time>.json, with -2, -3 … added when a result
+// started in the same second is there: a name the command chose replaces nothing.
 func resultPath(out, prefix string, doc *result.Document) string {
 	if out != "" {
 		return out
 	}
-	return filepath.Join("results", prefix+"-"+doc.Created.Format("20060102-150405")+".json")
+	return outputs.FreeName(filepath.Join("results", defaultResultName(prefix, doc)))
+}
+
+// defaultResultName is <prefix>-<time>.json, the time the document was started.
+func defaultResultName(prefix string, doc *result.Document) string {
+	return prefix + "-" + doc.Created.Format("20060102-150405") + ".json"
 }

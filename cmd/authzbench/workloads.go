@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -107,7 +108,8 @@ data.json, inputs.jsonl (one {"input": ..., "expect": ...} per line, the format 
 input-1.json (the first input alone, for opa eval/bench) and body-1.json (the first request body
 POSTed to OPA's REST API, for wrk or curl). A workload with a Cedar version also gets its
 Cedar policies (*.cedar), schema (*.cedarschema), entities.json and requests.jsonl (one request
-per line with its "expect", the format --cedar-requests reads).`,
+per line with its "expect", the format --cedar-requests reads). A file already in DIR is never
+replaced without --force, and every file is written whole or not at all.`,
 		Example: `  authzbench workloads export rbac /tmp/rbac
   authzbench run --target cedar/inproc --cedar-policies /tmp/rbac/rbac.cedar --cedar-policies /tmp/rbac/rbac-roles.cedar \
     --schema /tmp/rbac/rbac.cedarschema --entities /tmp/rbac/entities.json --cedar-requests /tmp/rbac/requests.jsonl
@@ -288,7 +290,7 @@ func exportWorkload(w *workload.Workload, dir string, force bool) error {
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join(staging, e.Name()))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+			err = outputs.Write(filepath.Join(dir, e.Name()), force, func(w io.Writer) error { _, err := w.Write(b); return err })
 		}
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("export %s: %w", w.Name, err)}

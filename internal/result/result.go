@@ -11,16 +11,16 @@ package result
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/authzbench/authzbench/internal/outputs"
 )
 
 // Schema names the document version. Field names are never renamed within a version.
@@ -496,67 +496,25 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	return h, nil
 }
 
-// Write stores the document at path atomically: a temporary file in the same directory, synced,
-// then renamed over the destination. A path that is a device or a FIFO is written into instead.
-func Write(path string, doc *Document) error {
+// Write stores the document at path whole or not at all (outputs.Write: a temporary file
+// beside it, synced, renamed into place), or into the path when it is a device or a FIFO,
+// replacing a file already there.
+func Write(path string, doc *Document) error { return write(path, true, doc) }
+
+// WriteNew is Write for a path where no file may be replaced: a file there, even one that came
+// while the run measured, is left as it is, and WriteNew fails with fs.ErrExist.
+func WriteNew(path string, doc *Document) error { return write(path, false, doc) }
+
+func write(path string, replace bool, doc *Document) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	b = append(b, '\n')
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		// A device or a FIFO (/dev/null, /dev/stdout, a pipe) is written into: renaming a file
-		// over it would replace it, and as root, /dev/null with it.
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return fmt.Errorf("write result %s: %w", path, err)
-		}
-		if _, err := f.Write(b); err != nil {
-			f.Close()
-			return fmt.Errorf("write result %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("write result %s: %w", path, err)
-		}
-		return nil
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	f, err := createTemp(dir)
-	if err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write result %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write result %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write result %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := outputs.Write(path, replace, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return fmt.Errorf("write result %s: %w", path, err)
 	}
 	return nil
-}
-
-// createTemp creates a new file in dir to be renamed into place. Unlike os.CreateTemp, whose
-// files are 0600, it asks for 0666 and lets the user's umask decide, as for any file a command
-// writes (0644 as usual).
-func createTemp(dir string) (*os.File, error) {
-	for try := 0; ; try++ {
-		name := filepath.Join(dir, fmt.Sprintf(".authzbench-result-%d-%d.json", os.Getpid(), rand.Uint32()))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil || !errors.Is(err, os.ErrExist) || try == 100 {
-			return f, err
-		}
-	}
 }
 
 // Read loads a result document and checks its schema.
