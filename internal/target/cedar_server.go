@@ -60,9 +60,6 @@ func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
-	if err := t.setUpTLS(); err != nil {
-		return err
-	}
 	args := []string{"--addr", addr}
 	if f := t.tlsFiles; f != nil {
 		args = append(args, "--tls-cert-file", f.ServerCert, "--tls-private-key-file", f.ServerKey)

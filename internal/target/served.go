@@ -129,9 +129,16 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 		if err := s.useExternal(); err != nil {
 			return err
 		}
-	} else if err := s.launchAll(ctx, launch); err != nil {
-		s.tlsFiles.remove()
-		return err
+	} else {
+		// Once for the target, whatever its replicas: every replica serves the same
+		// certificate, signed by the one CA the client trusts.
+		if err := s.setUpTLS(); err != nil {
+			return err
+		}
+		if err := s.launchAll(ctx, launch); err != nil {
+			s.tlsFiles.remove()
+			return err
+		}
 	}
 	var err error
 	if s.endpoint, _, err = httpload.ParseURL(s.url + s.path); err != nil {
@@ -285,10 +292,11 @@ func (s *served) useExternal() error {
 	return nil
 }
 
-// setUpTLS readies the TLS of a server about to be started, if it is to serve over TLS: the
-// certificate files (the user's, or generated for the run) and what the client presents. The
-// engine's launch passes the files to its server.
+// setUpTLS readies the TLS of the servers about to be started, if they are to serve over TLS:
+// the certificate files (the user's, or generated for the run) and what the client presents.
+// The engine's launch passes the files to each server it starts, every replica the same.
 func (s *served) setUpTLS() error {
+	s.tlsFiles, s.clientTLS = nil, nil
 	mode := s.cfg.Mode()
 	if mode == Plain {
 		return nil
@@ -297,10 +305,11 @@ func (s *served) setUpTLS() error {
 	if err != nil {
 		return err
 	}
-	s.tlsFiles = files
 	if s.clientTLS, err = files.clientConfig(mode); err != nil {
+		files.remove()
 		return err
 	}
+	s.tlsFiles = files
 	return nil
 }
 
