@@ -45,7 +45,11 @@ func (c *ServerConfig) Server() *ServerConfig { return c }
 
 // Check finds settings that cannot work: a URL without a scheme and host, a port that is no
 // port, and settings for a server authzbench starts given with a server it does not.
-func (c *ServerConfig) Check() error {
+func (c *ServerConfig) Check() error { return c.check(nil) }
+
+// check is Check for a kind that cannot serve mtls_authz, for the reason mtlsAuthzRefused
+// gives (nil: it can).
+func (c *ServerConfig) check(mtlsAuthzRefused func(name func(key string) string) string) error {
 	var errs []error
 	if c.URL != "" {
 		if u, err := url.Parse(c.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -53,7 +57,7 @@ func (c *ServerConfig) Check() error {
 		}
 	}
 	errs = append(errs, c.checkLaunch()...)
-	errs = append(errs, c.checkTLS()...)
+	errs = append(errs, TLSConfig{Server: &c.TLSServer, Client: &c.TLSClient, URL: c.URL, MTLSAuthzRefused: mtlsAuthzRefused}.Validate())
 	return errors.Join(errs...)
 }
 
@@ -63,14 +67,20 @@ func (c *ServerConfig) checkLaunch() []error {
 	var errs []error
 	if c.URL != "" {
 		if c.Port != 0 {
-			errs = append(errs, errors.New("port sets the port of a server authzbench starts; with url it starts none"))
+			errs = append(errs, optionError("port", func(n func(string) string) string {
+				return fmt.Sprintf("%s sets the port of a server authzbench starts; with %s it starts none", n("port"), n("url"))
+			}))
 		}
 		if len(c.Args) > 0 {
-			errs = append(errs, errors.New("sut_args configure a server authzbench starts; with url it starts none"))
+			errs = append(errs, optionError("sut_args", func(n func(string) string) string {
+				return fmt.Sprintf("%s configure a server authzbench starts; with %s it starts none", n("sut_args"), n("url"))
+			}))
 		}
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		errs = append(errs, fmt.Errorf("port %d: not a TCP port; want 1 to 65535, or none for a free one", c.Port))
+		errs = append(errs, optionError("port", func(n func(string) string) string {
+			return fmt.Sprintf("%s %d: not a TCP port; want 1 to 65535, or none for a free one", n("port"), c.Port)
+		}))
 	}
 	return errs
 }
