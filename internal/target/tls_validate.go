@@ -71,9 +71,9 @@ func (c TLSConfig) Validate() error {
 	if c.URL != "" {
 		if len(serverKeys) > 0 {
 			bad(serverKeys[0], func(n func(string) string) string {
-				hint := "the url's https says TLS; cacert, cert and key set the client's side"
+				hint := fmt.Sprintf("the url's https says TLS; %s, %s and %s set the client's side", n("cacert"), n("cert"), n("key"))
 				if c.GRPC {
-					hint = "grpcs://, or cacert, cert, key or insecure, make the client speak TLS"
+					hint = fmt.Sprintf("grpcs://, or %s, %s, %s or %s, make the client speak TLS", n("cacert"), n("cert"), n("key"), n("insecure"))
 				}
 				return fmt.Sprintf("%s %s a server authzbench starts; with %s it starts none (%s)", names(n, serverKeys), verb(serverKeys, "configures", "configure"), n("url"), hint)
 			})
