@@ -105,10 +105,6 @@ func (s *TLSServer) Mode() TLSMode {
 	return Plain
 }
 
-func (s *TLSServer) given() bool {
-	return s.Mode() != Plain || len(s.MTLSAdmit) > 0 || s.ServerKey != ""
-}
-
 // serverFiles are the certificate files of a TLS server authzbench starts, and the client's.
 type serverFiles struct {
 	CACert, ServerCert, ServerKey, ClientCert, ClientKey string
