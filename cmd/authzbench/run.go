@@ -444,11 +444,13 @@ func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error
 }
 
 // givenOptionFlags names the flags given that set target options, by the option's key, for
-// errors about those options to name the flag.
+// errors about those options to name the flag. Without a scenario file the flags are the user's
+// only words for the options, so an error names the flag of an option not given too ("needs
+// --server-key").
 func givenOptionFlags(cmd *cobra.Command, f runFlags) map[string]string {
 	given := map[string]string{}
 	for _, o := range optionFlags(f) {
-		if cmd.Flags().Changed(o.flag) {
+		if cmd.Flags().Changed(o.flag) || f.file == "" {
 			given[o.key] = "--" + o.flag
 		}
 	}

@@ -59,9 +59,12 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		ref := DefaultLoad()
 		ref.Name = t
 		if len(a.Options) > 0 {
-			// Checked by the command line that gave them, in its flags' words, and by the
-			// target when it starts.
-			if ref.Config, err = k.Configure(a.Options); err != nil {
+			// Checked now, as a scenario's options are, before anything starts; the command
+			// line names its flags in the errors.
+			if ref.Config, err = k.Configure(a.Options); err == nil {
+				err = ref.Config.Check()
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("--target %s: %w", t, err))
 				continue
 			}

@@ -48,9 +48,41 @@ func decodeOptions(source string, kind *target.Kind, n *yaml.Node) (target.Confi
 		return nil, fmt.Errorf("%s:%d: target %s: options: %w", source, n.Line, kind.Name, err)
 	}
 	if err := cfg.Check(); err != nil {
-		return nil, fmt.Errorf("%s:%d: target %s: options: %w", source, n.Line, kind.Name, err)
+		return nil, atKeys(source, kind.Name, n, err)
 	}
 	return cfg, nil
+}
+
+// atKeys places each of a kind's complaints about its options on the line of the option it
+// blames (an OptionError's key), or of the options: mapping for one that names no key written.
+func atKeys(source, kind string, n *yaml.Node, err error) error {
+	var errs []error
+	for _, e := range leaves(err) {
+		line := n.Line
+		var oe *target.OptionError
+		if errors.As(e, &oe) {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == oe.Key {
+					line = n.Content[i].Line
+				}
+			}
+		}
+		// %v, not %w: the words are the file's, and no flag of the command line renames them.
+		errs = append(errs, fmt.Errorf("%s:%d: target %s: options: %v", source, line, kind, e))
+	}
+	return errors.Join(errs...)
+}
+
+// leaves are the errors joined in err, however deeply, each on its own.
+func leaves(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }
 
 // takes says which option keys a kind takes.
@@ -63,9 +95,10 @@ func takes(known []string) string {
 
 // SetOptions sets target options given on the command line (by key: url, port, opa_bin ...) on
 // every target whose kind takes them, over what the scenario says; a key no target takes is
-// left alone (the command line says whether that is a mistake). The settings are checked when
-// the target starts (target.New), so a flag that contradicts a scenario's option is refused
-// before any load; the command line checks its flags in their own words first.
+// left alone (the command line says whether that is a mistake). Each target's settings are then
+// checked as a scenario's options are (Config.Check: its TLS files read, among the rest), so a
+// flag that is wrong, or contradicts a scenario's option, is refused before anything starts;
+// the command line names the flags in the errors.
 func (s *Scenario) SetOptions(values map[string]any) error {
 	if len(values) == 0 {
 		return nil
@@ -78,7 +111,11 @@ func (s *Scenario) SetOptions(values map[string]any) error {
 			continue
 		}
 		cfg := t.Settings()
-		if _, err := target.SetOptions(cfg, values); err != nil && !seen[t.Name+err.Error()] {
+		_, err := target.SetOptions(cfg, values)
+		if err == nil {
+			err = cfg.Check()
+		}
+		if err != nil && !seen[t.Name+err.Error()] {
 			seen[t.Name+err.Error()] = true
 			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
 		}

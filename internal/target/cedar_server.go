@@ -29,11 +29,11 @@ type CedarServerConfig struct {
 // Check refuses mtls_authz: the Cedar server has no authorization layer of its own in front of
 // its decisions, as OPA's system policy is, so there is nothing equivalent to measure.
 func (c *CedarServerConfig) Check() error {
-	err := errors.Join(append([]error{c.ServerConfig.Check(), c.Replication.check(&c.ServerConfig), replicasOverHTTP2(c.Replicas, c.HTTP2Config)}, c.HTTP2Config.check()...)...)
-	if c.MTLSAuthz || len(c.MTLSAdmit) > 0 {
-		err = errors.Join(err, errors.New("mtls_authz is not supported by cedar/server: it has no authorization policy in front of its decisions, as OPA's --authorization=basic; use mtls"))
-	}
-	return err
+	return errors.Join(append([]error{c.ServerConfig.check(cedarRefusesMTLSAuthz), c.Replication.check(&c.ServerConfig), replicasOverHTTP2(c.Replicas, c.HTTP2Config)}, c.HTTP2Config.check()...)...)
+}
+
+func cedarRefusesMTLSAuthz(n func(string) string) string {
+	return fmt.Sprintf("%s is not supported by cedar/server: it has no authorization policy in front of its decisions, as OPA's --authorization=basic; use %s", n("mtls_authz"), n("mtls"))
 }
 
 // cedarServer drives Cedar served over HTTP: POST /v1/is_authorized with the Cedar request
@@ -58,9 +58,6 @@ func (t *cedarServer) Start(ctx context.Context, w *workload.Workload) error {
 func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 	addr, err := t.cfg.listenAddr()
 	if err != nil {
-		return err
-	}
-	if err := t.setUpTLS(); err != nil {
 		return err
 	}
 	args := []string{"--addr", addr}

@@ -48,33 +48,21 @@ func (c *ExtAuthzConfig) Check() error {
 		}
 	}
 	errs = append(errs, c.checkLaunch()...)
-	if c.URL != "" {
-		// A running server: the client's side only. grpcs:// or any of cacert, cert, key and
-		// insecure says it speaks TLS.
-		if err := c.TLSClient.check(); err != nil {
-			errs = append(errs, err)
-		}
-		if c.TLSServer.given() {
-			errs = append(errs, errors.New("tls, mtls, mtls_authz, mtls_admit, server_cert and server_key configure a server authzbench starts; with url it starts none (grpcs://, or cacert, cert, key or insecure, make the client speak TLS)"))
-		}
-	} else {
-		errs = append(errs, c.checkTLS()...)
-	}
-	if c.MTLSAuthz || len(c.MTLSAdmit) > 0 {
-		errs = append(errs, errMTLSAuthzExtAuthz)
-	}
+	errs = append(errs, TLSConfig{Server: &c.TLSServer, Client: &c.TLSClient, URL: c.URL, GRPC: true, MTLSAuthzRefused: extAuthzRefusesMTLSAuthz}.Validate())
 	if c.GRPCConnections < 0 {
 		errs = append(errs, fmt.Errorf("grpc_connections %d: want 1 or more, or none for 1", c.GRPCConnections))
 	}
 	return errors.Join(errs...)
 }
 
-// errMTLSAuthzExtAuthz says why mtls_authz has no meaning for the ext_authz servers: OPA's
+// extAuthzRefusesMTLSAuthz says why mtls_authz has no meaning for the ext_authz servers: OPA's
 // authorization policy (--authorization=basic, data.system.authz) is consulted by OPA's REST
 // API only, never by a plugin's gRPC port, and neither ext_authz server has a policy of its
 // own deciding which clients may ask; the one check of the client there is, its certificate
 // against the CA, is mtls.
-var errMTLSAuthzExtAuthz = errors.New("mtls_authz is not supported by the ext_authz targets: OPA's --authorization=basic guards OPA's REST API, not the ext_authz plugin's gRPC port, and neither ext_authz server has an authorization policy in front of Check; use mtls, which requires and verifies the client's certificate")
+func extAuthzRefusesMTLSAuthz(n func(string) string) string {
+	return fmt.Sprintf("%s is not supported by the ext_authz targets: OPA's --authorization=basic guards OPA's REST API, not the ext_authz plugin's gRPC port, and neither ext_authz server has an authorization policy in front of Check; use %s, which requires and verifies the client's certificate", n("mtls_authz"), n("mtls"))
+}
 
 // grpcAddr is the host:port of grpc://host:port, grpcs://host:port or host:port, and whether
 // the scheme asks for TLS (grpcs).

@@ -6,10 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/tlsgen"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func TestExtAuthzConfigCheck(t *testing.T) {
+	// The files are read by the check: real ones where a case passes.
+	set, err := tlsgen.Generate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		cfg  ExtAuthzConfig
 		want string // in the error; "" for none
@@ -26,7 +32,7 @@ func TestExtAuthzConfigCheck(t *testing.T) {
 		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{MTLS: true}}}, ""},
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpcs://127.0.0.1:9191"}}, ""},
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "127.0.0.1:9191", TLSClient: TLSClient{Insecure: true}}}, ""},
-		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:9191", TLSClient: TLSClient{CACert: "ca.crt", Cert: "c.crt", Key: "c.key"}}}, ""},
+		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:9191", TLSClient: TLSClient{CACert: set.CACert, Cert: set.ClientCert, Key: set.ClientKey}}}, ""},
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:9191", TLSClient: TLSClient{Cert: "c.crt"}}}, "needs both cert and key"},
 		{ExtAuthzConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:9191", TLSServer: TLSServer{TLS: true}}}, "with url it starts none"},
 		{ExtAuthzConfig{ServerConfig: ServerConfig{TLSClient: TLSClient{Insecure: true}}}, "insecure applies to a server given by url"},

@@ -61,13 +61,8 @@ func (c *HTTPConfig) Check() error {
 			errs = append(errs, fmt.Errorf("decision_status %w", err))
 		}
 	}
-	if err := c.TLSClient.check(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, TLSConfig{Client: &c.TLSClient, URL: c.URL}.Validate())
 	errs = append(errs, c.HTTP2Config.check()...)
-	if c.TLSClient.given() && c.URL != "" && !strings.HasPrefix(c.URL, "https://") {
-		errs = append(errs, fmt.Errorf("cacert, cert, key and insecure apply to an https url, not %s", c.URL))
-	}
 	return errors.Join(errs...)
 }
 

@@ -94,9 +94,6 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 // mtls_authz written into dir: OPA's tls authentication names the client by its certificate's
 // subject (input.identity), which --authorization=basic's system policy then admits or not.
 func (t *opaServer) tlsArgs(dir string) ([]string, error) {
-	if err := t.setUpTLS(); err != nil {
-		return nil, err
-	}
 	mode := t.cfg.Mode()
 	if mode == Plain {
 		return nil, nil

@@ -45,7 +45,11 @@ func (c *ServerConfig) Server() *ServerConfig { return c }
 
 // Check finds settings that cannot work: a URL without a scheme and host, a port that is no
 // port, and settings for a server authzbench starts given with a server it does not.
-func (c *ServerConfig) Check() error {
+func (c *ServerConfig) Check() error { return c.check(nil) }
+
+// check is Check for a kind that cannot serve mtls_authz, for the reason mtlsAuthzRefused
+// gives (nil: it can).
+func (c *ServerConfig) check(mtlsAuthzRefused func(name func(key string) string) string) error {
 	var errs []error
 	if c.URL != "" {
 		if u, err := url.Parse(c.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -53,7 +57,7 @@ func (c *ServerConfig) Check() error {
 		}
 	}
 	errs = append(errs, c.checkLaunch()...)
-	errs = append(errs, c.checkTLS()...)
+	errs = append(errs, TLSConfig{Server: &c.TLSServer, Client: &c.TLSClient, URL: c.URL, MTLSAuthzRefused: mtlsAuthzRefused}.Validate())
 	return errors.Join(errs...)
 }
 
@@ -63,14 +67,20 @@ func (c *ServerConfig) checkLaunch() []error {
 	var errs []error
 	if c.URL != "" {
 		if c.Port != 0 {
-			errs = append(errs, errors.New("port sets the port of a server authzbench starts; with url it starts none"))
+			errs = append(errs, optionError("port", func(n func(string) string) string {
+				return fmt.Sprintf("%s sets the port of a server authzbench starts; with %s it starts none", n("port"), n("url"))
+			}))
 		}
 		if len(c.Args) > 0 {
-			errs = append(errs, errors.New("sut_args configure a server authzbench starts; with url it starts none"))
+			errs = append(errs, optionError("sut_args", func(n func(string) string) string {
+				return fmt.Sprintf("%s configure a server authzbench starts; with %s it starts none", n("sut_args"), n("url"))
+			}))
 		}
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		errs = append(errs, fmt.Errorf("port %d: not a TCP port; want 1 to 65535, or none for a free one", c.Port))
+		errs = append(errs, optionError("port", func(n func(string) string) string {
+			return fmt.Sprintf("%s %d: not a TCP port; want 1 to 65535, or none for a free one", n("port"), c.Port)
+		}))
 	}
 	return errs
 }
@@ -129,9 +139,16 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 		if err := s.useExternal(); err != nil {
 			return err
 		}
-	} else if err := s.launchAll(ctx, launch); err != nil {
-		s.tlsFiles.remove()
-		return err
+	} else {
+		// Once for the target, whatever its replicas: every replica serves the same
+		// certificate, signed by the one CA the client trusts.
+		if err := s.setUpTLS(); err != nil {
+			return err
+		}
+		if err := s.launchAll(ctx, launch); err != nil {
+			s.tlsFiles.remove()
+			return err
+		}
 	}
 	var err error
 	if s.endpoint, _, err = httpload.ParseURL(s.url + s.path); err != nil {
@@ -285,10 +302,11 @@ func (s *served) useExternal() error {
 	return nil
 }
 
-// setUpTLS readies the TLS of a server about to be started, if it is to serve over TLS: the
-// certificate files (the user's, or generated for the run) and what the client presents. The
-// engine's launch passes the files to its server.
+// setUpTLS readies the TLS of the servers about to be started, if they are to serve over TLS:
+// the certificate files (the user's, or generated for the run) and what the client presents.
+// The engine's launch passes the files to each server it starts, every replica the same.
 func (s *served) setUpTLS() error {
+	s.tlsFiles, s.clientTLS = nil, nil
 	mode := s.cfg.Mode()
 	if mode == Plain {
 		return nil
@@ -297,10 +315,11 @@ func (s *served) setUpTLS() error {
 	if err != nil {
 		return err
 	}
-	s.tlsFiles = files
 	if s.clientTLS, err = files.clientConfig(mode); err != nil {
+		files.remove()
 		return err
 	}
+	s.tlsFiles = files
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,16 +29,6 @@ type TLSClient struct {
 }
 
 func (c *TLSClient) given() bool { return c.CACert != "" || c.Cert != "" || c.Key != "" || c.Insecure }
-
-// check finds a certificate given without its key or the other way round.
-func (c *TLSClient) check() error {
-	if (c.Cert == "") != (c.Key == "") {
-		return optionError("cert", func(n func(string) string) string {
-			return fmt.Sprintf("a client certificate needs both %s and %s", n("cert"), n("key"))
-		})
-	}
-	return nil
-}
 
 // config reads the files into a client configuration; errors name the option at fault.
 func (c *TLSClient) config() (*tls.Config, error) {
@@ -114,48 +103,6 @@ func (s *TLSServer) Mode() TLSMode {
 		return ServerTLS
 	}
 	return Plain
-}
-
-func (s *TLSServer) given() bool {
-	return s.Mode() != Plain || len(s.MTLSAdmit) > 0 || s.ServerKey != ""
-}
-
-// checkTLS finds TLS settings that cannot work together, for a server started (url empty) or
-// one measured at url.
-func (c *ServerConfig) checkTLS() []error {
-	var errs []error
-	if err := c.TLSClient.check(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.URL != "" {
-		if c.TLSServer.given() {
-			errs = append(errs, errors.New("tls, mtls, mtls_authz, mtls_admit, server_cert and server_key configure a server authzbench starts; with url it starts none (the url's https says TLS; cacert, cert and key set the client's side)"))
-		}
-		if c.TLSClient.given() && !strings.HasPrefix(c.URL, "https://") {
-			errs = append(errs, fmt.Errorf("cacert, cert, key and insecure apply to an https url, not %s", c.URL))
-		}
-		return errs
-	}
-	s := &c.TLSServer
-	if (s.ServerCert == "") != (s.ServerKey == "") {
-		errs = append(errs, errors.New("a server certificate of your own needs both server_cert and server_key"))
-	}
-	if c.Insecure {
-		errs = append(errs, errors.New("insecure applies to a server given by url; the certificates of a server authzbench starts are checked"))
-	}
-	if s.ServerCert == "" && (c.CACert != "" || c.Cert != "") {
-		errs = append(errs, errors.New("cacert, cert and key go with server_cert and server_key (your own certificates); without them authzbench generates all of them"))
-	}
-	if s.ServerCert != "" && c.CACert == "" {
-		errs = append(errs, errors.New("server_cert needs cacert, the CA that signed it, for the client to trust it"))
-	}
-	if s.ServerCert != "" && s.Mode() >= MutualTLS && c.Cert == "" {
-		errs = append(errs, errors.New("mtls with your own server_cert needs cert and key, the client's certificate, signed by cacert"))
-	}
-	if len(s.MTLSAdmit) > 0 && !s.MTLSAuthz {
-		errs = append(errs, errors.New("mtls_admit names the clients mtls_authz's policy admits; give mtls_authz with it"))
-	}
-	return errs
 }
 
 // serverFiles are the certificate files of a TLS server authzbench starts, and the client's.
