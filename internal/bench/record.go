@@ -27,9 +27,11 @@ func CaptureEnv(opaVersion string) result.Env {
 	return result.CaptureEnv(opaVersion, cpus)
 }
 
-// newRepetition summarises one driver outcome, and stores every histogram its views show.
+// newRepetition summarises one driver outcome, and stores every histogram its views show. Its
+// identity is drawn here, when it was measured, and no merge changes it afterwards.
 func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (result.Repetition, error) {
 	rep := result.Repetition{
+		ID:            result.NewRepetitionID(),
 		Requests:      rec.Requests(),
 		OK:            rec.Counts[verify.OK],
 		Errors:        rec.ErrorCount(),

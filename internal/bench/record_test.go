@@ -408,6 +408,15 @@ func TestMergeEqualsOneRunOfEveryRepetition(t *testing.T) {
 				}
 				*m = want
 			}
+			// The merge keeps each repetition's identity, drawn when it was recorded; recording
+			// them again drew others.
+			kept := append(append([]result.Repetition{}, first.Runs[0].Repetitions...), second.Runs[0].Repetitions...)
+			for i := range all.Repetitions {
+				if got.Repetitions[i].ID != kept[i].ID {
+					t.Errorf("repetition %d: id %q, want %q as recorded", i+1, got.Repetitions[i].ID, kept[i].ID)
+				}
+				all.Repetitions[i].ID = got.Repetitions[i].ID
+			}
 			if !reflect.DeepEqual(got, all) {
 				a, _ := json.MarshalIndent(got.Summary, "", " ")
 				b, _ := json.MarshalIndent(all.Summary, "", " ")

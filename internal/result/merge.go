@@ -20,18 +20,37 @@ import (
 // that differs. A run whose document keeps some view's distribution only as percentiles (files
 // written before every histogram was stored) cannot be merged exactly and is refused too.
 //
+// A repetition is one measurement: documents that hold one twice, between them or within one
+// (a document merged with itself, or with one of its own inputs), are refused (Distinct).
+//
 // The documents are not changed.
 func Merge(docs ...*Document) (*Document, error) {
-	if len(docs) == 0 {
+	srcs := make([]Source, len(docs))
+	for i, d := range docs {
+		srcs[i] = Source{Doc: d}
+	}
+	return MergeSources(srcs...)
+}
+
+// MergeSources is Merge of documents read from files: its refusal of a repetition held twice
+// names the files.
+func MergeSources(srcs ...Source) (*Document, error) {
+	if len(srcs) == 0 {
 		return nil, errors.New("merge: no documents")
 	}
-	for i, d := range docs {
+	docs := make([]*Document, len(srcs))
+	for i, s := range srcs {
+		d := s.Doc
 		if d == nil {
 			return nil, fmt.Errorf("merge: document %d is missing", i+1)
 		}
 		if d.Schema != Schema {
 			return nil, fmt.Errorf("merge: document %d has schema %q, want %q", i+1, d.Schema, Schema)
 		}
+		docs[i] = d
+	}
+	if err := Distinct(srcs...); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
 	}
 	base := docs[0]
 	for i, d := range docs[1:] {
