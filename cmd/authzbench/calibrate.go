@@ -74,7 +74,10 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 				report.Table(stdout, doc)
 				printCalibration(stdout, doc)
 			}
-			return exitFor(ctx, err, werr, false)
+			if err := exitFor(ctx, err, werr, false); err != nil {
+				return err
+			}
+			return servedNothing(doc)
 		},
 	}
 	fl := cmd.Flags()

@@ -97,10 +97,10 @@ func setSchedule(r *result.Repetition, sc load.Schedule, rec *metrics.Recorder, 
 	return err
 }
 
-// summarise fills a run's summary from its repetitions and their merged recorder. result.Merge
-// computes the same summary from the histograms the repetitions store; record_test.go holds
-// the two alike.
-func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summary {
+// summarise fills the summary of a run under its load from its repetitions and their merged
+// recorder. result.Merge computes the same summary from the histograms the repetitions store;
+// record_test.go holds the two alike.
+func summarise(under result.Load, reps []result.Repetition, merged *metrics.Recorder) result.Summary {
 	s := result.Summary{
 		Requests:      merged.Requests(),
 		OK:            merged.Counts[verify.OK],
@@ -126,6 +126,7 @@ func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summar
 		}
 	}
 	s.ThroughputRPS = result.SpreadOf(rps)
+	s.ShortWindow = result.ShortWindowOf(under, reps)
 	if merged.Errors.TotalCount() > 0 {
 		p := result.PercentilesOf(merged.Errors, 0)
 		s.ErrorLatencyUS = &p

@@ -274,7 +274,7 @@ func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
 		}
 	}
 	out.Error = strings.Join(errs, "; ")
-	s, err := mergeSummaries(runs, out.Repetitions)
+	s, err := mergeSummaries(runs, out.Load, out.Repetitions)
 	if err != nil {
 		return Run{}, err
 	}
@@ -384,10 +384,10 @@ func total(h *hdrhistogram.Histogram) int64 {
 	return h.TotalCount()
 }
 
-// mergeSummaries recomputes one summary for runs whose repetitions, concatenated, are reps:
-// counts are summed from the runs' summaries, distributions read from the repetitions'
-// histograms added up.
-func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
+// mergeSummaries recomputes one summary for runs whose repetitions, concatenated, are reps,
+// measured under load: counts are summed from the runs' summaries, distributions read from the
+// repetitions' histograms added up.
+func mergeSummaries(runs []*Run, load Load, reps []Repetition) (Summary, error) {
 	var h histograms
 	for i, rep := range reps {
 		if err := h.add(rep); err != nil {
@@ -481,6 +481,7 @@ func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
 		}
 	}
 	s.ThroughputRPS = SpreadOf(rps)
+	s.ShortWindow = ShortWindowOf(load, reps)
 	if total(h.errors) > 0 {
 		p := PercentilesOf(h.errors, 0)
 		s.ErrorLatencyUS = &p

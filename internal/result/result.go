@@ -315,6 +315,9 @@ type Summary struct {
 	UnverifiedOK uint64            `json:"unverified_ok,omitempty"`
 	// ThroughputRPS is ok responses per second: mean, sd and 95 % CI across repetitions.
 	ThroughputRPS Spread `json:"throughput_rps"`
+	// ShortWindow is set when some repetition's window held too few decisions for its req/s to
+	// be a rate (FewForRate): one in 50 ms reads as 20 req/s whatever the rate asked.
+	ShortWindow *ShortWindow `json:"short_window,omitempty"`
 	// LatencyUS is over ok responses only, from the histogram of all repetitions merged; in an
 	// open-loop run with unsent sends, over the ok responses and the unsent sends at their lower
 	// bound (open.latency_includes_unsent), the ok-only figures being open.ok_latency_us.

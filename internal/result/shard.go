@@ -238,7 +238,7 @@ func mergeShardRuns(g []placed, srcs []Source) (Run, error) {
 		}
 		out.Repetitions = append(out.Repetitions, rep)
 	}
-	s, err := mergeSummaries(runs, out.Repetitions)
+	s, err := mergeSummaries(runs, out.Load, out.Repetitions)
 	if err != nil {
 		return Run{}, err
 	}
