@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,6 +161,11 @@ func TestABReportsTheSlowerPolicy(t *testing.T) {
 			// The turns alternated: every A repetition started before its B, and after the B before it.
 			a, _ := result.Read(outA)
 			b, _ := result.Read(outB)
+			// Every turn's repetition keeps the id it was measured with, one of its own: the
+			// sides merged again count each once.
+			if err := result.Distinct(result.Source{Name: outA, Doc: a}, result.Source{Name: outB, Doc: b}); err != nil || slices.Contains(append(ids(a), ids(b)...), "") {
+				t.Errorf("ids %q and %q: %v; want one of its own for every repetition", ids(a), ids(b), err)
+			}
 			for i := range 5 {
 				ra, rb := a.Runs[0].Repetitions[i], b.Runs[0].Repetitions[i]
 				if !ra.Started.Before(rb.Started) || (i > 0 && !b.Runs[0].Repetitions[i-1].Started.Before(ra.Started)) {

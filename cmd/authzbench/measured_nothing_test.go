@@ -91,6 +91,11 @@ func TestARunThatMeasuredNothingDoesNotPass(t *testing.T) {
 			func(d *result.Document) bool {
 				return d.Runs[0].Summary.ShortWindow == nil && d.Runs[0].Summary.OK == 200
 			}},
+		{"a calibration window too short for its rate", []string{"calibrate", "--workers", "1", "--duration", "200ms", "--rate", "10"}, exitOK, "",
+			"open loop at 10 req/s: not measured (too few sends for a rate: see the notes)", func(d *result.Document) bool {
+				w := d.Runs[len(d.Runs)-1].Summary.ShortWindow
+				return len(d.Runs) == 2 && d.Runs[0].Summary.ShortWindow == nil && w != nil && w.Fewest == 2
+			}},
 		{"a capacity step too short for its rate", []string{"capacity", "--target", "opa/inproc", "--workload", "nop", "--start", "10", "--step", "50ms",
 			"--warmup", "0s", "--max-steps", "2", "--no-progress"}, exitFailed,
 			"measured nothing: the probe at 10.0 req/s: only 1 send was due in its",
