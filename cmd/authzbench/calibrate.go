@@ -77,7 +77,10 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 				report.Table(stdout, doc)
 				printCalibration(stdout, doc)
 			}
-			return exitFor(ctx, err, werr, false)
+			if err := exitFor(ctx, err, werr, false); err != nil {
+				return err
+			}
+			return servedNothing(doc)
 		},
 	}
 	fl := cmd.Flags()
@@ -115,12 +118,19 @@ func printCalibration(w io.Writer, doc *result.Document) {
 				late = 100 * float64(o.LateSends) / float64(o.Intended)
 			}
 			verdict, generatorLate := bench.OpenVerdict(o)
+			if s.ShortWindow != nil {
+				verdict = "not measured (too few sends for a rate: see the notes)" // neither held nor missed
+			}
 			fmt.Fprintf(w, "open loop at %.0f req/s: %s, achieved %.0f req/s, %.2f %% of sends more than 1 ms late (%.2f %% the generator's own), %d unsent, generator CPU %.1f µs/request\n",
 				r.Load.Rate, verdict, o.AchievedRPS.Mean, late, generatorLate, o.Unsent, cpu)
 			continue
 		}
-		fmt.Fprintf(w, "closed-loop ceiling with %d workers: %.0f req/s, generator CPU %.1f µs/request\n",
-			r.Load.Workers, s.ThroughputRPS.Mean, cpu)
+		few := ""
+		if s.ShortWindow != nil {
+			few = " (too few responses for a rate: see the notes)"
+		}
+		fmt.Fprintf(w, "closed-loop ceiling with %d workers: %.0f req/s%s, generator CPU %.1f µs/request\n",
+			r.Load.Workers, s.ThroughputRPS.Mean, few, cpu)
 		if wrk := doc.Wrk; wrk != nil && wrk.ThroughputRPS > 0 {
 			fmt.Fprintf(w, "wrk -t%d -c%d against the same server: %.0f req/s (authzbench at %.2f of it), wrk CPU %.1f µs/request",
 				wrk.Threads, wrk.Connections, wrk.ThroughputRPS, s.ThroughputRPS.Mean/wrk.ThroughputRPS, wrk.CPUPerRequestUS)

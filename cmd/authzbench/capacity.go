@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,7 +105,10 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 					printReplicaPlan(stdout, knee, *model, plan)
 				}
 			}
-			return exitFor(ctx, err, werr, false)
+			if err := exitFor(ctx, err, werr, false); err != nil {
+				return err
+			}
+			return unmeasuredProbes(knee)
 		},
 	}
 	fl := cmd.Flags()
@@ -155,6 +159,22 @@ func checkCapacity(c bench.CapacitySearch) error {
 	return errors.Join(errs...)
 }
 
+// unmeasuredProbes is servedNothing for a capacity search: a probe that served no decision, or
+// too few for its rate, measured no rate, and a search that tried one did not find the knee it
+// prints: exit 1, naming the probes.
+func unmeasuredProbes(k bench.Knee) error {
+	var why []string
+	for _, p := range k.Probes {
+		if p.Unmeasured {
+			why = append(why, fmt.Sprintf("the probe at %s req/s: %s", report.Thousands(p.Rate), p.Why))
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return &exitError{exitFailed, fmt.Errorf("measured nothing: %s", strings.Join(why, "; "))}
+}
+
 func printKnee(w io.Writer, k bench.Knee, slo bench.SLO) {
 	describe := func(p *bench.Probe) string {
 		l := p.Run.Summary.LatencyUS
@@ -162,6 +182,8 @@ func printKnee(w io.Writer, k bench.Knee, slo bench.SLO) {
 			report.Duration(l.P50), report.Duration(l.P99), report.Duration(l.P999), p.Run.Summary.Errors)
 	}
 	switch {
+	case k.Fail != nil && k.Fail.Unmeasured:
+		fmt.Fprintf(w, "\nno knee: the probe at %.0f req/s measured no rate: %s\n", k.Fail.Rate, k.Fail.Why)
 	case k.Pass == nil && k.Fail != nil:
 		fmt.Fprintf(w, "\nno rate met %s: even %s failed (%s); try a lower --start\n", slo, describe(k.Fail), k.Fail.Why)
 	case k.Pass != nil && k.Fail == nil:

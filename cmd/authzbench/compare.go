@@ -50,7 +50,7 @@ func (f *compareFlags) parsed(cmd *cobra.Command) (compare.Format, compare.Gate,
 const compareExitHelp = `
 
 Exit status: 0 compared (and the gate, if any, passed); 1 the gate failed; 2 bad input (a flag,
-an unreadable result file), nothing compared.`
+an unreadable result file, files that hold one repetition twice), nothing compared.`
 
 func newCompareCommand(stdout io.Writer) *cobra.Command {
 	var f compareFlags
@@ -70,7 +70,9 @@ for p ≤ 0.05: run with --repeat 5). Percentiles are from each side's merged hi
 With --fail-on, compare is a regression gate: it exits 1 on a significant change beyond a
 threshold, and also whenever it cannot judge — a run only one side has, a run with no ok
 response, repetitions too few for the test, wrong decisions on the new side, no runs at all. It
-never passes on nothing. Setups that differ (CPU model, cores, GOMAXPROCS, pinning, engine
+never passes on nothing. Two files that share a repetition (one file given twice, a merged
+file and one of its inputs), or a file that holds one repetition twice, are refused: the test
+would count one measurement as two. Setups that differ (CPU model, cores, GOMAXPROCS, pinning, engine
 versions) are warned about: a change may be the machine's.` + compareExitHelp,
 		Example: `  authzbench compare results/main.json results/pr.json
   authzbench compare --format markdown --fail-on 'p99>+10%,throughput<-5%' main.json pr.json > comment.md
@@ -90,6 +92,11 @@ versions) are warned about: a change may be the machine's.` + compareExitHelp,
 			}
 			if err := errors.Join(errs...); err != nil {
 				return usageError(err)
+			}
+			// The same repetition on both sides, or twice on one, would make the test count one
+			// measurement as several: nothing to compare.
+			if err := result.Distinct(result.Source{Name: args[0], Doc: docs[0]}, result.Source{Name: args[1], Doc: docs[1]}); err != nil {
+				return usageError(fmt.Errorf("compare: %w", err))
 			}
 			o := compare.Options{Alpha: f.alpha, IgnoreWorkload: anyWorkload, IgnoreTarget: anyTarget}
 			res := compare.Compare(args[0], docs[0], args[1], docs[1], o)

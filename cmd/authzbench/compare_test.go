@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,9 +34,12 @@ func TestCompareExitStatus(t *testing.T) {
 	four := filepath.Join(dir, "four.json")
 	runOK(t, four, "run", "--target", "opa/inproc", "--workload", "nop,rbac", "--repeat", "4", "--duration", "100ms", "--warmup", "50ms", "--no-progress")
 
-	code, stdout, stderr := run(t, "compare", "--format", "json", "--fail-on", "p99>+10%,throughput<-5%", four, four)
+	// The same figures measured again (a copy whose repetitions are other measurements: the
+	// file against itself is refused, mergeid_test.go).
+	again := remeasuredCopy(t, four, filepath.Join(dir, "again.json"))
+	code, stdout, stderr := run(t, "compare", "--format", "json", "--fail-on", "p99>+10%,throughput<-5%", four, again)
 	if code != 0 {
-		t.Fatalf("a result against itself: exit %d\n%s\n%s", code, stdout, stderr)
+		t.Fatalf("a result against its figures measured again: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	same := readCompareJSON(t, stdout)
 	if len(same.Rows) != 2 || same.Gate == nil || !same.Gate.Passed {
@@ -44,13 +48,13 @@ func TestCompareExitStatus(t *testing.T) {
 	for _, row := range same.Rows {
 		for _, c := range row.Cells {
 			if c.Significant {
-				t.Errorf("%s %s called against itself: %+v", row.Name(), c.Figure, c)
+				t.Errorf("%s %s called against the same figures: %+v", row.Name(), c.Figure, c)
 			}
 		}
 	}
 
 	// The new result lost a run: the gate fails and names it.
-	doc, err := result.Read(four)
+	doc, err := result.Read(again)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +74,7 @@ func TestCompareExitStatus(t *testing.T) {
 
 	// The committed quickstart has 3 repetitions a run: too few for the test at 5 %.
 	quick := filepath.Join("..", "..", "docs", "results", "quickstart-2026-11-23.json")
-	code, stdout, _ = run(t, "compare", "--format", "markdown", "--fail-on", "p99>+10%", quick, quick)
+	code, stdout, _ = run(t, "compare", "--format", "markdown", "--fail-on", "p99>+10%", quick, remeasuredCopy(t, quick, filepath.Join(dir, "quick-again.json")))
 	if code != exitFailed || !strings.Contains(stdout, "too few repetitions (base 3, new 3)") || !strings.Contains(stdout, "| ? |") {
 		t.Errorf("3 repetitions a side: exit %d\n%s", code, stdout)
 	}
@@ -157,6 +161,11 @@ func TestABReportsTheSlowerPolicy(t *testing.T) {
 			// The turns alternated: every A repetition started before its B, and after the B before it.
 			a, _ := result.Read(outA)
 			b, _ := result.Read(outB)
+			// Every turn's repetition keeps the id it was measured with, one of its own: the
+			// sides merged again count each once.
+			if err := result.Distinct(result.Source{Name: outA, Doc: a}, result.Source{Name: outB, Doc: b}); err != nil || slices.Contains(append(ids(a), ids(b)...), "") {
+				t.Errorf("ids %q and %q: %v; want one of its own for every repetition", ids(a), ids(b), err)
+			}
 			for i := range 5 {
 				ra, rb := a.Runs[0].Repetitions[i], b.Runs[0].Repetitions[i]
 				if !ra.Started.Before(rb.Started) || (i > 0 && !b.Runs[0].Repetitions[i-1].Started.Before(ra.Started)) {

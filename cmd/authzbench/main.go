@@ -19,7 +19,7 @@ import (
 // Exit statuses, so scripts can tell a bad invocation from a run that found errors.
 const (
 	exitOK          = 0
-	exitFailed      = 1   // the run failed, or responses were not served decisions
+	exitFailed      = 1   // the run failed, served nothing, or responses were not served decisions
 	exitUsage       = 2   // bad flags, scenario, policy or inputs: nothing was measured
 	exitInterrupted = 130 // stopped by Ctrl-C; the partial result was written
 )
@@ -27,8 +27,9 @@ const (
 // exitStatusHelp ends the help of every command that runs load, so scripts know what to expect.
 const exitStatusHelp = `
 
-Exit status: 0 ok; 1 ran and saw errors (responses that were not served decisions, a server
-that died, a result not written where asked); 2 bad input, nothing ran; 130 interrupted.`
+Exit status: 0 ok; 1 ran and saw errors (responses that were not served decisions, a run or
+repetition that served none, a server that died, a result not written where asked);
+2 bad input, nothing ran; 130 interrupted.`
 
 // exitError carries an exit status through cobra.
 type exitError struct {

@@ -106,7 +106,8 @@ func TestOPAPassThrough(t *testing.T) {
 	}
 }
 
-// Responses that are not served decisions make the exit status 1, unless --allow-errors.
+// Responses that are not served decisions make the exit status 1, unless --allow-errors and
+// some were served.
 func TestErrorsMakeTheRunFail(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad", http.StatusBadRequest)
@@ -116,15 +117,17 @@ func TestErrorsMakeTheRunFail(t *testing.T) {
 	args := []string{"run", "--target", "opa/server", "--url", srv.URL, "--workload", "rbac",
 		"--requests", "50", "--warmup", "0s", "--workers", "1", "-o", out}
 	code, stdout, stderr := run(t, args...)
-	if code != exitFailed || !strings.Contains(stdout, "http_400: 50") || !strings.Contains(stderr, "--allow-errors") {
+	if code != exitFailed || !strings.Contains(stdout, "http_400: 50") || !strings.Contains(stderr, "served no decision") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming http_400: 50", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "rbac on opa/server: first http_400: status 400: bad") {
 		t.Errorf("stdout %q does not say what the first 400 said", stdout)
 	}
-	// The same result path again: --force replaces the first run's result.
-	if code, _, _ := run(t, append(args, "--allow-errors", "--force")...); code != 0 {
-		t.Errorf("with --allow-errors: exit %d, want 0", code)
+	// The same result path again: --force replaces the first run's result. --allow-errors lets
+	// some errors pass, not a run where every response was one: that run served nothing
+	// (measured_nothing_test.go has --allow-errors passing some errors).
+	if code, _, stderr := run(t, append(args, "--allow-errors", "--force")...); code != exitFailed || !strings.Contains(stderr, "served no decision") {
+		t.Errorf("with --allow-errors, every response an error: exit %d, want 1 saying nothing was served\n%s", code, stderr)
 	}
 	doc, err := result.Read(out)
 	if err != nil {

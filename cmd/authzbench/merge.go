@@ -31,7 +31,12 @@ Whole runs (no --shard): their repetitions are concatenated, as if one run had m
 
 Files that do not belong together are refused, naming them: another scenario, workload,
 target, load, deployment or histogram precision, shards overlapping or missing, shards mixed
-with whole runs.` + outputRulesHelp + exitStatusHelp,
+with whole runs.
+
+A repetition is counted once: each carries the id it was given when it was measured, and a
+merge that would hold one twice (a file given twice, a merged file with one of its own inputs)
+is refused, naming both files. Files written before ids existed are refused when two of their
+repetitions started at the same instant with the same latency histogram.` + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 1/2 --start-at 2026-11-23T18:00:00Z -o s1.json
   authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 2/2 --start-at 2026-11-23T18:00:00Z -o s2.json
   authzbench merge s1.json s2.json -o merged.json`,
@@ -99,12 +104,9 @@ func mergeFiles(paths []string) (*result.Document, error) {
 	case len(sharded) > 0:
 		doc, err = result.MergeShards(srcs...)
 	default:
-		docs := make([]*result.Document, len(srcs))
-		for i, s := range srcs {
-			docs[i] = s.Doc
-		}
-		doc, err = result.Merge(docs...)
-		if err != nil {
+		doc, err = result.MergeSources(srcs...)
+		var twice *result.CountedTwiceError
+		if err != nil && !errors.As(err, &twice) { // which names its files
 			err = fmt.Errorf("%w (%s)", err, result.FileList(paths))
 		}
 	}

@@ -216,7 +216,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVar(&f.key, "key", "", "the private key (PEM) of --cert")
 	fl.BoolVar(&f.insecure, "insecure", false, "https or grpcs --url: accept any server certificate (recorded in the result)")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
-	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions")
+	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions (not when none was: a run that served nothing exits 1)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
@@ -357,6 +357,9 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	}
 
 	if err := exitFor(ctx, runErr, log.err(), len(doc.Runs) == 0); err != nil {
+		return err
+	}
+	if err := servedNothing(doc); err != nil {
 		return err
 	}
 	if bad := errorCount(doc); bad > 0 && !f.allowErrors {

@@ -487,7 +487,7 @@ func (sl *slot) finish(reps int, err error) {
 	if !sl.started {
 		return
 	}
-	run.Summary = summarise(run.Repetitions, sl.merged)
+	run.Summary = summarise(run.Load, run.Repetitions, sl.merged)
 	run.Summary.Mismatches = mismatches(sl.merged.Mismatches, sl.w, sl.kind.Engine)
 	if c := run.Summary.Connections; c != nil {
 		// Set whether or not the run finished, so a partial run's count is against what its

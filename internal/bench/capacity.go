@@ -68,6 +68,9 @@ type Probe struct {
 	Rate float64
 	Pass bool
 	Why  string // why it failed
+	// Unmeasured: the probe measured no rate at all, serving no decision or too few for its
+	// rate (a --step shorter than a few sends): it fails, and the search rests on nothing.
+	Unmeasured bool
 	// GeneratorBound: the probe failed because the generator itself fell behind the schedule,
 	// which says nothing about the server (and inflates latency measured from intended times).
 	GeneratorBound bool
@@ -191,10 +194,6 @@ func (c CapacitySearch) search(measure func(rate float64) (Probe, error)) (Knee,
 func judge(slo SLO, rate float64, r result.Run) (Probe, error) {
 	p := Probe{Rate: rate, Run: r}
 	s := r.Summary
-	if s.Requests == 0 {
-		p.Why = "no responses"
-		return p, nil
-	}
 	if s.OK > 0 {
 		if len(r.Repetitions) == 0 {
 			return p, fmt.Errorf("capacity: probe at %.0f req/s: %d ok responses but no repetition holding their latencies", rate, s.OK)
@@ -208,10 +207,27 @@ func judge(slo SLO, rate float64, r result.Run) (Probe, error) {
 		}
 		p.Latency = time.Duration(h.ValueAtQuantile(slo.Percentile))
 	}
+	// A probe that measured nothing, or too few decisions to be a rate, has not shown the server
+	// holding the rate, however few errors and however low its latency.
+	if why := r.NothingServed(); why != "" || s.OK == 0 {
+		if why == "" {
+			why = "no served decision"
+		}
+		p.Why, p.Unmeasured = why, true
+		return p, nil
+	}
+	if w := s.ShortWindow; w != nil {
+		sends := fmt.Sprintf("%d sends were", w.Fewest)
+		if w.Fewest == 1 {
+			sends = "1 send was"
+		}
+		p.Why = fmt.Sprintf("only %s due in its %s window, fewer than the %d a rate is read from: give a longer --step", sends,
+			time.Duration(w.WindowS*float64(time.Second)).Round(time.Microsecond), w.Needed)
+		p.Unmeasured = true
+		return p, nil
+	}
 	errRatio := float64(s.Errors) / float64(s.Requests)
 	switch {
-	case s.OK == 0:
-		p.Why = "no ok responses"
 	case errRatio > slo.ErrorRatio:
 		p.Why = fmt.Sprintf("errors %.3g%% > %g%%", 100*errRatio, 100*slo.ErrorRatio)
 	case generatorBehind(s.Open):

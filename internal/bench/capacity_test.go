@@ -254,3 +254,27 @@ func TestJudgeRefusesAnUnreadableHistogram(t *testing.T) {
 		})
 	}
 }
+
+// A probe that served no decision, or too few for its rate, measured no rate: it fails as
+// unmeasured, however low its latency and its errors, and the search cannot rest on it.
+func TestJudgeFailsAProbeThatMeasuredNoRate(t *testing.T) {
+	slo := SLO{Percentile: 99, Latency: time.Second, ErrorRatio: 1}
+	one := okLatencies(t, 1, time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		run  result.Run
+		why  string
+	}{
+		{"nothing answered", result.Run{Repetitions: []result.Repetition{{ElapsedS: 0.001}}}, "served no decision"},
+		{"every response an error", result.Run{Repetitions: []result.Repetition{{Requests: 5, Errors: 5, ElapsedS: 1}},
+			Summary: result.Summary{Requests: 5, Errors: 5}}, "every one of its 5 responses was an error"},
+		{"one send due", result.Run{Repetitions: []result.Repetition{one},
+			Summary: result.Summary{Requests: 1, OK: 1, ShortWindow: &result.ShortWindow{Repetitions: 1, Fewest: 1, Needed: 10, WindowS: 0.05}}},
+			"only 1 send was due in its 50ms window, fewer than the 10 a rate is read from"},
+	} {
+		p, err := judge(slo, 10, tc.run)
+		if err != nil || p.Pass || !p.Unmeasured || !strings.Contains(p.Why, tc.why) {
+			t.Errorf("%s: %+v %v; want an unmeasured failure saying %q", tc.name, p, err, tc.why)
+		}
+	}
+}

@@ -27,9 +27,11 @@ func CaptureEnv(opaVersion string) result.Env {
 	return result.CaptureEnv(opaVersion, cpus)
 }
 
-// newRepetition summarises one driver outcome, and stores every histogram its views show.
+// newRepetition summarises one driver outcome, and stores every histogram its views show. Its
+// identity is drawn here, when it was measured, and no merge changes it afterwards.
 func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (result.Repetition, error) {
 	rep := result.Repetition{
+		ID:            result.NewRepetitionID(),
 		Requests:      rec.Requests(),
 		OK:            rec.Counts[verify.OK],
 		Errors:        rec.ErrorCount(),
@@ -95,10 +97,10 @@ func setSchedule(r *result.Repetition, sc load.Schedule, rec *metrics.Recorder, 
 	return err
 }
 
-// summarise fills a run's summary from its repetitions and their merged recorder. result.Merge
-// computes the same summary from the histograms the repetitions store; record_test.go holds
-// the two alike.
-func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summary {
+// summarise fills the summary of a run under its load from its repetitions and their merged
+// recorder. result.Merge computes the same summary from the histograms the repetitions store;
+// record_test.go holds the two alike.
+func summarise(under result.Load, reps []result.Repetition, merged *metrics.Recorder) result.Summary {
 	s := result.Summary{
 		Requests:      merged.Requests(),
 		OK:            merged.Counts[verify.OK],
@@ -124,6 +126,7 @@ func summarise(reps []result.Repetition, merged *metrics.Recorder) result.Summar
 		}
 	}
 	s.ThroughputRPS = result.SpreadOf(rps)
+	s.ShortWindow = result.ShortWindowOf(under, reps)
 	if merged.Errors.TotalCount() > 0 {
 		p := result.PercentilesOf(merged.Errors, 0)
 		s.ErrorLatencyUS = &p

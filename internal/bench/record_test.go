@@ -81,8 +81,12 @@ func TestNewRepetitionFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Its identity, drawn as it is recorded: 128 random bits, another for each.
+			if again, _ := newRepetition(tc.rec, tc.elapsed, tc.partial); len(rep.ID) != 32 || strings.Trim(rep.ID, "0123456789abcdef") != "" || again.ID == rep.ID {
+				t.Errorf("id %q, then %q; want 32 hex digits drawn afresh", rep.ID, again.ID)
+			}
 			got := rep
-			got.HDR, got.ErrorHDR, got.LatencyUS = "", "", result.Percentiles{}
+			got.ID, got.HDR, got.ErrorHDR, got.LatencyUS = "", "", "", result.Percentiles{}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("repetition\n got %+v\nwant %+v", got, tc.want)
 			}
@@ -150,7 +154,7 @@ func TestSummariseFields(t *testing.T) {
 	merged := metrics.NewRecorder()
 	merged.Merge(r1)
 	merged.Merge(r2)
-	s := summarise([]result.Repetition{rep1, rep2, rep3}, merged)
+	s := summarise(result.Load{}, []result.Repetition{rep1, rep2, rep3}, merged)
 
 	if s.Requests != 15 || s.OK != 10 || s.WrongDecision != 1 || s.Errors != 5 || s.UnverifiedOK != 2 {
 		t.Errorf("counts: requests %d ok %d wrong %d errors %d unverified ok %d, want 15 10 1 5 2",
@@ -189,10 +193,10 @@ func TestSummariseFields(t *testing.T) {
 
 	clean := metrics.NewRecorder()
 	clean.Record(verify.OK, 0, time.Millisecond)
-	if s := summarise(nil, clean); s.ErrorLatencyUS != nil || s.ThroughputRPS != (result.Spread{}) {
+	if s := summarise(result.Load{}, nil, clean); s.ErrorLatencyUS != nil || s.ThroughputRPS != (result.Spread{}) {
 		t.Errorf("no errors and no repetitions: error latency %v, throughput %+v; want nil and zero", s.ErrorLatencyUS, s.ThroughputRPS)
 	}
-	if s := summarise(nil, metrics.NewRecorder()); s.LatencyBeyond != nil {
+	if s := summarise(result.Load{}, nil, metrics.NewRecorder()); s.LatencyBeyond != nil {
 		t.Errorf("no ok responses, yet samples beyond: %+v", s.LatencyBeyond)
 	}
 }
@@ -218,7 +222,7 @@ func TestSummariseCeilingAndMessages(t *testing.T) {
 	merged := metrics.NewRecorder()
 	merged.Merge(short)
 	merged.Merge(long)
-	s := summarise([]result.Repetition{repShort, repLong}, merged)
+	s := summarise(result.Load{}, []result.Repetition{repShort, repLong}, merged)
 	if s.LatencyCeilingS != 120 || s.Clamped != 1 || repLong.Clamped != 1 || repShort.Clamped != 0 {
 		t.Errorf("ceiling %v s, clamped %d (repetitions %d, %d); want 120 s, 1 (0, 1)", s.LatencyCeilingS, s.Clamped, repShort.Clamped, repLong.Clamped)
 	}
@@ -317,7 +321,7 @@ func recordedRun(t *testing.T, open bool, firstTurn int, recs ...*metrics.Record
 		r.Repetitions = append(r.Repetitions, rep)
 		merged.Merge(rec)
 	}
-	r.Summary = summarise(r.Repetitions, merged)
+	r.Summary = summarise(r.Load, r.Repetitions, merged)
 	for _, m := range merged.Mismatches { // as finish names them, without a workload's file lines
 		r.Summary.Mismatches = append(r.Summary.Mismatches, result.Mismatch{Input: m.Input + 1, Expected: m.Expect.String(), Got: "deny"})
 	}
@@ -407,6 +411,15 @@ func TestMergeEqualsOneRunOfEveryRepetition(t *testing.T) {
 					t.Errorf("mean %v µs, want %v", *m, want)
 				}
 				*m = want
+			}
+			// The merge keeps each repetition's identity, drawn when it was recorded; recording
+			// them again drew others.
+			kept := append(append([]result.Repetition{}, first.Runs[0].Repetitions...), second.Runs[0].Repetitions...)
+			for i := range all.Repetitions {
+				if got.Repetitions[i].ID != kept[i].ID {
+					t.Errorf("repetition %d: id %q, want %q as recorded", i+1, got.Repetitions[i].ID, kept[i].ID)
+				}
+				all.Repetitions[i].ID = got.Repetitions[i].ID
 			}
 			if !reflect.DeepEqual(got, all) {
 				a, _ := json.MarshalIndent(got.Summary, "", " ")

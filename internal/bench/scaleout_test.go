@@ -30,10 +30,11 @@ func measure(tg target.Target, w *workload.Workload, spec load.Spec) (result.Run
 	}
 	rep.Turn, rep.MeasuredFrom = 1, out.MeasuredFrom.UTC()
 	reps := []result.Repetition{rep}
+	l := result.Load{Model: result.OpenLoop, Rate: spec.Rate, Connections: spec.Connections, DurationS: spec.Duration.Seconds(), WarmupS: spec.Warmup.Seconds()}
 	return result.Run{Target: "opa/server", Workload: w.Name,
 		SUT:         result.SUT{Engine: "opa", Mode: "server", Placement: result.LaunchedServer, Replicas: tg.Info().Replicas},
-		Load:        result.Load{Model: result.OpenLoop, Rate: spec.Rate, Connections: spec.Connections, DurationS: spec.Duration.Seconds(), WarmupS: spec.Warmup.Seconds()},
-		Repetitions: reps, Summary: summarise(reps, out.Recorder)}, nil
+		Load:        l,
+		Repetitions: reps, Summary: summarise(l, reps, out.Recorder)}, nil
 }
 
 // Two shard generators against two replicas of OPA's server, merged, send exactly the

@@ -224,6 +224,12 @@ func Build(doc *result.Document) *View {
 func runNotes(r *result.Run) []string {
 	s := r.Summary
 	var notes []string
+	if why := r.NothingServed(); why != "" {
+		notes = append(notes, "NOTHING MEASURED: "+why)
+	}
+	if w := s.ShortWindow; w != nil {
+		notes = append(notes, shortWindowNote(r, w))
+	}
 	if s.Errors > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %d responses were not served decisions: %s", s.Errors, s.Requests, ClassList(s.ErrorClasses)))
 		notes = append(notes, firstMessages(s.ErrorClasses, s.ErrorMessages)...)
@@ -259,6 +265,22 @@ func runNotes(r *result.Run) []string {
 		notes = append(notes, fmt.Sprintf("%d responses had no expected decision to check", s.UnverifiedOK))
 	}
 	return notes
+}
+
+// shortWindowNote says a run's req/s is a count of a handful of decisions, not a rate.
+func shortWindowNote(r *result.Run, w *result.ShortWindow) string {
+	which := "its repetition"
+	if len(r.Repetitions) > 1 {
+		which = fmt.Sprintf("%d of %d repetitions held too few; the fewest", w.Repetitions, len(r.Repetitions))
+	}
+	window := Duration(w.WindowS * 1e6)
+	if r.Load.Model == result.OpenLoop {
+		return fmt.Sprintf("req/s from too few sends: %s held %d due in %s (%s/s asked), fewer than the %d a rate is read from; one send more or less moves req/s by %.0f %%: a longer run measures the rate",
+			which, w.Fewest, window, Thousands(r.Load.Rate), w.Needed, 100/float64(w.Fewest))
+	}
+	workers := w.Needed / result.FewForRate // a shard's own
+	return fmt.Sprintf("req/s from too few responses: %s held %d in %s over %d workers, fewer than the %d a rate is read from (%d a worker); each worker's first and last response moves req/s by up to %.0f %%: a longer run measures the rate",
+		which, w.Fewest, window, workers, w.Needed, result.FewForRate, 100*float64(workers)/float64(w.Fewest))
 }
 
 // documentNotes are the notes after the rows'.

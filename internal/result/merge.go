@@ -20,18 +20,37 @@ import (
 // that differs. A run whose document keeps some view's distribution only as percentiles (files
 // written before every histogram was stored) cannot be merged exactly and is refused too.
 //
+// A repetition is one measurement: documents that hold one twice, between them or within one
+// (a document merged with itself, or with one of its own inputs), are refused (Distinct).
+//
 // The documents are not changed.
 func Merge(docs ...*Document) (*Document, error) {
-	if len(docs) == 0 {
+	srcs := make([]Source, len(docs))
+	for i, d := range docs {
+		srcs[i] = Source{Doc: d}
+	}
+	return MergeSources(srcs...)
+}
+
+// MergeSources is Merge of documents read from files: its refusal of a repetition held twice
+// names the files.
+func MergeSources(srcs ...Source) (*Document, error) {
+	if len(srcs) == 0 {
 		return nil, errors.New("merge: no documents")
 	}
-	for i, d := range docs {
+	docs := make([]*Document, len(srcs))
+	for i, s := range srcs {
+		d := s.Doc
 		if d == nil {
 			return nil, fmt.Errorf("merge: document %d is missing", i+1)
 		}
 		if d.Schema != Schema {
 			return nil, fmt.Errorf("merge: document %d has schema %q, want %q", i+1, d.Schema, Schema)
 		}
+		docs[i] = d
+	}
+	if err := Distinct(srcs...); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
 	}
 	base := docs[0]
 	for i, d := range docs[1:] {
@@ -255,7 +274,7 @@ func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
 		}
 	}
 	out.Error = strings.Join(errs, "; ")
-	s, err := mergeSummaries(runs, out.Repetitions)
+	s, err := mergeSummaries(runs, out.Load, out.Repetitions)
 	if err != nil {
 		return Run{}, err
 	}
@@ -365,10 +384,10 @@ func total(h *hdrhistogram.Histogram) int64 {
 	return h.TotalCount()
 }
 
-// mergeSummaries recomputes one summary for runs whose repetitions, concatenated, are reps:
-// counts are summed from the runs' summaries, distributions read from the repetitions'
-// histograms added up.
-func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
+// mergeSummaries recomputes one summary for runs whose repetitions, concatenated, are reps,
+// measured under load: counts are summed from the runs' summaries, distributions read from the
+// repetitions' histograms added up.
+func mergeSummaries(runs []*Run, load Load, reps []Repetition) (Summary, error) {
 	var h histograms
 	for i, rep := range reps {
 		if err := h.add(rep); err != nil {
@@ -462,6 +481,7 @@ func mergeSummaries(runs []*Run, reps []Repetition) (Summary, error) {
 		}
 	}
 	s.ThroughputRPS = SpreadOf(rps)
+	s.ShortWindow = ShortWindowOf(load, reps)
 	if total(h.errors) > 0 {
 		p := PercentilesOf(h.errors, 0)
 		s.ErrorLatencyUS = &p

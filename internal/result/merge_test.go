@@ -1,10 +1,13 @@
 package result
 
 import (
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // syntheticRun is a closed-loop run of one repetition whose ok latencies are ok (ns) and whose
@@ -29,7 +32,7 @@ func syntheticRun(t *testing.T, turn int, ok, errs, connect, eval []int64) Run {
 	mean := sum / float64(len(ok))
 	n, e := uint64(len(ok)), uint64(len(errs))
 	lat := PercentilesOf(histogramOf(ok...), mean)
-	rep := Repetition{Requests: n + e, OK: n, Errors: e, ErrorClasses: map[string]uint64{"http_503": e}, ElapsedS: 1,
+	rep := Repetition{ID: NewRepetitionID(), Requests: n + e, OK: n, Errors: e, ErrorClasses: map[string]uint64{"http_503": e}, ElapsedS: 1,
 		ThroughputRPS: float64(n), LatencyUS: lat, HDR: encode(ok), ErrorHDR: encode(errs), Turn: turn,
 		ConnectHDR: encode(connect), ServerEvalHDR: encode(eval), ServerHandlerHDR: encode(eval)}
 	beyond := BeyondOf(histogramOf(ok...))
@@ -161,6 +164,7 @@ func TestMergeRefusesMismatchedSettings(t *testing.T) {
 		{"a run the first lacks", func(d *Document) {
 			extra := d.Runs[0]
 			extra.Target = "cedar/server"
+			extra.Repetitions = remeasuredRepetitions(extra.Repetitions)
 			d.Runs = append(d.Runs, extra)
 		}, "merge: document 2 has a run of rbac on cedar/server (run 2) that document 1 lacks"},
 		{"another workload", func(d *Document) { d.Runs[0].Workload = "api" },
@@ -186,6 +190,7 @@ func TestMergeRefusesMismatchedSettings(t *testing.T) {
 		first := base()
 		extra := first.Runs[0]
 		extra.Workload = "api"
+		extra.Repetitions = remeasuredRepetitions(extra.Repetitions)
 		first.Runs = append(first.Runs, extra)
 		_, err := Merge(first, base())
 		if want := "merge: document 2 has no run of api on opa/server (run 2 of document 1)"; err == nil || !strings.Contains(err.Error(), want) {
@@ -208,7 +213,8 @@ func TestMergeRefusesMismatchedSettings(t *testing.T) {
 
 // TestMergeRebuildsCommittedResults: a committed result file merged alone gives back every run
 // exactly: its summaries, read afresh from the histograms its repetitions store, are the ones
-// the run wrote. Merged with itself, every count doubles and the repetitions follow one another.
+// the run wrote. Merged with itself it is refused; merged with another measurement of the same
+// figures, every count doubles and the repetitions follow one another.
 func TestMergeRebuildsCommittedResults(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "..", "docs", "results", "*.json"))
 	if err != nil || len(paths) == 0 {
@@ -239,11 +245,24 @@ func TestMergeRebuildsCommittedResults(t *testing.T) {
 					// reads them from the histograms, the file has none to compare with.
 					got.Summary.LatencyBeyond = nil
 				}
+				if want.Summary.ShortWindow == nil {
+					// Files written before short windows were noted: the merge reads it from the
+					// repetitions, as a run does when it ends.
+					if w := ShortWindowOf(want.Load, want.Repetitions); !reflect.DeepEqual(got.Summary.ShortWindow, w) {
+						t.Errorf("run %d: short window %+v, want %+v", i+1, got.Summary.ShortWindow, w)
+					}
+					got.Summary.ShortWindow = nil
+				}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("run %d (%s on %s) rebuilt\n%+v\nwant\n%+v", i+1, want.Workload, want.Target, got.Summary, want.Summary)
 				}
 			}
-			twice, err := Merge(doc, doc)
+			// The file with itself holds every repetition twice: refused, whatever its age.
+			var counted *CountedTwiceError
+			if _, err := Merge(doc, doc); !errors.As(err, &counted) {
+				t.Fatalf("merged with itself: %v, want every repetition refused as counted twice", err)
+			}
+			twice, err := Merge(doc, remeasured(t, doc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,6 +280,38 @@ func TestMergeRebuildsCommittedResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// remeasured is another measurement with the same figures as doc: a copy whose repetitions have
+// identities of their own (an ID, a start time or measured time a nanosecond apart).
+func remeasured(t *testing.T, doc *Document) *Document {
+	t.Helper()
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again Document
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatal(err)
+	}
+	for i := range again.Runs {
+		again.Runs[i].Repetitions = remeasuredRepetitions(again.Runs[i].Repetitions)
+	}
+	return &again
+}
+
+// remeasuredRepetitions are copies of reps, each another measurement of the same figures.
+func remeasuredRepetitions(reps []Repetition) []Repetition {
+	out := append([]Repetition(nil), reps...)
+	for j := range out {
+		rep := &out[j]
+		rep.ID = NewRepetitionID()
+		if !rep.Started.IsZero() {
+			rep.Started = rep.Started.Add(time.Nanosecond)
+		}
+		rep.ElapsedS += 1e-9
+	}
+	return out
 }
 
 // keptAsPercentiles reports whether a document holds connect times or server timers in its

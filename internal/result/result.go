@@ -315,6 +315,9 @@ type Summary struct {
 	UnverifiedOK uint64            `json:"unverified_ok,omitempty"`
 	// ThroughputRPS is ok responses per second: mean, sd and 95 % CI across repetitions.
 	ThroughputRPS Spread `json:"throughput_rps"`
+	// ShortWindow is set when some repetition's window held too few decisions for its req/s to
+	// be a rate (FewForRate): one in 50 ms reads as 20 req/s whatever the rate asked.
+	ShortWindow *ShortWindow `json:"short_window,omitempty"`
 	// LatencyUS is over ok responses only, from the histogram of all repetitions merged; in an
 	// open-loop run with unsent sends, over the ok responses and the unsent sends at their lower
 	// bound (open.latency_includes_unsent), the ok-only figures being open.ok_latency_us.
@@ -427,6 +430,16 @@ type OpenSummary struct {
 // nanoseconds) are every distribution a view of the run shows, so that merged they rebuild the
 // run's summary exactly, and two documents' runs merge (Merge).
 type Repetition struct {
+	// ID is the repetition's identity: 128 random bits in hex, drawn when it was measured and
+	// kept as it is by every merge (merge, ab), so that one measurement counts once wherever it
+	// goes: a merge or a comparison that would hold an ID twice is refused (Distinct), and a
+	// store of results can take the ID as its key, adding a repetition it holds as a no-op. A
+	// repetition added up from shards' (MergeShards) has an ID derived from theirs, listed in
+	// Parts: the same shards merged again give the same ID. Empty in files written before IDs
+	// were kept; those repetitions are told apart by their start time and histogram.
+	ID    string   `json:"id,omitempty"`
+	Parts []string `json:"parts,omitempty"`
+
 	Requests      uint64            `json:"requests"`
 	OK            uint64            `json:"ok"`
 	Errors        uint64            `json:"errors"`

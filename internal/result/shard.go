@@ -110,6 +110,9 @@ func MergeShards(srcs ...Source) (*Document, error) {
 			}
 		}
 	}
+	if err := Distinct(ordered...); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
 	docs := make([]*Document, len(ordered))
 	for i, s := range ordered {
 		docs[i] = s.Doc
@@ -235,7 +238,7 @@ func mergeShardRuns(g []placed, srcs []Source) (Run, error) {
 		}
 		out.Repetitions = append(out.Repetitions, rep)
 	}
-	s, err := mergeSummaries(runs, out.Repetitions)
+	s, err := mergeSummaries(runs, out.Load, out.Repetitions)
 	if err != nil {
 		return Run{}, err
 	}
@@ -248,7 +251,12 @@ func mergeShardRuns(g []placed, srcs []Source) (Run, error) {
 // addRepetitions is one repetition made of the shards' repetitions run side by side: counts
 // summed, histograms added, throughput over the common window.
 func addRepetitions(parts []Repetition) (Repetition, error) {
-	out := Repetition{Turn: parts[0].Turn, Started: parts[0].Started}
+	out := Repetition{Turn: parts[0].Turn, Started: parts[0].Started, ID: shardRepetitionID(parts)}
+	if out.ID != "" {
+		for _, p := range parts {
+			out.Parts = append(out.Parts, p.ID)
+		}
+	}
 	var h histograms
 	var from, to time.Time
 	var sent float64

@@ -18,7 +18,9 @@ func shardDoc(t *testing.T, i, n, share int, start time.Time, ok, errs, connect,
 	r.Load.ShardWorkers = share
 	r.SUT.Connections = share
 	r.Repetitions[0].MeasuredFrom = start
-	r.Repetitions[0].Started = start.Add(-time.Second)
+	// Each shard's turn began at its own instant: two that began at the same nanosecond with the
+	// same histogram would be one measurement copied (Distinct).
+	r.Repetitions[0].Started = start.Add(-time.Second + time.Duration(i))
 	d := docOf(r)
 	d.Env.Hostname = "host" + string(rune('0'+i))
 	d.Shard = &Shard{Index: i, Count: n}
