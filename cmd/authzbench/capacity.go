@@ -169,6 +169,11 @@ func unmeasuredProbes(k bench.Knee) error {
 			why = append(why, fmt.Sprintf("the probe at %s req/s: %s", report.Thousands(p.Rate), p.Why))
 		}
 	}
+	// A probe whose every answer was an error failed its rate, as an overloaded server fails
+	// above the knee; but a search that served no decision at any rate measured nothing.
+	if k.Pass == nil && k.Fail != nil && !k.Fail.Unmeasured && k.Fail.Run.Summary.OK == 0 {
+		why = append(why, fmt.Sprintf("no probe served a decision; the probe at %s req/s: %s", report.Thousands(k.Fail.Rate), k.Fail.Why))
+	}
 	if len(why) == 0 {
 		return nil
 	}

@@ -207,13 +207,22 @@ func judge(slo SLO, rate float64, r result.Run) (Probe, error) {
 		}
 		p.Latency = time.Duration(h.ValueAtQuantile(slo.Percentile))
 	}
-	// A probe that measured nothing, or too few decisions to be a rate, has not shown the server
-	// holding the rate, however few errors and however low its latency.
-	if why := r.NothingServed(); why != "" || s.OK == 0 {
+	// A probe that got no answer at all measured nothing, however low its latency. One whose
+	// every answer was an error did measure: the server failed the rate, and the error SLO
+	// below says so, as it does for a server that fails above the knee.
+	why := r.NothingServed()
+	if s.Requests == 0 {
+		if why == "" {
+			why = "no answer"
+		}
+		p.Why, p.Unmeasured = why, true
+		return p, nil
+	}
+	if why != "" || s.OK == 0 {
 		if why == "" {
 			why = "no served decision"
 		}
-		p.Why, p.Unmeasured = why, true
+		p.Why = why
 		return p, nil
 	}
 	if w := s.ShortWindow; w != nil {

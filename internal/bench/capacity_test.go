@@ -266,8 +266,6 @@ func TestJudgeFailsAProbeThatMeasuredNoRate(t *testing.T) {
 		why  string
 	}{
 		{"nothing answered", result.Run{Repetitions: []result.Repetition{{ElapsedS: 0.001}}}, "served no decision"},
-		{"every response an error", result.Run{Repetitions: []result.Repetition{{Requests: 5, Errors: 5, ElapsedS: 1}},
-			Summary: result.Summary{Requests: 5, Errors: 5}}, "every one of its 5 responses was an error"},
 		{"one send due", result.Run{Repetitions: []result.Repetition{one},
 			Summary: result.Summary{Requests: 1, OK: 1, ShortWindow: &result.ShortWindow{Repetitions: 1, Fewest: 1, Needed: 10, WindowS: 0.05}}},
 			"only 1 send was due in its 50ms window, fewer than the 10 a rate is read from"},
@@ -276,5 +274,13 @@ func TestJudgeFailsAProbeThatMeasuredNoRate(t *testing.T) {
 		if err != nil || p.Pass || !p.Unmeasured || !strings.Contains(p.Why, tc.why) {
 			t.Errorf("%s: %+v %v; want an unmeasured failure saying %q", tc.name, p, err, tc.why)
 		}
+	}
+	// Every answer an error is a measurement: the server failed the rate. Even an SLO that
+	// tolerates every error does not pass a probe that served no decision.
+	all := result.Run{Repetitions: []result.Repetition{{Requests: 5, Errors: 5, ElapsedS: 1}},
+		Summary: result.Summary{Requests: 5, Errors: 5}}
+	p, err := judge(slo, 10, all)
+	if err != nil || p.Pass || p.Unmeasured || !strings.Contains(p.Why, "every one of its 5 responses was an error") {
+		t.Errorf("every response an error: %+v %v; want a measured failure saying so", p, err)
 	}
 }
