@@ -162,6 +162,9 @@ func New(policies []Source, entities, sch *Source, opts ...Option) (*Engine, err
 			}
 		}
 	}
+	if err := e.checkAcyclic(entities, sch, places); err != nil {
+		return nil, err
+	}
 	if e.validator != nil {
 		var errs []error
 		for _, id := range e.ids {
