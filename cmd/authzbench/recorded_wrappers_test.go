@@ -10,7 +10,8 @@ import (
 // What is recorded is what was done, whatever wraps the target: a served target's reconnects
 // are recorded with and without --undefined-as (whose wrapper once hid them), closed and open
 // loop; and a Cedar entity graph with a parent cycle, which the Cedar CLI refuses, is refused by
-// every command and Cedar mode before anything starts (exit 2, no request, no result file).
+// every command and Cedar mode before anything starts (exit 2, no request, no result file),
+// whether the entities file holds it or a request's own entities close it.
 func TestRecordedThroughWrappersAndCedarGraphs(t *testing.T) {
 	// A policy without a default, all of whose inputs the fake server (which allows everything)
 	// decides right.
@@ -100,6 +101,15 @@ func TestRecordedThroughWrappersAndCedarGraphs(t *testing.T) {
 			want: []string{`entities.json:3:2: parent cycle: Photo::"p1" -> Album::"a" -> Folder::"f" -> Photo::"p1"`},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", cedarApp(e, t, "cedar/inproc", `{"uid": {"type": "User", "id": "alice"}, "attrs": {}, "parents": []}`, photo, album, folder), fast, "-o", e.out)
+			}},
+		{name: "a request bringing a cycle through the file's entities", code: exitUsage,
+			want: []string{`requests.jsonl:2: "entities": parent cycle: Group::"g" -> User::"alice" -> Group::"g"`},
+			args: func(t *testing.T, e *faultEnv) []string {
+				a := cedarApp(e, t, "cedar/inproc,cedar/server", alice, photo)
+				a[len(a)-1] = e.write(t, "requests.jsonl", "# alice, in a group that is in her\n"+
+					`{"principal": "User::\"alice\"", "action": "Action::\"view\"", "resource": "Photo::\"p1\"", "expect": true, `+
+					`"entities": [{"uid": {"type": "Group", "id": "g"}, "attrs": {}, "parents": [{"type": "User", "id": "alice"}]}]}`+"\n")
+				return args("run", a, fast, "-o", e.out)
 			}},
 		{name: "workloads verify", code: exitUsage, want: []string{twoCycle},
 			args: func(t *testing.T, e *faultEnv) []string {

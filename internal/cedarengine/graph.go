@@ -1,6 +1,7 @@
 package cedarengine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,30 +18,31 @@ import (
 // A depth-first search over every entity, each visited once and each parent edge followed once:
 // linear in the size of the graph, without recursion, so a million-entity chain costs no stack.
 // Entities are started from in the order given, so the cycle reported is the same every load.
-func findParentCycle(store cedar.EntityMap, order []types.EntityUID) []types.EntityUID {
+func findParentCycle(store types.EntityGetter, order []types.EntityUID) []types.EntityUID {
 	const (
 		unseen = iota
 		onPath // on the path from the entity the search started from
 		done   // every ancestor searched, no cycle through it
 	)
-	state := make(map[types.EntityUID]uint8, len(store))
+	state := make(map[types.EntityUID]uint8, len(order))
 	type frame struct {
 		uid     types.EntityUID
 		parents []types.EntityUID
 	}
 	var path []frame
-	push := func(uid types.EntityUID) {
+	push := func(uid types.EntityUID, e types.Entity) {
 		state[uid] = onPath
-		path = append(path, frame{uid: uid, parents: slices.Collect(store[uid].Parents.All())})
+		path = append(path, frame{uid: uid, parents: slices.Collect(e.Parents.All())})
 	}
 	for _, root := range order {
 		if state[root] != unseen {
 			continue
 		}
-		if _, ok := store[root]; !ok {
+		e, ok := store.Get(root)
+		if !ok {
 			continue
 		}
-		push(root)
+		push(root, e)
 		for len(path) > 0 {
 			top := &path[len(path)-1]
 			if len(top.parents) == 0 {
@@ -50,7 +52,8 @@ func findParentCycle(store cedar.EntityMap, order []types.EntityUID) []types.Ent
 			}
 			p := top.parents[0]
 			top.parents = top.parents[1:]
-			if _, ok := store[p]; !ok {
+			e, ok := store.Get(p)
+			if !ok {
 				continue
 			}
 			switch state[p] {
@@ -62,7 +65,7 @@ func findParentCycle(store cedar.EntityMap, order []types.EntityUID) []types.Ent
 				}
 				return append(cycle, p)
 			case unseen:
-				push(p)
+				push(p, e)
 			}
 		}
 	}
@@ -92,8 +95,22 @@ func cycleError(file string, cycle []types.EntityUID, placeOf map[types.EntityUI
 	if p := placeOf[ring[first]]; p.line > 0 {
 		where = fmt.Sprintf("%s:%d:%d", file, p.line, p.column)
 	}
-	return fmt.Errorf("%s: parent cycle: %s (an entity cannot be its own ancestor; the Cedar CLI refuses this graph too)",
-		where, strings.Join(names, " -> "))
+	msg := fmt.Sprintf("parent cycle: %s (an entity cannot be its own ancestor; the Cedar CLI refuses this graph too)", strings.Join(names, " -> "))
+	if where == "" {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s: %s", where, msg)
+}
+
+// sortedUIDs are the map's entities in the order of their names, for a search that finds the
+// same cycle every time.
+func sortedUIDs(m cedar.EntityMap) []types.EntityUID {
+	uids := make([]types.EntityUID, 0, len(m))
+	for uid := range m {
+		uids = append(uids, uid)
+	}
+	slices.SortFunc(uids, func(a, b types.EntityUID) int { return strings.Compare(a.String(), b.String()) })
+	return uids
 }
 
 // checkAcyclic refuses an entity store whose parents form a cycle, naming the file that gave
