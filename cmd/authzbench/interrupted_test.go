@@ -222,7 +222,8 @@ func TestInterruptedMeansMarked(t *testing.T) {
 			when: func(t *testing.T, e *faultEnv) func(string) bool {
 				return after(2500*time.Millisecond, func(string) bool { return len(children(t)) >= 1 })
 			},
-			notOut: []string{"open loop at"}},
+			stdout: []string{"closed loop with 2 workers: cut short (interrupted by interrupt), no ceiling or verdict drawn"},
+			notOut: []string{"open loop at", "ceiling with"}},
 		{name: "profile", noResult: true,
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("profile", "--workload", "rbac", "--rounds", "100000")
