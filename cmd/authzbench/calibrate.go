@@ -112,6 +112,15 @@ func printCalibration(w io.Writer, doc *result.Document) {
 		if r.Harness != nil {
 			cpu = r.Harness.CPUPerRequestUS
 		}
+		if r.Partial {
+			// A step cut short shows no ceiling and no verdict: only what it measured, as such.
+			step := fmt.Sprintf("closed loop with %d workers", r.Load.Workers)
+			if s.Open != nil {
+				step = fmt.Sprintf("open loop at %.0f req/s", r.Load.Rate)
+			}
+			fmt.Fprintf(w, "%s: cut short (%s), no ceiling or verdict drawn: %.0f req/s before it stopped\n", step, r.Error, s.ThroughputRPS.Mean)
+			continue
+		}
 		if o := s.Open; o != nil {
 			late := 0.0
 			if o.Intended > 0 {

@@ -32,7 +32,9 @@ rates' percentiles. Latency is measured from each request's intended send time, 
 falls behind fails the SLO instead of slowing the load down. A rate the generator itself could not
 keep to (over 1 % of the sends late through the generator's own fault) says nothing about the
 server: it is measured once more, and if it fails so again the knee is named as the generator's,
-not the server's. The search is bounded by --max-steps probes of --step each, repeats included.` + outputRulesHelp + exitStatusHelp,
+not the server's. The search is bounded by --max-steps probes of --step each, repeats included.
+Ctrl-C stops the search: the result is marked interrupted, and the rates met and missed before
+the interruption are named as such, with no knee drawn from them.` + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench capacity --target opa/server --workload risk --slo p99=5ms,errors=0.1%
   authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms`,
 		Args: cobra.NoArgs,
@@ -101,7 +103,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 					fmt.Fprintln(stdout, bench.FormatProbe(p))
 				}
 				printKnee(stdout, knee, slo)
-				if model != nil {
+				if model != nil && !knee.Interrupted {
 					printReplicaPlan(stdout, knee, *model, plan)
 				}
 			}
@@ -187,6 +189,16 @@ func printKnee(w io.Writer, k bench.Knee, slo bench.SLO) {
 			report.Duration(l.P50), report.Duration(l.P99), report.Duration(l.P999), p.Run.Summary.Errors)
 	}
 	switch {
+	case k.Interrupted:
+		// What was measured is shown for what it is; nothing is concluded from a search that
+		// did not end.
+		fmt.Fprintf(w, "\nsearch interrupted before it ended: no conclusion for %s\n", slo)
+		if k.Pass != nil {
+			fmt.Fprintf(w, "  met before the interruption: %s\n", describe(k.Pass))
+		}
+		if k.Fail != nil {
+			fmt.Fprintf(w, "  missed before the interruption: %s: %s\n", describe(k.Fail), k.Fail.Why)
+		}
 	case k.Fail != nil && k.Fail.Unmeasured:
 		fmt.Fprintf(w, "\nno knee: the probe at %.0f req/s measured no rate: %s\n", k.Fail.Rate, k.Fail.Why)
 	case k.Pass == nil && k.Fail != nil:

@@ -346,7 +346,6 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
 	runErr := bench.Run(ctx, s, opts, doc)
 	progress.clear()
-	markStopped(ctx, doc, runErr)
 
 	if len(doc.Runs) > 0 {
 		log.add("-o", path, saveResult(path, "authzbench", doc, f.force, stderr))
@@ -366,19 +365,6 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 		return &exitError{exitFailed, fmt.Errorf("%d responses were not served decisions (see the table); --allow-errors to exit 0 anyway", bad)}
 	}
 	return nil
-}
-
-// markStopped says why the scenario ended early, if it did. Interrupted marks only measurements
-// cut short: a target that failed to start measured nothing, and its run says so in its error.
-func markStopped(ctx context.Context, doc *result.Document, runErr error) {
-	if ctx.Err() != nil {
-		doc.StopReason = context.Cause(ctx).Error()
-	} else if runErr != nil {
-		doc.StopReason = runErr.Error()
-	}
-	for _, r := range doc.Runs {
-		doc.Interrupted = doc.Interrupted || r.Partial
-	}
 }
 
 // pinningDescription says in the result where the generator and the servers ran.
@@ -636,11 +622,15 @@ func lookupFormat(name string) (report.Format, error) {
 	return f, nil
 }
 
+// notifyInterrupt relays Ctrl-C and SIGTERM to c. Tests replace it, to interrupt a command
+// through the same path at a moment of their choosing without signalling the test process.
+var notifyInterrupt = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
+
 // onInterrupt cancels the run on the first Ctrl-C (or SIGTERM) so the partial result is written
 // and the servers are stopped; a second one exits at once.
 func onInterrupt(cancel context.CancelCauseFunc, stderr io.Writer) (stop func()) {
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	notifyInterrupt(sig)
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -63,9 +63,10 @@ type Status struct {
 // so that drift on the machine lands on every target alike; in the sequential order each target
 // runs all its repetitions, then stops, before the next one starts. Every repetition records its
 // turn and start time, so the order that was used can be read back from the result.
-func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) error {
+func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) (err error) {
 	doc.Order = s.Order.String()
 	defer func() {
+		MarkStopped(ctx, doc, err)
 		doc.Ended = time.Now().UTC()
 		doc.Comparisons = result.Compare(doc)
 		fit.Refit(doc)
@@ -353,6 +354,11 @@ func (sl *slot) start(ctx context.Context) error {
 	sl.tg = tg
 	if err := tg.Start(ctx, sl.w); err != nil {
 		err = fmt.Errorf("start %s for workload %s: %w", sl.ref.Name, sl.w.Name, err)
+		if ctx.Err() != nil {
+			// Not a target that failed: the user stopped it starting (a replica, a server
+			// waiting to answer), and the run says so in the user's words, not the context's.
+			err = &StoppedError{Cause: fmt.Errorf("%w while starting %s for workload %s", context.Cause(ctx), sl.ref.Name, sl.w.Name)}
+		}
 		sl.run.Error = err.Error()
 		sl.recordSUT()
 		return err
@@ -543,6 +549,26 @@ func GeneratorProcsDefault() int {
 		return n
 	}
 	return 1
+}
+
+// MarkStopped says in doc why the scenario ended early, if it did. The document is marked
+// interrupted when a run was cut short (Ctrl-C, a server that died) and whenever Ctrl-C stopped
+// the scenario before it finished, wherever it fell: while a target started, during a warm-up,
+// between two steps of a sweep or two probes of a search. Then what the document holds is not
+// all the scenario meant to measure, and no reader may take it for the whole. A target that
+// failed to start by itself, with no Ctrl-C, measured nothing and says so in its run's error.
+// runErr is what Run (or a search running it) returned; safe to call more than once.
+func MarkStopped(ctx context.Context, doc *result.Document, runErr error) {
+	switch {
+	case ctx.Err() != nil && (runErr != nil || doc.Interrupted):
+		doc.Interrupted = true
+		doc.StopReason = context.Cause(ctx).Error()
+	case runErr != nil && doc.StopReason == "":
+		doc.StopReason = runErr.Error()
+	}
+	for _, r := range doc.Runs {
+		doc.Interrupted = doc.Interrupted || r.Partial
+	}
 }
 
 // StoppedError says the load was stopped before a run finished: Ctrl-C, or a server that exited.

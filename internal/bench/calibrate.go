@@ -35,7 +35,8 @@ const (
 // Calibrate drives the trivial server closed loop then open loop (each run on a server of its
 // own), and with wrk if asked (doc.Wrk), on one more: wrk gets one connection per closed-loop
 // worker and as many threads as the generator had CPUs.
-func Calibrate(ctx context.Context, c Calibration, o Options, doc *result.Document) error {
+func Calibrate(ctx context.Context, c Calibration, o Options, doc *result.Document) (err error) {
+	defer func() { MarkStopped(ctx, doc, err) }() // Ctrl-C during wrk's turn too
 	warmup := time.Second
 	kind := trivialKind
 	if c.GRPC {

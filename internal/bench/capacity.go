@@ -97,6 +97,9 @@ type CapacitySearch struct {
 type Knee struct {
 	Pass, Fail *Probe
 	Probes     []Probe
+	// Interrupted: Ctrl-C stopped the search before it ended, so Pass and Fail are only what
+	// was met and missed before the interruption, and no knee, and no limit of --max, follows.
+	Interrupted bool
 }
 
 // Capacity runs the search; every probe's run goes into doc.
@@ -117,7 +120,11 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 	}
 	// One workload for every probe: built, and its policy compiled, once for the search.
 	ref := scenario.WorkloadRef{Name: c.Workload}
-	return c.search(func(rate float64) (Probe, error) {
+	knee, err := c.search(func(rate float64) (Probe, error) {
+		if ctx.Err() != nil {
+			// No target is started for a probe after Ctrl-C.
+			return Probe{}, &StoppedError{Cause: context.Cause(ctx)}
+		}
 		s := &scenario.Scenario{Name: "capacity", Source: "capacity", Repeat: 1,
 			Workloads: []scenario.WorkloadRef{ref},
 			Targets: []scenario.TargetRef{{Name: c.Target, Timeout: scenario.DefaultTimeout, Config: cfg,
@@ -132,6 +139,15 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 		}
 		return judge(c.SLO, rate, doc.Runs[len(doc.Runs)-1])
 	})
+	if ctx.Err() != nil {
+		// A search cut short has no answer, whatever its probes so far say.
+		knee.Interrupted = true
+		if err == nil {
+			err = &StoppedError{Cause: context.Cause(ctx)}
+		}
+		MarkStopped(ctx, doc, err)
+	}
+	return knee, err
 }
 
 // search chooses the rates, measure measures and judges one; apart, so the search can be tested

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -282,5 +283,27 @@ func TestJudgeFailsAProbeThatMeasuredNoRate(t *testing.T) {
 	p, err := judge(slo, 10, all)
 	if err != nil || p.Pass || p.Unmeasured || !strings.Contains(p.Why, "every one of its 5 responses was an error") {
 		t.Errorf("every response an error: %+v %v; want a measured failure saying so", p, err)
+	}
+}
+
+// A search Ctrl-C stopped has no answer: it starts no probe after the interruption, says it was
+// interrupted, and marks the document, whatever its probes so far passed.
+func TestCapacityInterruptedDrawsNoConclusion(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupted by interrupt"))
+	c := CapacitySearch{Target: "opa/server", Workload: "nop", SLO: SLO{Percentile: 99, Latency: time.Second},
+		Start: 100, Max: 100, Connections: 1, Step: time.Second, MaxSteps: 3, Resolution: 0.1,
+		Options: map[string]any{"url": "http://127.0.0.1:9/v1/data/authzbench/nop/allow"}}
+	doc := &result.Document{}
+	knee, err := Capacity(ctx, c, Options{}, doc)
+	var stopped *StoppedError
+	if !errors.As(err, &stopped) || !knee.Interrupted {
+		t.Fatalf("err %v, interrupted %t: want the search stopped and its knee marked interrupted", err, knee.Interrupted)
+	}
+	if len(knee.Probes) != 0 || len(doc.Runs) != 0 {
+		t.Errorf("%d probes, %d runs after Ctrl-C: want none started", len(knee.Probes), len(doc.Runs))
+	}
+	if !doc.Interrupted || doc.StopReason != "interrupted by interrupt" {
+		t.Errorf("document interrupted %t, reason %q", doc.Interrupted, doc.StopReason)
 	}
 }

@@ -122,9 +122,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if c, ok := d.(interface{ Close() }); ok {
-				defer c.Close()
-			}
+			defer target.CloseDecider(d)
 			for i := range next {
 				outcomes[i] = d.Decide(ctx, i)
 			}

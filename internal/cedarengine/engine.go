@@ -162,6 +162,9 @@ func New(policies []Source, entities, sch *Source, opts ...Option) (*Engine, err
 			}
 		}
 	}
+	if err := e.checkAcyclic(entities, sch, places); err != nil {
+		return nil, err
+	}
 	if e.validator != nil {
 		var errs []error
 		for _, id := range e.ids {
@@ -483,6 +486,14 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 		}
 		if len(own) > 0 {
 			r.entities = layered{request: own, store: e.entities}
+			if warn != nil {
+				// Checked where requests are checked before any load, not where a server reads
+				// them under load: the store is acyclic, so a cycle runs through the request's
+				// own entities, and a search from each of them finds it.
+				if cycle := findParentCycle(r.entities, sortedUIDs(own)); cycle != nil {
+					return Request{}, fmt.Errorf(`"entities": %w`, cycleError("", cycle, nil))
+				}
+			}
 		}
 	}
 	if e.validator != nil {

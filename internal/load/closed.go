@@ -132,7 +132,7 @@ func (g *group) start(d target.Decider, fn func()) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		defer closeDecider(d)
+		defer target.CloseDecider(d)
 		fn()
 	}()
 }
@@ -166,13 +166,6 @@ func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, ou
 		}
 	}
 	return class
-}
-
-// closeDecider releases what a worker's decider holds (its connection), if anything.
-func closeDecider(d target.Decider) {
-	if c, ok := d.(interface{ Close() }); ok {
-		c.Close()
-	}
 }
 
 // splitQuota divides a request budget among workers up front, so no worker contends with
@@ -229,7 +222,7 @@ func (w *worker) run(ctx context.Context) {
 	var reconnectsBefore int64
 	defer func() {
 		if measuring {
-			w.rec.Reconnects += uint64(Reconnects(w.decider) - reconnectsBefore)
+			w.rec.Reconnects += uint64(target.ReconnectsOf(w.decider) - reconnectsBefore)
 		}
 	}()
 	for {
@@ -238,7 +231,7 @@ func (w *worker) run(ctx context.Context) {
 			return
 		}
 		if p == phaseMeasure && !measuring {
-			measuring, reconnectsBefore = true, Reconnects(w.decider)
+			measuring, reconnectsBefore = true, target.ReconnectsOf(w.decider)
 		}
 		if w.limited && p == phaseMeasure && sent >= w.quota {
 			return

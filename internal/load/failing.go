@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 )
 
@@ -147,15 +146,4 @@ func (w *watcher) check(now time.Time) error {
 			quiet.Round(100*time.Millisecond), failedSince, lastErr)
 	}
 	return nil
-}
-
-// Reconnects is how many requests d has resent on a new connection because the server had
-// closed the kept-alive one; 0 for deciders that keep no connection. Read it when the measured
-// phase begins and when the worker is done, and record the difference in the recorder's
-// Reconnects.
-func Reconnects(d target.Decider) int64 {
-	if r, ok := d.(interface{ Reconnects() int64 }); ok {
-		return r.Reconnects()
-	}
-	return 0
 }

@@ -196,13 +196,13 @@ func (w *openWorker) run(ctx context.Context) {
 	defer func() {
 		if measuring {
 			w.shard.mu.Lock()
-			w.shard.rec.Reconnects += uint64(Reconnects(w.decider) - reconnectsBefore)
+			w.shard.rec.Reconnects += uint64(target.ReconnectsOf(w.decider) - reconnectsBefore)
 			w.shard.mu.Unlock()
 		}
 	}()
 	for d := range w.due {
 		if d.measured && !measuring {
-			measuring, reconnectsBefore = true, Reconnects(w.decider)
+			measuring, reconnectsBefore = true, target.ReconnectsOf(w.decider)
 		}
 		// Times are offsets from start, read from the monotonic clock alone (as the closed-loop
 		// worker does).

@@ -409,11 +409,7 @@ func TestDecisionGenericEndpoint(t *testing.T) {
 	}
 }
 
-func closeWorker(d Decider) {
-	if c, ok := d.(interface{ Close() }); ok {
-		c.Close()
-	}
-}
+func closeWorker(d Decider) { CloseDecider(d) }
 
 // TestDecisionInprocEvalErrors: an in-process engine's evaluation error is eval_error with the
 // engine's words, never a decision and never a transport failure: OPA's conflict between two

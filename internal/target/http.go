@@ -334,6 +334,11 @@ func (w *genericWorker) Close() { w.conn.Close() }
 // closed the kept-alive one.
 func (w *genericWorker) Reconnects() int64 { return w.conn.Reconnects }
 
+var _ interface {
+	Closer
+	Reconnector
+} = (*genericWorker)(nil)
+
 func (t *httpTarget) Info() Info {
 	info := Info{Engine: "http", Mode: "endpoint", URL: t.cfg.URL, External: true, Connections: t.common.Workers}
 	if t.h2 != nil {

@@ -191,6 +191,11 @@ func (w *httpWorker) Close() { w.conn.Close() }
 // closed the kept-alive one.
 func (w *httpWorker) Reconnects() int64 { return w.conn.Reconnects }
 
+var _ interface {
+	Closer
+	Reconnector
+} = (*httpWorker)(nil)
+
 // opaCommand is the OPA command line to run: the opa binary at bin, or the OPA linked into
 // authzbench when bin is empty.
 func opaCommand(bin string) (sut.OPA, error) {

@@ -164,6 +164,12 @@ type countingWorker struct {
 	sent int64
 }
 
+// It forwards its connection's Close and Reconnects by embedding the worker.
+var _ interface {
+	Closer
+	Reconnector
+} = (*countingWorker)(nil)
+
 func (c *countingWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	c.sent++
 	return c.httpWorker.Decide(ctx, i)

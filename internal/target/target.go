@@ -38,6 +38,40 @@ type Decider interface {
 	Decide(ctx context.Context, i int) verify.Outcome
 }
 
+// What only some deciders can do is a named optional interface, as database/sql's
+// driver.Pinger is: the load drivers look for it on the decider a worker was given, so a
+// wrapper around a decider (undefined-as, a replica's request count) must forward each of them,
+// or what it wraps stops being released or counted. CloseDecider and ReconnectsOf are the one
+// place they are looked for.
+
+// Closer is a decider that holds something to release when its worker is done: a connection.
+type Closer interface {
+	Close()
+}
+
+// Reconnector is a decider that keeps a connection open between decisions and counts the
+// requests it sent again on a new connection because the server had closed the kept-alive one.
+// The count only grows; a run records its growth over the measured phase.
+type Reconnector interface {
+	Reconnects() int64
+}
+
+// CloseDecider releases what d holds, if it is a Closer.
+func CloseDecider(d Decider) {
+	if c, ok := d.(Closer); ok {
+		c.Close()
+	}
+}
+
+// ReconnectsOf is how many requests d has sent again on a new connection; 0 for a decider that
+// keeps no connection.
+func ReconnectsOf(d Decider) int64 {
+	if r, ok := d.(Reconnector); ok {
+		return r.Reconnects()
+	}
+	return 0
+}
+
 // Info is recorded with each run, so a result says exactly what was measured: the result
 // document's own record of the system under test; the run fills in its placement.
 type Info = result.SUT

@@ -38,9 +38,7 @@ func (d undefinedDecider) Decide(ctx context.Context, i int) verify.Outcome {
 	return out
 }
 
-// Close releases what the wrapped decider holds (its connection), if anything.
-func (d undefinedDecider) Close() {
-	if c, ok := d.Decider.(interface{ Close() }); ok {
-		c.Close()
-	}
-}
+// Close and Reconnects forward the wrapped decider's optional interfaces: without them, the
+// load could neither release its connection nor record its reconnects.
+func (d undefinedDecider) Close()            { CloseDecider(d.Decider) }
+func (d undefinedDecider) Reconnects() int64 { return ReconnectsOf(d.Decider) }
