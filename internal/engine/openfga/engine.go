@@ -13,11 +13,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"github.com/openfga/openfga/pkg/server"
 	"github.com/openfga/openfga/pkg/storage/memory"
+	"google.golang.org/grpc/status"
 )
 
 // MaxContextualTuples is OpenFGA's limit on contextual tuples in one Check request (its API
@@ -50,10 +52,10 @@ func Start(ctx context.Context, f *Fixture) (*Engine, error) {
 		sets = []TupleSet{{}}
 	}
 	for i, set := range sets {
-		storeID, modelID, err := e.load(ctx, fmt.Sprintf("authzbench-%d", i), f.Model, set.Tuples)
+		storeID, modelID, err := e.load(ctx, fmt.Sprintf("authzbench-%d", i), f, set.Tuples)
 		if err != nil {
 			e.Close()
-			return nil, fmt.Errorf("%s: %w", f.Source, err)
+			return nil, err
 		}
 		e.stores = append(e.stores, storeID)
 		e.models = append(e.models, modelID)
@@ -63,10 +65,11 @@ func Start(ctx context.Context, f *Fixture) (*Engine, error) {
 
 // load creates a store, writes the model into it and then the tuples, in writes of at most
 // OpenFGA's per-write limit.
-func (e *Engine) load(ctx context.Context, name string, model *openfgav1.AuthorizationModel, tuples []Tuple) (storeID, modelID string, err error) {
+func (e *Engine) load(ctx context.Context, name string, f *Fixture, tuples []Tuple) (storeID, modelID string, err error) {
+	model := f.Model
 	store, err := e.srv.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
 	if err != nil {
-		return "", "", fmt.Errorf("create store: %w", err)
+		return "", "", fmt.Errorf("openfga: create store: %s", status.Convert(err).Message())
 	}
 	written, err := e.srv.WriteAuthorizationModel(ctx, &openfgav1.WriteAuthorizationModelRequest{
 		StoreId:         store.GetId(),
@@ -75,7 +78,8 @@ func (e *Engine) load(ctx context.Context, name string, model *openfgav1.Authori
 		Conditions:      model.GetConditions(),
 	})
 	if err != nil {
-		return "", "", fmt.Errorf("model: %w", err)
+		// OpenFGA names the type or relation; we name the file.
+		return "", "", fmt.Errorf("%s: openfga refuses the model: %s", f.ModelOrigin, status.Convert(err).Message())
 	}
 	for batch := range slices.Chunk(tuples, maxTuplesPerWrite) {
 		if err := e.write(ctx, store.GetId(), written.GetAuthorizationModelId(), batch); err != nil {
@@ -106,10 +110,10 @@ func (e *Engine) write(ctx context.Context, storeID, modelID string, batch []Tup
 	}
 	for i := range batch {
 		if _, one := e.srv.Write(ctx, request(batch[i:i+1])); one != nil {
-			return fmt.Errorf("%s: tuple %s: %w", batch[i].Origin, tupleString(batch[i].Key), one)
+			return fmt.Errorf("%s: openfga refuses tuple %s: %s", batch[i].Origin, tupleString(batch[i].Key), status.Convert(one).Message())
 		}
 	}
-	return fmt.Errorf("write tuples %s to %s: %w", batch[0].Origin, batch[len(batch)-1].Origin, err)
+	return fmt.Errorf("%s to %s: openfga refuses the tuples: %s", batch[0].Origin, batch[len(batch)-1].Origin, status.Convert(err).Message())
 }
 
 // Prepare builds the Check request for a, aimed at its tuple set's store: the request the clock
@@ -165,4 +169,26 @@ func tupleString(k *openfgav1.TupleKey) string {
 		s += " (condition " + c.GetName() + ")"
 	}
 	return s
+}
+
+// Version is the version of OpenFGA linked into this binary, for the environment a result
+// records (OpenFGA's own version command says "dev" when linked as a module). A test binary
+// carries no module versions: "unknown".
+func Version() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		return moduleVersion(info.Deps)
+	}
+	return "unknown"
+}
+
+func moduleVersion(deps []*debug.Module) string {
+	for _, dep := range deps {
+		if dep.Path == "github.com/openfga/openfga" {
+			if dep.Replace != nil {
+				return dep.Replace.Version
+			}
+			return dep.Version
+		}
+	}
+	return "unknown"
 }

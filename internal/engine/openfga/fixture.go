@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +23,8 @@ import (
 type Fixture struct {
 	Source string // the file named in errors
 	Model  *openfgav1.AuthorizationModel
+	// ModelOrigin is where the model was written: its file, or file:line inline.
+	ModelOrigin string
 	// TupleSets[0] is the store's own tuples; a store file's test with tuples of its own adds a
 	// set (the store's tuples and the test's), as `fga model test` runs each such test in a
 	// store of its own. Tests with the same own tuples share a set.
@@ -68,7 +72,7 @@ func LoadStore(path string) (*Fixture, error) {
 	f := &Fixture{Source: path, NotMeasured: map[string]int{}}
 
 	switch {
-	case doc.Model.Value != "" && doc.ModelFile != "":
+	case doc.Model.Value != "" && doc.ModelFile.Value != "":
 		// The CLI would use model and ignore model_file; measuring a model other than the one the
 		// user may think of is worse than asking them to keep one.
 		return nil, fmt.Errorf("%s:%d: both model and model_file; keep one", path, doc.Model.Line)
@@ -79,8 +83,11 @@ func LoadStore(path string) (*Fixture, error) {
 			first++
 		}
 		f.Model, err = dslModel(path, first, doc.Model.Value)
-	case doc.ModelFile != "":
-		f.Model, err = LoadModel(filepath.Join(dir, doc.ModelFile))
+		f.ModelOrigin = fmt.Sprintf("%s:%d", path, doc.Model.Line)
+	case doc.ModelFile.Value != "":
+		f.ModelOrigin = filepath.Join(dir, doc.ModelFile.Value)
+		f.Model, err = LoadModel(f.ModelOrigin)
+		err = doc.ModelFile.named(path, err)
 	default:
 		err = fmt.Errorf("%s: no model: give model (the DSL inline) or model_file", path)
 	}
@@ -93,13 +100,13 @@ func LoadStore(path string) (*Fixture, error) {
 		return nil, err
 	}
 	files := doc.TupleFiles
-	if doc.TupleFile != "" {
-		files = append([]string{doc.TupleFile}, files...)
+	if doc.TupleFile.Value != "" {
+		files = append([]fileRef{doc.TupleFile}, files...)
 	}
-	for _, name := range files {
-		more, err := LoadTuples(filepath.Join(dir, name))
+	for _, ref := range files {
+		more, err := LoadTuples(filepath.Join(dir, ref.Value))
 		if err != nil {
-			return nil, err
+			return nil, ref.named(path, err)
 		}
 		store = append(store, more...)
 	}
@@ -112,10 +119,10 @@ func LoadStore(path string) (*Fixture, error) {
 		if err != nil {
 			return nil, err
 		}
-		if test.TupleFile != "" {
-			more, err := LoadTuples(filepath.Join(dir, test.TupleFile))
+		if test.TupleFile.Value != "" {
+			more, err := LoadTuples(filepath.Join(dir, test.TupleFile.Value))
 			if err != nil {
-				return nil, err
+				return nil, test.TupleFile.named(path, err)
 			}
 			own = append(own, more...)
 		}
@@ -153,10 +160,10 @@ func LoadStore(path string) (*Fixture, error) {
 type storeFile struct {
 	Name       string      `yaml:"name"`
 	Model      yaml.Node   `yaml:"model"`
-	ModelFile  string      `yaml:"model_file"`
+	ModelFile  fileRef     `yaml:"model_file"`
 	Tuples     []yamlTuple `yaml:"tuples"`
-	TupleFile  string      `yaml:"tuple_file"`
-	TupleFiles []string    `yaml:"tuple_files"`
+	TupleFile  fileRef     `yaml:"tuple_file"`
+	TupleFiles []fileRef   `yaml:"tuple_files"`
 	Tests      []storeTest `yaml:"tests"`
 }
 
@@ -172,7 +179,7 @@ type storeTest struct {
 	Name        string        `yaml:"name"`
 	Description string        `yaml:"description"`
 	Tuples      []yamlTuple   `yaml:"tuples"`
-	TupleFile   string        `yaml:"tuple_file"`
+	TupleFile   fileRef       `yaml:"tuple_file"`
 	Check       []storeCheck  `yaml:"check"`
 	ListObjects []notMeasured `yaml:"list_objects"`
 	ListUsers   []notMeasured `yaml:"list_users"`
@@ -184,6 +191,30 @@ func (t *storeTest) UnmarshalYAML(n *yaml.Node) error {
 	}
 	type plain storeTest
 	return n.Decode((*plain)(t))
+}
+
+// fileRef is a file a store file names, and the line naming it: a file that cannot be read is
+// reported at the line that names it.
+type fileRef struct {
+	Value string
+	line  int
+}
+
+func (r *fileRef) UnmarshalYAML(n *yaml.Node) error {
+	r.line = n.Line
+	return n.Decode(&r.Value)
+}
+
+// named says which line of the store file names a file that cannot be read. An error inside the
+// file names the file's own line already.
+func (r fileRef) named(store string, err error) error {
+	if pathErr := (*fs.PathError)(nil); errors.As(err, &pathErr) {
+		return fmt.Errorf("%s:%d: %s: %w", store, r.line, r.Value, pathErr)
+	}
+	if errors.Is(err, errTupleFileForm) {
+		return fmt.Errorf("%s:%d: %w", store, r.line, err)
+	}
+	return err
 }
 
 // storeCheck is a test's check entry: each user (user, or users) and object (object, or
@@ -307,7 +338,7 @@ func LoadChecks(modelPath, tuplesPath, checksPath string) (*Fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fixture{Source: checksPath, Model: model, TupleSets: []TupleSet{{Name: "store"}}, NotMeasured: map[string]int{}}
+	f := &Fixture{Source: checksPath, Model: model, ModelOrigin: modelPath, TupleSets: []TupleSet{{Name: "store"}}, NotMeasured: map[string]int{}}
 	if tuplesPath != "" {
 		if f.TupleSets[0].Tuples, err = LoadTuples(tuplesPath); err != nil {
 			return nil, err

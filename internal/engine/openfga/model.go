@@ -70,6 +70,10 @@ func dslError(source string, firstLine int, err error) error {
 	}
 	line, _ := strconv.Atoi(m[1])
 	column, _ := strconv.Atoi(m[2])
+	if firstLine > 1 {
+		// Inline in a store file, the YAML's indentation shifts every column: name the line.
+		return fmt.Errorf("%s:%d: model syntax error: %s", source, firstLine+line, m[3])
+	}
 	return fmt.Errorf("%s:%d:%d: model syntax error: %s", source, firstLine+line, column+1, m[3])
 }
 

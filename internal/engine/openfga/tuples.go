@@ -21,6 +21,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// errTupleFileForm is a tuple file whose name says no form LoadTuples reads.
+var errTupleFileForm = errors.New("tuple file of unknown form")
+
 // Tuple is a relationship tuple and where the user wrote it, so that OpenFGA's refusal of it
 // names the line to fix.
 type Tuple struct {
@@ -48,7 +51,7 @@ func LoadTuples(path string) ([]Tuple, error) {
 	case ".csv":
 		tuples, err = csvTuples(path, data)
 	default:
-		return nil, fmt.Errorf("%s: tuple file: unknown form %q; want .yaml, .yml, .json, .jsonl or .csv", path, filepath.Ext(path))
+		return nil, fmt.Errorf("%s: %w %q; want .yaml, .yml, .json, .jsonl or .csv", path, errTupleFileForm, filepath.Ext(path))
 	}
 	if err == nil && len(tuples) == 0 {
 		err = fmt.Errorf("%s: no tuples", path)
