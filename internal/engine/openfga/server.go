@@ -6,6 +6,7 @@ import (
 
 	openfgacmd "github.com/openfga/openfga/cmd"
 	"github.com/openfga/openfga/cmd/run"
+	"github.com/spf13/cobra"
 )
 
 // Arg is the first argument that turns an authzbench (or test) process into OpenFGA's command
@@ -14,35 +15,22 @@ const Arg = "openfga"
 
 // serverDefaults are where `authzbench openfga run` differs from `openfga run` when neither a
 // flag, an OPENFGA_* variable nor a config.yaml says otherwise: every listener on loopback, as
-// authzbench's traffic is, and no playground (a third port, deprecated, that nothing measures).
-// The datastore is OpenFGA's default, its memory one.
+// authzbench's traffic is, where OpenFGA listens on every interface. Everything else is
+// OpenFGA's own default: its memory datastore, no playground, metrics on.
 var serverDefaults = map[string]string{
-	"http-addr":          "127.0.0.1:8080",
-	"grpc-addr":          "127.0.0.1:8081",
-	"metrics-addr":       "127.0.0.1:2112",
-	"playground-enabled": "false",
-	"datastore-engine":   "memory",
+	"http-addr":    "127.0.0.1:8080",
+	"grpc-addr":    "127.0.0.1:8081",
+	"metrics-addr": "127.0.0.1:2112",
 }
 
 // Main runs OpenFGA's command line (its run and version commands) with args, without the
 // leading "openfga", and returns its exit code.
 func Main(args []string) (code int) {
 	root := openfgacmd.NewRootCommand()
-	runCmd := run.NewRunCommand()
-	for name, value := range serverDefaults {
-		// Changing the default, not setting the flag: OpenFGA binds its flags to viper, which
-		// takes an OPENFGA_* variable or config.yaml over a flag's default but not over a flag
-		// that was set.
-		f := runCmd.Flags().Lookup(name)
-		if f == nil {
-			fmt.Fprintf(os.Stderr, "authzbench %s: OpenFGA's run command has no --%s flag\n", Arg, name)
-			return 2
-		}
-		if err := f.Value.Set(value); err != nil {
-			fmt.Fprintf(os.Stderr, "authzbench %s: --%s=%s: %v\n", Arg, name, value, err)
-			return 2
-		}
-		f.DefValue = value
+	runCmd, err := runCommand()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "authzbench %s: %v\n", Arg, err)
+		return 2
 	}
 	root.AddCommand(runCmd, openfgacmd.NewVersionCommand())
 	root.SetArgs(args)
@@ -58,6 +46,25 @@ func Main(args []string) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// runCommand is OpenFGA's run command with serverDefaults.
+func runCommand() (*cobra.Command, error) {
+	cmd := run.NewRunCommand()
+	for name, value := range serverDefaults {
+		// Changing the default, not setting the flag: OpenFGA binds its flags to viper, which
+		// takes an OPENFGA_* variable or config.yaml over a flag's default but not over a flag
+		// that was set.
+		f := cmd.Flags().Lookup(name)
+		if f == nil {
+			return nil, fmt.Errorf("OpenFGA's run command has no --%s flag", name)
+		}
+		if err := f.Value.Set(value); err != nil {
+			return nil, fmt.Errorf("--%s=%s: %w", name, value, err)
+		}
+		f.DefValue = value
+	}
+	return cmd, nil
 }
 
 // DispatchIfAsked runs OpenFGA and exits when the process was started as

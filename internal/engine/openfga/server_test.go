@@ -35,6 +35,29 @@ func freePorts(t *testing.T, n int) []string {
 	return addrs
 }
 
+// Left to itself, the server listens on loopback only, and the user's flags still win.
+func TestServerListensOnLoopbackByDefault(t *testing.T) {
+	cmd, err := runCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"http-addr", "grpc-addr", "metrics-addr"} {
+		f := cmd.Flags().Lookup(name)
+		if host, _, err := net.SplitHostPort(f.Value.String()); err != nil || host != "127.0.0.1" {
+			t.Errorf("--%s defaults to %q, want a 127.0.0.1 address", name, f.Value.String())
+		}
+		if f.Changed {
+			t.Errorf("--%s is set, not defaulted: it would hide OPENFGA_* variables and config.yaml", name)
+		}
+	}
+	if err := cmd.Flags().Parse([]string{"--http-addr", "127.0.0.1:9"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmd.Flags().Lookup("http-addr").Value.String(); got != "127.0.0.1:9" {
+		t.Errorf("--http-addr given: %q", got)
+	}
+}
+
 // TestServerSubprocess runs `<test binary> openfga run` as authzbench will run
 // `authzbench openfga run`: OpenFGA's own server, on loopback, over its memory datastore.
 func TestServerSubprocess(t *testing.T) {
@@ -111,7 +134,10 @@ func TestServerSubprocess(t *testing.T) {
 		resp.Body.Close()
 	}
 	if strings.Contains(out.String(), "starting openfga playground") {
-		t.Errorf("the playground started; authzbench's default is off")
+		t.Errorf("the playground started; OpenFGA's default is off")
+	}
+	if !strings.Contains(out.String(), "using 'memory' storage engine") {
+		t.Errorf("not OpenFGA's memory datastore")
 	}
 
 	post := func(path string, body any, into any) {
