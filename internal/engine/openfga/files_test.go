@@ -52,6 +52,9 @@ func TestBadFiles(t *testing.T) {
 		}, want: []string{"store.fga.yaml:10:", "both user and users"}},
 		{name: "tuple of an undefined type", change: func(s string) string { return strings.Replace(s, "object: group:eng", "object: team:eng", 1) },
 			want: []string{"store.fga.yaml:4:", "team"}, atRun: true},
+		{name: "a tuple twice", change: func(s string) string { return strings.Replace(s, "tests:", "tuple_file: t.yaml\ntests:", 1) },
+			files: map[string]string{"t.yaml": "- user: user:bob\n  relation: member\n  object: group:eng\n- user: user:anne\n  relation: member\n  object: group:eng\n"},
+			want:  []string{"t.yaml:4:", "group:eng#member@user:anne"}, atRun: true},
 		{name: "malformed DSL inline", change: func(s string) string {
 			return strings.Replace(s, "model_file: model.fga", "model: |\n  model\n    schema 1.1\n  type user\n    relations\n      define owner [user]", 1)
 		}, want: []string{"store.fga.yaml:7:", "syntax error"}},
