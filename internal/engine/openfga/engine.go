@@ -1,0 +1,194 @@
+// Package openfga is OpenFGA inside authzbench: its server's Check over its in-memory datastore
+// (the openfga/inproc mode), its own `run` command linked into our binary (the openfga/server
+// mode, as `authzbench openfga run`), and the files OpenFGA's users already keep — the store
+// file `fga model test` and `fga store import` read, or a model, a tuple file and a JSONL of
+// checks — read into assertions with expected decisions.
+//
+// It is the engine's core, not its wiring: it knows nothing of targets, workloads, load loops or
+// results. Everything here happens before the clock except Engine.Check, which is OpenFGA's own
+// Server.Check on a request built beforehand, and nothing else (BenchmarkCheck holds it to that).
+package openfga
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"github.com/openfga/openfga/pkg/server"
+	"github.com/openfga/openfga/pkg/storage/memory"
+	"google.golang.org/grpc/status"
+)
+
+// MaxContextualTuples is OpenFGA's limit on contextual tuples in one Check request (its API
+// validation refuses more). Entities beyond it must be written as tuples before the clock.
+const MaxContextualTuples = 100
+
+// Engine is an OpenFGA server in this process over its in-memory datastore, holding one store
+// per distinct tuple set of a Fixture, all with the same model.
+type Engine struct {
+	srv *server.Server
+	// stores[i] and models[i] hold the Fixture's TupleSets[i].
+	stores, models []string
+}
+
+// Start builds an OpenFGA server, and writes the model and every tuple set of f into its own
+// store. It is all setup: call it before the clock.
+func Start(ctx context.Context, f *Fixture) (*Engine, error) {
+	if f.Model == nil {
+		return nil, errors.New("start openfga: no model")
+	}
+	// OpenFGA's own defaults throughout: pkg/server takes them from serverconfig, as its run
+	// command's flags do, so the engine in process decides with the settings its server has.
+	srv, err := server.NewServerWithOpts(server.WithDatastore(memory.New()))
+	if err != nil {
+		return nil, fmt.Errorf("start openfga: %w", err)
+	}
+	e := &Engine{srv: srv}
+	sets := f.TupleSets
+	if len(sets) == 0 {
+		sets = []TupleSet{{}}
+	}
+	for i, set := range sets {
+		storeID, modelID, err := e.load(ctx, fmt.Sprintf("authzbench-%d", i), f, set.Tuples)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.stores = append(e.stores, storeID)
+		e.models = append(e.models, modelID)
+	}
+	return e, nil
+}
+
+// load creates a store, writes the model into it and then the tuples, in writes of at most
+// OpenFGA's per-write limit.
+func (e *Engine) load(ctx context.Context, name string, f *Fixture, tuples []Tuple) (storeID, modelID string, err error) {
+	model := f.Model
+	store, err := e.srv.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
+	if err != nil {
+		return "", "", fmt.Errorf("openfga: create store: %s", status.Convert(err).Message())
+	}
+	written, err := e.srv.WriteAuthorizationModel(ctx, &openfgav1.WriteAuthorizationModelRequest{
+		StoreId:         store.GetId(),
+		SchemaVersion:   model.GetSchemaVersion(),
+		TypeDefinitions: model.GetTypeDefinitions(),
+		Conditions:      model.GetConditions(),
+	})
+	if err != nil {
+		// OpenFGA names the type or relation; we name the file.
+		return "", "", fmt.Errorf("%s: openfga refuses the model: %s", f.ModelOrigin, status.Convert(err).Message())
+	}
+	for batch := range slices.Chunk(tuples, maxTuplesPerWrite) {
+		if err := e.write(ctx, store.GetId(), written.GetAuthorizationModelId(), batch); err != nil {
+			return "", "", err
+		}
+	}
+	return store.GetId(), written.GetAuthorizationModelId(), nil
+}
+
+// maxTuplesPerWrite is OpenFGA's default limit on tuples in one Write (its memory datastore's and
+// its server's, --max-tuples-per-write).
+const maxTuplesPerWrite = 100
+
+// write writes one batch. OpenFGA refuses a batch whole, naming a tuple only by its key; to name
+// the line the user must fix, a refused batch is written again tuple by tuple.
+func (e *Engine) write(ctx context.Context, storeID, modelID string, batch []Tuple) error {
+	request := func(tuples []Tuple) *openfgav1.WriteRequest {
+		keys := make([]*openfgav1.TupleKey, len(tuples))
+		for i, t := range tuples {
+			keys[i] = t.Key
+		}
+		return &openfgav1.WriteRequest{StoreId: storeID, AuthorizationModelId: modelID,
+			Writes: &openfgav1.WriteRequestWrites{TupleKeys: keys}}
+	}
+	_, err := e.srv.Write(ctx, request(batch))
+	if err == nil {
+		return nil
+	}
+	for i := range batch {
+		if _, one := e.srv.Write(ctx, request(batch[i:i+1])); one != nil {
+			return fmt.Errorf("%s: openfga refuses tuple %s: %s", batch[i].Origin, tupleString(batch[i].Key), status.Convert(one).Message())
+		}
+	}
+	return fmt.Errorf("%s to %s: openfga refuses the tuples: %s", batch[0].Origin, batch[len(batch)-1].Origin, status.Convert(err).Message())
+}
+
+// Prepare builds the Check request for a, aimed at its tuple set's store: the request the clock
+// will time, built before it.
+func (e *Engine) Prepare(a Assertion) (*openfgav1.CheckRequest, error) {
+	if a.TupleSet < 0 || a.TupleSet >= len(e.stores) {
+		return nil, fmt.Errorf("%s: tuple set %d, but the engine holds %d", a.Origin, a.TupleSet, len(e.stores))
+	}
+	if n := len(a.ContextualTuples); n > MaxContextualTuples {
+		return nil, fmt.Errorf("%s: %d contextual tuples; OpenFGA takes at most %d per Check, so write the rest as tuples before the run", a.Origin, n, MaxContextualTuples)
+	}
+	req := &openfgav1.CheckRequest{
+		StoreId:              e.stores[a.TupleSet],
+		AuthorizationModelId: e.models[a.TupleSet],
+		TupleKey:             &openfgav1.CheckRequestTupleKey{User: a.User, Relation: a.Relation, Object: a.Object},
+		Context:              a.Context,
+	}
+	if len(a.ContextualTuples) > 0 {
+		keys := make([]*openfgav1.TupleKey, len(a.ContextualTuples))
+		for i, t := range a.ContextualTuples {
+			keys[i] = t.Key
+		}
+		req.ContextualTuples = &openfgav1.ContextualTupleKeys{TupleKeys: keys}
+	}
+	return req, nil
+}
+
+// Check asks OpenFGA's server for a prepared request's decision. An error is never a decision:
+// the caller counts it as an error, not as a deny.
+func (e *Engine) Check(ctx context.Context, req *openfgav1.CheckRequest) (allowed bool, err error) {
+	resp, err := e.srv.Check(ctx, req)
+	if err != nil {
+		return false, err
+	}
+	return resp.GetAllowed(), nil
+}
+
+// Server is the OpenFGA server the engine wraps, for a bare loop to call its Check directly.
+func (e *Engine) Server() *server.Server { return e.srv }
+
+// Close stops the server and releases its caches and background goroutines.
+func (e *Engine) Close() {
+	if e.srv != nil {
+		e.srv.Close()
+		e.srv = nil
+	}
+}
+
+// tupleString writes a tuple as OpenFGA's users read one: object#relation@user.
+func tupleString(k *openfgav1.TupleKey) string {
+	s := k.GetObject() + "#" + k.GetRelation() + "@" + k.GetUser()
+	if c := k.GetCondition(); c != nil {
+		s += " (condition " + c.GetName() + ")"
+	}
+	return s
+}
+
+// Version is the version of OpenFGA linked into this binary, for the environment a result
+// records (OpenFGA's own version command says "dev" when linked as a module). A test binary
+// carries no module versions: "unknown".
+func Version() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		return moduleVersion(info.Deps)
+	}
+	return "unknown"
+}
+
+func moduleVersion(deps []*debug.Module) string {
+	for _, dep := range deps {
+		if dep.Path == "github.com/openfga/openfga" {
+			if dep.Replace != nil {
+				return dep.Replace.Version
+			}
+			return dep.Version
+		}
+	}
+	return "unknown"
+}
