@@ -79,6 +79,7 @@ merged, and prints their comparison as 'authzbench compare' does, with the same 
 	fl.StringVar(&f.outA, "out-a", "", "result file of side A (default results/ab-<time>-a.json)")
 	fl.StringVar(&f.outB, "out-b", "", "result file of side B (default results/ab-<time>-b.json)")
 	f.compareFlags.add(cmd)
+	markCounts(fl, "repeat")
 	return cmd
 }
 

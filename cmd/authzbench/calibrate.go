@@ -87,6 +87,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/calibrate-<time>.json)")
 	fl.StringVar(&serve, "serve", "", "run the trivial server on this address, to drive it with another tool")
 	fl.MarkHidden("serve")
+	markCounts(fl, "workers", "connections")
 	return cmd
 }
 

@@ -118,6 +118,7 @@ not the server's. The search is bounded by --max-steps probes of --step each, re
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/capacity-<time>.json)")
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	addReplicaPlanFlags(fl, &plan)
+	markCounts(fl, "connections", "max-steps", "max-replicas")
 	return cmd
 }
 

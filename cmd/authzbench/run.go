@@ -218,6 +218,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
 	addScaleOutFlags(fl, &f.scaleOut)
+	markCounts(fl, "workers", "connections", "requests", "repeat", "grpc-connections", "http2-connections", "replicas")
 	return cmd
 }
 

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // Schema names the document version. Field names are never renamed within a version.
@@ -563,10 +565,14 @@ func createTemp(dir string) (*os.File, error) {
 func Read(path string) (*Document, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read result: %w", err)
+		return nil, fmt.Errorf("read result %w", userwords.Unreadable(path, err))
 	}
 	var doc Document
 	if err := json.Unmarshal(b, &doc); err != nil {
+		err = userwords.JSON(b, err, "a result document, a JSON object")
+		if je := (*userwords.JSONError)(nil); errors.As(err, &je) && je.Line > 0 {
+			return nil, fmt.Errorf("read result %s:%d: %w", path, je.Line, err)
+		}
 		return nil, fmt.Errorf("read result %s: %w", path, err)
 	}
 	if doc.Schema != Schema {
