@@ -38,6 +38,9 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 		long string
 		args []string
 		want []string
+		// ran is set for the one case found while the load runs, not before: it exits 1 and
+		// keeps what it measured in this result file.
+		ran string
 	}{
 		{name: "scenario: a word for a number",
 			files: map[string]string{"s.yaml": "workloads: [rbac]\ntargets: [opa/inproc]\nload:\n  workers: four\n"},
@@ -114,6 +117,9 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 		{name: "ab --repeat 0", args: []string{"ab", "--repeat", "0", "--workload-a", "rbac", "--workload-b", "nop"}, want: []string{"--repeat 0: want 1 or more"}},
 		{name: "capacity --connections 0", args: []string{"capacity", "--connections", "0"}, want: []string{"--connections 0: want 1 or more"}},
 		{name: "calibrate --workers 0", args: []string{"calibrate", "--workers", "0"}, want: []string{"--workers 0: want 1 or more"}},
+		{name: "--timeout 1ns", ran: "out.json",
+			args: []string{"run", "--target", "cedar/inproc", "--workload", "nop", "--timeout", "1ns", "--warmup", "0s", "--duration", "5s", "--no-progress", "-o", "out.json"},
+			want: []string{"the timeout is too short", "ran past the 1ns timeout", "raise --timeout"}},
 		{name: "verify --parallel 0", args: []string{"workloads", "verify", "--parallel", "0"}, want: []string{"--parallel 0: want 1 or more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,8 +135,14 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 			}
 			before := filesIn(t, dir)
 			code, stdout, stderr := run(t, tc.args...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d\nstdout %s\nstderr %s", code, exitUsage, stdout, stderr)
+			wantCode := exitUsage
+			if tc.ran != "" {
+				wantCode = exitFailed
+				before = append(before, tc.ran)
+				slices.Sort(before)
+			}
+			if code != wantCode {
+				t.Errorf("exit %d, want %d\nstdout %s\nstderr %s", code, wantCode, stdout, stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(stderr, w) {
