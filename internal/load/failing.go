@@ -123,7 +123,7 @@ type watcher struct {
 	windowSent, windowNotSent uint64
 	// The silence rule: the answer count last seen, when it last grew, failures by then.
 	answers, failedByThen, timedOutByThen uint64
-	lastAnswerAt          time.Time
+	lastAnswerAt                          time.Time
 }
 
 func (w *watcher) check(now time.Time) error {
