@@ -29,6 +29,7 @@ var libraryPrefix = regexp.MustCompile(`(^|[\s:])(json|yaml): `)
 func TestMessagesInTheUsersWords(t *testing.T) {
 	policy := "package authz\ndefault allow := false\nallow if input.a == 1\n"
 	good := `{"input": {"a": 1}, "expect": true}` + "\n"
+	noRuns := `{"schema": "authzbench/result/v1", "env": {"cores": 2}, "runs": [], "stop_reason": "rbac on opa/server: exited"}`
 	cedarReq := `{"principal": {"type": "User", "id": "a"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Doc", "id": "d"}}` + "\n"
 	for _, tc := range []struct {
 		name  string
@@ -41,6 +42,9 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 		// ran is set for the one case found while the load runs, not before: it exits 1 and
 		// keeps what it measured in this result file.
 		ran string
+		// renders is set for a result that is no bad input but holds no runs: it renders (exit
+		// 0), and want is looked for in what it printed, stdout and stderr.
+		renders bool
 	}{
 		{name: "scenario: a word for a number",
 			files: map[string]string{"s.yaml": "workloads: [rbac]\ntargets: [opa/inproc]\nload:\n  workers: four\n"},
@@ -120,6 +124,18 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 		{name: "--timeout 1ns", ran: "out.json",
 			args: []string{"run", "--target", "cedar/inproc", "--workload", "nop", "--timeout", "1ns", "--warmup", "0s", "--duration", "5s", "--no-progress", "-o", "out.json"},
 			want: []string{"the timeout is too short", "ran past the 1ns timeout", "raise --timeout"}},
+		{name: "no runs, table", renders: true, files: map[string]string{"r.json": noRuns},
+			args: []string{"report", "r.json"}, want: []string{"This result holds no runs: nothing was measured (the run stopped: rbac on opa/server: exited)"}},
+		{name: "no runs, markdown", renders: true, files: map[string]string{"r.json": noRuns},
+			args: []string{"report", "--format", "markdown", "r.json"}, want: []string{"- This result holds no runs: nothing was measured (the run stopped"}},
+		{name: "no runs, html", renders: true, files: map[string]string{"r.json": noRuns},
+			args: []string{"report", "--format", "html", "r.json"}, want: []string{"This result holds no runs: nothing was measured (the run stopped"}},
+		{name: "no runs, gobench", renders: true, files: map[string]string{"r.json": noRuns},
+			args: []string{"report", "--format", "gobench", "r.json"}, want: []string{"\nThis result holds no runs: nothing was measured (the run stopped"}},
+		{name: "no runs, csv", renders: true, files: map[string]string{"r.json": noRuns},
+			args: []string{"report", "--format", "csv", "r.json"}, want: []string{"authzbench: r.json: this result holds no runs: nothing was measured (the run stopped"}},
+		{name: "no runs, json", renders: true, files: map[string]string{"r.json": noRuns},
+			args: []string{"report", "--format", "json", "r.json"}, want: []string{"authzbench: r.json: this result holds no runs: nothing was measured (the run stopped"}},
 		{name: "verify --parallel 0", args: []string{"workloads", "verify", "--parallel", "0"}, want: []string{"--parallel 0: want 1 or more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,7 +151,10 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 			}
 			before := filesIn(t, dir)
 			code, stdout, stderr := run(t, tc.args...)
-			wantCode := exitUsage
+			wantCode, said := exitUsage, stderr
+			if tc.renders {
+				wantCode, said = exitOK, stdout+stderr
+			}
 			if tc.ran != "" {
 				wantCode = exitFailed
 				before = append(before, tc.ran)
@@ -145,8 +164,8 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout %s\nstderr %s", code, wantCode, stdout, stderr)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr\n%s\nwant it to say\n%s", stderr, w)
+				if !strings.Contains(said, w) {
+					t.Errorf("said\n%s\nwant it to say\n%s", said, w)
 				}
 			}
 			for _, w := range goWords {
