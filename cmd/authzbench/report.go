@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 func newReportCommand(stdout io.Writer) *cobra.Command {
@@ -104,7 +106,10 @@ func checkReportPath(flag, path string) error {
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", flag, path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s %s: no directory %s", flag, path, dir)
+		}
+		return fmt.Errorf("%s %s: %w", flag, path, userwords.Unreadable(dir, err))
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 )
 
@@ -43,11 +44,59 @@ func JSON(data []byte, err error, whole string) error {
 	case errors.As(err, &se):
 		return &JSONError{Line: lineAt(data, se.Offset), msg: "not valid JSON: " + se.Error(), err: err}
 	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
+	msg := Text(err.Error())
+	msg = strings.TrimPrefix(msg, "json: ")
 	if key, ok := strings.CutPrefix(msg, "unknown field "); ok {
 		msg = "unknown key " + key
 	}
 	return &JSONError{msg: msg, err: err}
+}
+
+// jsonV2Problem is the message of a value of the wrong kind as JSON decoders built on
+// encoding/json/v2 write it (cedar-go's, through go-json-experiment), whose typed error is not
+// encoding/json's: "json: cannot unmarshal JSON number into Go string within "/id"".
+var jsonV2Problem = regexp.MustCompile(`json: (?:cannot|unable to) unmarshal JSON (\w+) into Go (\S+?)(?: within "([^"]*)")?(?:$|: | after)`)
+
+// yamlToJSON is how OPA's loader (through sigs.k8s.io/yaml) introduces a YAML syntax error.
+var yamlToJSON = regexp.MustCompile(`error converting YAML to JSON: yaml: (line \d+: )?`)
+
+// Text rewrites, within a message a library wrote (cedar-go's, OPA's loader's), the decoding
+// problems it quotes, keeping the library's own words around them: a JSON value of the wrong
+// kind, from decoders built on encoding/json/v2, as JSON does for encoding/json's errors (key
+// path, kinds of value); a YAML syntax error by its line alone.
+func Text(msg string) string {
+	msg = yamlToJSON.ReplaceAllString(msg, "$1")
+	return jsonV2Problem.ReplaceAllStringFunc(msg, func(m string) string {
+		g := jsonV2Problem.FindStringSubmatch(m)
+		kind, goType, pointer := g[1], g[2], g[3]
+		say := "want " + Want(goType, "an object") + ", got " + jsonGot(strings.TrimSuffix(kind, "ean"))
+		if key := strings.ReplaceAll(strings.TrimPrefix(pointer, "/"), "/", "."); key != "" {
+			say = "key `" + key + "`: " + say
+		}
+		return say + trailer(g[0])
+	})
+}
+
+// Rewritten is err with its message rewritten by Text, still unwrapping to err; err itself
+// when Text changes nothing.
+func Rewritten(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := Text(err.Error()); msg != err.Error() {
+		return &reworded{msg: msg, err: err}
+	}
+	return err
+}
+
+// trailer is what a jsonV2Problem match took after the problem itself: ": ", " after" or "".
+func trailer(m string) string {
+	for _, t := range []string{": ", " after"} {
+		if strings.HasSuffix(m, t) {
+			return t
+		}
+	}
+	return ""
 }
 
 // jsonGot says what kind of value encoding/json found ("number", "number 1.5", "array").

@@ -79,13 +79,13 @@ func Unreadable(path string, err error) error {
 	case errors.As(err, &pe):
 		why = pe.Err.Error()
 	}
-	return &unreadable{msg: path + ": " + why, err: err}
+	return &reworded{msg: path + ": " + why, err: err}
 }
 
-type unreadable struct {
+type reworded struct {
 	msg string
 	err error
 }
 
-func (e *unreadable) Error() string { return e.msg }
-func (e *unreadable) Unwrap() error { return e.err }
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.err }
