@@ -29,6 +29,9 @@ var libraryPrefix = regexp.MustCompile(`(^|[\s:])(json|yaml): `)
 func TestMessagesInTheUsersWords(t *testing.T) {
 	policy := "package authz\ndefault allow := false\nallow if input.a == 1\n"
 	good := `{"input": {"a": 1}, "expect": true}` + "\n"
+	// brief bounds a run the rule under test should refuse, so that without the rule the test
+	// fails in seconds rather than running the default load.
+	brief := []string{"--workload", "nop", "--duration", "100ms", "--warmup", "0s", "--no-progress", "-o", "out.json"}
 	noRuns := `{"schema": "authzbench/result/v1", "env": {"cores": 2}, "runs": [], "stop_reason": "rbac on opa/server: exited"}`
 	cedarReq := `{"principal": {"type": "User", "id": "a"}, "action": {"type": "Action", "id": "view"}, "resource": {"type": "Doc", "id": "d"}}` + "\n"
 	for _, tc := range []struct {
@@ -131,16 +134,16 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 		{name: "flag: a number for a duration", args: []string{"run", "--duration", "5"}, want: []string{"--duration 5: want a duration such as 2s"}},
 		{name: "flag: a word for true or false", args: []string{"run", "--tls=maybe"}, want: []string{"--tls maybe: want true or false"}},
 		{name: "flag: a float for a count", args: []string{"capacity", "--max-steps", "1.5"}, want: []string{"--max-steps 1.5: want a whole number"}},
-		{name: "--replicas 0", args: []string{"run", "--target", "opa/server", "--replicas", "0"}, want: []string{"--replicas 0: want 1 or more"}},
-		{name: "--replicas -1", args: []string{"run", "--target", "opa/server", "--replicas", "-1"}, want: []string{"--replicas -1: want 1 or more"}},
-		{name: "--grpc-connections 0", args: []string{"run", "--target", "opa/extauthz", "--workload", "envoy", "--grpc-connections", "0"}, want: []string{"--grpc-connections 0: want 1 or more"}},
-		{name: "--http2-connections 0", args: []string{"run", "--http2", "--http2-connections", "0"}, want: []string{"--http2-connections 0: want 1 or more"}},
-		{name: "--workers with a 0", args: []string{"run", "--workers", "1,0"}, want: []string{"--workers 0: want 1 or more"}},
-		{name: "--requests 0", args: []string{"run", "--requests", "0"}, want: []string{"--requests 0: want 1 or more"}},
+		{name: "--replicas 0", args: append([]string{"run", "--target", "opa/server", "--replicas", "0"}, brief...), want: []string{"--replicas 0: want 1 or more"}},
+		{name: "--replicas -1", args: append([]string{"run", "--target", "opa/server", "--replicas", "-1"}, brief...), want: []string{"--replicas -1: want 1 or more"}},
+		{name: "--grpc-connections 0", args: append([]string{"run", "--target", "opa/extauthz", "--workload", "envoy", "--grpc-connections", "0"}, brief...), want: []string{"--grpc-connections 0: want 1 or more"}},
+		{name: "--http2-connections 0", args: append([]string{"run", "--target", "opa/server", "--http2", "--http2-connections", "0"}, brief...), want: []string{"--http2-connections 0: want 1 or more"}},
+		{name: "--workers with a 0", args: append([]string{"run", "--target", "opa/inproc", "--workers", "1,0"}, brief...), want: []string{"--workers 0: want 1 or more"}},
+		{name: "--requests 0", args: []string{"run", "--target", "opa/inproc", "--workload", "nop", "--requests", "0", "--warmup", "0s", "--no-progress", "-o", "out.json"}, want: []string{"--requests 0: want 1 or more"}},
 		{name: "profile --rounds 0", args: []string{"profile", "--workload", "rbac", "--rounds", "0"}, want: []string{"--rounds 0: want 1 or more"}},
-		{name: "ab --repeat 0", args: []string{"ab", "--repeat", "0", "--workload-a", "rbac", "--workload-b", "nop"}, want: []string{"--repeat 0: want 1 or more"}},
-		{name: "capacity --connections 0", args: []string{"capacity", "--connections", "0"}, want: []string{"--connections 0: want 1 or more"}},
-		{name: "calibrate --workers 0", args: []string{"calibrate", "--workers", "0"}, want: []string{"--workers 0: want 1 or more"}},
+		{name: "ab --repeat 0", args: []string{"ab", "--repeat", "0", "--workload-a", "rbac", "--workload-b", "nop", "--out-a", "a.json", "--out-b", "b.json", "--", "--target", "opa/inproc", "--duration", "100ms", "--warmup", "0s"}, want: []string{"--repeat 0: want 1 or more"}},
+		{name: "capacity --connections 0", args: []string{"capacity", "--target", "opa/inproc", "--workload", "nop", "--connections", "0", "--step", "100ms", "--warmup", "0s", "--max-steps", "1", "--no-progress", "-o", "out.json"}, want: []string{"--connections 0: want 1 or more"}},
+		{name: "calibrate --workers 0", args: []string{"calibrate", "--workers", "0", "--duration", "100ms", "-o", "out.json"}, want: []string{"--workers 0: want 1 or more"}},
 		{name: "--timeout 1ns", ran: "out.json",
 			args: []string{"run", "--target", "cedar/inproc", "--workload", "nop", "--timeout", "1ns", "--warmup", "0s", "--duration", "5s", "--no-progress", "-o", "out.json"},
 			want: []string{"the timeout is too short", "ran past the 1ns timeout", "raise --timeout"}},
@@ -156,7 +159,7 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 			args: []string{"report", "--format", "csv", "r.json"}, want: []string{"authzbench: r.json: this result holds no runs: nothing was measured (the run stopped"}},
 		{name: "no runs, json", renders: true, files: map[string]string{"r.json": noRuns},
 			args: []string{"report", "--format", "json", "r.json"}, want: []string{"authzbench: r.json: this result holds no runs: nothing was measured (the run stopped"}},
-		{name: "verify --parallel 0", args: []string{"workloads", "verify", "--parallel", "0"}, want: []string{"--parallel 0: want 1 or more"}},
+		{name: "verify --parallel 0", args: []string{"workloads", "verify", "nop", "--target", "opa/inproc", "--first", "1", "--parallel", "0"}, want: []string{"--parallel 0: want 1 or more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -121,25 +121,27 @@ func findYAML(root *yaml.Node, line int, tag, value string) (string, *yaml.Node)
 				}
 			}
 		case yaml.MappingNode:
+			// A value's own problem before its entry's: [[rbac]] for a list of names is item
+			// 1's, though the list and the item start on the same line.
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				p := n.Content[i].Value
 				if path != "" {
 					p = path + "." + p
 				}
-				if matches(n.Content[i+1]) {
-					return p, n.Content[i+1]
-				}
 				if p, found := walk(n.Content[i+1], p); found != nil {
 					return p, found
+				}
+				if matches(n.Content[i+1]) {
+					return p, n.Content[i+1]
 				}
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
-				if matches(c) {
-					return fmt.Sprintf("%s item %d", path, i+1), c
-				}
 				if p, found := walk(c, path); found != nil {
 					return p, found
+				}
+				if matches(c) {
+					return fmt.Sprintf("%s item %d", path, i+1), c
 				}
 			}
 		case yaml.AliasNode:
