@@ -108,11 +108,13 @@ func findYAML(root *yaml.Node, line int, tag, value string) (string, *yaml.Node)
 		}
 		return n.Value == value || cut && strings.HasPrefix(n.Value, prefix)
 	}
+	seen := map[*yaml.Node]bool{} // an alias can lead back to its own anchor
 	var walk func(n *yaml.Node, path string) (string, *yaml.Node)
 	walk = func(n *yaml.Node, path string) (string, *yaml.Node) {
-		if n == nil {
+		if n == nil || seen[n] {
 			return "", nil
 		}
+		seen[n] = true
 		switch n.Kind {
 		case yaml.DocumentNode:
 			for _, c := range n.Content {
