@@ -14,7 +14,7 @@ import (
 // goWords are words of Go, of its YAML and JSON libraries and of its parsers, none of which a
 // user wrote or can act on: a message that holds one has let the program's insides through.
 var goWords = []string{"!!", "unmarshal", "struct", "Go value", "main.", "[]", "int64", "uint64", "float64",
-	"time.Duration", "bufio", "strconv", "parsing \"", "invalid syntax", "token too long",
+	"time.Duration", "bufio", "strconv", "parsing \"", "invalid syntax", "token too long", "2006-01-02", "cannot parse",
 	"workload :", "stat ", "open ", "*"}
 
 // libraryPrefix is the prefix encoding/json and yaml.v3 put before their messages (not the end
@@ -124,6 +124,10 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 			files: map[string]string{"r.json": "{\"schema\": \"authzbench/result/v1\",\n\"runs\": [{\"repetitions\": [{\"requests\": \"many\"}]}]}"},
 			args:  []string{"report", "r.json"},
 			want:  []string{"read result r.json:2: key `runs.repetitions.requests`: want a whole number, got a string"}},
+		{name: "result with a word for a time",
+			files: map[string]string{"r.json": "{\"schema\": \"authzbench/result/v1\",\n\"created\": \"yesterday\", \"runs\": []}"},
+			args:  []string{"report", "r.json"},
+			want:  []string{`read result r.json:2: want a time such as 2026-11-23T18:00:00Z, got "yesterday"`}},
 		{name: "result not JSON",
 			files: map[string]string{"r.json": "{\n\"schema\": authzbench\n}"},
 			args:  []string{"merge", "r.json", "r.json", "-o", "m.json"},

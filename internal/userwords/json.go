@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // JSONError is a problem decoding a JSON document, in the user's words, with the line of the
@@ -30,7 +32,14 @@ func JSON(data []byte, err error, whole string) error {
 	}
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
+	var pe *time.ParseError
 	switch {
+	case errors.As(err, &pe):
+		// time.Time decodes itself, so encoding/json says neither key nor place: the value's
+		// first place in the document stands for both.
+		quoted := strconv.Quote(pe.Value)
+		return &JSONError{Line: lineAt(data, int64(bytes.Index(data, []byte(quoted)))+1),
+			msg: "want a time such as 2026-11-23T18:00:00Z, got " + quoted, err: err}
 	case errors.As(err, &te):
 		want := whole
 		if want == "" || te.Field != "" {
