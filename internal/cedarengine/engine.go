@@ -57,7 +57,7 @@ func Load(p Paths) (*Engine, error) {
 	for _, path := range p.Policies {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("read Cedar policies: %w", err)
+			return nil, fmt.Errorf("read Cedar policies %w", userwords.Unreadable(path, err))
 		}
 		pols = append(pols, Source{Name: path, Text: b})
 	}
@@ -71,7 +71,7 @@ func Load(p Paths) (*Engine, error) {
 		}
 		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("read Cedar file: %w", err)
+			return nil, fmt.Errorf("read Cedar file %w", userwords.Unreadable(f.path, err))
 		}
 		*f.dst = &Source{Name: f.path, Text: b}
 	}
