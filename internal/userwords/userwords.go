@@ -1,11 +1,12 @@
 // Package userwords puts what the program learns about bad input into the user's words: the
-// decoding errors of YAML and JSON files (which speak of Go types, "!!str" tags and struct
-// fields) become the key the user wrote and the kind of value it wants (a whole number, a
-// duration such as 2s, a list, an object); a flag's value that does not parse says what the
-// flag wants; and a count the user gave must be one or more, in the same words for 0 as for
-// a negative.
+// decoding errors of JSON files (which speak of Go types and struct fields) become the key the
+// user wrote and the kind of value it wants (a whole number, a duration such as 2s, a list, an
+// object), and Want names those kinds for the scenario's YAML messages and for flags alike; a
+// file that cannot be read says why without the system call's name; and a count the user gave
+// must be one or more, in the same words for 0 as for a negative.
 //
-// It is not for messages the program writes itself: those are in the user's words already.
+// It is not for messages the program writes itself: those are in the user's words already. It
+// imports only the standard library, so that result, a leaf, can use it.
 package userwords
 
 import (
