@@ -85,6 +85,7 @@ stopped ("interrupted": true for Ctrl-C), and no comparison is made.` + outputRu
 	fl.StringVar(&f.outB, "out-b", "", "result file of side B (default results/ab-<time>-b.json)")
 	addForceFlag(fl, &f.force)
 	f.compareFlags.add(cmd)
+	markCounts(fl, "repeat")
 	return cmd
 }
 

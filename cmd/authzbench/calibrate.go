@@ -94,6 +94,7 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 	addForceFlag(fl, &force)
 	fl.StringVar(&serve, "serve", "", "run the trivial server on this address, to drive it with another tool")
 	fl.MarkHidden("serve")
+	markCounts(fl, "workers", "connections")
 	return cmd
 }
 

@@ -130,6 +130,7 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	addForceFlag(fl, &force)
 	addReplicaPlanFlags(fl, &plan)
+	markCounts(fl, "connections", "max-steps", "max-replicas")
 	return cmd
 }
 

@@ -244,7 +244,7 @@ func TestFaultPaths(t *testing.T) {
 			args: func(t *testing.T, e *faultEnv) []string {
 				return cedarRun(e, t, map[string]string{"--entities": cedarEntities(`"alice"`)})
 			}},
-		{name: "Cedar entities JSON syntax names line and column", code: exitUsage, want: []string{"bad-entities.json:2:", "not a JSON array of Cedar entities"},
+		{name: "Cedar entities JSON syntax names line and column", code: exitUsage, want: []string{"bad-entities.json:2:", "not valid JSON"},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return cedarRun(e, t, map[string]string{"--entities": cedarEntities(``)})
 			}},

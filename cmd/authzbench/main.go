@@ -112,6 +112,10 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// Every command refuses a count given as 0 or less, and says what a flag wants when its value
+	// does not parse, in the same words.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkCounts(cmd) }
+	root.SetFlagErrorFunc(flagValueError)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCommand(stdout, stderr), newCalibrateCommand(stdout, stderr), newCapacityCommand(stdout, stderr), newReportCommand(stdout), newWorkloadsCommand(stdout, stderr),

@@ -76,7 +76,7 @@ func TestUsageErrorsExitTwoAndSayWhatToDo(t *testing.T) {
 		{"missing scenario", []string{"run", "-f", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
 		{"inputs line", []string{"run", "--policy", policy, "--inputs", badInputs}, "in.jsonl:2:"},
 		{"bad format", []string{"run", "--format", "xml"}, `--format "xml"`},
-		{"zero workers", []string{"run", "--workload", "rbac", "--workers", "0"}, "workers must be at least 1"},
+		{"zero workers", []string{"run", "--workload", "rbac", "--workers", "0"}, "--workers 0: want 1 or more"},
 		{"file and flags", []string{"run", "-f", badYAML, "--workload", "rbac"}, "-f runs a scenario file"},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, "unknown flag"},
 		{"url without server", []string{"run", "--target", "opa/inproc", "--url", "http://127.0.0.1:1"}, "--url and --port apply to the opa/server"},

@@ -25,7 +25,7 @@ func TestScaleOutUsageErrors(t *testing.T) {
 		{"more shards than workers", []string{"run", "--target", "opa/inproc", "--workers", "2", "--shard", "3/3"}, "2 workers cannot be split 3 ways"},
 		{"replicas with url", []string{"run", "--workload", "rbac", "--replicas", "2", "--url", "http://127.0.0.1:1"}, "--replicas starts that many servers; with --url it starts none"},
 		{"replicas with port", []string{"run", "--workload", "rbac", "--replicas", "2", "--port", "18181"}, "--replicas listen on a free port each; drop --port"},
-		{"replicas out of range", []string{"run", "--workload", "rbac", "--replicas", "-1"}, "--replicas -1: want 1 to 64"},
+		{"replicas out of range", []string{"run", "--workload", "rbac", "--replicas", "-1"}, "--replicas -1: want 1 or more"},
 		{"replicas on an in-process target", []string{"run", "--target", "opa/inproc", "--replicas", "2"}, "--replicas applies to the opa/server and cedar/server targets"},
 		{"merge without -o", []string{"merge", "a.json", "b.json"}, "merge needs -o FILE"},
 		{"merge no file", []string{"merge", "-o", "m.json"}, "requires at least 1 arg(s)"},

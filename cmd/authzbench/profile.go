@@ -68,7 +68,7 @@ is checked as in a run; a wrong one fails the command.` + exitStatusHelp,
 					return usageError(errors.New("profile reads Rego only: leave out the Cedar flags"))
 				}
 				if w, err = workload.FromFiles(spec); err != nil {
-					return usageError(err)
+					return usageError(flagNamed(err))
 				}
 			case name == "":
 				return usageError(errors.New("give --workload NAME (one of " + fmt.Sprint(workload.Names()) + ") or --policy and --inputs"))
@@ -102,5 +102,6 @@ is checked as in a run; a wrong one fails the command.` + exitStatusHelp,
 	fl.IntVar(&rounds, "rounds", 1, "evaluate every input this many times")
 	fl.StringVar(&format, "format", string(profileTable), "table or json")
 	addUserFileFlags(fl, &user)
+	markCounts(fl, "rounds")
 	return cmd
 }

@@ -37,7 +37,7 @@ self-contained page with charts, no script, nothing fetched when viewed).
   authzbench report --format gobench results/before.json > before.txt  # then: benchstat before.txt after.txt
   authzbench report --prometheus latest.prom results/latest.json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := lookupFormat(format)
 			if err != nil {
 				return usageError(err)
@@ -71,6 +71,11 @@ self-contained page with charts, no script, nothing fetched when viewed).
 			}
 			if err := report.RenderFiles(stdout, f, args, docs); err != nil {
 				return &exitError{exitFailed, err}
+			}
+			for i, doc := range docs {
+				if line := report.NoRuns(doc); line != "" && f.Data {
+					fmt.Fprintf(cmd.ErrOrStderr(), "authzbench: %s: %s\n", args[i], line)
+				}
 			}
 			return nil
 		},

@@ -224,6 +224,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.BoolVar(&f.checkOnly, "check-only", false, "check the flags, the files and the outputs, build the workloads, and run nothing")
 	fl.MarkHidden("check-only")
 	addScaleOutFlags(fl, &f.scaleOut)
+	markCounts(fl, "workers", "connections", "requests", "repeat", "grpc-connections", "http2-connections", "replicas")
 	return cmd
 }
 

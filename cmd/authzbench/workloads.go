@@ -189,7 +189,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			if userFiles {
 				w, err := workload.FromFiles(spec)
 				if err != nil {
-					return usageError(err)
+					return usageError(flagNamed(err))
 				}
 				// A Rego mistake is the user's to fix (exit 2), found before any engine starts.
 				if w.HasRego() {
@@ -248,6 +248,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 	fl.IntVar(&first, "first", 0, "check only the first N inputs of each workload (0: all)")
 	fl.IntVar(&parallel, "parallel", 0, "decisions in flight per target (default: the number of CPUs)")
 	addUserFileFlags(fl, &user)
+	markCounts(fl, "parallel")
 	return cmd
 }
 

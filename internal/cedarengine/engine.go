@@ -20,6 +20,8 @@ import (
 	"github.com/cedar-policy/cedar-go/x/exp/schema"
 	"github.com/cedar-policy/cedar-go/x/exp/schema/resolved"
 	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
+
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // Source is one file's name and text; the name appears in error positions.
@@ -55,7 +57,7 @@ func Load(p Paths) (*Engine, error) {
 	for _, path := range p.Policies {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("read Cedar policies: %w", err)
+			return nil, fmt.Errorf("read Cedar policies %w", userwords.Unreadable(path, err))
 		}
 		pols = append(pols, Source{Name: path, Text: b})
 	}
@@ -69,7 +71,7 @@ func Load(p Paths) (*Engine, error) {
 		}
 		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("read Cedar file: %w", err)
+			return nil, fmt.Errorf("read Cedar file %w", userwords.Unreadable(f.path, err))
 		}
 		*f.dst = &Source{Name: f.path, Text: b}
 	}
@@ -363,7 +365,7 @@ func newValidator(src Source) (*resolved.Schema, *validate.Validator, error) {
 		err = s.UnmarshalCedar(escapeLineBreaks(src.Text))
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse Cedar schema %s: %w", src.Name, err)
+		return nil, nil, fmt.Errorf("parse Cedar schema %s: %s", src.Name, userwords.Text(err.Error()))
 	}
 	r, err := s.Resolve()
 	if err != nil {
@@ -434,7 +436,7 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 		}
 		uid, err := readUID(raw)
 		if err != nil {
-			return Request{}, fmt.Errorf("%q: %s is not an entity: %v; write it as %s", f.name, jsonKind(raw), err, uidForms)
+			return Request{}, fmt.Errorf("%q: %s is not an entity: %s; write it as %s", f.name, jsonKind(raw), userwords.Text(err.Error()), uidForms)
 		}
 		*f.dst = uid
 	}
@@ -612,9 +614,9 @@ func readEntities(src Source, into cedar.EntityMap, reader *valueReader) ([]enti
 	if err := json.Unmarshal(src.Text, &items); err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
-			return nil, fmt.Errorf("%s: not a JSON array of Cedar entities: %w", at(syntax.Offset), err)
+			return nil, fmt.Errorf("%s: %w", at(syntax.Offset), userwords.JSON(src.Text, err, ""))
 		}
-		return nil, fmt.Errorf("%s: not a JSON array of Cedar entities: %w", src.Name, err)
+		return nil, fmt.Errorf("%s: %w", src.Name, userwords.JSON(src.Text, err, "a JSON array of Cedar entities"))
 	}
 	var places []entityPlace
 	offset := int64(bytes.IndexByte(src.Text, '['))

@@ -11,6 +11,8 @@ import (
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
+
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // cedar-go has no policy templates, so authzbench links them itself, as the Cedar CLI's
@@ -193,7 +195,7 @@ type templateLink struct {
 func (e *Engine) linkTemplates(src Source, templates map[cedar.PolicyID]*template) error {
 	var links []json.RawMessage
 	if err := json.Unmarshal(src.Text, &links); err != nil {
-		return fmt.Errorf(`%s: not a JSON array of template links [{"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\"", ...}}]: %w`, src.Name, err)
+		return fmt.Errorf(`%s: %w`, src.Name, userwords.JSON(src.Text, err, `a JSON array of template links [{"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\"", ...}}]`))
 	}
 	known := slices.Sorted(maps.Keys(templates))
 	var errs []error
@@ -209,7 +211,7 @@ func (e *Engine) linkTemplates(src Source, templates map[cedar.PolicyID]*templat
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
-			fail(`want {"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\"", "?resource": ...}}: %v`, err)
+			fail("%v", userwords.JSON(raw, err, `a template link {"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\"", "?resource": ...}}`))
 			continue
 		}
 		t, ok := templates[cedar.PolicyID(l.TemplateID)]

@@ -11,6 +11,8 @@ import (
 
 	"github.com/cedar-policy/cedar-go/types"
 	"github.com/cedar-policy/cedar-go/x/exp/schema/resolved"
+
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // The Cedar CLI reads entities and request contexts in the JSON forms of the Rust
@@ -367,14 +369,14 @@ func (r *valueReader) entity(raw json.RawMessage) (types.Entity, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ej); err != nil {
-		return types.Entity{}, fmt.Errorf(`not an entity of the form {"uid": {"type": ..., "id": ...}, "attrs": {...}, "parents": [...], "tags": {...}}: %w`, err)
+		return types.Entity{}, userwords.JSON(raw, err, `an entity {"uid": {"type": ..., "id": ...}, "attrs": {...}, "parents": [...], "tags": {...}}`)
 	}
 	if ej.UID == nil {
 		return types.Entity{}, fmt.Errorf(`missing "uid"`)
 	}
 	uid, err := readUID(ej.UID)
 	if err != nil {
-		return types.Entity{}, fmt.Errorf(`"uid": %w`, err)
+		return types.Entity{}, fmt.Errorf(`"uid": %s`, userwords.Text(err.Error()))
 	}
 	ent := types.Entity{UID: uid}
 	var parents []types.EntityUID

@@ -33,6 +33,7 @@ const (
 type Attempts struct {
 	answered atomic.Uint64 // the target answered: any decision, any status, right or wrong
 	failed   atomic.Uint64 // no answer: a timeout or a transport failure
+	timedOut atomic.Uint64 // of the failed, those cut off by the timeout
 	notSent  atomic.Uint64 // never left authzbench
 	lastErr  atomic.Pointer[error]
 	_        [32]byte
@@ -46,7 +47,10 @@ func (a *Attempts) Note(out verify.Outcome) (counts bool) {
 	case out.NotSent:
 		a.keep(a.notSent.Add(1), out.Err)
 		return false
-	case out.Kind == verify.TransportFailure || out.Kind == verify.TimedOut:
+	case out.Kind == verify.TimedOut:
+		a.timedOut.Add(1)
+		a.keep(a.failed.Add(1), out.Err)
+	case out.Kind == verify.TransportFailure:
 		a.keep(a.failed.Add(1), out.Err)
 	default:
 		a.answered.Add(1)
@@ -79,12 +83,15 @@ func EnforceTimeout(out verify.Outcome, took, timeout time.Duration) verify.Outc
 //     too short for a connect or a write, and counting those as requests would report millions
 //     of requests nobody made;
 //   - no answer at all for max(2 s, twice the timeout) while requests kept failing, or for
-//     10,000 failed requests in a row: the target stopped answering (refused connections, or
-//     nothing within the timeout).
+//     10,000 failed requests in a row: the target stopped answering (refused connections), or,
+//     when every one of those requests ran out of time, the timeout is shorter than the target
+//     takes (an in-process engine given 1ns never fails to answer; it is cut off), and the
+//     message says so first, as the README promises.
 //
 // A slow target is not failing: requests still in flight, not yet timed out, end nothing.
 // It returns at once; the watch ends with ctx.
 func WatchFailing(ctx context.Context, cancel context.CancelCauseFunc, all []*Attempts, timeout time.Duration) {
+	given := timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
@@ -92,7 +99,7 @@ func WatchFailing(ctx context.Context, cancel context.CancelCauseFunc, all []*At
 	go func() {
 		tick := time.NewTicker(watchEvery)
 		defer tick.Stop()
-		w := watcher{all: all, silence: silence, lastAnswerAt: time.Now()}
+		w := watcher{all: all, silence: silence, timeout: given, lastAnswerAt: time.Now()}
 		for {
 			select {
 			case <-ctx.Done():
@@ -110,18 +117,20 @@ func WatchFailing(ctx context.Context, cancel context.CancelCauseFunc, all []*At
 type watcher struct {
 	all     []*Attempts
 	silence time.Duration
+	timeout time.Duration // the run's, to name when it is what every failure ran into
 	// The not-sent rule's window: totals when it began.
 	windowSent, windowNotSent uint64
 	// The silence rule: the answer count last seen, when it last grew, failures by then.
-	answers, failedByThen uint64
-	lastAnswerAt          time.Time
+	answers, failedByThen, timedOutByThen uint64
+	lastAnswerAt                          time.Time
 }
 
 func (w *watcher) check(now time.Time) error {
-	var answered, failed, notSent uint64
+	var answered, failed, timedOut, notSent uint64
 	var lastErr error
 	for _, a := range w.all {
 		answered += a.answered.Load()
+		timedOut += a.timedOut.Load()
 		failed += a.failed.Load()
 		notSent += a.notSent.Load()
 		if e := a.lastErr.Load(); e != nil {
@@ -131,17 +140,21 @@ func (w *watcher) check(now time.Time) error {
 	sent := answered + failed
 	if dn, ds := notSent-w.windowNotSent, sent-w.windowSent; dn+ds >= notSentWindow {
 		if dn*100 >= (dn+ds)*99 {
-			return fmt.Errorf("nothing could be sent: %d of %d attempts ended before a byte left authzbench (%v); the timeout is too short for a connect or a write",
+			return fmt.Errorf("nothing could be sent: %d of %d attempts ended before a byte left authzbench (%v); the timeout is too short for a connect or a write: raise --timeout (timeout: in a scenario)",
 				dn, dn+ds, lastErr)
 		}
 		w.windowNotSent, w.windowSent = notSent, sent
 	}
 	if answered != w.answers {
-		w.answers, w.failedByThen, w.lastAnswerAt = answered, failed, now
+		w.answers, w.failedByThen, w.timedOutByThen, w.lastAnswerAt = answered, failed, timedOut, now
 		return nil
 	}
 	failedSince := failed - w.failedByThen
 	if quiet := now.Sub(w.lastAnswerAt); failedSince > 0 && quiet >= w.silence || failedSince >= silentFailures {
+		if timedOut-w.timedOutByThen == failedSince && w.timeout > 0 {
+			return fmt.Errorf("the timeout is too short, or the target stopped answering: the %d requests since the last answer all ran past the %s timeout (%v); "+
+				"raise --timeout (timeout: in a scenario) above what the target takes to decide", failedSince, w.timeout, lastErr)
+		}
 		return fmt.Errorf("no answer from the target for %s: the %d requests since the last answer all failed (%v)",
 			quiet.Round(100*time.Millisecond), failedSince, lastErr)
 	}

@@ -185,11 +185,37 @@ func TestInprocTimeoutIsHonoured(t *testing.T) {
 			if rec.Counts[verify.Timeout] == 0 || rec.Counts[verify.OK] != 0 {
 				t.Errorf("timeouts %d, ok %d; want every decision a timeout", rec.Counts[verify.Timeout], rec.Counts[verify.OK])
 			}
-			if out.Stopped == nil || !strings.Contains(out.Stopped.Error(), "no answer from the target") {
-				t.Errorf("stopped: %v; want the run ended for want of any answer", out.Stopped)
+			if out.Stopped == nil || !strings.HasPrefix(out.Stopped.Error(), "the timeout is too short") || !strings.Contains(out.Stopped.Error(), "1ns timeout") {
+				t.Errorf("stopped: %v; want the run ended saying first that the 1ns timeout is too short", out.Stopped)
 			}
 			if took, n := time.Since(start), rec.Requests(); took > 20*time.Second || n > 200_000 {
 				t.Errorf("%d requests in %s before giving up", n, took)
+			}
+		})
+	}
+}
+
+// When every failure since the last answer ran out of time, the timeout is named first, before
+// the target: an in-process engine given 1ns is cut off, it never stops answering. Failures of
+// the transport, or a mix, still say the target stopped answering.
+func TestWatcherNamesTheTimeoutWhenEveryFailureTimedOut(t *testing.T) {
+	start := time.Now()
+	for _, tc := range []struct {
+		name             string
+		failed, timedOut uint64
+		want             string
+	}{
+		{"every failure a timeout", 10_000, 10_000, "the timeout is too short, or the target stopped answering: the 10000 requests since the last answer all ran past the 200ms timeout"},
+		{"some refused", 10_000, 9_000, "no answer from the target"},
+		{"none a timeout", 10_000, 0, "no answer from the target"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := new(Attempts)
+			w := watcher{all: []*Attempts{a}, silence: 2 * time.Second, timeout: 200 * time.Millisecond, lastAnswerAt: start}
+			a.failed.Store(tc.failed)
+			a.timedOut.Store(tc.timedOut)
+			if err := w.check(start); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("err %v, want one starting %q", err, tc.want)
 			}
 		})
 	}

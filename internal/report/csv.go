@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register(Format{Name: "csv", Render: CSV, Several: csvSeveral})
+	Register(Format{Name: "csv", Render: CSV, Several: csvSeveral, Data: true})
 }
 
 // csvHeader names the columns of the CSV format: one row per run, plain numbers in fixed units

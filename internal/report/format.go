@@ -23,6 +23,9 @@ type Format struct {
 	// column naming each row's file), instead of one after another under headings; names are
 	// the files the documents were read from.
 	Several func(w io.Writer, names []string, docs []*result.Document) error
+	// Data marks a format a program parses (csv, json): it holds no notes, so the command
+	// that renders it says on stderr what a note would (NoRuns).
+	Data bool
 }
 
 var formats = map[string]Format{}

@@ -39,6 +39,9 @@ func GoBench(w io.Writer, doc *result.Document) error {
 	}
 	// benchstat assumes lower is better for a unit it does not know; throughput is not.
 	b.WriteString("Unit req/s Better=higher\n")
+	if line := NoRuns(doc); line != "" {
+		b.WriteString(strings.ToUpper(line[:1]) + line[1:] + "\n") // neither a key: value nor a Benchmark line
+	}
 	for i := range doc.Runs {
 		r := &doc.Runs[i]
 		name := benchName(r, doc.Env.GOMAXPROCS)

@@ -112,6 +112,9 @@ func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
 // cores with the server, percentiles resting on few samples.
 func warnings(doc *result.Document, v *View) []string {
 	var out []string
+	if line := NoRuns(doc); line != "" {
+		out = append(out, strings.ToUpper(line[:1])+line[1:]+".")
+	}
 	if doc.Interrupted {
 		out = append(out, "Partial result: the run was stopped before it finished ("+doc.StopReason+").")
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register(Format{Name: "json", Render: JSON, Several: jsonArray})
+	Register(Format{Name: "json", Render: JSON, Several: jsonArray, Data: true})
 }
 
 // JSON writes the result document itself, its comparisons computed afresh so that a document

@@ -16,12 +16,14 @@ func init() {
 func Markdown(w io.Writer, doc *result.Document) error {
 	v := Build(doc)
 	cols := columns(v)
-	fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
-	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(cols)))
-	for _, r := range v.Rows {
-		fmt.Fprintf(w, "| %s |\n", strings.Join(cells(v, r, "`"+r.Target+"`"+marks(r)), " | "))
+	if len(v.Rows) > 0 { // else the notes begin with NoRuns, and a header alone is no table
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
+		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(cols)))
+		for _, r := range v.Rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells(v, r, "`"+r.Target+"`"+marks(r)), " | "))
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
 	if err := writeNotes(w, v, "- "); err != nil {
 		return err
 	}

@@ -17,7 +17,9 @@ func init() {
 func Table(w io.Writer, doc *result.Document) error {
 	v := Build(doc)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(columns(v), "\t"))
+	if len(v.Rows) > 0 { // else the notes begin with NoRuns, and a header alone is no table
+		fmt.Fprintln(tw, strings.Join(columns(v), "\t"))
+	}
 	for _, r := range v.Rows {
 		fmt.Fprintln(tw, strings.Join(cells(v, r, label(r)), "\t"))
 	}

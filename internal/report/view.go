@@ -286,6 +286,9 @@ func shortWindowNote(r *result.Run, w *result.ShortWindow) string {
 // documentNotes are the notes after the rows'.
 func documentNotes(doc *result.Document, v *View, comparisons []result.Comparison) []string {
 	var notes []string
+	if line := NoRuns(doc); line != "" {
+		notes = append(notes, strings.ToUpper(line[:1])+line[1:])
+	}
 	for _, k := range doc.Skipped {
 		notes = append(notes, fmt.Sprintf("%s on %s: skipped, %s", k.Workload, k.Target, k.Reason))
 	}

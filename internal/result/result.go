@@ -11,6 +11,7 @@ package result
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/authzbench/authzbench/internal/outputs"
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // Schema names the document version. Field names are never renamed within a version.
@@ -534,10 +536,14 @@ func write(path string, replace bool, doc *Document) error {
 func Read(path string) (*Document, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read result: %w", err)
+		return nil, fmt.Errorf("read result %w", userwords.Unreadable(path, err))
 	}
 	var doc Document
 	if err := json.Unmarshal(b, &doc); err != nil {
+		err = userwords.JSON(b, err, "a result document, a JSON object")
+		if je := (*userwords.JSONError)(nil); errors.As(err, &je) && je.Line > 0 {
+			return nil, fmt.Errorf("read result %s:%d: %w", path, je.Line, err)
+		}
 		return nil, fmt.Errorf("read result %s: %w", path, err)
 	}
 	if doc.Schema != Schema {

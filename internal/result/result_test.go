@@ -321,8 +321,8 @@ func TestReadRejects(t *testing.T) {
 		{"older version", `{"schema": "authzbench/result/v0", "runs": []}`,
 			`read result %s: schema "authzbench/result/v0", want "authzbench/result/v1"`},
 		{"no schema", `{"runs": []}`, `read result %s: schema "", want "authzbench/result/v1"`},
-		{"not json", `schema: authzbench/result/v1`, `read result %s: invalid character`},
-		{"json array", `[]`, `read result %s: json: cannot unmarshal array`},
+		{"not json", `schema: authzbench/result/v1`, `read result %s:1: not valid JSON: invalid character`},
+		{"json array", `[]`, `read result %s:1: want a result document, a JSON object, got a list`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".json")

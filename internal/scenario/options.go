@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // decodeOptions reads a target entry's `options:` into its kind's own settings, strictly: a key
@@ -33,19 +34,26 @@ func decodeOptions(source string, kind *target.Kind, n *yaml.Node) (target.Confi
 		return nil, errors.Join(errs...)
 	}
 	if err := n.Decode(cfg); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			for _, msg := range te.Errors {
-				where, problem := source, sourceLine(source, msg)
-				if rest, ok := strings.CutPrefix(problem, source+":"); ok {
-					line, p, _ := strings.Cut(rest, ": ")
-					where, problem = source+":"+line, p
-				}
-				errs = append(errs, fmt.Errorf("%s: target %s: options: %s", where, kind.Name, problem))
+		if problems, ok := yamlProblems(n, err); ok {
+			for _, p := range problems {
+				errs = append(errs, fmt.Errorf("%s:%d: target %s: options: %s", source, p.Line, kind.Name, p.Say))
 			}
 			return nil, errors.Join(errs...)
 		}
 		return nil, fmt.Errorf("%s:%d: target %s: options: %w", source, n.Line, kind.Name, err)
+	}
+	// A count given as 0 is refused as a negative is, not taken as "unset": only a key left out
+	// means the kind's default.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if v, ok := target.CountOption(cfg, k.Value); ok {
+			if err := userwords.AtLeastOne(k.Value, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: target %s: options: %w", source, k.Line, kind.Name, err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	if err := cfg.Check(); err != nil {
 		return nil, atKeys(source, kind.Name, n, err)

@@ -23,7 +23,7 @@ func TestTargetOptionsAreDecodedStrictly(t *testing.T) {
 		{"a kind without options", head + "  - target: opa/inproc\n    options:\n      url: http://127.0.0.1:8181\n",
 			`s.yaml:5: target opa/inproc: unknown option "url"; this target takes no options`},
 		{"wrong type", head + "  - target: opa/server\n    options:\n      port: eighty\n",
-			"s.yaml:5: target opa/server: options: cannot unmarshal !!str `eighty` into int"},
+			"s.yaml:5: target opa/server: options: key `port`: want a whole number, got \"eighty\""},
 		{"not a mapping", head + "  - target: opa/server\n    options: [url]\n",
 			"s.yaml:4: target opa/server: options: want a mapping of known: cacert, cert, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, opa_bin, port, replicas, server_cert, server_key, sut_args, tls, url"},
 		{"settings that cannot work", head + "  - target: opa/server\n    options: {port: 70000}\n",

@@ -22,6 +22,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/userwords"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -291,7 +292,7 @@ func Embedded(name string) (*Scenario, error) {
 func Load(path string) (*Scenario, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read scenario: %w", err)
+		return nil, fmt.Errorf("read scenario %w", userwords.Unreadable(path, err))
 	}
 	return Parse(path, b, filepath.Dir(path))
 }
@@ -311,6 +312,10 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		doc = doc.Content[0]
 	}
 	if err := decodeStrict(doc, &f); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, yamlWords(source, &root, err)
+		}
 		return nil, errors.New(sourceLine(source, strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	var errs []error
@@ -359,12 +364,21 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		errs = append(errs, fmt.Errorf("%s: no targets: list at least one (known: %s)", source, strings.Join(target.Names(), ", ")))
 	}
 	base := resolveLoad(DefaultLoad(), f.Load)
+	// requests: 0 would read as "no count given" and run for the duration instead; a count given
+	// is one or more (a negative one is refused with the rest of the load's settings).
+	zeroRequests := func(l loadSpec) {
+		if l.Requests != nil && l.Requests.V == 0 {
+			bad(l.Requests.Line, "%v", userwords.AtLeastOne("requests", 0))
+		}
+	}
+	zeroRequests(f.Load)
 	for _, t := range f.Targets {
 		kind, err := target.Lookup(t.Target)
 		if err != nil {
 			bad(t.Line, "%v", err)
 			continue
 		}
+		zeroRequests(t.Load)
 		ref := resolveLoad(base, t.Load)
 		ref.Name = t.Target
 		if t.Options.Kind != 0 {

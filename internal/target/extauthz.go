@@ -36,7 +36,7 @@ type ExtAuthzConfig struct {
 	ServerConfig `yaml:",inline"`
 	// GRPCConnections is how many HTTP/2 connections the workers share, round robin; 1 by
 	// default, as one Envoy worker thread keeps one connection to its authorization cluster.
-	GRPCConnections int `yaml:"grpc_connections"`
+	GRPCConnections int `yaml:"grpc_connections" count:"true"`
 }
 
 // Check finds an address that is no gRPC address, and settings that cannot go together.

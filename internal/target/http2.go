@@ -24,7 +24,7 @@ type HTTP2Config struct {
 	// HTTP2Connections is how many HTTP/2 connections the workers share (worker k sends on
 	// connection k mod n); 1 by default, as a proxy keeps one to an upstream host per worker
 	// thread and multiplexes its requests over it.
-	HTTP2Connections int `yaml:"http2_connections"`
+	HTTP2Connections int `yaml:"http2_connections" count:"true"`
 }
 
 // check finds an http2_connections without http2, or one that is no count.

@@ -12,6 +12,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/version"
 
+	"github.com/authzbench/authzbench/internal/userwords"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -94,7 +95,7 @@ func PrepareOPA(ctx context.Context, query string, policies, data []string, v0 b
 	}
 	pq, err := rego.New(opts...).PrepareForEval(ctx)
 	if err != nil {
-		return pq, fmt.Errorf("compile policy for %s: %w", query, workload.SuggestV0(err, v0))
+		return pq, fmt.Errorf("compile policy for %s: %w", query, userwords.Rewritten(workload.SuggestV0(err, v0)))
 	}
 	return pq, nil
 }

@@ -51,6 +51,40 @@ func SetOptions(c Config, values map[string]any) (ignored []string, err error) {
 	return ignored, nil
 }
 
+// CountOption is the value of option key of c when the option counts something (replicas,
+// connections), marked so by its field's tag `count:"true"`: given, it must be 1 or more, since
+// its zero value means "not given" (the kind's default) and a user's 0 must not be taken so.
+func CountOption(c Config, key string) (int64, bool) {
+	f, ok := optionFields(reflect.ValueOf(c))[key]
+	if !ok || !f.CanInt() || !isCount(reflect.TypeOf(c), key) {
+		return 0, false
+	}
+	return f.Int(), true
+}
+
+// isCount reports whether the field of key in the struct t (or t points to) is tagged a count.
+func isCount(t reflect.Type, key string) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, opts, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		switch {
+		case strings.Contains(opts, "inline"):
+			if isCount(sf.Type, key) {
+				return true
+			}
+		case name == key:
+			return sf.Tag.Get("count") == "true"
+		}
+	}
+	return false
+}
+
 // optionFields maps each key of the struct v points at to its settable field.
 func optionFields(v reflect.Value) map[string]reflect.Value {
 	out := map[string]reflect.Value{}

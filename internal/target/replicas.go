@@ -22,7 +22,7 @@ const MaxReplicas = 64
 // given has enough of them), the load's connections spread over them round robin, one
 // replica per connection for its life, as kube-proxy spreads connections, not requests.
 type Replication struct {
-	Replicas int `yaml:"replicas"`
+	Replicas int `yaml:"replicas" count:"true"`
 }
 
 // check refuses replicas that cannot be started as asked.

@@ -18,6 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/loader"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // UserSpec names the files of a user-supplied workload.
@@ -117,13 +118,11 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
+	if err := s.checkFilesExist(); err != nil {
+		return nil, err
+	}
 	if s.HasCedar() && !s.HasRego() {
 		return cedarFromFiles(s)
-	}
-	for _, p := range append(append([]string{}, s.Policies...), s.Data...) {
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("workload %s: %w", s.Name, err)
-		}
 	}
 	undefinedAs, err := ParseUndefinedAs(s.UndefinedAs)
 	if err != nil {
@@ -176,6 +175,33 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	return w, nil
 }
 
+// checkFilesExist refuses every file of the spec that cannot be read, naming the setting that
+// gave it (--policy missing.rego: no such file), all at once.
+func (s UserSpec) checkFilesExist() error {
+	var errs []error
+	for _, f := range []struct {
+		setting string
+		paths   []string
+	}{
+		{"policy", s.Policies}, {"data", s.Data}, {"inputs", []string{s.Inputs}},
+		{"cedar_policies", s.CedarPolicies}, {"entities", []string{s.Entities}}, {"schema", []string{s.Schema}},
+		{"requests", []string{s.Requests}}, {"template_links", []string{s.TemplateLinks}},
+	} {
+		for _, p := range f.paths {
+			if p == "" {
+				continue
+			}
+			if _, err := os.Stat(p); err != nil {
+				why := userwords.Unreadable(p, err)
+				errs = append(errs, &SettingError{Setting: f.setting, say: func(n func(string) string) string {
+					return fmt.Sprintf("%s %v", n(f.setting), why)
+				}})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // ParseUndefinedAs reads the undefined_as setting: "deny" or "allow", or empty for none.
 func ParseUndefinedAs(v string) (Expect, error) {
 	switch v {
@@ -217,14 +243,6 @@ func userName(s UserSpec) string {
 
 // cedarFromFiles builds the Cedar side of a user workload whose settings passed Check.
 func cedarFromFiles(s UserSpec) (*Workload, error) {
-	for _, p := range append(append([]string{}, s.CedarPolicies...), s.Entities, s.Schema, s.TemplateLinks) {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("workload %s: %w", userName(s), err)
-		}
-	}
 	requests, err := ReadCedarRequests(s.Requests)
 	if err != nil {
 		return nil, err
@@ -364,17 +382,22 @@ func ReadCedarRequests(path string) ([]Input, error) {
 	return readLines(path, "requests", parseRequestLine)
 }
 
+// MaxLineBytes is the longest line of an inputs or requests file read: a line is one input,
+// held in memory whole.
+const MaxLineBytes = 64 << 20
+
 func readLines(path, what string, parse func([]byte) (Input, error)) ([]Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
+		return nil, fmt.Errorf("read %s %w", what, userwords.Unreadable(path, err))
 	}
 	defer f.Close()
 	var inputs []Input
 	var errs []error
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+	line := 1
+	for ; sc.Scan(); line++ {
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 || text[0] == '#' {
 			continue
@@ -391,8 +414,11 @@ func readLines(path, what string, parse func([]byte) (Input, error)) ([]Input, e
 		}
 		inputs = append(inputs, in)
 	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", path, err))
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		errs = append(errs, fmt.Errorf("%s:%d: line longer than %d MiB, the most one line of %s may hold", path, line, MaxLineBytes>>20, what))
+	case err != nil:
+		errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -403,6 +429,13 @@ func readLines(path, what string, parse func([]byte) (Input, error)) ([]Input, e
 	return inputs, nil
 }
 
+// The forms of a line of an inputs file and of a Cedar requests file, as the messages about a
+// line that is not one name them.
+const (
+	inputLineForm   = `a JSON object {"input": {...}, "expect": true|false}`
+	requestLineForm = `a JSON object {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false}`
+)
+
 func parseInputLine(text []byte) (Input, error) {
 	var line struct {
 		Input  json.RawMessage `json:"input"`
@@ -411,7 +444,7 @@ func parseInputLine(text []byte) (Input, error) {
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&line); err != nil {
-		return Input{}, fmt.Errorf("not a JSON object of the form {\"input\": {...}, \"expect\": true|false}: %w", err)
+		return Input{}, userwords.JSON(text, err, inputLineForm)
 	}
 	if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
 		return Input{}, fmt.Errorf("more than one JSON value on the line, or text after it: %q", truncated(rest))
@@ -432,8 +465,11 @@ var cedarRequestKeys = map[string]bool{"principal": true, "action": true, "resou
 func parseRequestLine(text []byte) (Input, error) {
 	var line map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(text))
-	if err := dec.Decode(&line); err != nil || line == nil {
-		return Input{}, fmt.Errorf(`not a JSON object of the form {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false}: %v`, err)
+	if err := dec.Decode(&line); err != nil {
+		return Input{}, userwords.JSON(text, err, requestLineForm)
+	}
+	if line == nil {
+		return Input{}, errors.New("want " + requestLineForm + ", got null")
 	}
 	if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
 		return Input{}, fmt.Errorf("more than one JSON value on the line, or text after it: %q", truncated(rest))
