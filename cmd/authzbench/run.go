@@ -171,7 +171,7 @@ the partial result marked "interrupted": true.` + exitStatusHelp,
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
 	fl.StringSliceVar(&f.loadPoints, "load-points", nil, "open loop: RATExCONNECTIONS steps (100x8,500x32,1000x64)")
-	fl.Float64Var(&f.rate, "rate", 0, "open loop: send this many requests per second at fixed times, latency measured from the intended send time (0: closed loop)")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: send this many requests per second at fixed times (at most 1e9), latency measured from the intended send time (0: closed loop; not with --workers)")
 	fl.IntVar(&f.connections, "connections", scenario.DefaultConnections, "open loop: bound on requests in flight, one connection each")
 	fl.DurationVar(&f.duration, "duration", scenario.DefaultDuration, "measured time per repetition")
 	fl.DurationVar(&f.warmup, "warmup", scenario.DefaultWarmup, "load sent and discarded before measuring")

@@ -17,7 +17,7 @@ func TestPacerClockNeverEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, procs := range []int{1, 2} {
-		for _, pl := range []plan{newPlan(ConstantRate(2000), Segment{}), newPlan(ConstantRate(6000), Segment{Index: 2, Count: 3}), newPlan(ramp, Segment{})} {
+		for _, pl := range []plan{newPlan(mustConstant(2000), Segment{}), newPlan(mustConstant(6000), Segment{Index: 2, Count: 3}), newPlan(mustConstant(600), Segment{Index: 1, Count: 2}), newPlan(ramp, Segment{})} {
 			t.Run(fmt.Sprintf("GOMAXPROCS %d/%v %s", procs, pl.pacer, pl.seg), func(t *testing.T) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				start := time.Now().Add(5 * time.Millisecond)

@@ -42,7 +42,11 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	// This generator's sends, numbered from 0: those from firstMeasured to pastLast-1 are due in
 	// the measured window, the ones before in the warm-up (each in the phase its intended time
 	// falls in).
-	pl := newPlan(ConstantRate(c.Rate), c.Segment)
+	pacer, err := ConstantRate(c.Rate)
+	if err != nil {
+		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
+	}
+	pl := newPlan(pacer, c.Segment)
 	firstMeasured, pastLast := pl.window(c.Warmup, c.Duration)
 	start := time.Now().Add(startLead)
 	warmEnd := start.Add(c.Warmup)

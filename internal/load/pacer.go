@@ -21,24 +21,6 @@ type Pacer interface {
 	Due(k int64) time.Duration
 }
 
-// Constant sends at a constant rate: send k is due at k × Interval.
-type Constant struct {
-	Interval time.Duration // at least 1 ns
-}
-
-// ConstantRate is the constant schedule for rate sends a second. Its interval is a whole number
-// of nanoseconds, rounded down, so that the kernel's periodic timer and the intended times
-// agree exactly; it sends at most one part in the interval's nanoseconds faster than asked
-// (1e-5 at 10,000 req/s).
-func ConstantRate(rate float64) Constant {
-	return Constant{Interval: max(1, time.Duration(float64(time.Second)/rate))}
-}
-
-// Due is k × Interval.
-func (c Constant) Due(k int64) time.Duration { return time.Duration(k) * c.Interval }
-
-func (c Constant) String() string { return fmt.Sprintf("one every %s", c.Interval) }
-
 // Ramp changes the rate linearly from From to To sends a second over Over, then holds To. The
 // count of sends due by time t is the area under the rate, From·t + (To−From)·t²/(2·Over) until
 // Over; send k is due when that area reaches k. With To 0, the sends end with the ramp.
@@ -260,14 +242,18 @@ func (p plan) due(j int64) time.Duration { return p.pacer.Due(p.seg.Send(j)) }
 // sendsBefore is how many of the plan's sends are due before the offset d.
 func (p plan) sendsBefore(d time.Duration) int64 { return p.seg.Sends(SendsBefore(p.pacer, d)) }
 
-// period says, for a plan whose sends are evenly spaced (a constant rate), when its first send is
+// period says, for a plan whose sends are evenly spaced in whole nanoseconds (a constant rate
+// whose interval, times the segments, is one: 2,000/s, but not 600/s), when its first send is
 // due and how far apart they are.
 func (p plan) period() (first, every time.Duration, ok bool) {
 	c, ok := p.pacer.(Constant)
 	if !ok {
 		return 0, 0, false
 	}
-	return p.due(0), c.Interval * time.Duration(p.seg.Count), true
+	if every, ok = c.every(int64(p.seg.Count)); !ok {
+		return 0, 0, false
+	}
+	return p.due(0), every, true
 }
 
 // window is where the warm-up and the measured window fall in the plan: its sends from

@@ -192,10 +192,11 @@ func (s *Scenario) Apply(o Overrides) error {
 		return errors.New("one sweep at a time: --workers with several values, --rates or --load-points")
 	}
 	if err := o.Sweep.check(); err != nil {
-		return err
+		return fmt.Errorf("--%w", err) // in the flags' words: --rates, --workers
 	}
 	for i := range s.Targets {
 		t := &s.Targets[i]
+		t.Load = OneModel(t.Load, o.Workers != nil || len(o.Sweep.Workers) > 0, o.Rate != nil || len(o.Sweep.Rates) > 0 || len(o.Sweep.LoadPoints) > 0)
 		if o.Workers != nil {
 			t.Load.Workers = *o.Workers
 		}
@@ -229,14 +230,37 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 		s.Targets = steps
 	}
+	said := map[string]bool{}
 	for i := range s.Targets {
 		t := &s.Targets[i]
-		if err := t.Load.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
+		for _, p := range t.Load.Problems() {
+			msg := fmt.Sprintf("target %s: %s", t.Name, flagWords(p))
+			if !said[msg] { // once, not once for each step of a sweep
+				said[msg] = true
+				errs = append(errs, errors.New(msg))
+			}
 		}
 		if t.Timeout <= 0 {
 			errs = append(errs, fmt.Errorf("target %s: --timeout must be positive, got %s", t.Name, t.Timeout))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// flagsOf are the command-line flags that set each load setting load.Problem names.
+var flagsOf = map[string]string{"workers": "--workers", "rate": "--rate", "connections": "--connections",
+	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard"}
+
+// flagWords says a load problem in the command line's words.
+func flagWords(p load.Problem) string {
+	flag := func(setting string) string {
+		if f, ok := flagsOf[setting]; ok {
+			return f
+		}
+		return setting
+	}
+	if p.With != "" {
+		return flag(p.Setting) + " and " + flag(p.With) + " " + p.Msg
+	}
+	return flag(p.Setting) + " " + p.Msg
 }

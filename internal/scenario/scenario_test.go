@@ -26,14 +26,14 @@ targets:
 		got = append(got, fmt.Sprintf("%s w%d r%g c%d", tg.Name, tg.Load.Workers, tg.Load.Rate, tg.Load.Connections))
 	}
 	want := []string{"opa/server w1 r0 c64", "opa/server w2 r0 c64", "opa/server w4 r0 c64",
-		"opa/inproc w4 r100 c64", "opa/inproc w4 r1000 c64", "opa/cli w4 r100 c8", "opa/cli w4 r500 c32"}
+		"opa/inproc w0 r100 c64", "opa/inproc w0 r1000 c64", "opa/cli w0 r100 c8", "opa/cli w0 r500 c32"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("steps:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, bad := range []struct{ yaml, want string }{
 		{"load: {rates: [100], workers_sweep: [1]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "s.yaml:1: one sweep at a time"},
 		{"load: {load_points: [100y8]}\nworkloads: [rbac]\ntargets: [opa/server]\n", `s.yaml:1: load point "100y8"`},
-		{"load: {rates: [0]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "rates must be positive"},
+		{"load: {rates: [0]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "rates: must be positive, got 0"},
 	} {
 		if _, err := Parse("s.yaml", []byte(bad.yaml), ""); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err %v, want %q", bad.yaml, err, bad.want)
