@@ -88,7 +88,7 @@ func (c Spec) Problems() []Problem {
 	bad := func(setting, format string, args ...any) {
 		out = append(out, Problem{Setting: setting, Msg: fmt.Sprintf(format, args...)})
 	}
-	open := c.Rate != 0
+	open := c.Open()
 	if open {
 		if err := CheckRate(c.Rate); err != nil {
 			bad("rate", "%v", err)
@@ -133,7 +133,7 @@ func (c Spec) Problems() []Problem {
 // CheckOpenFiles refuses a load that needs more open files than this process may have: a
 // socket for each worker (closed loop) or connection (open loop).
 func (c Spec) CheckOpenFiles() error {
-	if c.Rate != 0 {
+	if c.Open() {
 		return sut.CheckOpenFiles(fmt.Sprintf("connections %d", c.Connections), c.Connections)
 	}
 	_, workers := c.Segment.Workers(c.Workers)
@@ -197,8 +197,12 @@ func (s *Schedule) GeneratorBehind() bool { return s.GeneratorLate*100 > s.Inten
 
 // Run drives t with the inputs until the measured phase is over.
 func (c Spec) Run(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
-	if c.Rate > 0 {
-		return c.runOpen(ctx, t, inputs, progress)
+	model, err := c.Model()
+	if err != nil {
+		return Outcome{Recorder: metrics.NewRecorder(), Stopped: err}
+	}
+	if p := model.Pacer(); p != nil {
+		return c.runOpen(ctx, t, p, inputs, progress)
 	}
 	return c.runClosed(ctx, t, inputs, progress)
 }

@@ -147,7 +147,7 @@ func writeNotes(w io.Writer, v *View, bullet string) error {
 
 // LoadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
 func LoadLabel(l result.Load) string {
-	if l.Model == result.OpenLoop {
+	if l.Open() {
 		return fmt.Sprintf("%s/s x%d", Thousands(l.Rate), l.Connections)
 	}
 	if l.Workers == 1 {

@@ -126,22 +126,11 @@ const differenceMark = "†"
 
 // floorKey is the load a nop run is the floor for: the same target under the same load.
 type floorKey struct {
-	target      string
-	model       result.LoadModel
-	workers     int
-	rate        float64
-	connections int
+	target string
+	load   result.LoadKey
 }
 
-func floorKeyOf(r *result.Run) floorKey {
-	k := floorKey{target: r.Label(), model: r.Load.Model}
-	if r.Load.Model == result.OpenLoop {
-		k.rate, k.connections = r.Load.Rate, r.Load.Connections
-	} else {
-		k.workers = r.Load.Workers
-	}
-	return k
-}
+func floorKeyOf(r *result.Run) floorKey { return floorKey{target: r.Label(), load: r.Load.Key()} }
 
 // Build computes the view of a document: its rows in the document's order, each ratio with the
 // interval the result's comparisons give it, and the notes.

@@ -304,6 +304,28 @@ type Load struct {
 	ShardWorkers int `json:"shard_workers,omitempty"`
 }
 
+// Open reports whether the load was open loop: sent on a schedule, not by workers.
+func (l Load) Open() bool { return l.Model == OpenLoop }
+
+// LoadKey is what two runs' loads must share to be the same load: one row of compare, one
+// floor of a report, one comparison of engines. It is the load's one identity; a new schedule
+// adds its own field here, and every caller keys on it at once.
+type LoadKey struct {
+	Model       LoadModel
+	Workers     int     // closed loop
+	Rate        float64 // open loop
+	Connections int     // open loop
+}
+
+// Key is the load's identity: the workers of a closed loop, the rate and connections of an
+// open loop.
+func (l Load) Key() LoadKey {
+	if l.Open() {
+		return LoadKey{Model: OpenLoop, Rate: l.Rate, Connections: l.Connections}
+	}
+	return LoadKey{Model: l.Model, Workers: l.Workers}
+}
+
 // Summary merges all repetitions of a run.
 type Summary struct {
 	Requests      uint64 `json:"requests"`
