@@ -294,6 +294,9 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	}
 	if t.Load.Open() {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
+		if len(t.Load.Stages) > 0 {
+			run.Load.Stages = load.FormatStages(t.Load.Stages)
+		}
 	}
 	cfg := t.Settings()
 	placement := kind.PlacementFor(cfg)

@@ -32,11 +32,21 @@ func (c Constant) Pacer() Pacer { return c }
 func (c Constant) Describe() string { return c.String() }
 
 // Open reports whether the load is open loop: sent on a schedule, not by workers.
-func (c Spec) Open() bool { return c.Rate != 0 }
+func (c Spec) Open() bool { return c.Rate != 0 || len(c.Stages) > 0 }
 
-// Model is the load's model, built from its settings: a constant rate when one is set, else
+// Model is the load's model, built from its settings: its stages, or a constant rate, or else
 // the closed loop of its workers.
 func (c Spec) Model() (Model, error) {
+	if len(c.Stages) > 0 {
+		stages := c.Stages
+		if c.Warmup > 0 {
+			// The warm-up holds the rate the first stage starts from, so the stages themselves
+			// fall in the measured window, whole.
+			hold := Stage{Over: c.Warmup, From: stages[0].From, To: stages[0].From}
+			stages = append([]Stage{hold}, stages...)
+		}
+		return NewStages(stages)
+	}
 	if c.Open() {
 		return ConstantRate(c.Rate)
 	}

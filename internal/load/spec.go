@@ -47,6 +47,10 @@ type Spec struct {
 	// up on them (counted unsent). 0: 5 s for requests; open loop then gives up when the window
 	// closes.
 	Timeout time.Duration
+	// Stages, when set, is the open-loop schedule instead of Rate: a piecewise-linear rate (k6's
+	// ramping-arrival-rate), measured over Duration, which is their total; a warm-up holds the
+	// first stage's starting rate before them.
+	Stages []Stage
 	// Segment is this generator's share of the load when N generators split it (i/N): in open
 	// loop its share of the schedule, in closed loop its share of Workers (Segment.Workers);
 	// the zero value is the whole, 1/1.
@@ -89,19 +93,32 @@ func (c Spec) Problems() []Problem {
 		out = append(out, Problem{Setting: setting, Msg: fmt.Sprintf(format, args...)})
 	}
 	open := c.Open()
-	if open {
+	schedule := "rate"
+	if len(c.Stages) > 0 {
+		schedule = "stages"
+		if err := CheckStages(c.Stages); err != nil {
+			bad("stages", "%v", err)
+		} else if total := Total(c.Stages); c.Duration != total {
+			bad("duration", "%s is not the %s the stages last: give one or the other", c.Duration, total)
+		}
+		if c.Rate != 0 {
+			out = append(out, Problem{Setting: "stages", With: "rate", Msg: "given together: each is a whole open-loop schedule; give one or the other"})
+		}
+	} else if open {
 		if err := CheckRate(c.Rate); err != nil {
 			bad("rate", "%v", err)
 		}
+	}
+	if open {
 		if c.Workers != 0 {
-			out = append(out, Problem{Setting: "rate", With: "workers",
-				Msg: "given together: workers sets the closed loop, rate the open loop (whose requests in flight connections bounds); give one or the other"})
+			out = append(out, Problem{Setting: schedule, With: "workers",
+				Msg: "given together: workers sets the closed loop, " + schedule + " the open loop (whose requests in flight connections bounds); give one or the other"})
 		}
 		if c.Connections < 1 {
 			bad("connections", "must be at least 1, got %d", c.Connections)
 		}
 		if c.Requests > 0 {
-			bad("requests", "apply to closed loop; an open-loop run (rate) is bounded by its duration")
+			bad("requests", "apply to closed loop; an open-loop run (%s) is bounded by its duration", schedule)
 		}
 	} else if c.Workers < 1 {
 		bad("workers", "must be at least 1, got %d", c.Workers)

@@ -219,7 +219,8 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	}{
 		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed.",
 			func(r *result.Run) (float64, bool) {
-				return r.Load.Rate, r.Load.Open() && r.Scale == nil
+				// A run of stages has no one rate to stand at.
+				return r.Load.Rate, r.Load.Open() && r.Load.Stages == "" && r.Scale == nil
 			},
 			axis{Label: "requests per second asked for", Format: rateTick}},
 		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed.",

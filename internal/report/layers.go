@@ -177,6 +177,9 @@ func slowest(a *result.Attribution) *result.Band {
 // atLoad says the load in a sentence: "at 2,000 req/s", "with 8 workers".
 func atLoad(l result.Load) string {
 	if l.Open() {
+		if l.Stages != "" {
+			return "under " + l.Schedule(Thousands)
+		}
 		return "at " + Thousands(l.Rate) + " req/s"
 	}
 	if l.Workers == 1 {

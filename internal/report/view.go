@@ -441,8 +441,8 @@ func openNotes(r *result.Run, o *result.OpenSummary) []string {
 			o.Unsent, o.Intended, r.Load.Connections))
 	}
 	if o.GeneratorLate*100 > o.Intended {
-		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s/s asked",
-			late, o.GeneratorLate, o.Intended, Thousands(o.AchievedRPS.Mean), Thousands(r.Load.Rate)))
+		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s asked",
+			late, o.GeneratorLate, o.Intended, Thousands(o.AchievedRPS.Mean), r.Load.Schedule(Thousands)))
 	}
 	// The other late sends found every connection busy. An engine inside authzbench shares the
 	// process's CPU with the generator, so there the wait says no more than that both were busy.

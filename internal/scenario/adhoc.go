@@ -19,6 +19,7 @@ type Overrides struct {
 	Duration    *time.Duration
 	Warmup      *time.Duration
 	Requests    *int64
+	Stages      []load.Stage // --stages: the open-loop schedule, over their total unless Duration says
 	Timeout     *time.Duration
 	Repeat      *int
 	// Order replaces the scenario's order (--order).
@@ -196,7 +197,10 @@ func (s *Scenario) Apply(o Overrides) error {
 	}
 	for i := range s.Targets {
 		t := &s.Targets[i]
-		t.Load = OneModel(t.Load, o.Workers != nil || len(o.Sweep.Workers) > 0, o.Rate != nil || len(o.Sweep.Rates) > 0 || len(o.Sweep.LoadPoints) > 0)
+		t.Load = OneModel(t.Load, o.Workers != nil || len(o.Sweep.Workers) > 0, o.Rate != nil || len(o.Sweep.Rates) > 0 || len(o.Sweep.LoadPoints) > 0, o.Stages != nil)
+		if o.Stages != nil {
+			t.Load.Stages, t.Load.Duration, t.Load.Requests = o.Stages, load.Total(o.Stages), 0
+		}
 		if o.Workers != nil {
 			t.Load.Workers = *o.Workers
 		}
@@ -249,7 +253,7 @@ func (s *Scenario) Apply(o Overrides) error {
 
 // flagsOf are the command-line flags that set each load setting load.Problem names.
 var flagsOf = map[string]string{"workers": "--workers", "rate": "--rate", "connections": "--connections",
-	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard"}
+	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard", "stages": "--stages"}
 
 // flagWords says a load problem in the command line's words.
 func flagWords(p load.Problem) string {

@@ -184,10 +184,35 @@ type loadSpec struct {
 	Warmup      *at[time.Duration] `yaml:"warmup"`
 	Requests    *at[int64]         `yaml:"requests"`
 	Timeout     *at[time.Duration] `yaml:"timeout"`
+	// Stages is an open-loop schedule of stages, as --stages writes them: one string
+	// ("30s:0-2000,1m:2000") or a list of stages.
+	Stages *at[stagesKey] `yaml:"stages"`
 	// Sweeps: one step per value, each a run of its own with its own warm-up.
 	WorkerSweep *at[[]int]     `yaml:"workers_sweep"`
 	Rates       *at[[]float64] `yaml:"rates"`
 	LoadPoints  *at[[]string]  `yaml:"load_points"`
+}
+
+// stagesKey is a load's stages key: "30s:0-2000,1m:2000", or the same stages as a list.
+type stagesKey []load.Stage
+
+func (k *stagesKey) UnmarshalYAML(n *yaml.Node) error {
+	text := n.Value
+	if n.Kind == yaml.SequenceNode {
+		var parts []string
+		if err := n.Decode(&parts); err != nil {
+			return fmt.Errorf("line %d: stages: want DURATION:RATE or DURATION:FROM-TO strings, such as 30s:0-2000", n.Line)
+		}
+		text = strings.Join(parts, ",")
+	} else if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: stages: want \"30s:0-2000,1m:2000\" or a list of such stages", n.Line)
+	}
+	stages, err := load.ParseStages(text)
+	if err != nil {
+		return fmt.Errorf("line %d: stages: %v", n.Line, err)
+	}
+	*k = stages
+	return nil
 }
 
 // workloadSpec is either a name or {name, policy, data, inputs, query} and/or the Cedar side
@@ -542,7 +567,13 @@ func DefaultLoad() TargetRef {
 }
 
 func resolveLoad(base TargetRef, l loadSpec) TargetRef {
-	base.Load = OneModel(base.Load, l.Workers != nil || l.WorkerSweep != nil, l.Rate != nil || l.Rates != nil || l.LoadPoints != nil)
+	base.Load = OneModel(base.Load, l.Workers != nil || l.WorkerSweep != nil, l.Rate != nil || l.Rates != nil || l.LoadPoints != nil, l.Stages != nil)
+	if l.Stages != nil {
+		base.Load.Stages = l.Stages.V
+		if l.Duration == nil { // the stages are the measured window
+			base.Load.Duration = load.Total(l.Stages.V)
+		}
+	}
 	if l.Workers != nil {
 		base.Load.Workers = l.Workers.V
 	}
@@ -574,14 +605,17 @@ type lineError struct {
 
 // OneModel makes way for the load model one place of settings (the scenario's load, a target's,
 // the command line) names: a place that names the closed loop (workers) replaces the open loop
-// a less specific place set, and one that names the open loop (a rate) the closed loop. A place
-// that names both leaves both, for load.Spec's one rule to refuse.
-func OneModel(l load.Spec, closed, open bool) load.Spec {
+// a less specific place set, and one that names an open-loop schedule (a rate, or stages) the
+// closed loop and the other schedule. A place that names two leaves them, for load.Spec's one
+// rule to refuse.
+func OneModel(l load.Spec, closed, rate, stages bool) load.Spec {
 	switch {
-	case closed && !open:
-		l.Rate = 0
-	case open && !closed:
-		l.Workers = 0
+	case closed && !rate && !stages:
+		l.Rate, l.Stages = 0, nil
+	case rate && !closed && !stages:
+		l.Workers, l.Stages = 0, nil
+	case stages && !closed && !rate:
+		l.Workers, l.Rate = 0, 0
 	}
 	return l
 }
@@ -591,7 +625,7 @@ func loadKeyLines(s loadSpec) map[string]int {
 	return map[string]int{
 		"workers": max(lineOfAt(s.Workers), lineOfAt(s.WorkerSweep)), "rate": max(lineOfAt(s.Rate), lineOfAt(s.Rates), lineOfAt(s.LoadPoints)),
 		"connections": max(lineOfAt(s.Connections), lineOfAt(s.LoadPoints)), "duration": lineOfAt(s.Duration),
-		"warmup": lineOfAt(s.Warmup), "requests": lineOfAt(s.Requests), "timeout": lineOfAt(s.Timeout),
+		"warmup": lineOfAt(s.Warmup), "requests": lineOfAt(s.Requests), "timeout": lineOfAt(s.Timeout), "stages": lineOfAt(s.Stages),
 	}
 }
 
