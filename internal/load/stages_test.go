@@ -149,3 +149,35 @@ func TestParseStages(t *testing.T) {
 		}
 	}
 }
+
+// A warm-up holds the first stage's starting rate before the stages, so the stages fall in the
+// measured window whole: 0 to 1000/s over 200 ms then 1000/s for 200 ms is 300 measured sends
+// after any warm-up, and a warm-up before 500/s holds 500/s.
+func TestStagesWarmupHoldsTheFirstRate(t *testing.T) {
+	for _, c := range []struct {
+		stages         string
+		warmup         time.Duration
+		warm, measured int64
+	}{
+		{"200ms:0-1000,200ms:1000", 0, 0, 300},
+		{"200ms:0-1000,200ms:1000", 100 * time.Millisecond, 0, 300},
+		{"200ms:500,200ms:500-1000", 100 * time.Millisecond, 50, 250},
+	} {
+		stages, err := ParseStages(c.stages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := Spec{Stages: stages, Connections: 1, Duration: Total(stages), Warmup: c.warmup}
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := spec.Model()
+		if err != nil || m.Pacer() == nil {
+			t.Fatalf("%s: model %v, %v", c.stages, m, err)
+		}
+		first, past := newPlan(m.Pacer(), Segment{}).window(spec.Warmup, spec.Duration)
+		if first != c.warm || past-first != c.measured {
+			t.Errorf("%s after %s: %d warm-up and %d measured sends, want %d and %d", c.stages, c.warmup, first, past-first, c.warm, c.measured)
+		}
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/load"
 )
 
 func TestSweeps(t *testing.T) {
@@ -138,5 +141,59 @@ func TestOrder(t *testing.T) {
 	}
 	if _, err := ParseOrder("Sequential"); err == nil {
 		t.Error("orders are lower case, as written in files and flags")
+	}
+}
+
+// A scenario's stages are one open-loop schedule: its duration is their total unless the same
+// load gives one, a target's stages replace the scenario's rate (and workers), and --stages
+// over a file's workers is the open loop.
+func TestStagesKey(t *testing.T) {
+	s, err := Parse("s.yaml", []byte(`load: {rate: 100, workers: 3, duration: 10s}
+workloads: [nop]
+targets:
+  - opa/server
+  - target: opa/inproc
+    load: {stages: "1s:0-100,2s:100"}
+  - target: opa/cli
+    load:
+      stages: [500ms:10, 500ms:10-0]
+`), "")
+	if err == nil {
+		t.Fatal("a scenario load with both workers and rate accepted")
+	}
+	s, err = Parse("s.yaml", []byte(`load: {rate: 100, duration: 10s}
+workloads: [nop]
+targets:
+  - opa/server
+  - target: opa/inproc
+    load: {stages: "1s:0-100,2s:100"}
+  - target: opa/cli
+    load:
+      stages: [500ms:10, 500ms:10-0]
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range s.Targets {
+		got = append(got, fmt.Sprintf("%s r%g %s %s", tg.Name, tg.Load.Rate, load.FormatStages(tg.Load.Stages), tg.Load.Duration))
+	}
+	want := []string{"opa/server r100  10s", "opa/inproc r0 1s:0-100,2s:100 3s", "opa/cli r0 500ms:10,500ms:10-0 1s"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("targets\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	seven := 7
+	if err := s.Apply(Overrides{Workers: &seven}); err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Targets[1].Load; l.Open() || l.Workers != 7 {
+		t.Errorf("--workers over a target's stages: %+v, want the closed loop", l)
+	}
+	stages, _ := load.ParseStages("1s:50")
+	if err := s.Apply(Overrides{Stages: stages}); err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Targets[0].Load; !l.Open() || l.Workers != 0 || l.Duration != time.Second {
+		t.Errorf("--stages over the flags' workers: %+v, want the stages over their 1s", l)
 	}
 }
