@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,27 @@ func TestStagesRunAsOneScheduleAndAreRecorded(t *testing.T) {
 			}
 		})
 	}
+
+	// Shards deal the stages' sends out between them: three add up to the whole's 300 exactly,
+	// and merge into one run of the stages.
+	t.Run("shards", func(t *testing.T) {
+		var files []string
+		var sum int64
+		for i := 1; i <= 3; i++ {
+			out := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+			doc, _ := runOK(t, out, append([]string{"run", "--stages", "200ms:0-1000,200ms:1000", "--shard", fmt.Sprintf("%d/3", i)}, fast...)...)
+			sum += doc.Runs[0].Summary.Open.Intended
+			files = append(files, out)
+		}
+		merged, stdout := runOK(t, filepath.Join(dir, "merged.json"), append([]string{"merge"}, files...)...)
+		r := merged.Runs[0]
+		if sum != 300 || r.Summary.Open.Intended != 300 || r.Load.Stages != "200ms:0-1000,200ms:1000" {
+			t.Errorf("shards had %d due, merged %d (%+v); want the whole's 300 under the stages", sum, r.Summary.Open.Intended, r.Load)
+		}
+		if !strings.Contains(stdout, "stages 0→1000/200ms, 1000/200ms x4") {
+			t.Errorf("the merged table does not label the stages:\n%s", stdout)
+		}
+	})
 
 	for _, tc := range []struct {
 		name string
