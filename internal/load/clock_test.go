@@ -12,7 +12,11 @@ import (
 // send of a ramp; with more slots a sleep. This is the one place the pacer meets real time; how
 // late it may be on a busy machine is the open-loop tests' business.
 func TestPacerClockNeverEarly(t *testing.T) {
-	ramp, err := NewRamp(2000, 8000, 30*time.Millisecond)
+	st, err := ParseStages("30ms:2000-8000,1s:8000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ramp, err := NewStages(st)
 	if err != nil {
 		t.Fatal(err)
 	}

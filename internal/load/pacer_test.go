@@ -161,73 +161,64 @@ func TestSegmentsPartitionTheSchedule(t *testing.T) {
 func testPacers(t *testing.T) []Pacer {
 	t.Helper()
 	ps := []Pacer{mustConstant(1), mustConstant(3), mustConstant(200), mustConstant(600), mustConstant(9999), mustConstant(33.3)}
-	for _, r := range []struct {
-		from, to float64
-		over     time.Duration
-	}{{0, 1000, time.Second}, {1000, 0, time.Second}, {100, 300, 1500 * time.Millisecond}, {500, 50, 700 * time.Millisecond}} {
-		ramp, err := NewRamp(r.from, r.to, r.over)
+	for _, stages := range []string{"1s:0-1000", "1s:1000-0", "1500ms:100-300,1s:300", "700ms:500-50,300ms:50"} {
+		st, err := ParseStages(stages)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps = append(ps, ramp)
+		p, err := NewStages(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
 	}
 	return ps
 }
 
-func TestRamp(t *testing.T) {
-	up, err := NewRamp(0, 1000, time.Second)
-	if err != nil {
-		t.Fatal(err)
+// Ramps, as stages: a ramp's sends are the area under its rate, a ramp that falls to 0 ends, a
+// flat stage is the constant rate, and the gaps follow the rate.
+func TestRampStages(t *testing.T) {
+	stages := func(s string) Stages {
+		st, err := ParseStages(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewStages(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	// 0 to 1000/s over 1 s: the area under the rate reaches 500 at 1 s, and k at √(k/500) s.
+	up := stages("1s:0-1000,1s:1000")
 	for _, c := range []struct {
 		k   int64
 		due time.Duration
 	}{{0, 0}, {5, 100 * time.Millisecond}, {125, 500 * time.Millisecond}, {500, time.Second},
-		{501, time.Second + time.Millisecond}, {1500, 2 * time.Second}} {
+		{501, time.Second + time.Millisecond}, {1499, 2*time.Second - time.Millisecond}, {1500, math.MaxInt64}} {
 		if got := up.Due(c.k); got != c.due {
 			t.Errorf("0 to 1000/s: send %d due at %s, want %s", c.k, got, c.due)
 		}
 	}
-	if got := SendsBefore(up, time.Second); got != 500 {
-		t.Errorf("0 to 1000/s: %d sends due in the first second, want 500", got)
+	// A ramp that falls to 0 ends: 500 sends, the last just before 1 s.
+	down := stages("1s:1000-0")
+	if got := SendsBefore(down, time.Hour); got != 500 {
+		t.Errorf("1000 to 0/s: %d sends in all, want 500", got)
 	}
-
-	// A ramp that falls to 0 ends: send 500 at 1 s is its last.
-	down, err := NewRamp(1000, 0, time.Second)
-	if err != nil {
-		t.Fatal(err)
+	if got := down.Due(500); got != math.MaxInt64 {
+		t.Errorf("1000 to 0/s: send 500 due at %s, want never", got)
 	}
-	if got := down.Due(500); got != time.Second {
-		t.Errorf("1000 to 0/s: send 500 due at %s, want 1s", got)
-	}
-	if got := down.Due(501); got != math.MaxInt64 {
-		t.Errorf("1000 to 0/s: send 501 due at %s, want never", got)
-	}
-	if got := SendsBefore(down, time.Hour); got != 501 {
-		t.Errorf("1000 to 0/s: %d sends in all, want 501", got)
-	}
-
-	// A flat ramp is the constant rate.
-	flat, err := NewRamp(200, 200, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := range int64(1000) {
+	flat := stages("1s:200")
+	for k := range int64(200) {
 		if flat.Due(k) != mustConstant(200).Due(k) {
-			t.Fatalf("flat ramp at 200/s: send %d due at %s, want %s", k, flat.Due(k), mustConstant(200).Due(k))
+			t.Fatalf("a flat stage at 200/s: send %d due at %s, want %s", k, flat.Due(k), mustConstant(200).Due(k))
 		}
 	}
-
-	// The gaps follow the rate: about 10 ms at the start of 100 to 300/s, 1/300 s after it.
-	r, err := NewRamp(100, 300, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := stages("2s:100-300,1s:300")
 	if gap := r.Due(1) - r.Due(0); gap < 9900*time.Microsecond || gap > 10*time.Millisecond {
 		t.Errorf("100 to 300/s: first gap %s, want just under 10ms", gap)
 	}
-	inRamp := SendsBefore(r, r.Over) // 400 in 2 s
+	inRamp := SendsBefore(r, 2*time.Second)
 	if inRamp != 400 {
 		t.Errorf("100 to 300/s over 2 s: %d sends in the ramp, want 400", inRamp)
 	}
@@ -237,28 +228,10 @@ func TestRamp(t *testing.T) {
 		}
 	}
 	for _, p := range testPacers(t) {
-		for k := range int64(5000) {
+		for k := range int64(3000) {
 			if p.Due(k+1) < p.Due(k) {
 				t.Fatalf("%v: send %d due at %s, before send %d at %s", p, k+1, p.Due(k+1), k, p.Due(k))
 			}
-		}
-	}
-}
-
-func TestNewRampRefuses(t *testing.T) {
-	for _, c := range []struct {
-		from, to float64
-		over     time.Duration
-		want     string
-	}{
-		{-1, 100, time.Second, "ramp from rate must be a finite number, not negative, got -1"},
-		{100, math.NaN(), time.Second, "ramp to rate must be a finite number, not negative, got NaN"},
-		{math.Inf(1), 100, time.Second, "ramp from rate must be a finite number"},
-		{0, 0, time.Second, "a ramp from 0 to 0 sends nothing"},
-		{100, 200, 0, "ramp length must be positive, got 0s"},
-	} {
-		if _, err := NewRamp(c.from, c.to, c.over); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewRamp(%g, %g, %s): %v, want an error saying %q", c.from, c.to, c.over, err, c.want)
 		}
 	}
 }
