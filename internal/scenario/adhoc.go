@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
 	neturl "net/url"
 	"time"
 
@@ -234,11 +235,19 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 		s.Targets = steps
 	}
+	// A sweep's steps set the rate or the workers: a problem with them names the sweep's flag.
+	flags := maps.Clone(flagsOf)
+	switch {
+	case len(o.Sweep.Rates) > 0:
+		flags["rate"] = "--rates"
+	case len(o.Sweep.LoadPoints) > 0:
+		flags["rate"], flags["connections"] = "--load-points", "--load-points"
+	}
 	said := map[string]bool{}
 	for i := range s.Targets {
 		t := &s.Targets[i]
 		for _, p := range t.Load.Problems() {
-			msg := fmt.Sprintf("target %s: %s", t.Name, flagWords(p))
+			msg := fmt.Sprintf("target %s: %s", t.Name, flagWords(p, flags))
 			if !said[msg] { // once, not once for each step of a sweep
 				said[msg] = true
 				errs = append(errs, errors.New(msg))
@@ -255,10 +264,10 @@ func (s *Scenario) Apply(o Overrides) error {
 var flagsOf = map[string]string{"workers": "--workers", "rate": "--rate", "connections": "--connections",
 	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard", "stages": "--stages"}
 
-// flagWords says a load problem in the command line's words.
-func flagWords(p load.Problem) string {
+// flagWords says a load problem in the command line's words, by the flags that set each setting.
+func flagWords(p load.Problem, flags map[string]string) string {
 	flag := func(setting string) string {
-		if f, ok := flagsOf[setting]; ok {
+		if f, ok := flags[setting]; ok {
 			return f
 		}
 		return setting
