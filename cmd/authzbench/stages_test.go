@@ -68,25 +68,28 @@ func TestStagesRunAsOneScheduleAndAreRecorded(t *testing.T) {
 	})
 
 	for _, tc := range []struct {
-		name string
-		args []string
-		want string
+		name      string
+		args      []string
+		want, not string
 	}{
-		{"a stage that is no stage", append([]string{"run", "--stages", "200ms:0-1000,fast"}, fast...), `--stages: stage 2 "fast": want DURATION:RATE or DURATION:FROM-TO`},
-		{"a stage above the ceiling", append([]string{"run", "--stages", "1s:5e9"}, fast...), "--stages: stage 1 (1s:5e+09): rate 5e+09/s is above the pacer's ceiling"},
-		{"stages with --rate", append([]string{"run", "--stages", "1s:100", "--rate", "100"}, fast...), "--stages and --rate given together"},
-		{"stages with --workers", append([]string{"run", "--stages", "1s:100", "--workers", "2"}, fast...), "--stages and --workers given together"},
-		{"stages with another --duration", append([]string{"run", "--stages", "1s:100", "--duration", "2s"}, fast...), "--duration 2s is not the 1s the stages last"},
-		{"a file's bad stage", []string{"run", "-f", write("bad.yaml", "workloads: [nop]\ntargets:\n  - target: opa/inproc\n    load:\n      stages: 1s:100,1s:-\n")},
-			`bad.yaml:5: stages: stage 2 "1s:-": rate "" is not a number`},
+		{"a stage that is no stage", append([]string{"run", "--stages", "200ms:0-1000,fast"}, fast...), `--stages: stage 2 "fast": want DURATION:RATE or DURATION:FROM-TO`, ""},
+		{"a stage above the ceiling", append([]string{"run", "--stages", "1s:5e9"}, fast...), "--stages: stage 1 (1s:5e+09): rate 5e+09/s is above the pacer's ceiling", ""},
+		{"stages with --rate", append([]string{"run", "--stages", "1s:100", "--rate", "100"}, fast...), "--stages and --rate given together", ""},
+		// Two schedules in one place, and no word of the workers the flags never gave.
+		{name: "stages with --rates", args: append([]string{"run", "--stages", "1s:100", "--rates", "100,200"}, fast...),
+			want: "--stages and --rates given together: each is a whole open-loop schedule", not: "--workers"},
+		{"stages with --workers", append([]string{"run", "--stages", "1s:100", "--workers", "2"}, fast...), "--stages and --workers given together", ""},
+		{"stages with another --duration", append([]string{"run", "--stages", "1s:100", "--duration", "2s"}, fast...), "--duration 2s is not the 1s the stages last", ""},
+		{"a file's bad stage", []string{"run", "-f", write("bad.yaml", "workloads: [nop]\ntargets:\n  - target: opa/inproc\n    load:\n      stages: 1s:100,1s:x\n")},
+			`bad.yaml:5: stages: stage 2 "1s:x": rate "x" is not a number`, ""},
 		{"a file's stages and workers", []string{"run", "-f", write("both.yaml", "load: {workers: 2, stages: '1s:100'}\nworkloads: [nop]\ntargets: [opa/inproc]\n")},
-			"both.yaml:1: stages and workers given together"},
+			"both.yaml:1: stages and workers given together", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".json")
 			code, _, stderr := run(t, append(tc.args, "-o", out)...)
-			if code != exitUsage || !strings.Contains(stderr, tc.want) {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitUsage, tc.want)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) || (tc.not != "" && strings.Contains(stderr, tc.not)) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q (and no %q)", code, stderr, exitUsage, tc.want, tc.not)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("a refused load left %s", out)

@@ -40,7 +40,11 @@ func ParseStages(s string) ([]Stage, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("stage %d %q: want DURATION:RATE or DURATION:FROM-TO, such as 30s:0-2000 or 1m:2000", i+1, part)
 		}
-		from, to, ramp := strings.Cut(rates, "-")
+		// FROM-TO: the dash after the first character, so that "-5" reads as a (refused) rate.
+		from, to, ramp := rates, "", false
+		if i := strings.Index(rates[min(1, len(rates)):], "-"); i >= 0 {
+			from, to, ramp = rates[:i+1], rates[i+2:], true
+		}
 		st := Stage{Over: over}
 		if st.From, err = strconv.ParseFloat(from, 64); err != nil {
 			return nil, fmt.Errorf("stage %d %q: rate %q is not a number", i+1, part, from)
@@ -77,7 +81,11 @@ func CheckStages(stages []Stage) error {
 		if s.Over <= 0 {
 			errs = append(errs, fmt.Errorf("stage %d (%s): its length must be positive", i+1, s))
 		}
-		for _, r := range []float64{s.From, s.To} {
+		rates := []float64{s.From, s.To}
+		if s.From == s.To {
+			rates = rates[:1] // a hold: its one rate, said once
+		}
+		for _, r := range rates {
 			if r != 0 {
 				if err := CheckRate(r); err != nil {
 					errs = append(errs, fmt.Errorf("stage %d (%s): rate %w", i+1, s, err))

@@ -129,6 +129,9 @@ func TestStagesK6Example(t *testing.T) {
 }
 
 func TestParseStages(t *testing.T) {
+	if _, err := ParseStages("1s:100,1s:2e12"); err == nil || strings.Count(err.Error(), "above the pacer's ceiling") != 1 {
+		t.Errorf("a hold above the ceiling: %v, want it said once", err)
+	}
 	st, err := ParseStages("30s:0-2000, 1m:2000,30s:2000-0")
 	if err != nil || FormatStages(st) != "30s:0-2000,1m0s:2000,30s:2000-0" {
 		t.Errorf("ParseStages = %v (%s), %v", st, FormatStages(st), err)
@@ -143,6 +146,9 @@ func TestParseStages(t *testing.T) {
 		{"1s:100,1s:2e12", "stage 2 (1s:2e+12): rate 2e+12/s is above the pacer's ceiling of 1e+09/s"},
 		{"1s:0,2s:0", "every stage's rate is 0: nothing would be sent"},
 		{"1s:NaN", "rate must be a finite number, got NaN"},
+		{"1s:-5", "stage 1 (1s:-5): rate must be positive, got -5"},
+		{"1s:10--5", "stage 1 (1s:10--5): rate must be positive, got -5"},
+		{"1s:10-", `stage 1 "1s:10-": rate "" is not a number`},
 	} {
 		if _, err := ParseStages(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseStages(%q): %v, want %q", c.in, err, c.want)

@@ -609,13 +609,17 @@ type lineError struct {
 // closed loop and the other schedule. A place that names two leaves them, for load.Spec's one
 // rule to refuse.
 func OneModel(l load.Spec, closed, rate, stages bool) load.Spec {
-	switch {
-	case closed && !rate && !stages:
+	if closed && !rate && !stages {
 		l.Rate, l.Stages = 0, nil
-	case rate && !closed && !stages:
-		l.Workers, l.Stages = 0, nil
-	case stages && !closed && !rate:
-		l.Workers, l.Rate = 0, 0
+	}
+	if !closed && (rate || stages) {
+		l.Workers = 0
+	}
+	if rate && !stages {
+		l.Stages = nil
+	}
+	if stages && !rate {
+		l.Rate = 0
 	}
 	return l
 }
