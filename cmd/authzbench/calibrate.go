@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
@@ -45,6 +46,9 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 			}
 			if c.Workers < 1 || c.Rate <= 0 || c.Connections < 1 || c.Duration <= 0 {
 				return usageError(errors.New("--workers, --rate, --connections and --duration must be positive"))
+			}
+			if err := load.CheckRate(c.Rate); err != nil {
+				return usageError(fmt.Errorf("--rate %w", err))
 			}
 			if withWrk && c.GRPC {
 				return usageError(errors.New("--wrk and --grpc: wrk speaks HTTP/1.1, not gRPC (experiments/ghz-vs-extauthz.sh drives the trivial ext_authz server with ghz)"))

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -140,9 +141,14 @@ func checkCapacity(c bench.CapacitySearch) error {
 	var errs []error
 	if c.Start <= 0 {
 		errs = append(errs, fmt.Errorf("--start %g: want a rate above 0 requests per second", c.Start))
+	} else if err := load.CheckRate(c.Start); err != nil {
+		errs = append(errs, fmt.Errorf("--start %w", err))
 	}
 	if c.Max < c.Start {
 		errs = append(errs, fmt.Errorf("--max %g: want at least --start (%g)", c.Max, c.Start))
+	} else if err := load.CheckRate(c.Max); err != nil {
+		// The search doubles up to --max: a probe above the ceiling would run slower than it says.
+		errs = append(errs, fmt.Errorf("--max %w", err))
 	}
 	if c.MaxSteps < 1 {
 		errs = append(errs, fmt.Errorf("--max-steps %d: want 1 or more", c.MaxSteps))

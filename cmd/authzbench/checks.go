@@ -52,10 +52,6 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	if f.serverTimes < 0 {
 		errs = append(errs, fmt.Errorf("--server-metrics %d: want N >= 1 to sample every Nth request, or 0 for none", f.serverTimes))
 	}
-	if fl.Changed("workers") && (fl.Changed("rate") || len(f.rates) > 0 || len(f.loadPoints) > 0) {
-		errs = append(errs, errors.New("--workers sets the closed loop; --rate, --rates and --load-points the open loop, "+
-			"whose requests in flight --connections bounds: give one or the other"))
-	}
 	if err := target.CheckHTTP(target.HTTPConfig{Headers: f.headers, Body: f.body}, nil); err != nil {
 		errs = append(errs, err)
 	}

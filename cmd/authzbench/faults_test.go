@@ -383,7 +383,7 @@ func TestFaultPaths(t *testing.T) {
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "--workload", "nop", "--url", e.url, "--server-metrics", "-1", fast, "-o", e.out)
 			}},
-		{name: "--workers with --rate", code: exitUsage, want: []string{"--workers sets the closed loop"},
+		{name: "--workers with --rate", code: exitUsage, want: []string{"--rate and --workers given together"},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "--workload", "nop", "--url", e.url, "--rate", "100", "--duration", "200ms", "--warmup", "0s", "--workers", "2", "-o", e.out)
 			}},

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
@@ -48,6 +49,7 @@ type runFlags struct {
 	workers     []int
 	rates       []float64
 	loadPoints  []string
+	stages      string
 	rate        float64
 	connections int
 	duration    time.Duration
@@ -111,8 +113,8 @@ With no arguments it runs the embedded quickstart scenario: the nop, rbac, api a
 workloads through opa/cli, opa/server, opa/inproc, cedar/server and cedar/inproc, in about
 two minutes on 2 cores.
 With -f it runs a scenario file; with --target/--workload, --policy or --cedar-policies it runs
-one described by flags. Load flags (--workers, --rate, --connections, --duration, --requests,
---warmup, --repeat, --timeout) override the scenario's values for every target.
+one described by flags. Load flags (--workers, --rate, --stages, --connections, --duration,
+--requests, --warmup, --repeat, --timeout) override the scenario's values for every target.
 
 Every built-in workload with a Cedar version (` + strings.Join(workload.CedarNames(), ", ") + `)
 decides the same inputs in Rego and in Cedar, so running opa/... and cedar/... targets together
@@ -174,7 +176,8 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
 	fl.StringSliceVar(&f.loadPoints, "load-points", nil, "open loop: RATExCONNECTIONS steps (100x8,500x32,1000x64)")
-	fl.Float64Var(&f.rate, "rate", 0, "open loop: send this many requests per second at fixed times, latency measured from the intended send time (0: closed loop)")
+	fl.StringVar(&f.stages, "stages", "", "open loop, one continuous run whose rate follows stages, k6's ramping-arrival-rate: DURATION:RATE holds, DURATION:FROM-TO ramps linearly (30s:0-2000,1m:2000,30s:2000-0); the measured window is their total, a warm-up holds the first rate. (--rates stays a matrix of separate runs; for steps in one run, give holds: 30s:100,30s:1000)")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: send this many requests per second at fixed times (at most 1e9), latency measured from the intended send time (0: closed loop; not with --workers)")
 	fl.IntVar(&f.connections, "connections", scenario.DefaultConnections, "open loop: bound on requests in flight, one connection each")
 	fl.DurationVar(&f.duration, "duration", scenario.DefaultDuration, "measured time per repetition")
 	fl.DurationVar(&f.warmup, "warmup", scenario.DefaultWarmup, "load sent and discarded before measuring")
@@ -540,6 +543,13 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	}
 	if (len(f.rates) > 0 || len(f.loadPoints) > 0) && (fl.Changed("rate") || (len(f.loadPoints) > 0 && fl.Changed("connections"))) {
 		return nil, errors.New("--rates and --load-points set the rate (and --load-points the connections) of each step; drop --rate/--connections")
+	}
+	if fl.Changed("stages") {
+		stages, err := load.ParseStages(f.stages)
+		if err != nil {
+			return nil, fmt.Errorf("--stages: %w", err)
+		}
+		o.Stages = stages
 	}
 	if fl.Changed("rate") {
 		o.Rate = &f.rate

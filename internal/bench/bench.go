@@ -293,8 +293,11 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	if w.RegoV0 && kind.Engine == "opa" {
 		run.WorkloadDoc.RegoVersion = "v0"
 	}
-	if t.Load.Rate > 0 {
+	if t.Load.Open() {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
+		if len(t.Load.Stages) > 0 {
+			run.Load.Stages = load.FormatStages(t.Load.Stages)
+		}
 	}
 	cfg := t.Settings()
 	placement := kind.PlacementFor(cfg)
@@ -315,7 +318,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	if procs <= 0 {
 		procs = max(1, min(GeneratorProcsDefault(), cpus))
 	}
-	if placement == target.InProcess || (t.Load.Rate > 0 && o.GeneratorProcs <= 0) {
+	if placement == target.InProcess || (t.Load.Open() && o.GeneratorProcs <= 0) {
 		// In-process engines need every core; so does an open-loop pacer, which must find a free
 		// processor the moment a send is due (with one, 2.4 % of sends at 2,000/s started more
 		// than 1 ms late; with two, 0.6 %).
@@ -324,12 +327,12 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	sl.procs = procs
 	run.Load.GeneratorProcs = procs
 	common.Workers = t.Load.Workers
-	if t.Load.Rate == 0 && !t.Load.Segment.Whole() {
+	if !t.Load.Open() && !t.Load.Segment.Whole() {
 		// A closed-loop shard runs its share of the workers, and its pool is that share.
 		_, common.Workers = t.Load.Segment.Workers(t.Load.Workers)
 		run.Load.ShardWorkers = common.Workers
 	}
-	if t.Load.Rate > 0 {
+	if t.Load.Open() {
 		common.Workers = t.Load.Connections
 	}
 	common.Timeout = t.Timeout

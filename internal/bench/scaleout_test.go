@@ -96,7 +96,10 @@ func TestShardsAgainstReplicasMergeToTheWhole(t *testing.T) {
 	}
 	m := merged.Runs[0].Summary
 	// The sends due in the measured window, as the pacer has them: the schedule.
-	pacer := load.ConstantRate(rate)
+	pacer, err := load.ConstantRate(rate)
+	if err != nil {
+		t.Fatal(err)
+	}
 	due := load.SendsBefore(pacer, spec.Warmup+spec.Duration) - load.SendsBefore(pacer, spec.Warmup)
 	if m.Open.Intended != due || whole.Summary.Open.Intended != due {
 		t.Errorf("merged shards had %d sends due, one generator %d; the schedule has %d", m.Open.Intended, whole.Summary.Open.Intended, due)

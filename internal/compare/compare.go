@@ -212,19 +212,13 @@ func (c Cell) Worse() bool {
 
 // key is what two runs must share to be one row.
 type key struct {
-	workload, target     string
-	http2                bool
-	model                result.LoadModel
-	workers, connections int
-	rate                 float64
+	workload, target string
+	http2            bool
+	load             result.LoadKey
 }
 
 func keyOf(r *result.Run, o Options) key {
-	k := key{workload: r.Workload, target: r.Label(), http2: r.SUT.HTTP2, model: r.Load.Model, workers: r.Load.Workers,
-		connections: r.Load.Connections, rate: r.Load.Rate}
-	if r.Load.Model != result.OpenLoop {
-		k.connections, k.rate = 0, 0
-	}
+	k := key{workload: r.Workload, target: r.Label(), http2: r.SUT.HTTP2, load: r.Load.Key()}
 	if o.IgnoreWorkload {
 		k.workload = ""
 	}

@@ -12,12 +12,16 @@ import (
 // send of a ramp; with more slots a sleep. This is the one place the pacer meets real time; how
 // late it may be on a busy machine is the open-loop tests' business.
 func TestPacerClockNeverEarly(t *testing.T) {
-	ramp, err := NewRamp(2000, 8000, 30*time.Millisecond)
+	st, err := ParseStages("30ms:2000-8000,1s:8000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ramp, err := NewStages(st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, procs := range []int{1, 2} {
-		for _, pl := range []plan{newPlan(ConstantRate(2000), Segment{}), newPlan(ConstantRate(6000), Segment{Index: 2, Count: 3}), newPlan(ramp, Segment{})} {
+		for _, pl := range []plan{newPlan(mustConstant(2000), Segment{}), newPlan(mustConstant(6000), Segment{Index: 2, Count: 3}), newPlan(mustConstant(600), Segment{Index: 1, Count: 2}), newPlan(ramp, Segment{})} {
 			t.Run(fmt.Sprintf("GOMAXPROCS %d/%v %s", procs, pl.pacer, pl.seg), func(t *testing.T) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				start := time.Now().Add(5 * time.Millisecond)

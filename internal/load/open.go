@@ -19,7 +19,7 @@ const LateAfter = time.Millisecond
 // goroutine is running when the first send is due.
 const startLead = 20 * time.Millisecond
 
-// runOpen sends request k when the schedule says it is due (at a constant rate, start + k/rate),
+// runOpen sends request k when the pacer says it is due (at a constant rate, start + k/rate),
 // whatever happened to earlier requests; with a segment i/N, only its share of the sends. Up to
 // Connections requests are in flight; a send that comes due while all are busy waits, and its
 // latency is measured from its intended time, so a server that stalls is charged for every
@@ -33,7 +33,7 @@ const startLead = 20 * time.Millisecond
 // moment the run gave up on it. Sends in flight when the window closes are awaited (each is
 // bounded by the target's own request timeout). A send belongs to the phase its intended time
 // falls in: one due in the warm-up but sent after it is warm-up, and discarded.
-func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+func (c Spec) runOpen(ctx context.Context, t target.Target, pacer Pacer, inputs []workload.Input, progress func(Progress)) Outcome {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	watchDied(ctx, t, cancel)
@@ -42,7 +42,7 @@ func (c Spec) runOpen(ctx context.Context, t target.Target, inputs []workload.In
 	// This generator's sends, numbered from 0: those from firstMeasured to pastLast-1 are due in
 	// the measured window, the ones before in the warm-up (each in the phase its intended time
 	// falls in).
-	pl := newPlan(ConstantRate(c.Rate), c.Segment)
+	pl := newPlan(pacer, c.Segment)
 	firstMeasured, pastLast := pl.window(c.Warmup, c.Duration)
 	start := time.Now().Add(startLead)
 	warmEnd := start.Add(c.Warmup)

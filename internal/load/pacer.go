@@ -1,7 +1,6 @@
 package load
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -15,84 +14,10 @@ import (
 // checked exactly without a clock.
 //
 // Send k (numbered from 0) is due at Due(k), which never decreases as k grows. Constant is the
-// rate an open-loop run asks for; Ramp changes the rate linearly. A pacer with a last send
-// returns math.MaxInt64 for the sends after it: they are never due.
+// rate an open-loop run asks for; Stages changes it linearly, stage by stage. A pacer with a last
+// send returns math.MaxInt64 for the sends after it: they are never due.
 type Pacer interface {
 	Due(k int64) time.Duration
-}
-
-// Constant sends at a constant rate: send k is due at k × Interval.
-type Constant struct {
-	Interval time.Duration // at least 1 ns
-}
-
-// ConstantRate is the constant schedule for rate sends a second. Its interval is a whole number
-// of nanoseconds, rounded down, so that the kernel's periodic timer and the intended times
-// agree exactly; it sends at most one part in the interval's nanoseconds faster than asked
-// (1e-5 at 10,000 req/s).
-func ConstantRate(rate float64) Constant {
-	return Constant{Interval: max(1, time.Duration(float64(time.Second)/rate))}
-}
-
-// Due is k × Interval.
-func (c Constant) Due(k int64) time.Duration { return time.Duration(k) * c.Interval }
-
-func (c Constant) String() string { return fmt.Sprintf("one every %s", c.Interval) }
-
-// Ramp changes the rate linearly from From to To sends a second over Over, then holds To. The
-// count of sends due by time t is the area under the rate, From·t + (To−From)·t²/(2·Over) until
-// Over; send k is due when that area reaches k. With To 0, the sends end with the ramp.
-type Ramp struct {
-	From, To float64
-	Over     time.Duration
-}
-
-// NewRamp checks that the ramp sends something: rates finite and not negative, not both 0, and
-// a positive length.
-func NewRamp(from, to float64, over time.Duration) (Ramp, error) {
-	var errs []error
-	for _, r := range []struct {
-		name string
-		rate float64
-	}{{"from", from}, {"to", to}} {
-		if math.IsNaN(r.rate) || math.IsInf(r.rate, 0) || r.rate < 0 {
-			errs = append(errs, fmt.Errorf("ramp %s rate must be a finite number, not negative, got %g", r.name, r.rate))
-		}
-	}
-	if from == 0 && to == 0 {
-		errs = append(errs, errors.New("a ramp from 0 to 0 sends nothing"))
-	}
-	if over <= 0 {
-		errs = append(errs, fmt.Errorf("ramp length must be positive, got %s", over))
-	}
-	return Ramp{From: from, To: to, Over: over}, errors.Join(errs...)
-}
-
-func (r Ramp) String() string { return fmt.Sprintf("%g/s to %g/s over %s", r.From, r.To, r.Over) }
-
-// Due solves the area under the rate for k. In the ramp, a·t² + From·t = k with
-// a = (To−From)/(2·Over), written t = 2k / (From + √(From² + 4ak)) so that it holds for a
-// falling ramp and a ramp from 0 alike without cancellation; after it, To a second.
-func (r Ramp) Due(k int64) time.Duration {
-	over := r.Over.Seconds()
-	inRamp := (r.From + r.To) / 2 * over // sends due in the ramp, as a real number
-	n := float64(k)
-	var t float64
-	switch {
-	case n <= inRamp:
-		a := (r.To - r.From) / (2 * over)
-		if d := r.From + math.Sqrt(max(0, r.From*r.From+4*a*n)); d > 0 {
-			t = 2 * n / d
-		}
-	case r.To == 0:
-		return math.MaxInt64 // past the last send
-	default:
-		t = over + (n-inRamp)/r.To
-	}
-	if ns := math.Round(t * 1e9); ns < math.MaxInt64 {
-		return time.Duration(ns)
-	}
-	return math.MaxInt64
 }
 
 // SendsBefore is how many sends of p are due before the offset d, which is also the index of the
@@ -260,14 +185,18 @@ func (p plan) due(j int64) time.Duration { return p.pacer.Due(p.seg.Send(j)) }
 // sendsBefore is how many of the plan's sends are due before the offset d.
 func (p plan) sendsBefore(d time.Duration) int64 { return p.seg.Sends(SendsBefore(p.pacer, d)) }
 
-// period says, for a plan whose sends are evenly spaced (a constant rate), when its first send is
+// period says, for a plan whose sends are evenly spaced in whole nanoseconds (a constant rate
+// whose interval, times the segments, is one: 2,000/s, but not 600/s), when its first send is
 // due and how far apart they are.
 func (p plan) period() (first, every time.Duration, ok bool) {
 	c, ok := p.pacer.(Constant)
 	if !ok {
 		return 0, 0, false
 	}
-	return p.due(0), c.Interval * time.Duration(p.seg.Count), true
+	if every, ok = c.every(int64(p.seg.Count)); !ok {
+		return 0, 0, false
+	}
+	return p.due(0), every, true
 }
 
 // window is where the warm-up and the measured window fall in the plan: its sends from

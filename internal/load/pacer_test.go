@@ -11,46 +11,6 @@ import (
 // Every test in this file runs in virtual time: schedules are values, asked when each send is
 // due, and nothing sleeps.
 
-// A constant rate's send k is due k whole-nanosecond intervals after the start, the interval
-// rounded down (so that the kernel's periodic timer keeps the same schedule).
-func TestConstantRateDueTimesExact(t *testing.T) {
-	for _, c := range []struct {
-		rate     float64
-		interval time.Duration
-	}{
-		{1, time.Second},
-		{3, 333_333_333},
-		{7, 142_857_142},
-		{200, 5 * time.Millisecond},
-		{1000, time.Millisecond},
-		{3333, 300_030},
-		{10000, 100 * time.Microsecond},
-		{44100, 22_675},
-		{1e6, time.Microsecond},
-		{3e9, 1}, // faster than one a nanosecond: one a nanosecond
-	} {
-		t.Run(fmt.Sprintf("%g/s", c.rate), func(t *testing.T) {
-			p := ConstantRate(c.rate)
-			if p.Interval != c.interval {
-				t.Fatalf("interval %d ns, want %d ns", p.Interval, c.interval)
-			}
-			for _, k := range []int64{0, 1, 2, 3, 10, 12_345, 1_000_000, 999_999_999} {
-				if got, want := p.Due(k), time.Duration(k*int64(c.interval)); got != want {
-					t.Errorf("send %d due at %d ns, want %d ns", k, got, want)
-				}
-				if gap := p.Due(k+1) - p.Due(k); gap != c.interval {
-					t.Errorf("sends %d and %d %d ns apart, want %d ns", k, k+1, gap, c.interval)
-				}
-			}
-		})
-	}
-	// Rounding down shows at a rate that does not divide a second: the fourth send of 3/s is due
-	// a nanosecond before 1 s.
-	if got := ConstantRate(3).Due(3); got != time.Second-1 {
-		t.Errorf("third send of 3/s due at %d ns, want 999999999", got)
-	}
-}
-
 // A send belongs to the phase its intended time falls in: the measured window [warm-up,
 // warm-up + duration) holds the sends due from the end of the warm-up, that one included, to
 // its end, that one excluded.
@@ -65,16 +25,19 @@ func TestPhaseEdges(t *testing.T) {
 		// Send 200 is due exactly as the warm-up ends: measured. Send 600 is due exactly as the
 		// window ends: not in it.
 		{"edges on sends", 200, time.Second, 2 * time.Second, 200, 600},
-		// At 3/s send 3 is due at 0.999999999 s, still in the warm-up, and send 6 at
-		// 1.999999998 s, still in the window.
-		{"edges between sends", 3, time.Second, time.Second, 4, 7},
+		// At 3/s send 3 is due at 1 s exactly, the first measured, and send 6 at 2 s, past the
+		// window: 3 × 1 s sends, no more.
+		{"edges between sends", 3, time.Second, time.Second, 3, 6},
+		// 600/s for 3 s is 1,800 sends, though 1/600 s is no whole number of nanoseconds.
+		{"600/s for 3 s", 600, 0, 3 * time.Second, 0, 1800},
+		{"600/s for 3 s after 1 s", 600, time.Second, 3 * time.Second, 600, 2400},
 		{"warm-up a nanosecond past a send", 1000, time.Millisecond + 1, time.Millisecond - 1, 2, 2},
 		{"warm-up a nanosecond short of a send", 1000, time.Millisecond - 1, time.Millisecond + 2, 1, 3},
 		{"window shorter than an interval", 1, 500 * time.Millisecond, 400 * time.Millisecond, 1, 1},
 		{"10,000/s for 10 s after 2 s", 10000, 2 * time.Second, 10 * time.Second, 20_000, 120_000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pl := newPlan(ConstantRate(c.rate), Segment{})
+			pl := newPlan(mustConstant(c.rate), Segment{})
 			first, past := pl.window(c.warmup, c.duration)
 			if first != c.firstMeasured || past != c.pastLast {
 				t.Fatalf("measured sends %d to %d, want %d to %d", first, past-1, c.firstMeasured, c.pastLast-1)
@@ -159,11 +122,11 @@ func TestSegmentsPartitionTheSchedule(t *testing.T) {
 							}
 						}
 						measured = append(measured, segPast-segFirst)
-						if c, ok := p.(Constant); ok {
-							start, every, periodic := pl.period()
-							if !periodic || start != time.Duration(i-1)*c.Interval || every != time.Duration(n)*c.Interval {
-								t.Errorf("segment %s: period %v from %s, every %s; want every %s from %s",
-									seg, periodic, start, every, time.Duration(n)*c.Interval, time.Duration(i-1)*c.Interval)
+						// A plan with a period (the kernel's periodic timer keeps it) has every send
+						// on it.
+						if start, every, periodic := pl.period(); periodic {
+							if start != p.Due(int64(i-1)) || every != p.Due(int64(n)) {
+								t.Errorf("segment %s: period from %s, every %s; want every %s from %s", seg, start, every, p.Due(int64(n)), p.Due(int64(i-1)))
 							}
 							for j := range min(segPast, 50) {
 								if pl.due(j) != start+time.Duration(j)*every {
@@ -197,74 +160,65 @@ func TestSegmentsPartitionTheSchedule(t *testing.T) {
 // testPacers are the schedules the virtual-time tests run over.
 func testPacers(t *testing.T) []Pacer {
 	t.Helper()
-	ps := []Pacer{ConstantRate(1), ConstantRate(3), ConstantRate(200), ConstantRate(9999)}
-	for _, r := range []struct {
-		from, to float64
-		over     time.Duration
-	}{{0, 1000, time.Second}, {1000, 0, time.Second}, {100, 300, 1500 * time.Millisecond}, {500, 50, 700 * time.Millisecond}} {
-		ramp, err := NewRamp(r.from, r.to, r.over)
+	ps := []Pacer{mustConstant(1), mustConstant(3), mustConstant(200), mustConstant(600), mustConstant(9999), mustConstant(33.3)}
+	for _, stages := range []string{"1s:0-1000", "1s:1000-0", "1500ms:100-300,1s:300", "700ms:500-50,300ms:50"} {
+		st, err := ParseStages(stages)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps = append(ps, ramp)
+		p, err := NewStages(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
 	}
 	return ps
 }
 
-func TestRamp(t *testing.T) {
-	up, err := NewRamp(0, 1000, time.Second)
-	if err != nil {
-		t.Fatal(err)
+// Ramps, as stages: a ramp's sends are the area under its rate, a ramp that falls to 0 ends, a
+// flat stage is the constant rate, and the gaps follow the rate.
+func TestRampStages(t *testing.T) {
+	stages := func(s string) Stages {
+		st, err := ParseStages(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewStages(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	// 0 to 1000/s over 1 s: the area under the rate reaches 500 at 1 s, and k at √(k/500) s.
+	up := stages("1s:0-1000,1s:1000")
 	for _, c := range []struct {
 		k   int64
 		due time.Duration
 	}{{0, 0}, {5, 100 * time.Millisecond}, {125, 500 * time.Millisecond}, {500, time.Second},
-		{501, time.Second + time.Millisecond}, {1500, 2 * time.Second}} {
+		{501, time.Second + time.Millisecond}, {1499, 2*time.Second - time.Millisecond}, {1500, math.MaxInt64}} {
 		if got := up.Due(c.k); got != c.due {
 			t.Errorf("0 to 1000/s: send %d due at %s, want %s", c.k, got, c.due)
 		}
 	}
-	if got := SendsBefore(up, time.Second); got != 500 {
-		t.Errorf("0 to 1000/s: %d sends due in the first second, want 500", got)
+	// A ramp that falls to 0 ends: 500 sends, the last just before 1 s.
+	down := stages("1s:1000-0")
+	if got := SendsBefore(down, time.Hour); got != 500 {
+		t.Errorf("1000 to 0/s: %d sends in all, want 500", got)
 	}
-
-	// A ramp that falls to 0 ends: send 500 at 1 s is its last.
-	down, err := NewRamp(1000, 0, time.Second)
-	if err != nil {
-		t.Fatal(err)
+	if got := down.Due(500); got != math.MaxInt64 {
+		t.Errorf("1000 to 0/s: send 500 due at %s, want never", got)
 	}
-	if got := down.Due(500); got != time.Second {
-		t.Errorf("1000 to 0/s: send 500 due at %s, want 1s", got)
-	}
-	if got := down.Due(501); got != math.MaxInt64 {
-		t.Errorf("1000 to 0/s: send 501 due at %s, want never", got)
-	}
-	if got := SendsBefore(down, time.Hour); got != 501 {
-		t.Errorf("1000 to 0/s: %d sends in all, want 501", got)
-	}
-
-	// A flat ramp is the constant rate.
-	flat, err := NewRamp(200, 200, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := range int64(1000) {
-		if flat.Due(k) != ConstantRate(200).Due(k) {
-			t.Fatalf("flat ramp at 200/s: send %d due at %s, want %s", k, flat.Due(k), ConstantRate(200).Due(k))
+	flat := stages("1s:200")
+	for k := range int64(200) {
+		if flat.Due(k) != mustConstant(200).Due(k) {
+			t.Fatalf("a flat stage at 200/s: send %d due at %s, want %s", k, flat.Due(k), mustConstant(200).Due(k))
 		}
 	}
-
-	// The gaps follow the rate: about 10 ms at the start of 100 to 300/s, 1/300 s after it.
-	r, err := NewRamp(100, 300, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := stages("2s:100-300,1s:300")
 	if gap := r.Due(1) - r.Due(0); gap < 9900*time.Microsecond || gap > 10*time.Millisecond {
 		t.Errorf("100 to 300/s: first gap %s, want just under 10ms", gap)
 	}
-	inRamp := SendsBefore(r, r.Over) // 400 in 2 s
+	inRamp := SendsBefore(r, 2*time.Second)
 	if inRamp != 400 {
 		t.Errorf("100 to 300/s over 2 s: %d sends in the ramp, want 400", inRamp)
 	}
@@ -274,28 +228,10 @@ func TestRamp(t *testing.T) {
 		}
 	}
 	for _, p := range testPacers(t) {
-		for k := range int64(5000) {
+		for k := range int64(3000) {
 			if p.Due(k+1) < p.Due(k) {
 				t.Fatalf("%v: send %d due at %s, before send %d at %s", p, k+1, p.Due(k+1), k, p.Due(k))
 			}
-		}
-	}
-}
-
-func TestNewRampRefuses(t *testing.T) {
-	for _, c := range []struct {
-		from, to float64
-		over     time.Duration
-		want     string
-	}{
-		{-1, 100, time.Second, "ramp from rate must be a finite number, not negative, got -1"},
-		{100, math.NaN(), time.Second, "ramp to rate must be a finite number, not negative, got NaN"},
-		{math.Inf(1), 100, time.Second, "ramp from rate must be a finite number"},
-		{0, 0, time.Second, "a ramp from 0 to 0 sends nothing"},
-		{100, 200, 0, "ramp length must be positive, got 0s"},
-	} {
-		if _, err := NewRamp(c.from, c.to, c.over); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewRamp(%g, %g, %s): %v, want an error saying %q", c.from, c.to, c.over, err, c.want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"strings"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/metrics"
@@ -47,51 +47,110 @@ type Spec struct {
 	// up on them (counted unsent). 0: 5 s for requests; open loop then gives up when the window
 	// closes.
 	Timeout time.Duration
+	// Stages, when set, is the open-loop schedule instead of Rate: a piecewise-linear rate (k6's
+	// ramping-arrival-rate), measured over Duration, which is their total; a warm-up holds the
+	// first stage's starting rate before them.
+	Stages []Stage
 	// Segment is this generator's share of the load when N generators split it (i/N): in open
 	// loop its share of the schedule, in closed loop its share of Workers (Segment.Workers);
 	// the zero value is the whole, 1/1.
 	Segment Segment
 }
 
-// Validate reports settings that cannot run.
+// Validate reports settings that cannot run, every one of them.
 func (c Spec) Validate() error {
 	var errs []error
-	switch {
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
-		errs = append(errs, fmt.Errorf("rate must be a finite number, got %g", c.Rate))
-	case c.Rate < 0:
-		errs = append(errs, fmt.Errorf("rate must not be negative, got %g", c.Rate))
-	case c.Rate > 0 && c.Connections < 1:
-		errs = append(errs, fmt.Errorf("connections must be at least 1, got %d", c.Connections))
-	case c.Rate > 0 && c.Requests > 0:
-		errs = append(errs, errors.New("an open-loop run is bounded by its duration; a request count applies to closed loop"))
-	case c.Rate == 0 && c.Workers < 1:
-		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", c.Workers))
-	}
-	if c.Requests < 0 {
-		errs = append(errs, fmt.Errorf("requests must not be negative, got %d", c.Requests))
-	}
-	if c.Requests == 0 && c.Duration <= 0 {
-		errs = append(errs, errors.New("give a positive duration or a request count"))
-	}
-	if c.Warmup < 0 {
-		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", c.Warmup))
-	}
-	if err := c.Segment.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("segment %d/%d: %w", c.Segment.Index, c.Segment.Count, err))
-	} else if c.Rate == 0 && c.Workers >= 1 && c.Workers < c.Segment.orWhole().Count {
-		errs = append(errs, fmt.Errorf("segment %s: %d workers cannot be split %d ways, one at least each", c.Segment, c.Workers, c.Segment.Count))
-	}
-	if err := c.CheckOpenFiles(); err != nil {
-		errs = append(errs, err)
+	for _, p := range c.Problems() {
+		errs = append(errs, p)
 	}
 	return errors.Join(errs...)
+}
+
+// Problem is one setting of a load that cannot run. It names its setting in the words of a
+// scenario file's load keys (rate, workers, connections, duration, warmup, requests, segment), so
+// that a file can point at the line that set it and a command line at its flag: one rule, in
+// whichever words the user gave the load.
+type Problem struct {
+	Setting string // the setting to blame
+	With    string // another setting the problem is about, if any
+	Msg     string // what is wrong, to follow the setting's name
+}
+
+func (p Problem) Error() string {
+	if p.With != "" {
+		return p.Setting + " and " + p.With + " " + p.Msg
+	}
+	return p.Setting + " " + p.Msg
+}
+
+// Problems lists the settings that cannot run. A load is closed loop (workers) or open loop
+// (rate), never both: a spec with both comes from one place that named both, because each place
+// that names one model replaces the other (scenario.Resolve), and running either would silently
+// drop the other.
+func (c Spec) Problems() []Problem {
+	var out []Problem
+	bad := func(setting, format string, args ...any) {
+		out = append(out, Problem{Setting: setting, Msg: fmt.Sprintf(format, args...)})
+	}
+	open := c.Open()
+	schedule := "rate"
+	if len(c.Stages) > 0 {
+		schedule = "stages"
+		if err := CheckStages(c.Stages); err != nil {
+			bad("stages", "%v", err)
+		} else if total := Total(c.Stages); c.Duration != total {
+			bad("duration", "%s is not the %s the stages last: give one or the other", c.Duration, total)
+		}
+		if c.Rate != 0 {
+			out = append(out, Problem{Setting: "stages", With: "rate", Msg: "given together: each is a whole open-loop schedule; give one or the other"})
+		}
+	} else if open {
+		if err := CheckRate(c.Rate); err != nil {
+			bad("rate", "%v", err)
+		}
+	}
+	if open {
+		if c.Workers != 0 {
+			out = append(out, Problem{Setting: schedule, With: "workers",
+				Msg: "given together: workers sets the closed loop, " + schedule + " the open loop (whose requests in flight connections bounds); give one or the other"})
+		}
+		if c.Connections < 1 {
+			bad("connections", "must be at least 1, got %d", c.Connections)
+		}
+		if c.Requests > 0 {
+			bad("requests", "apply to closed loop; an open-loop run (%s) is bounded by its duration", schedule)
+		}
+	} else if c.Workers < 1 {
+		bad("workers", "must be at least 1, got %d", c.Workers)
+	}
+	if c.Requests < 0 {
+		bad("requests", "must not be negative, got %d", c.Requests)
+	}
+	if c.Requests == 0 && c.Duration <= 0 {
+		bad("duration", "must be positive, got %s (or give a request count)", c.Duration)
+	}
+	if c.Warmup < 0 {
+		bad("warmup", "must not be negative, got %s", c.Warmup)
+	}
+	if err := c.Segment.Validate(); err != nil {
+		bad("segment", "%d/%d: %v", c.Segment.Index, c.Segment.Count, err)
+	} else if !open && c.Workers >= 1 && c.Workers < c.Segment.orWhole().Count {
+		bad("segment", "%s: %d workers cannot be split %d ways, one at least each", c.Segment, c.Workers, c.Segment.Count)
+	}
+	if err := c.CheckOpenFiles(); err != nil {
+		setting := "workers"
+		if open {
+			setting = "connections"
+		}
+		out = append(out, Problem{Setting: setting, Msg: strings.TrimPrefix(err.Error(), setting+" ")})
+	}
+	return out
 }
 
 // CheckOpenFiles refuses a load that needs more open files than this process may have: a
 // socket for each worker (closed loop) or connection (open loop).
 func (c Spec) CheckOpenFiles() error {
-	if c.Rate > 0 {
+	if c.Open() {
 		return sut.CheckOpenFiles(fmt.Sprintf("connections %d", c.Connections), c.Connections)
 	}
 	_, workers := c.Segment.Workers(c.Workers)
@@ -155,8 +214,12 @@ func (s *Schedule) GeneratorBehind() bool { return s.GeneratorLate*100 > s.Inten
 
 // Run drives t with the inputs until the measured phase is over.
 func (c Spec) Run(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
-	if c.Rate > 0 {
-		return c.runOpen(ctx, t, inputs, progress)
+	model, err := c.Model()
+	if err != nil {
+		return Outcome{Recorder: metrics.NewRecorder(), Stopped: err}
+	}
+	if p := model.Pacer(); p != nil {
+		return c.runOpen(ctx, t, p, inputs, progress)
 	}
 	return c.runClosed(ctx, t, inputs, progress)
 }

@@ -145,10 +145,11 @@ func writeNotes(w io.Writer, v *View, bullet string) error {
 	return nil
 }
 
-// LoadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open).
+// LoadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open),
+// "stages 0→2000/30s, 2000/1m0s x64".
 func LoadLabel(l result.Load) string {
-	if l.Model == result.OpenLoop {
-		return fmt.Sprintf("%s/s x%d", Thousands(l.Rate), l.Connections)
+	if l.Open() {
+		return fmt.Sprintf("%s x%d", l.Schedule(Thousands), l.Connections)
 	}
 	if l.Workers == 1 {
 		return "1 worker"

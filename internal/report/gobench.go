@@ -63,8 +63,11 @@ func GoBench(w io.Writer, doc *result.Document) error {
 // the generator's GOMAXPROCS.
 func benchName(r *result.Run, gomaxprocs int) string {
 	load := fmt.Sprintf("workers%d", r.Load.Workers)
-	if r.Load.Model == result.OpenLoop {
+	if r.Load.Open() {
 		load = fmt.Sprintf("rate%sx%d", benchNum(r.Load.Rate), r.Load.Connections)
+		if r.Load.Stages != "" {
+			load = fmt.Sprintf("stages%sx%d", namePart(r.Load.Stages), r.Load.Connections)
+		}
 	}
 	name := "BenchmarkAuthz/workload=" + namePart(r.Workload) + "/target=" + namePart(r.Label()) + "/load=" + load
 	if s := r.Scale; s != nil {

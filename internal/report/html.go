@@ -222,12 +222,13 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	}{
 		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed.",
 			func(r *result.Run) (float64, bool) {
-				return r.Load.Rate, r.Load.Model == result.OpenLoop && r.Scale == nil
+				// A run of stages has no one rate to stand at.
+				return r.Load.Rate, r.Load.Open() && r.Load.Stages == "" && r.Scale == nil
 			},
 			axis{Label: "requests per second asked for", Format: rateTick}},
 		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed.",
 			func(r *result.Run) (float64, bool) {
-				return float64(r.Load.Workers), r.Load.Model != result.OpenLoop && r.Scale == nil
+				return float64(r.Load.Workers), !r.Load.Open() && r.Scale == nil
 			},
 			axis{Label: "workers", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
 		{"chart-latency-vs-n", "N", "Latency against the size of a scaling series (result's scale.n): P99 solid, P50 dashed.",
@@ -373,7 +374,7 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 			name = r.Scale.Series + " · " + r.Label()
 			param = r.Scale.Param
 		}
-		if r.Load.Model == result.OpenLoop && r.Scale == nil {
+		if r.Load.Open() && r.Scale == nil {
 			name += fmt.Sprintf(" x%d", r.Load.Connections)
 		}
 		g, ok := groups[name]

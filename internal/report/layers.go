@@ -97,7 +97,7 @@ func bandRows(l *Layers) [][]string {
 			continue
 		}
 		queued := "-" // closed loop: every send goes out at once
-		if l.Load.Model == result.OpenLoop {
+		if l.Load.Open() {
 			queued = percent(b.QueuedShare)
 		}
 		rows = append(rows, append(c, percent(b.WaitShare), queued, percent(b.HandlerShare), percent(b.EvalShare),
@@ -116,7 +116,7 @@ func layerNotes(v *View) []string {
 			continue
 		}
 		anyBands = true
-		anyOpen = anyOpen || l.Load.Model == result.OpenLoop
+		anyOpen = anyOpen || l.Load.Open()
 		where := fmt.Sprintf("%s on %s, %s", l.Workload, l.Target, atLoad(l.Load))
 		if slow := slowest(a); slow != nil {
 			n := count(slow.Count) + " sampled"
@@ -126,7 +126,7 @@ func layerNotes(v *View) []string {
 			// After the send, the waiting is the wire and the kernels' socket queues, but also
 			// either process waiting for a CPU: the words say queues, not the network alone.
 			waiting := "queues and transport"
-			if l.Load.Model == result.OpenLoop {
+			if l.Load.Open() {
 				waiting = fmt.Sprintf("%s queued before the send, %s in transport and the server's queues", percent(slow.QueuedShare), percent(slow.WaitShare-slow.QueuedShare))
 			}
 			notes = append(notes, fmt.Sprintf("%s: requests slower than %s spent %s waiting (%s), %s in the handler outside evaluation, %s evaluating (%s)",
@@ -176,7 +176,10 @@ func slowest(a *result.Attribution) *result.Band {
 
 // atLoad says the load in a sentence: "at 2,000 req/s", "with 8 workers".
 func atLoad(l result.Load) string {
-	if l.Model == result.OpenLoop {
+	if l.Open() {
+		if l.Stages != "" {
+			return "under " + l.Schedule(Thousands)
+		}
 		return "at " + Thousands(l.Rate) + " req/s"
 	}
 	if l.Workers == 1 {

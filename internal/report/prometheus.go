@@ -139,7 +139,10 @@ func promFloat(v float64) string {
 
 // promLoad is a run's load as a label value: "workers=8" or "rate=2000,connections=64".
 func promLoad(l result.Load) string {
-	if l.Model == result.OpenLoop {
+	if l.Open() {
+		if l.Stages != "" {
+			return "stages=" + l.Stages + ",connections=" + strconv.Itoa(l.Connections)
+		}
 		return "rate=" + strconv.FormatFloat(l.Rate, 'f', -1, 64) + ",connections=" + strconv.Itoa(l.Connections)
 	}
 	return "workers=" + strconv.Itoa(l.Workers)

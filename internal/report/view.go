@@ -126,22 +126,11 @@ const differenceMark = "†"
 
 // floorKey is the load a nop run is the floor for: the same target under the same load.
 type floorKey struct {
-	target      string
-	model       result.LoadModel
-	workers     int
-	rate        float64
-	connections int
+	target string
+	load   result.LoadKey
 }
 
-func floorKeyOf(r *result.Run) floorKey {
-	k := floorKey{target: r.Label(), model: r.Load.Model}
-	if r.Load.Model == result.OpenLoop {
-		k.rate, k.connections = r.Load.Rate, r.Load.Connections
-	} else {
-		k.workers = r.Load.Workers
-	}
-	return k
-}
+func floorKeyOf(r *result.Run) floorKey { return floorKey{target: r.Label(), load: r.Load.Key()} }
 
 // Build computes the view of a document: its rows in the document's order, each ratio with the
 // interval the result's comparisons give it, and the notes.
@@ -477,8 +466,8 @@ func openNotes(r *result.Run, o *result.OpenSummary) []string {
 			o.Unsent, o.Intended, r.Load.Connections))
 	}
 	if o.GeneratorLate*100 > o.Intended {
-		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s/s asked",
-			late, o.GeneratorLate, o.Intended, Thousands(o.AchievedRPS.Mean), Thousands(r.Load.Rate)))
+		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s asked",
+			late, o.GeneratorLate, o.Intended, Thousands(o.AchievedRPS.Mean), r.Load.Schedule(Thousands)))
 	}
 	// The other late sends found every connection busy. An engine inside authzbench shares the
 	// process's CPU with the generator, so there the wait says no more than that both were busy.

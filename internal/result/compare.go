@@ -103,17 +103,15 @@ func Compare(doc *Document) []Comparison {
 		return out
 	}
 	type same struct {
-		workload, mode       string
-		model                LoadModel
-		workers, connections int
-		rate                 float64
+		workload, mode string
+		load           LoadKey
 	}
 	key := func(r Run) same {
 		// The mode with what the label adds to the kind (its TLS mode, h2 or h2c): Cedar over
 		// h2c is compared with OPA over h2c, not with OPA over HTTP/1.1.
 		_, mode := EngineMode(r.Target)
 		mode += strings.TrimPrefix(r.Label(), r.Target)
-		return same{r.Workload, mode, r.Load.Model, r.Load.Workers, r.Load.Connections, r.Load.Rate}
+		return same{r.Workload, mode, r.Load.Key()}
 	}
 	// A run with wrong decisions is neither compared nor compared with: engines that decide
 	// differently are not doing the same work, so their ratio would say nothing.

@@ -206,7 +206,7 @@ func runSettings(r *Run) []setting {
 	w, l, u := r.WorkloadDoc, r.Load, r.SUT
 	// The load first: a target's pool follows it, and the load is what the user set.
 	s := []setting{
-		{"load.model", l.Model}, {"load.workers", l.Workers}, {"load.rate", l.Rate},
+		{"load.model", l.Model}, {"load.workers", l.Workers}, {"load.rate", l.Rate}, {"load.stages", l.Stages},
 		{"load.connections", l.Connections}, {"load.duration_s", l.DurationS}, {"load.warmup_s", l.WarmupS},
 		{"load.requests", l.Requests}, {"load.timeout_s", l.TimeoutS}, {"load.generator_procs", l.GeneratorProcs},
 		{"workload_info.description", w.Description}, {"workload_info.cedar_differences", w.CedarDifferences},

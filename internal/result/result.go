@@ -301,9 +301,55 @@ type Load struct {
 	TimeoutS    float64   `json:"timeout_s,omitempty"`
 	// GeneratorProcs is the GOMAXPROCS authzbench drove this run with.
 	GeneratorProcs int `json:"generator_procs,omitempty"`
+	// Stages is an open-loop schedule of stages, as --stages writes it ("30s:0-2000,1m0s:2000"),
+	// in place of a constant Rate (0 then); empty for a constant rate.
+	Stages string `json:"stages,omitempty"`
 	// ShardWorkers is, in a closed-loop shard (--shard i/N), the workers this shard ran of
 	// Workers, the scenario's whole.
 	ShardWorkers int `json:"shard_workers,omitempty"`
+}
+
+// Open reports whether the load was open loop: sent on a schedule, not by workers.
+func (l Load) Open() bool { return l.Model == OpenLoop }
+
+// LoadKey is what two runs' loads must share to be the same load: one row of compare, one
+// floor of a report, one comparison of engines. It is the load's one identity; a new schedule
+// adds its own field here, and every caller keys on it at once.
+type LoadKey struct {
+	Model       LoadModel
+	Workers     int     // closed loop
+	Rate        float64 // open loop
+	Stages      string  // open loop
+	Connections int     // open loop
+}
+
+// Key is the load's identity: the workers of a closed loop, the rate and connections of an
+// open loop.
+func (l Load) Key() LoadKey {
+	if l.Open() {
+		return LoadKey{Model: OpenLoop, Rate: l.Rate, Stages: l.Stages, Connections: l.Connections}
+	}
+	return LoadKey{Model: l.Model, Workers: l.Workers}
+}
+
+// Schedule labels an open-loop load's schedule for people, the one label every report uses:
+// "2,000/s" at a constant rate, "stages 0→2000/30s, 2000/1m0s" for stages.
+func (l Load) Schedule(thousands func(float64) string) string {
+	if l.Stages != "" {
+		return StagesLabel(l.Stages)
+	}
+	return thousands(l.Rate) + "/s"
+}
+
+// StagesLabel writes stages ("30s:0-2000,1m0s:2000") as a report shows them: "stages
+// 0→2000/30s, 2000/1m0s".
+func StagesLabel(stages string) string {
+	parts := strings.Split(stages, ",")
+	for i, p := range parts {
+		over, rates, _ := strings.Cut(p, ":")
+		parts[i] = strings.Replace(rates, "-", "→", 1) + "/" + over
+	}
+	return "stages " + strings.Join(parts, ", ")
 }
 
 // Summary merges all repetitions of a run.

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
 	neturl "net/url"
 	"time"
 
@@ -19,6 +20,7 @@ type Overrides struct {
 	Duration    *time.Duration
 	Warmup      *time.Duration
 	Requests    *int64
+	Stages      []load.Stage // --stages: the open-loop schedule, over their total unless Duration says
 	Timeout     *time.Duration
 	Repeat      *int
 	// Order replaces the scenario's order (--order).
@@ -195,10 +197,14 @@ func (s *Scenario) Apply(o Overrides) error {
 		return errors.New("one sweep at a time: --workers with several values, --rates or --load-points")
 	}
 	if err := o.Sweep.check(); err != nil {
-		return err
+		return fmt.Errorf("--%w", err) // in the flags' words: --rates, --workers
 	}
 	for i := range s.Targets {
 		t := &s.Targets[i]
+		t.Load = OneModel(t.Load, o.Workers != nil || len(o.Sweep.Workers) > 0, o.Rate != nil || len(o.Sweep.Rates) > 0 || len(o.Sweep.LoadPoints) > 0, o.Stages != nil)
+		if o.Stages != nil {
+			t.Load.Stages, t.Load.Duration, t.Load.Requests = o.Stages, load.Total(o.Stages), 0
+		}
 		if o.Workers != nil {
 			t.Load.Workers = *o.Workers
 		}
@@ -232,14 +238,45 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 		s.Targets = steps
 	}
+	// A sweep's steps set the rate or the workers: a problem with them names the sweep's flag.
+	flags := maps.Clone(flagsOf)
+	switch {
+	case len(o.Sweep.Rates) > 0:
+		flags["rate"] = "--rates"
+	case len(o.Sweep.LoadPoints) > 0:
+		flags["rate"], flags["connections"] = "--load-points", "--load-points"
+	}
+	said := map[string]bool{}
 	for i := range s.Targets {
 		t := &s.Targets[i]
-		if err := t.Load.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
+		for _, p := range t.Load.Problems() {
+			msg := fmt.Sprintf("target %s: %s", t.Name, flagWords(p, flags))
+			if !said[msg] { // once, not once for each step of a sweep
+				said[msg] = true
+				errs = append(errs, errors.New(msg))
+			}
 		}
 		if t.Timeout <= 0 {
 			errs = append(errs, fmt.Errorf("target %s: --timeout must be positive, got %s", t.Name, t.Timeout))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// flagsOf are the command-line flags that set each load setting load.Problem names.
+var flagsOf = map[string]string{"workers": "--workers", "rate": "--rate", "connections": "--connections",
+	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard", "stages": "--stages"}
+
+// flagWords says a load problem in the command line's words, by the flags that set each setting.
+func flagWords(p load.Problem, flags map[string]string) string {
+	flag := func(setting string) string {
+		if f, ok := flags[setting]; ok {
+			return f
+		}
+		return setting
+	}
+	if p.With != "" {
+		return flag(p.Setting) + " and " + flag(p.With) + " " + p.Msg
+	}
+	return flag(p.Setting) + " " + p.Msg
 }

@@ -129,7 +129,7 @@ targets:
 			name: "open loop",
 			yaml: "load: {rate: 500, connections: 8}\nworkloads: [nop]\ntargets: [opa/server]\n",
 			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true, Workloads: []WorkloadRef{nop},
-				Targets: []TargetRef{{Name: "opa/server", Timeout: DefaultTimeout, Load: load.Spec{Workers: DefaultWorkers,
+				Targets: []TargetRef{{Name: "opa/server", Timeout: DefaultTimeout, Load: load.Spec{
 					Rate: 500, Connections: 8, Duration: DefaultDuration, Warmup: DefaultWarmup}}}},
 		},
 		{
@@ -217,6 +217,17 @@ func TestParseErrorsNameSourceAndLine(t *testing.T) {
 			"s.yaml:1: warmup must not be negative, got -1s"},
 		{"negative warmup in a target", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      warmup: -500ms\n",
 			"s.yaml:5: warmup must not be negative, got -500ms"},
+		// One load names one model (load.Spec's rule): both in one place are refused, on either line.
+		{"workers and rate in one load", "load: {workers: 1, rate: 100}\nworkloads: [rbac]\ntargets: [opa/server]\n",
+			"s.yaml:1: rate and workers given together: workers sets the closed loop, rate the open loop (whose requests in flight connections bounds); give one or the other"},
+		{"workers and rate on two lines", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      rate: 100\n      workers: 2\n",
+			"s.yaml:5: rate and workers (line 6) given together: workers sets the closed loop, rate the open loop (whose requests in flight connections bounds); give one or the other"},
+		{"workers sweep and rate", "load: {rate: 100, workers_sweep: [1, 2]}\nworkloads: [rbac]\ntargets: [opa/server]\n",
+			"s.yaml:1: rate and workers given together: workers sets the closed loop, rate the open loop (whose requests in flight connections bounds); give one or the other"},
+		{"rate above the ceiling", "load: {rate: 1e12}\nworkloads: [rbac]\ntargets: [opa/server]\n",
+			"s.yaml:1: rate 1e+12/s is above the pacer's ceiling of 1e+09/s (one send a nanosecond, the resolution of its clock)"},
+		{"rates above the ceiling", "workloads: [rbac]\ntargets:\n  - target: opa/server\n    load:\n      rates: [100, 2e9]\n",
+			"s.yaml:5: rates: 2e+09/s is above the pacer's ceiling of 1e+09/s (one send a nanosecond, the resolution of its clock)"},
 		{"repeat 0", "repeat: 0\nworkloads: [rbac]\ntargets: [opa/server]\n",
 			"s.yaml:1: repeat must be at least 1, got 0"},
 		{"repeat negative", "workloads: [rbac]\nrepeat: -3\ntargets: [opa/server]\n",
@@ -380,7 +391,7 @@ func TestFromFlagsErrors(t *testing.T) {
 		{"both at once", AdHoc{Targets: []string{"opa/server", "no/such-target"}, Workloads: []string{"nop", "nosuchworkload"}},
 			`--target: unknown target "no/such-target"; known: ` + knownTargets + "\n" +
 				`--workload: unknown workload "nosuchworkload"; known: ` + strings.Join(workload.Names(), ", ")},
-		{"zero workers", AdHoc{Overrides: Overrides{Workers: &zero}}, "target opa/server: workers must be at least 1, got 0"},
+		{"zero workers", AdHoc{Overrides: Overrides{Workers: &zero}}, "target opa/server: --workers must be at least 1, got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := FromFlags(tc.in)
@@ -428,7 +439,8 @@ func TestApplyOverrides(t *testing.T) {
 		{"warmup", Overrides{Warmup: dur(0)}, 1, func(r TargetRef) TargetRef { r.Load.Warmup = 0; return r }},
 		{"timeout", Overrides{Timeout: dur(time.Second)}, 1, func(r TargetRef) TargetRef { r.Timeout = time.Second; return r }},
 		{"open loop", Overrides{Rate: &rate, Connections: ptr(4), Duration: dur(time.Second)}, 1, func(r TargetRef) TargetRef {
-			r.Load.Rate, r.Load.Connections, r.Load.Duration, r.Load.Requests = 250, 4, time.Second, 0
+			// The rate names the open loop: the workers the scenario had are not this load's.
+			r.Load.Rate, r.Load.Workers, r.Load.Connections, r.Load.Duration, r.Load.Requests = 250, 0, 4, time.Second, 0
 			return r
 		}},
 	} {
@@ -458,10 +470,10 @@ func TestApplyRejects(t *testing.T) {
 		want string
 	}{
 		{"repeat 0", Overrides{Repeat: ptr(0)}, "--repeat must be at least 1, got 0"},
-		{"workers 0", Overrides{Workers: ptr(0)}, "target opa/server: workers must be at least 1, got 0"},
-		{"negative warmup", Overrides{Warmup: dur(-time.Second)}, "target opa/server: warmup must not be negative, got -1s"},
+		{"workers 0", Overrides{Workers: ptr(0)}, "target opa/server: --workers must be at least 1, got 0"},
+		{"negative warmup", Overrides{Warmup: dur(-time.Second)}, "target opa/server: --warmup must not be negative, got -1s"},
 		{"zero timeout", Overrides{Timeout: dur(0)}, "target opa/server: --timeout must be positive, got 0s"},
-		{"negative rate", Overrides{Rate: &negRate}, "target opa/server: rate must not be negative, got -1"},
+		{"negative rate", Overrides{Rate: &negRate}, "target opa/server: --rate must be positive, got -1"},
 		{"two sweeps", Overrides{Sweep: Sweep{Workers: []int{1, 2}, Rates: []float64{10}}},
 			"one sweep at a time: --workers with several values, --rates or --load-points"},
 	} {

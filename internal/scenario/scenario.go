@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -186,10 +185,35 @@ type loadSpec struct {
 	Warmup      *at[time.Duration] `yaml:"warmup"`
 	Requests    *at[int64]         `yaml:"requests"`
 	Timeout     *at[time.Duration] `yaml:"timeout"`
+	// Stages is an open-loop schedule of stages, as --stages writes them: one string
+	// ("30s:0-2000,1m:2000") or a list of stages.
+	Stages *at[stagesKey] `yaml:"stages"`
 	// Sweeps: one step per value, each a run of its own with its own warm-up.
 	WorkerSweep *at[[]int]     `yaml:"workers_sweep"`
 	Rates       *at[[]float64] `yaml:"rates"`
 	LoadPoints  *at[[]string]  `yaml:"load_points"`
+}
+
+// stagesKey is a load's stages key: "30s:0-2000,1m:2000", or the same stages as a list.
+type stagesKey []load.Stage
+
+func (k *stagesKey) UnmarshalYAML(n *yaml.Node) error {
+	text := n.Value
+	if n.Kind == yaml.SequenceNode {
+		var parts []string
+		if err := n.Decode(&parts); err != nil {
+			return fmt.Errorf("line %d: stages: want DURATION:RATE or DURATION:FROM-TO strings, such as 30s:0-2000", n.Line)
+		}
+		text = strings.Join(parts, ",")
+	} else if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: stages: want \"30s:0-2000,1m:2000\" or a list of such stages", n.Line)
+	}
+	stages, err := load.ParseStages(text)
+	if err != nil {
+		return fmt.Errorf("line %d: stages: %v", n.Line, err)
+	}
+	*k = stages
+	return nil
 }
 
 // workloadSpec is either a name or {name, policy, data, inputs, query} and/or the Cedar side
@@ -319,8 +343,13 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		return nil, errors.New(sourceLine(source, strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	var errs []error
+	said := map[string]bool{} // a load's problem is said once, not once for each of its steps
 	bad := func(line int, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s:%d: %s", source, line, fmt.Sprintf(format, args...)))
+		msg := fmt.Sprintf("%s:%d: %s", source, line, fmt.Sprintf(format, args...))
+		if !said[msg] {
+			said[msg] = true
+			errs = append(errs, errors.New(msg))
+		}
 	}
 	s := &Scenario{Name: f.Name, Description: f.Description, Source: source, Repeat: 1}
 	if s.Name == "" {
@@ -552,6 +581,13 @@ func DefaultLoad() TargetRef {
 }
 
 func resolveLoad(base TargetRef, l loadSpec) TargetRef {
+	base.Load = OneModel(base.Load, l.Workers != nil || l.WorkerSweep != nil, l.Rate != nil || l.Rates != nil || l.LoadPoints != nil, l.Stages != nil)
+	if l.Stages != nil {
+		base.Load.Stages = l.Stages.V
+		if l.Duration == nil { // the stages are the measured window
+			base.Load.Duration = load.Total(l.Stages.V)
+		}
+	}
 	if l.Workers != nil {
 		base.Load.Workers = l.Workers.V
 	}
@@ -581,43 +617,59 @@ type lineError struct {
 	msg  string
 }
 
-// validateLoad checks the resolved load, blaming the line that set each bad value.
+// OneModel makes way for the load model one place of settings (the scenario's load, a target's,
+// the command line) names: a place that names the closed loop (workers) replaces the open loop
+// a less specific place set, and one that names an open-loop schedule (a rate, or stages) the
+// closed loop and the other schedule. A place that names two leaves them, for load.Spec's one
+// rule to refuse.
+func OneModel(l load.Spec, closed, rate, stages bool) load.Spec {
+	if closed && !rate && !stages {
+		l.Rate, l.Stages = 0, nil
+	}
+	if !closed && (rate || stages) {
+		l.Workers = 0
+	}
+	if rate && !stages {
+		l.Stages = nil
+	}
+	if stages && !rate {
+		l.Rate = 0
+	}
+	return l
+}
+
+// loadKeyLines are the lines of a load's keys, by the setting names load.Problem uses.
+func loadKeyLines(s loadSpec) map[string]int {
+	return map[string]int{
+		"workers": max(lineOfAt(s.Workers), lineOfAt(s.WorkerSweep)), "rate": max(lineOfAt(s.Rate), lineOfAt(s.Rates), lineOfAt(s.LoadPoints)),
+		"connections": max(lineOfAt(s.Connections), lineOfAt(s.LoadPoints)), "duration": lineOfAt(s.Duration),
+		"warmup": lineOfAt(s.Warmup), "requests": lineOfAt(s.Requests), "timeout": lineOfAt(s.Timeout), "stages": lineOfAt(s.Stages),
+	}
+}
+
+// validateLoad checks the resolved load with load.Spec's own rules, blaming the line that set
+// each bad value: the target's own load first, else the scenario's.
 func validateLoad(t TargetRef, specs ...loadSpec) []lineError {
-	lineOf := func(pick func(loadSpec) int) int {
+	lineOf := func(setting string) int {
 		for _, s := range specs {
-			if l := pick(s); l > 0 {
+			if l := loadKeyLines(s)[setting]; l > 0 {
 				return l
 			}
 		}
 		return 0
 	}
 	var out []lineError
-	if math.IsNaN(t.Load.Rate) || math.IsInf(t.Load.Rate, 0) {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Rate) }), fmt.Sprintf("rate must be a finite number, got %g", t.Load.Rate)})
-	}
-	if t.Load.Rate < 0 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Rate) }), fmt.Sprintf("rate must not be negative, got %g", t.Load.Rate)})
-	}
-	if t.Load.Rate > 0 && t.Load.Connections < 1 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Connections) }), fmt.Sprintf("connections must be at least 1, got %d", t.Load.Connections)})
-	}
-	if t.Load.Rate > 0 && t.Load.Requests > 0 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Requests) }), "an open-loop run (rate) is bounded by its duration, not by requests"})
-	}
-	if t.Load.Workers < 1 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Workers) }), fmt.Sprintf("workers must be at least 1, got %d", t.Load.Workers)})
-	}
-	if t.Load.Requests < 0 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Requests) }), fmt.Sprintf("requests must not be negative, got %d", t.Load.Requests)})
-	}
-	if t.Load.Requests == 0 && t.Load.Duration <= 0 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Duration) }), fmt.Sprintf("duration must be positive, got %s", t.Load.Duration)})
-	}
-	if t.Load.Warmup < 0 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Warmup) }), fmt.Sprintf("warmup must not be negative, got %s", t.Load.Warmup)})
+	for _, p := range t.Load.Problems() {
+		msg := p.Error()
+		if p.With != "" {
+			if l := lineOf(p.With); l > 0 && l != lineOf(p.Setting) {
+				msg = fmt.Sprintf("%s and %s (line %d) %s", p.Setting, p.With, l, p.Msg)
+			}
+		}
+		out = append(out, lineError{lineOf(p.Setting), msg})
 	}
 	if t.Timeout <= 0 {
-		out = append(out, lineError{lineOf(func(s loadSpec) int { return lineOfAt(s.Timeout) }), fmt.Sprintf("timeout must be positive, got %s", t.Timeout)})
+		out = append(out, lineError{lineOf("timeout"), fmt.Sprintf("timeout must be positive, got %s", t.Timeout)})
 	}
 	return out
 }

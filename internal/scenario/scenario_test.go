@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/load"
 )
 
 func TestSweeps(t *testing.T) {
@@ -26,14 +29,14 @@ targets:
 		got = append(got, fmt.Sprintf("%s w%d r%g c%d", tg.Name, tg.Load.Workers, tg.Load.Rate, tg.Load.Connections))
 	}
 	want := []string{"opa/server w1 r0 c64", "opa/server w2 r0 c64", "opa/server w4 r0 c64",
-		"opa/inproc w4 r100 c64", "opa/inproc w4 r1000 c64", "opa/cli w4 r100 c8", "opa/cli w4 r500 c32"}
+		"opa/inproc w0 r100 c64", "opa/inproc w0 r1000 c64", "opa/cli w0 r100 c8", "opa/cli w0 r500 c32"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("steps:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, bad := range []struct{ yaml, want string }{
 		{"load: {rates: [100], workers_sweep: [1]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "s.yaml:1: one sweep at a time"},
 		{"load: {load_points: [100y8]}\nworkloads: [rbac]\ntargets: [opa/server]\n", `s.yaml:1: load point "100y8"`},
-		{"load: {rates: [0]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "rates must be positive"},
+		{"load: {rates: [0]}\nworkloads: [rbac]\ntargets: [opa/server]\n", "rates: must be positive, got 0"},
 	} {
 		if _, err := Parse("s.yaml", []byte(bad.yaml), ""); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err %v, want %q", bad.yaml, err, bad.want)
@@ -138,5 +141,59 @@ func TestOrder(t *testing.T) {
 	}
 	if _, err := ParseOrder("Sequential"); err == nil {
 		t.Error("orders are lower case, as written in files and flags")
+	}
+}
+
+// A scenario's stages are one open-loop schedule: its duration is their total unless the same
+// load gives one, a target's stages replace the scenario's rate (and workers), and --stages
+// over a file's workers is the open loop.
+func TestStagesKey(t *testing.T) {
+	s, err := Parse("s.yaml", []byte(`load: {rate: 100, workers: 3, duration: 10s}
+workloads: [nop]
+targets:
+  - opa/server
+  - target: opa/inproc
+    load: {stages: "1s:0-100,2s:100"}
+  - target: opa/cli
+    load:
+      stages: [500ms:10, 500ms:10-0]
+`), "")
+	if err == nil {
+		t.Fatal("a scenario load with both workers and rate accepted")
+	}
+	s, err = Parse("s.yaml", []byte(`load: {rate: 100, duration: 10s}
+workloads: [nop]
+targets:
+  - opa/server
+  - target: opa/inproc
+    load: {stages: "1s:0-100,2s:100"}
+  - target: opa/cli
+    load:
+      stages: [500ms:10, 500ms:10-0]
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range s.Targets {
+		got = append(got, fmt.Sprintf("%s r%g %s %s", tg.Name, tg.Load.Rate, load.FormatStages(tg.Load.Stages), tg.Load.Duration))
+	}
+	want := []string{"opa/server r100  10s", "opa/inproc r0 1s:0-100,2s:100 3s", "opa/cli r0 500ms:10,500ms:10-0 1s"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("targets\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	seven := 7
+	if err := s.Apply(Overrides{Workers: &seven}); err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Targets[1].Load; l.Open() || l.Workers != 7 {
+		t.Errorf("--workers over a target's stages: %+v, want the closed loop", l)
+	}
+	stages, _ := load.ParseStages("1s:50")
+	if err := s.Apply(Overrides{Stages: stages}); err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Targets[0].Load; !l.Open() || l.Workers != 0 || l.Duration != time.Second {
+		t.Errorf("--stages over the flags' workers: %+v, want the stages over their 1s", l)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/authzbench/authzbench/internal/load"
 )
 
 // Sweep turns one target's load into several steps: a closed-loop worker sweep, an open-loop
@@ -47,7 +49,7 @@ func (w Sweep) expand(t TargetRef) []TargetRef {
 	var out []TargetRef
 	for _, n := range w.Workers {
 		step := t
-		step.Load.Workers, step.Load.Rate = n, 0
+		step.Load.Workers = n // the closed loop, unless this place named a rate too (OneModel)
 		out = append(out, step)
 	}
 	for _, r := range w.Rates {
@@ -106,8 +108,8 @@ func (w Sweep) check() error {
 		}
 	}
 	for _, r := range w.Rates {
-		if r <= 0 {
-			return fmt.Errorf("rates must be positive, got %g", r)
+		if err := load.CheckRate(r); err != nil {
+			return fmt.Errorf("rates: %w", err)
 		}
 	}
 	return nil
