@@ -98,7 +98,7 @@ one CLI process per decision, or as a REST server, on the same requests. It star
 response against the decision it must produce (a 400, an undefined result or a wrong allow/deny
 is an error, never a success), records latencies in HDR histograms up to p99.99, and writes one
 JSON result file that every report can be rebuilt from.` + exitStatusHelp,
-		Example: `  # The quickstart: 4 policies x 3 OPA modes and 2 Cedar modes, about two minutes
+		Example: `  # The quickstart: 4 policies x 3 OPA modes and 2 Cedar modes, 100 s of load
   authzbench run
 
   # One workload, one mode, your load
