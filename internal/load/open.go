@@ -261,6 +261,10 @@ func pace(ctx context.Context, clock *pacerClock, due chan<- dueSend, start, giv
 		select {
 		case due <- d:
 			continue
+		case <-stop.C:
+			// Connections that never block would otherwise keep the pacer handing out a fast
+			// schedule's sends long past giveUp: at 1e9/s a one-second window is 1e9 sends.
+			return pacerEnd{j, time.Now()}
 		default:
 		}
 		d.waited = true

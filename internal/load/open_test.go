@@ -249,3 +249,27 @@ func TestOpenLoopSegmentsSendTheScheduleOnce(t *testing.T) {
 		t.Errorf("%d inputs sent, want sends 0 to 499 only", len(f.seen))
 	}
 }
+
+// The pacer is bounded in time, not only in count: however many sends a schedule holds, and
+// however freely connections take them, it stops handing them out at giveUp. Here nothing
+// blocks it (the sends go into a buffer far larger than 20 ms can fill), so only the clock can.
+func TestPaceStopsAtGiveUpWhenConnectionsNeverBlock(t *testing.T) {
+	rate, err := ConstantRate(MaxRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := newPlan(rate, Segment{})
+	start := time.Now()
+	clock, err := newPacerClock(start, pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const room = 1 << 20
+	due := make(chan dueSend, room)
+	// A 60 s window at the ceiling holds 6e10 sends.
+	end := pace(context.Background(), clock, due, start, start.Add(20*time.Millisecond), pl, 0, pl.sendsBefore(60*time.Second))
+	if end.next >= room {
+		t.Errorf("the pacer handed out %d sends, until the buffer was full, %s after its giveUp of 20ms; want it to stop at giveUp",
+			end.next, end.at.Sub(start)-20*time.Millisecond)
+	}
+}
