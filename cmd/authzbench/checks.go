@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
@@ -137,8 +138,8 @@ func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options,
 	}
 	defer os.RemoveAll(tmp)
 	for _, t := range servers {
-		engine := t.Kind().Engine
-		i := slices.IndexFunc(workloads, func(w *workload.Workload) bool { _, ok := w.VersionFor(engine); return ok })
+		name := t.Kind().Engine
+		i := slices.IndexFunc(workloads, func(w *workload.Workload) bool { _, ok := engine.WrittenFor(name, w); return ok })
 		if i < 0 {
 			continue // the run reports a workload without a version for the engine itself
 		}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/fit"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
@@ -283,15 +284,14 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	if series := w.Scale.Series(kind.Engine); series != "" {
 		run.Scale = &result.Scale{Series: series, Param: w.Scale.Param, N: w.Scale.N}
 	}
-	if kind.Engine == "cedar" && w.Cedar != nil {
-		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
-	}
+	// What the engine is handed ready-made (‡); the field keeps its first engine's name.
+	run.WorkloadDoc.CedarDifferences = engine.HandedTo(kind.Engine, w)
 	if w.UndefinedAs != workload.Unverified {
 		run.WorkloadDoc.UndefinedAs = w.UndefinedAs.String()
 	}
-	if w.RegoV0 && kind.Engine == "opa" {
-		run.WorkloadDoc.RegoVersion = "v0"
-	}
+	// The version of the engine's language the workload is written in (Rego v0); the field
+	// keeps its first engine's name.
+	run.WorkloadDoc.RegoVersion = engine.DialectOf(kind.Engine, w)
 	if t.Load.Rate > 0 {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
 	}
@@ -584,14 +584,14 @@ func harness(outs []load.Outcome, requests uint64) *result.Harness {
 
 // mismatches names the inputs given a wrong decision by their file and line, as the engine was
 // given them.
-func mismatches(ms []metrics.Mismatch, w *workload.Workload, engine string) []result.Mismatch {
+func mismatches(ms []metrics.Mismatch, w *workload.Workload, engineName string) []result.Mismatch {
 	var out []result.Mismatch
 	for _, m := range ms {
 		got := workload.ExpectDeny
 		if m.Allow {
 			got = workload.ExpectAllow
 		}
-		out = append(out, result.Mismatch{Input: m.Input + 1, Source: w.Inputs[m.Input].SourceFor(engine),
+		out = append(out, result.Mismatch{Input: m.Input + 1, Source: engine.SourceFor(engineName, w.Inputs[m.Input]),
 			Expected: m.Expect.String(), Got: got.String()})
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -91,7 +92,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 	if err != nil {
 		return row, err
 	}
-	if lang, ok := w.VersionFor(kind.Engine); !ok {
+	if lang, ok := engine.WrittenFor(kind.Engine, w); !ok {
 		row.Skipped = "no " + lang + " version"
 		return row, nil
 	}
@@ -171,11 +172,8 @@ feed:
 				got = workload.ExpectAllow.String()
 			}
 		}
-		req := in.JSON
-		if kind.Engine == "cedar" {
-			req = in.Cedar
-		}
-		row.First = &Disagreement{Input: i + 1, Source: in.SourceFor(kind.Engine), Expect: expect, DecidedBy: by, Got: got, Request: req}
+		row.First = &Disagreement{Input: i + 1, Source: engine.SourceFor(kind.Engine, in), Expect: expect, DecidedBy: by, Got: got,
+			Request: engine.RequestFor(kind.Engine, in)}
 	}
 	return row, nil
 }
