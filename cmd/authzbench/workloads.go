@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -191,10 +192,13 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 				if err != nil {
 					return usageError(err)
 				}
-				// A Rego mistake is the user's to fix (exit 2), found before any engine starts.
-				if w.HasRego() {
-					// Compiled once: the OPA targets verified after take the same query.
-					if _, err := target.CompileOPA(ctx, w); err != nil {
+				// A mistake in a policy is the user's to fix (exit 2), found before any engine
+				// starts. Prepared once: the targets verified after take the same artefact.
+				for _, e := range engine.All() {
+					if !e.Written(w) {
+						continue
+					}
+					if _, err := engine.Prepare(ctx, e, w); err != nil {
 						return usageError(fmt.Errorf("workload %s: %w", w.Name, err))
 					}
 				}

@@ -212,9 +212,10 @@ func runWorkload(ctx context.Context, s *scenario.Scenario, slots []*slot, turns
 }
 
 // Prepare builds every workload of the scenario (once: the one validation built is kept in
-// the scenario, and a workload built here is kept there too) and compiles its policy with the
-// in-process OPA, once per run: every OPA target of the run takes the same compiled query. A
-// bad policy or inputs file is reported before any load starts.
+// the scenario, and a workload built here is kept there too) and has each engine of its targets
+// prepare it, once per run (engine.Prepare): every OPA target of the run takes the same
+// compiled query, every Cedar target the same loaded policies. A bad policy or inputs file is
+// reported before any load starts.
 func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, error) {
 	var out []*workload.Workload
 	var errs []error
@@ -234,15 +235,32 @@ func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, e
 			}
 			ref.Built = w
 		}
-		if w.HasRego() {
-			if _, err := target.CompileOPA(ctx, w); err != nil {
-				errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
-				continue
-			}
+		if err := prepareEngines(ctx, s, w); err != nil {
+			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
+			continue
 		}
 		out = append(out, w)
 	}
 	return out, errors.Join(errs...)
+}
+
+// prepareEngines has each engine the scenario's targets run, and the workload is written for,
+// prepare it (engine.Prepare): once per run, shared by every target of the engine.
+func prepareEngines(ctx context.Context, s *scenario.Scenario, w *workload.Workload) error {
+	done := map[string]bool{}
+	for _, t := range s.Targets {
+		k := t.Kind()
+		if k == nil || done[k.Engine] {
+			continue
+		}
+		done[k.Engine] = true
+		if e := engine.For(k.Engine); e != nil && e.Written(w) {
+			if _, err := engine.Prepare(ctx, e, w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // slot is one target of one workload across its turns: started once, measured one repetition

@@ -4,14 +4,15 @@
 // asks the registered value what it needs to know (the language a workload is written in for
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
-// What only some engines have is a named optional interface here (Handed, Dialect, Queried),
-// checked for where it matters, never an anonymous type assertion.
+// What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
+// Queried), checked for where it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
 // mode or another, are internal/target's.
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -80,6 +81,29 @@ type Dialect interface {
 type Queried interface {
 	// Query is the decision w asks the server for; empty when w names none.
 	Query(w *workload.Workload) string
+}
+
+// Preparer is implemented by an engine that builds something from a workload before any clock
+// runs (OPA's compiled query, Cedar's loaded policies and parsed requests), shared by every
+// target of the engine: see Prepare.
+type Preparer interface {
+	// Prepare builds the engine's artefact from w; its error names the file and line at fault.
+	Prepare(ctx context.Context, w *workload.Workload) (any, error)
+}
+
+// Prepare returns what the engine prepares from w (nil for an engine that prepares nothing),
+// built the first time it is asked for and shared from then on, so that a large policy is
+// compiled once per run and not once per target; the error is the same for every caller.
+func Prepare(ctx context.Context, e Engine, w *workload.Workload) (any, error) {
+	p, ok := e.(Preparer)
+	if !ok {
+		return nil, nil
+	}
+	return w.Prepared(e.Name(), func() (any, error) {
+		// Shared by every caller, so no caller's cancellation may leave a cancelled build
+		// behind for the others.
+		return p.Prepare(context.WithoutCancel(ctx), w)
+	})
 }
 
 var (

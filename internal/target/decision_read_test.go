@@ -20,6 +20,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
 	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -424,7 +425,7 @@ func TestDecisionInprocEvalErrors(t *testing.T) {
 	dir := t.TempDir()
 	regoFile := filepath.Join(dir, "p.rego")
 	os.WriteFile(regoFile, []byte("package p\nallow := true if input.a\nallow := false if input.b\n"), 0o644) //nolint:errcheck // read back below
-	q, err := PrepareOPA(context.Background(), "data.p.allow", []string{regoFile}, nil, false)
+	q, err := engineopa.CompileFiles(context.Background(), "data.p.allow", []string{regoFile}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

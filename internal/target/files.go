@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
+	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -26,7 +28,7 @@ func workDir(tempDir string) (string, error) {
 // OPA targets), so a policy error is reported with file:line before any OPA process starts, then
 // writes its policy and data files under a new directory for the processes that read them.
 func opaFiles(ctx context.Context, tempDir string, w *workload.Workload) (dir string, policies, data []string, err error) {
-	if _, err := CompileOPA(ctx, w); err != nil {
+	if _, err := engineopa.Compiled(ctx, w); err != nil {
 		return "", nil, nil, err
 	}
 	if dir, err = workDir(tempDir); err != nil {
@@ -41,10 +43,10 @@ func opaFiles(ctx context.Context, tempDir string, w *workload.Workload) (dir st
 // first (once per run, shared with the other Cedar targets), so a policy or schema error is
 // reported with its position before any server starts.
 func cedarServerCommand(tempDir string, w *workload.Workload, extra ...string) (*exec.Cmd, error) {
-	if _, err := loadCedar(w); err != nil {
+	if _, err := enginecedar.Load(context.Background(), w); err != nil {
 		return nil, err
 	}
-	paths, err := cedarPaths(tempDir, w)
+	paths, err := enginecedar.Paths(tempDir, w)
 	if err != nil {
 		return nil, err
 	}

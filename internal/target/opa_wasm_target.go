@@ -18,6 +18,7 @@ import (
 	_ "github.com/open-policy-agent/opa/v1/features/wasm"
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -84,7 +85,7 @@ func (t *opaWasm) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 // preparedWasm is a workload's policy compiled to Wasm once per run, shared by every caller
-// like CompileOPA's query.
+// like engineopa.Compiled's query.
 type preparedWasm struct {
 	query rego.PreparedEvalQuery
 	host  []string
@@ -93,7 +94,7 @@ type preparedWasm struct {
 func compileWasm(ctx context.Context, w *workload.Workload) (preparedWasm, error) {
 	// The interpreter's compile first: it finds what is wrong with the policy itself (a
 	// syntax error, an unknown function) and names its file and line as for opa/inproc.
-	if _, err := CompileOPA(ctx, w); err != nil {
+	if _, err := engineopa.Compiled(ctx, w); err != nil {
 		return preparedWasm{}, err
 	}
 	v, err := w.Prepared("opa/wasm", func() (any, error) {
