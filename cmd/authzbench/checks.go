@@ -101,37 +101,22 @@ func saveResult(path, prefix string, doc *result.Document, replace bool, stderr 
 	return fmt.Errorf("%w; the result was written to %s instead", err, fallback)
 }
 
-// checkBeforeLoad tries, before any load, what only the workloads or a started server can tell:
-// a target's settings against every input (the http target's body template), and whether each
+// checkBeforeLoad tries, before any load, what only a started server can tell: whether each
 // server authzbench starts accepts --sut-arg (a server that rejects one exits at once, and would
-// otherwise do so after other targets' load). The workloads it builds are the run's.
-func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options, f runFlags) error {
+// otherwise do so after other targets' load). It starts them with the plan's workloads, as the
+// run will.
+func checkBeforeLoad(ctx context.Context, plan *bench.Plan, o bench.Options, f runFlags) error {
 	var servers []scenario.TargetRef
-	var checkers []target.WorkloadChecker
-	for _, t := range s.Targets {
-		if c, ok := t.Settings().(target.WorkloadChecker); ok {
-			checkers = append(checkers, c)
-		}
+	for _, t := range plan.Scenario.Targets {
 		seen := slices.ContainsFunc(servers, func(r scenario.TargetRef) bool { return r.Name == t.Name })
 		if len(f.sutArgs) > 0 && t.Placement() == target.LaunchedServer && !seen {
 			servers = append(servers, t)
 		}
 	}
-	if len(servers) == 0 && len(checkers) == 0 {
+	if len(servers) == 0 {
 		return nil
 	}
-	// Built and compiled once: the run takes the same workloads from the scenario.
-	workloads, err := bench.Prepare(ctx, s)
-	if err != nil {
-		return err
-	}
-	for _, c := range checkers {
-		for _, w := range workloads {
-			if err := c.CheckWorkload(w); err != nil {
-				return err
-			}
-		}
-	}
+	workloads := plan.Workloads
 	tmp, err := os.MkdirTemp("", "authzbench-check-")
 	if err != nil {
 		return err
@@ -145,6 +130,7 @@ func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options,
 		}
 		common := o.Common
 		common.TempDir = tmp
+		common.Prepared = plan.Prepared
 		common.Workers = 1
 		tg, err := target.New(t.Name, common, t.Settings())
 		if err != nil {

@@ -187,6 +187,8 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
+			// What the engines prepare from each workload, once for every target verified.
+			prepared := engine.NewPrepared()
 			if userFiles {
 				w, err := workload.FromFiles(spec)
 				if err != nil {
@@ -198,7 +200,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 					if !e.Written(w) {
 						continue
 					}
-					if _, err := engine.Prepare(ctx, e, w); err != nil {
+					if _, err := engine.Prepare(ctx, prepared, e, w); err != nil {
 						return usageError(fmt.Errorf("workload %s: %w", w.Name, err))
 					}
 				}
@@ -211,7 +213,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			var failed []bench.Equivalence
 			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
 				Targets: targets, Inputs: first, Parallel: parallel,
-				Common: target.Common{TempDir: tmp},
+				Common: target.Common{TempDir: tmp, Prepared: prepared},
 				Progress: func(e bench.Equivalence) {
 					result := "ok"
 					switch {

@@ -6,7 +6,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -65,32 +64,24 @@ type Status struct {
 // runs all its repetitions, then stops, before the next one starts. Every repetition records its
 // turn and start time, so the order that was used can be read back from the result.
 func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) error {
+	p, err := NewPlan(ctx, s, o)
+	if err != nil {
+		return err
+	}
+	return Execute(ctx, p, o, doc)
+}
+
+// Execute carries out a plan, as Run does a scenario; it changes neither the plan's scenario
+// nor its workloads.
+func Execute(ctx context.Context, p *Plan, o Options, doc *result.Document) error {
+	s, workloads := p.Scenario, p.Workloads
 	doc.Order = s.Order.String()
 	defer func() {
 		doc.Ended = time.Now().UTC()
 		doc.Comparisons = result.Compare(doc)
 		fit.Refit(doc)
 	}()
-	var tooMany []error
-	for _, t := range s.Targets {
-		if t.Kind() == nil {
-			_, err := target.LookupAny(t.Name)
-			return err
-		}
-		if err := t.Load.CheckOpenFiles(); err != nil {
-			tooMany = append(tooMany, fmt.Errorf("target %s: %w", t.Name, err))
-		}
-	}
-	if err := errors.Join(tooMany...); err != nil {
-		return err
-	}
-	if err := checkOrder(s, o); err != nil {
-		return err
-	}
-	workloads, err := Prepare(ctx, s)
-	if err != nil {
-		return err
-	}
+	o.Common.Prepared = p.Prepared
 	for _, w := range workloads {
 		for _, warning := range w.CedarWarnings() {
 			if o.Warn != nil {
@@ -204,58 +195,6 @@ func runWorkload(ctx context.Context, s *scenario.Scenario, slots []*slot, turns
 		for _, sl := range slots {
 			*turns++
 			if err := sl.turn(ctx, rep, s.Repeat, *turns); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// Prepare builds every workload of the scenario (once: the one validation built is kept in
-// the scenario, and a workload built here is kept there too) and has each engine of its targets
-// prepare it, once per run (engine.Prepare): every OPA target of the run takes the same
-// compiled query, every Cedar target the same loaded policies. A bad policy or inputs file is
-// reported before any load starts.
-func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, error) {
-	var out []*workload.Workload
-	var errs []error
-	for i := range s.Workloads {
-		ref := &s.Workloads[i]
-		w := ref.Built
-		if w == nil {
-			var err error
-			if ref.User != nil {
-				w, err = workload.FromFiles(*ref.User)
-			} else {
-				w, err = workload.Builtin(ref.Name)
-			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			ref.Built = w
-		}
-		if err := prepareEngines(ctx, s, w); err != nil {
-			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
-			continue
-		}
-		out = append(out, w)
-	}
-	return out, errors.Join(errs...)
-}
-
-// prepareEngines has each engine the scenario's targets run, and the workload is written for,
-// prepare it (engine.Prepare): once per run, shared by every target of the engine.
-func prepareEngines(ctx context.Context, s *scenario.Scenario, w *workload.Workload) error {
-	done := map[string]bool{}
-	for _, t := range s.Targets {
-		k := t.Kind()
-		if k == nil || done[k.Engine] {
-			continue
-		}
-		done[k.Engine] = true
-		if e := engine.For(k.Engine); e != nil && e.Written(w) {
-			if _, err := engine.Prepare(ctx, e, w); err != nil {
 				return err
 			}
 		}

@@ -61,6 +61,10 @@ func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o Equivalence
 	if parallel <= 0 {
 		parallel = runtime.NumCPU()
 	}
+	if o.Common.Prepared == nil {
+		// Every mode of an engine checks the same compiled policy, compiled once.
+		o.Common.Prepared = engine.NewPrepared()
+	}
 	var rows []Equivalence
 	for _, w := range ws {
 		// An input without an expected decision takes the first decision an engine gives it,

@@ -4,13 +4,16 @@ import (
 	"context"
 	"testing"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/target"
 )
 
-// A run takes the workloads validation built, and builds the rest once: checks before the run
-// and the run itself get the same workload, with its policy compiled once.
-func TestPrepareBuildsEachWorkloadOnce(t *testing.T) {
-	s, err := scenario.FromFlags(scenario.AdHoc{Targets: []string{"opa/inproc"}, Workloads: []string{"rbac"}})
+// A plan takes the workloads validation built and builds the rest, with each engine of its
+// targets preparing every workload once; it writes nothing back into the scenario. A second
+// plan given the first one's store (a capacity search's next probe) compiles nothing again.
+func TestPlanPreparesOnceAndWritesNothingBack(t *testing.T) {
+	s, err := scenario.FromFlags(scenario.AdHoc{Targets: []string{"opa/inproc", "cedar/inproc"}, Workloads: []string{"rbac"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,23 +22,34 @@ func TestPrepareBuildsEachWorkloadOnce(t *testing.T) {
 	if validated == nil || s.Workloads[0].Built != nil {
 		t.Fatalf("built by validation: %+v", s.Workloads)
 	}
-	first, err := Prepare(context.Background(), s)
+	p, err := NewPlan(context.Background(), s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Prepare(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
+	if len(p.Workloads) != 2 || p.Workloads[1] != validated || p.Workloads[0].Name != "nop" {
+		t.Fatalf("planned %v; want a nop built and validation's rbac (%p)", p.Workloads, validated)
 	}
-	if len(first) != 2 || first[1] != validated || again[0] != first[0] || again[1] != first[1] {
-		t.Errorf("prepared %p %p then %p %p; want validation's rbac (%p) and one nop", first[0], first[1], again[0], again[1], validated)
+	if s.Workloads[0].Built != nil {
+		t.Error("the plan wrote the nop it built back into the scenario")
 	}
-	for _, w := range first {
-		if _, err := w.Prepared("opa", func() (any, error) {
-			t.Errorf("%s: compiled again", w.Name)
-			return nil, nil
-		}); err != nil {
-			t.Error(err)
+	for _, w := range p.Workloads {
+		for _, e := range engine.All() {
+			if !e.Written(w) {
+				continue
+			}
+			if _, err := p.Prepared.Of(e.Name(), w, func() (any, error) {
+				t.Errorf("%s: %s prepared again after the plan", w.Name, e.Name())
+				return nil, nil
+			}); err != nil {
+				t.Error(err)
+			}
 		}
+	}
+	again, err := NewPlan(context.Background(), s, Options{Common: target.Common{Prepared: p.Prepared}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Prepared != p.Prepared || again.Workloads[1] != validated {
+		t.Errorf("second plan: store %p workloads %v; want the first's store %p and validation's rbac", again.Prepared, again.Workloads, p.Prepared)
 	}
 }

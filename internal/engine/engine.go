@@ -85,25 +85,10 @@ type Queried interface {
 
 // Preparer is implemented by an engine that builds something from a workload before any clock
 // runs (OPA's compiled query, Cedar's loaded policies and parsed requests), shared by every
-// target of the engine: see Prepare.
+// target of the engine: see Prepared.
 type Preparer interface {
 	// Prepare builds the engine's artefact from w; its error names the file and line at fault.
 	Prepare(ctx context.Context, w *workload.Workload) (any, error)
-}
-
-// Prepare returns what the engine prepares from w (nil for an engine that prepares nothing),
-// built the first time it is asked for and shared from then on, so that a large policy is
-// compiled once per run and not once per target; the error is the same for every caller.
-func Prepare(ctx context.Context, e Engine, w *workload.Workload) (any, error) {
-	p, ok := e.(Preparer)
-	if !ok {
-		return nil, nil
-	}
-	return w.Prepared(e.Name(), func() (any, error) {
-		// Shared by every caller, so no caller's cancellation may leave a cancelled build
-		// behind for the others.
-		return p.Prepare(context.WithoutCancel(ctx), w)
-	})
 }
 
 var (

@@ -70,7 +70,7 @@ func Run(ctx context.Context, w *workload.Workload, o Options) (*Report, error) 
 	if !w.HasRego() {
 		return nil, fmt.Errorf("workload %s has no Rego version to profile", w.Name)
 	}
-	pq, err := engineopa.Compiled(ctx, w)
+	pq, err := engineopa.Compiled(ctx, nil, w)
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", w.Name, err)
 	}

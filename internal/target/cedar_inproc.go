@@ -28,7 +28,7 @@ func init() {
 }
 
 func (t *cedarInproc) Start(ctx context.Context, w *workload.Workload) error {
-	c, err := enginecedar.Load(ctx, w)
+	c, err := enginecedar.Load(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
 	}

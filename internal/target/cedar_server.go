@@ -72,7 +72,7 @@ func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 	} else if t.speaksHTTP2() {
 		args = append(args, "--h2c") // over TLS it offers h2 by ALPN anyway
 	}
-	cmd, err := cedarServerCommand(t.common.TempDir, w, append(args, t.cfg.Args...)...)
+	cmd, err := cedarServerCommand(t.common, w, append(args, t.cfg.Args...)...)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ type opaInproc struct {
 
 func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	var err error
-	if t.query, err = engineopa.Compiled(ctx, w); err != nil {
+	if t.query, err = engineopa.Compiled(ctx, t.common.Prepared, w); err != nil {
 		return err
 	}
 	t.inputs = make([]ast.Value, len(w.Inputs))

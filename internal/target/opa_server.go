@@ -57,7 +57,7 @@ func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
-	dir, policies, data, err := opaFiles(ctx, t.common.TempDir, w)
+	dir, policies, data, err := opaFiles(ctx, t.common, w)
 	if err != nil {
 		return err
 	}

@@ -103,9 +103,6 @@ type Workload struct {
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.
 	Scale *Scale
-
-	// prepared holds what engines built from the workload, once per run (Prepared).
-	prepared map[string]*prepared
 }
 
 // Cedar is a workload's Cedar policies, schema and entities. Every input of the workload

@@ -12,7 +12,7 @@ import (
 )
 
 // Loaded is a workload's Cedar policy set, entities and schema loaded, and every request
-// parsed: built once per run (engine.Prepare) and shared by its Cedar targets (the engine and
+// parsed: built once per run, through the run's engine.Prepared, and shared by its Cedar targets (the engine and
 // the parsed requests are only read when deciding).
 type Loaded struct {
 	Engine   *cedarengine.Engine
@@ -21,8 +21,8 @@ type Loaded struct {
 
 // Load returns the workload's Cedar files loaded, once per run, so a policy error names its
 // file and position before anything starts, and every request is checked to parse.
-func Load(ctx context.Context, w *workload.Workload) (*Loaded, error) {
-	v, err := engine.Prepare(ctx, Engine, w)
+func Load(ctx context.Context, p *engine.Prepared, w *workload.Workload) (*Loaded, error) {
+	v, err := engine.Prepare(ctx, p, Engine, w)
 	if err != nil {
 		return nil, err
 	}

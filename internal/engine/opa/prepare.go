@@ -13,10 +13,10 @@ import (
 )
 
 // Compiled is the workload's policy and data compiled, exactly as OPA's loader reads them, with
-// its query prepared: built once per run (engine.Prepare) and shared by every OPA target of the
-// run and every check before it (evaluating it is safe from many goroutines).
-func Compiled(ctx context.Context, w *workload.Workload) (rego.PreparedEvalQuery, error) {
-	v, err := engine.Prepare(ctx, Engine, w)
+// its query prepared: built once per run, through the run's p, and shared by every OPA target of
+// the run and every check before it (evaluating it is safe from many goroutines).
+func Compiled(ctx context.Context, p *engine.Prepared, w *workload.Workload) (rego.PreparedEvalQuery, error) {
+	v, err := engine.Prepare(ctx, p, Engine, w)
 	if err != nil {
 		return rego.PreparedEvalQuery{}, err
 	}
