@@ -303,10 +303,14 @@ func expectOf(allow bool) Expect {
 }
 
 // CedarNames lists the built-in workloads that have a Cedar version.
-func CedarNames() []string {
+func CedarNames() []string { return NamesWhere((*Workload).HasCedar) }
+
+// NamesWhere lists the built-in workloads, in Names' order, of which written says true (an
+// engine's Written: those with a version in its language), each built with one input to ask.
+func NamesWhere(written func(*Workload) bool) []string {
 	var names []string
 	for _, n := range Names() {
-		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && w.HasCedar() {
+		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && written(w) {
 			names = append(names, n)
 		}
 	}
