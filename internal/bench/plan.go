@@ -36,6 +36,9 @@ func NewPlan(ctx context.Context, s *scenario.Scenario, o Options) (*Plan, error
 			_, err := target.LookupAny(t.Name)
 			return nil, err
 		}
+		if err := t.Settings().Check(); err != nil {
+			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
+		}
 		if err := t.Load.CheckOpenFiles(); err != nil {
 			errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
 		}

@@ -2,9 +2,15 @@ package bench
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/target"
 )
@@ -51,5 +57,48 @@ func TestPlanPreparesOnceAndWritesNothingBack(t *testing.T) {
 	}
 	if again.Prepared != p.Prepared || again.Workloads[1] != validated {
 		t.Errorf("second plan: store %p workloads %v; want the first's store %p and validation's rbac", again.Prepared, again.Workloads, p.Prepared)
+	}
+}
+
+// A plan finds what is wrong before anything starts: settings that cannot work, a policy that
+// does not compile. Run then measures nothing and starts nothing.
+func TestPlanRefusesBeforeAnyLoad(t *testing.T) {
+	cedarServer, err := target.Lookup("cedar/server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtlsAuthz, err := cedarServer.Configure(map[string]any{"mtls_authz": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "broken.rego")
+	if err := os.WriteFile(policy, []byte("package broken\n\nallow if no_such_function(input.id)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := userWorkload(t, 4)
+	spec.Policies = []string{policy}
+	for _, tc := range []struct {
+		name string
+		s    *scenario.Scenario
+		want string
+	}{
+		{"settings", &scenario.Scenario{Name: "x", Source: "test", Repeat: 1, Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
+			Targets: []scenario.TargetRef{{Name: "cedar/server", Config: mtlsAuthz, Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}},
+			"target cedar/server: mtls_authz is not supported"},
+		{"policy", &scenario.Scenario{Name: "x", Source: "test", Repeat: 1, Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
+			Targets: []scenario.TargetRef{{Name: "opa/inproc", Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}},
+			"broken.rego:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := &result.Document{}
+			err := Run(context.Background(), tc.s, Options{}, doc)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one saying %q", err, tc.want)
+			}
+			if len(doc.Runs) != 0 {
+				t.Errorf("%d runs recorded, want none: nothing may start", len(doc.Runs))
+			}
+		})
 	}
 }
