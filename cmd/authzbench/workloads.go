@@ -68,8 +68,13 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 				return usageError(err)
 			}
 			fmt.Fprintf(stdout, "# %s: %s\n# query: %s\n# data: %d bytes\n", w.Name, w.Description, w.Query, len(w.Data))
-			if c := w.Cedar; c != nil && c.Differences != "" {
-				fmt.Fprintf(stdout, "# in Cedar: %s\n", c.Differences)
+			// What an engine's version is handed ready-made, because the engine cannot compute it.
+			for _, e := range engine.All() {
+				if h, ok := e.(engine.Handed); ok && e.Written(w) {
+					if d := h.Handed(w); d != "" {
+						fmt.Fprintf(stdout, "# in %s: %s\n", engine.Language(e), d)
+					}
+				}
 			}
 			for _, p := range w.Policies {
 				fmt.Fprintf(stdout, "\n# --- %s ---\n%s", p.Name, p.Content)
