@@ -181,3 +181,16 @@ func TestCedarTemplateLinksReachTheServer(t *testing.T) {
 		}
 	}
 }
+
+// workloads show says what each engine's version is handed ready-made (the ‡ rows), in the
+// engine's language's name, and says nothing of it for a workload every engine computes alike.
+func TestWorkloadsShowSaysWhatAnEngineIsHanded(t *testing.T) {
+	code, stdout, stderr := run(t, "workloads", "show", "api")
+	if code != 0 || !strings.Contains(stdout, "\n# in Cedar: Cedar is handed the token's verdict") {
+		t.Errorf("show api: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "workloads", "show", "rbac")
+	if code != 0 || strings.Contains(stdout, "# in ") {
+		t.Errorf("show rbac: exit %d, want no handed line\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
@@ -96,50 +97,36 @@ func saveResult(path, prefix string, doc *result.Document, replace bool, stderr 
 	return fmt.Errorf("%w; the result was written to %s instead", err, fallback)
 }
 
-// checkBeforeLoad tries, before any load, what only the workloads or a started server can tell:
-// a target's settings against every input (the http target's body template), and whether each
+// checkBeforeLoad tries, before any load, what only a started server can tell: whether each
 // server authzbench starts accepts --sut-arg (a server that rejects one exits at once, and would
-// otherwise do so after other targets' load). The workloads it builds are the run's.
-func checkBeforeLoad(ctx context.Context, s *scenario.Scenario, o bench.Options, f runFlags) error {
+// otherwise do so after other targets' load). It starts them with the plan's workloads, as the
+// run will.
+func checkBeforeLoad(ctx context.Context, plan *bench.Plan, o bench.Options, f runFlags) error {
 	var servers []scenario.TargetRef
-	var checkers []target.WorkloadChecker
-	for _, t := range s.Targets {
-		if c, ok := t.Settings().(target.WorkloadChecker); ok {
-			checkers = append(checkers, c)
-		}
+	for _, t := range plan.Scenario.Targets {
 		seen := slices.ContainsFunc(servers, func(r scenario.TargetRef) bool { return r.Name == t.Name })
 		if len(f.sutArgs) > 0 && t.Placement() == target.LaunchedServer && !seen {
 			servers = append(servers, t)
 		}
 	}
-	if len(servers) == 0 && len(checkers) == 0 {
+	if len(servers) == 0 {
 		return nil
 	}
-	// Built and compiled once: the run takes the same workloads from the scenario.
-	workloads, err := bench.Prepare(ctx, s)
-	if err != nil {
-		return err
-	}
-	for _, c := range checkers {
-		for _, w := range workloads {
-			if err := c.CheckWorkload(w); err != nil {
-				return err
-			}
-		}
-	}
+	workloads := plan.Workloads
 	tmp, err := os.MkdirTemp("", "authzbench-check-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	for _, t := range servers {
-		engine := t.Kind().Engine
-		i := slices.IndexFunc(workloads, func(w *workload.Workload) bool { _, ok := w.VersionFor(engine); return ok })
+		name := t.Kind().Engine
+		i := slices.IndexFunc(workloads, func(w *workload.Workload) bool { _, ok := engine.WrittenFor(name, w); return ok })
 		if i < 0 {
 			continue // the run reports a workload without a version for the engine itself
 		}
 		common := o.Common
 		common.TempDir = tmp
+		common.Prepared = plan.Prepared
 		common.Workers = 1
 		tg, err := target.New(t.Name, common, t.Settings())
 		if err != nil {

@@ -14,6 +14,11 @@ import (
 	"github.com/authzbench/authzbench/internal/cedarserver"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
+
+	// The engines authzbench measures: each registers itself (engine.Register); a new engine
+	// is one more line here.
+	_ "github.com/authzbench/authzbench/internal/engine/cedar"
+	_ "github.com/authzbench/authzbench/internal/engine/opa"
 )
 
 // Exit statuses, so scripts can tell a bad invocation from a run that found errors.

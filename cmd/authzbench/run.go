@@ -332,15 +332,17 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	}
 	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad), AutoPin: autoPin, StartAt: startAtOf(shard),
 		Common: target.Common{LogLevel: f.logLevel, ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinCPUs: pinSUT}}
-	if err := checkBeforeLoad(ctx, s, opts, f); err != nil {
+	// The scenario resolved once, before any load: what only building the workloads finds (a
+	// policy that does not compile, an input file that is missing) is found here, with
+	// --check-only too, not at the first turn.
+	resolved, err := bench.NewPlan(ctx, s, opts)
+	if err != nil {
+		return exitFor(ctx, err, nil, true)
+	}
+	if err := checkBeforeLoad(ctx, resolved, opts, f); err != nil {
 		return usageError(err)
 	}
 	if f.checkOnly {
-		// What only building the workloads finds (a policy that does not compile, an input
-		// file that is missing) is found here too, not at the first turn.
-		if _, err := bench.Prepare(ctx, s); err != nil {
-			return usageError(err)
-		}
 		return nil
 	}
 	progress := newProgressLine(stderr, f.noProgress)
@@ -348,7 +350,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	opts.Warn = func(w string) { fmt.Fprintf(stderr, "authzbench: warning: %s\n", w) }
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
 		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
-	runErr := bench.Run(ctx, s, opts, doc)
+	runErr := bench.Execute(ctx, resolved, opts, doc)
 	progress.clear()
 
 	if len(doc.Runs) > 0 {

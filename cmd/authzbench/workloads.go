@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -67,8 +68,13 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 				return usageError(err)
 			}
 			fmt.Fprintf(stdout, "# %s: %s\n# query: %s\n# data: %d bytes\n", w.Name, w.Description, w.Query, len(w.Data))
-			if c := w.Cedar; c != nil && c.Differences != "" {
-				fmt.Fprintf(stdout, "# in Cedar: %s\n", c.Differences)
+			// What an engine's version is handed ready-made, because the engine cannot compute it.
+			for _, e := range engine.All() {
+				if h, ok := e.(engine.Handed); ok && e.Written(w) {
+					if d := h.Handed(w); d != "" {
+						fmt.Fprintf(stdout, "# in %s: %s\n", engine.Language(e), d)
+					}
+				}
 			}
 			for _, p := range w.Policies {
 				fmt.Fprintf(stdout, "\n# --- %s ---\n%s", p.Name, p.Content)
@@ -186,15 +192,20 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
+			// What the engines prepare from each workload, once for every target verified.
+			prepared := engine.NewPrepared()
 			if userFiles {
 				w, err := workload.FromFiles(spec)
 				if err != nil {
 					return usageError(flagNamed(err))
 				}
-				// A Rego mistake is the user's to fix (exit 2), found before any engine starts.
-				if w.HasRego() {
-					// Compiled once: the OPA targets verified after take the same query.
-					if _, err := target.CompileOPA(ctx, w); err != nil {
+				// A mistake in a policy is the user's to fix (exit 2), found before any engine
+				// starts. Prepared once: the targets verified after take the same artefact.
+				for _, e := range engine.All() {
+					if !e.Written(w) {
+						continue
+					}
+					if _, err := engine.Prepare(ctx, prepared, e, w); err != nil {
 						return usageError(fmt.Errorf("workload %s: %w", w.Name, err))
 					}
 				}
@@ -207,7 +218,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			var failed []bench.Equivalence
 			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
 				Targets: targets, Inputs: first, Parallel: parallel,
-				Common: target.Common{TempDir: tmp},
+				Common: target.Common{TempDir: tmp, Prepared: prepared},
 				Progress: func(e bench.Equivalence) {
 					result := "ok"
 					switch {

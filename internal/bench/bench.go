@@ -6,12 +6,12 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/fit"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
@@ -63,7 +63,19 @@ type Status struct {
 // so that drift on the machine lands on every target alike; in the sequential order each target
 // runs all its repetitions, then stops, before the next one starts. Every repetition records its
 // turn and start time, so the order that was used can be read back from the result.
-func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) (err error) {
+func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Document) error {
+	p, err := NewPlan(ctx, s, o)
+	if err != nil {
+		MarkStopped(ctx, doc, err)
+		return err
+	}
+	return Execute(ctx, p, o, doc)
+}
+
+// Execute carries out a plan, as Run does a scenario; it changes neither the plan's scenario
+// nor its workloads.
+func Execute(ctx context.Context, p *Plan, o Options, doc *result.Document) (err error) {
+	s, workloads := p.Scenario, p.Workloads
 	doc.Order = s.Order.String()
 	defer func() {
 		MarkStopped(ctx, doc, err)
@@ -71,26 +83,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options, doc *result.Docum
 		doc.Comparisons = result.Compare(doc)
 		fit.Refit(doc)
 	}()
-	var tooMany []error
-	for _, t := range s.Targets {
-		if t.Kind() == nil {
-			_, err := target.LookupAny(t.Name)
-			return err
-		}
-		if err := t.Load.CheckOpenFiles(); err != nil {
-			tooMany = append(tooMany, fmt.Errorf("target %s: %w", t.Name, err))
-		}
-	}
-	if err := errors.Join(tooMany...); err != nil {
-		return err
-	}
-	if err := checkOrder(s, o); err != nil {
-		return err
-	}
-	workloads, err := Prepare(ctx, s)
-	if err != nil {
-		return err
-	}
+	o.Common.Prepared = p.Prepared
 	for _, w := range workloads {
 		for _, warning := range w.CedarWarnings() {
 			if o.Warn != nil {
@@ -211,40 +204,6 @@ func runWorkload(ctx context.Context, s *scenario.Scenario, slots []*slot, turns
 	return nil
 }
 
-// Prepare builds every workload of the scenario (once: the one validation built is kept in
-// the scenario, and a workload built here is kept there too) and compiles its policy with the
-// in-process OPA, once per run: every OPA target of the run takes the same compiled query. A
-// bad policy or inputs file is reported before any load starts.
-func Prepare(ctx context.Context, s *scenario.Scenario) ([]*workload.Workload, error) {
-	var out []*workload.Workload
-	var errs []error
-	for i := range s.Workloads {
-		ref := &s.Workloads[i]
-		w := ref.Built
-		if w == nil {
-			var err error
-			if ref.User != nil {
-				w, err = workload.FromFiles(*ref.User)
-			} else {
-				w, err = workload.Builtin(ref.Name)
-			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			ref.Built = w
-		}
-		if w.HasRego() {
-			if _, err := target.CompileOPA(ctx, w); err != nil {
-				errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
-				continue
-			}
-		}
-		out = append(out, w)
-	}
-	return out, errors.Join(errs...)
-}
-
 // slot is one target of one workload across its turns: started once, measured one repetition
 // per turn, stopped after its last.
 type slot struct {
@@ -284,15 +243,14 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	if series := w.Scale.Series(kind.Engine); series != "" {
 		run.Scale = &result.Scale{Series: series, Param: w.Scale.Param, N: w.Scale.N}
 	}
-	if kind.Engine == "cedar" && w.Cedar != nil {
-		run.WorkloadDoc.CedarDifferences = w.Cedar.Differences
-	}
+	// What the engine is handed ready-made (‡); the field keeps its first engine's name.
+	run.WorkloadDoc.CedarDifferences = engine.HandedTo(kind.Engine, w)
 	if w.UndefinedAs != workload.Unverified {
 		run.WorkloadDoc.UndefinedAs = w.UndefinedAs.String()
 	}
-	if w.RegoV0 && kind.Engine == "opa" {
-		run.WorkloadDoc.RegoVersion = "v0"
-	}
+	// The version of the engine's language the workload is written in (Rego v0); the field
+	// keeps its first engine's name.
+	run.WorkloadDoc.RegoVersion = engine.DialectOf(kind.Engine, w)
 	if t.Load.Open() {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
 		if len(t.Load.Stages) > 0 {
@@ -613,14 +571,14 @@ func harness(outs []load.Outcome, requests uint64) *result.Harness {
 
 // mismatches names the inputs given a wrong decision by their file and line, as the engine was
 // given them.
-func mismatches(ms []metrics.Mismatch, w *workload.Workload, engine string) []result.Mismatch {
+func mismatches(ms []metrics.Mismatch, w *workload.Workload, engineName string) []result.Mismatch {
 	var out []result.Mismatch
 	for _, m := range ms {
 		got := workload.ExpectDeny
 		if m.Allow {
 			got = workload.ExpectAllow
 		}
-		out = append(out, result.Mismatch{Input: m.Input + 1, Source: w.Inputs[m.Input].SourceFor(engine),
+		out = append(out, result.Mismatch{Input: m.Input + 1, Source: engine.SourceFor(engineName, w.Inputs[m.Input]),
 			Expected: m.Expect.String(), Got: got.String()})
 	}
 	return out

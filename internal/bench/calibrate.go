@@ -51,18 +51,24 @@ func Calibrate(ctx context.Context, c Calibration, o Options, doc *result.Docume
 			{Name: kind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Workers: c.Workers, Duration: c.Duration, Warmup: warmup}},
 			{Name: kind, Timeout: scenario.DefaultTimeout, Load: load.Spec{Rate: c.Rate, Connections: c.Connections, Duration: c.Duration, Warmup: warmup}},
 		}}
-	if err := Run(ctx, s, o, doc); err != nil {
+	p, err := NewPlan(ctx, s, o)
+	if err != nil {
+		return err
+	}
+	if err := Execute(ctx, p, o, doc); err != nil {
 		return err
 	}
 	if c.Wrk == "" {
 		return nil
 	}
-	tg, err := target.New(trivialKind, o.Common, nil)
+	common := o.Common
+	common.Prepared = p.Prepared
+	tg, err := target.New(trivialKind, common, nil)
 	if err != nil {
 		return err
 	}
 	defer tg.Stop(context.Background())
-	if err := tg.Start(ctx, s.Workloads[0].Built); err != nil { // built by the run
+	if err := tg.Start(ctx, p.Workloads[0]); err != nil { // built by the plan
 		return fmt.Errorf("start the trivial server for wrk: %w", err)
 	}
 	return driveWithWrk(ctx, doc, c.Wrk, tg.Info().URL, c.Workers, c.Duration)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
@@ -120,6 +121,9 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 	}
 	// One workload for every probe: built, and its policy compiled, once for the search.
 	ref := scenario.WorkloadRef{Name: c.Workload}
+	if o.Common.Prepared == nil {
+		o.Common.Prepared = engine.NewPrepared()
+	}
 	knee, err := c.search(func(rate float64) (Probe, error) {
 		if ctx.Err() != nil {
 			// No target is started for a probe after Ctrl-C.
@@ -129,9 +133,13 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 			Workloads: []scenario.WorkloadRef{ref},
 			Targets: []scenario.TargetRef{{Name: c.Target, Timeout: scenario.DefaultTimeout, Config: cfg,
 				Load: load.Spec{Rate: rate, Connections: c.Connections, Duration: c.Step, Warmup: c.Warmup}}}}
-		defer func() { ref = s.Workloads[0] }() // Run built it into the scenario
+		p, err := NewPlan(ctx, s, o)
+		if err != nil {
+			return Probe{}, err
+		}
+		ref.Built = p.Workloads[0] // the next probe's scenario takes the workload as built
 		before := len(doc.Runs)
-		if err := Run(ctx, s, o, doc); err != nil {
+		if err := Execute(ctx, p, o, doc); err != nil {
 			return Probe{}, err
 		}
 		if len(doc.Runs) != before+1 {

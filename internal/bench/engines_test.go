@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
@@ -47,9 +48,9 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 	}{{"opa/inproc", 2000}, {"opa/server", 2000}, {"opa/cli", 12}, {"cedar/inproc", 2000}, {"cedar/server", 2000}} {
 		t.Run(strings.ReplaceAll(tc.target, "/", "_"), func(t *testing.T) {
 			s := &scenario.Scenario{Name: "all", Source: "test", Repeat: 1}
-			names := workload.Names()
-			if kindOf(t, tc.target).Engine == "cedar" {
-				names = workload.CedarNames()
+			names := workload.NamesWhere(engine.For(kindOf(t, tc.target).Engine).Written)
+			if len(names) == 0 {
+				t.Fatalf("no built-in workload is written for %s", tc.target)
 			}
 			for _, name := range names {
 				s.Workloads = append(s.Workloads, scenario.WorkloadRef{Name: name})

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -60,6 +61,10 @@ func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o Equivalence
 	if parallel <= 0 {
 		parallel = runtime.NumCPU()
 	}
+	if o.Common.Prepared == nil {
+		// Every mode of an engine checks the same compiled policy, compiled once.
+		o.Common.Prepared = engine.NewPrepared()
+	}
 	var rows []Equivalence
 	for _, w := range ws {
 		// An input without an expected decision takes the first decision an engine gives it,
@@ -91,7 +96,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 	if err != nil {
 		return row, err
 	}
-	if lang, ok := w.VersionFor(kind.Engine); !ok {
+	if lang, ok := engine.WrittenFor(kind.Engine, w); !ok {
 		row.Skipped = "no " + lang + " version"
 		return row, nil
 	}
@@ -169,11 +174,8 @@ feed:
 				got = workload.ExpectAllow.String()
 			}
 		}
-		req := in.JSON
-		if kind.Engine == "cedar" {
-			req = in.Cedar
-		}
-		row.First = &Disagreement{Input: i + 1, Source: in.SourceFor(kind.Engine), Expect: expect, DecidedBy: by, Got: got, Request: req}
+		row.First = &Disagreement{Input: i + 1, Source: engine.SourceFor(kind.Engine, in), Expect: expect, DecidedBy: by, Got: got,
+			Request: engine.RequestFor(kind.Engine, in)}
 	}
 	return row, nil
 }

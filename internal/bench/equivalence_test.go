@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -52,10 +53,7 @@ func TestVerifyWorkloadsNamesTheFirstDisagreement(t *testing.T) {
 		if want := w.Inputs[3].Expect; r.First.Expect != want || r.First.Got == want.String() {
 			t.Errorf("%s: first disagreement expects %s, got %s", r.Target, r.First.Expect, r.First.Got)
 		}
-		want := w.Inputs[3].JSON
-		if kindOf(t, r.Target).Engine == "cedar" {
-			want = w.Inputs[3].Cedar
-		}
+		want := engine.For(kindOf(t, r.Target).Engine).Request(w.Inputs[3])
 		if string(r.First.Request) != string(want) {
 			t.Errorf("%s: reported request %s, want what the engine was given: %s", r.Target, r.First.Request, want)
 		}

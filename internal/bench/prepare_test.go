@@ -2,15 +2,24 @@ package bench
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/target"
 )
 
-// A run takes the workloads validation built, and builds the rest once: checks before the run
-// and the run itself get the same workload, with its policy compiled once.
-func TestPrepareBuildsEachWorkloadOnce(t *testing.T) {
-	s, err := scenario.FromFlags(scenario.AdHoc{Targets: []string{"opa/inproc"}, Workloads: []string{"rbac"}})
+// A plan takes the workloads validation built and builds the rest, with each engine of its
+// targets preparing every workload once; it writes nothing back into the scenario. A second
+// plan given the first one's store (a capacity search's next probe) compiles nothing again.
+func TestPlanPreparesOnceAndWritesNothingBack(t *testing.T) {
+	s, err := scenario.FromFlags(scenario.AdHoc{Targets: []string{"opa/inproc", "cedar/inproc"}, Workloads: []string{"rbac"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,23 +28,77 @@ func TestPrepareBuildsEachWorkloadOnce(t *testing.T) {
 	if validated == nil || s.Workloads[0].Built != nil {
 		t.Fatalf("built by validation: %+v", s.Workloads)
 	}
-	first, err := Prepare(context.Background(), s)
+	p, err := NewPlan(context.Background(), s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Prepare(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
+	if len(p.Workloads) != 2 || p.Workloads[1] != validated || p.Workloads[0].Name != "nop" {
+		t.Fatalf("planned %v; want a nop built and validation's rbac (%p)", p.Workloads, validated)
 	}
-	if len(first) != 2 || first[1] != validated || again[0] != first[0] || again[1] != first[1] {
-		t.Errorf("prepared %p %p then %p %p; want validation's rbac (%p) and one nop", first[0], first[1], again[0], again[1], validated)
+	if s.Workloads[0].Built != nil {
+		t.Error("the plan wrote the nop it built back into the scenario")
 	}
-	for _, w := range first {
-		if _, err := w.Prepared("opa", func() (any, error) {
-			t.Errorf("%s: compiled again", w.Name)
-			return nil, nil
-		}); err != nil {
-			t.Error(err)
+	for _, w := range p.Workloads {
+		for _, e := range engine.All() {
+			if !e.Written(w) {
+				continue
+			}
+			if _, err := p.Prepared.Of(e.Name(), w, func() (any, error) {
+				t.Errorf("%s: %s prepared again after the plan", w.Name, e.Name())
+				return nil, nil
+			}); err != nil {
+				t.Error(err)
+			}
 		}
+	}
+	again, err := NewPlan(context.Background(), s, Options{Common: target.Common{Prepared: p.Prepared}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Prepared != p.Prepared || again.Workloads[1] != validated {
+		t.Errorf("second plan: store %p workloads %v; want the first's store %p and validation's rbac", again.Prepared, again.Workloads, p.Prepared)
+	}
+}
+
+// A plan finds what is wrong before anything starts: settings that cannot work, a policy that
+// does not compile. Run then measures nothing and starts nothing.
+func TestPlanRefusesBeforeAnyLoad(t *testing.T) {
+	cedarServer, err := target.Lookup("cedar/server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtlsAuthz, err := cedarServer.Configure(map[string]any{"mtls_authz": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "broken.rego")
+	if err := os.WriteFile(policy, []byte("package broken\n\nallow if no_such_function(input.id)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := userWorkload(t, 4)
+	spec.Policies = []string{policy}
+	for _, tc := range []struct {
+		name string
+		s    *scenario.Scenario
+		want string
+	}{
+		{"settings", &scenario.Scenario{Name: "x", Source: "test", Repeat: 1, Workloads: []scenario.WorkloadRef{{Name: "rbac"}},
+			Targets: []scenario.TargetRef{{Name: "cedar/server", Config: mtlsAuthz, Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}},
+			"target cedar/server: mtls_authz is not supported"},
+		{"policy", &scenario.Scenario{Name: "x", Source: "test", Repeat: 1, Workloads: []scenario.WorkloadRef{{Name: spec.Name, User: spec}},
+			Targets: []scenario.TargetRef{{Name: "opa/inproc", Timeout: time.Second, Load: load.Spec{Workers: 1, Requests: 1}}}},
+			"broken.rego:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := &result.Document{}
+			err := Run(context.Background(), tc.s, Options{}, doc)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one saying %q", err, tc.want)
+			}
+			if len(doc.Runs) != 0 {
+				t.Errorf("%d runs recorded, want none: nothing may start", len(doc.Runs))
+			}
+		})
 	}
 }

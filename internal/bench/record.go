@@ -5,6 +5,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
@@ -18,13 +19,15 @@ import (
 // depends on none of them.
 
 // CaptureEnv reads the environment of this process, with the CPUs the kernel says the machine
-// has and this process may run on.
+// has and this process may run on, and the version of every engine registered.
 func CaptureEnv(opaVersion string) result.Env {
 	cpus := result.CPUs{Machine: sut.MachineCPUs()}
 	if allowed, err := sut.Affinity(0); err == nil {
 		cpus.Allowed = allowed
 	}
-	return result.CaptureEnv(opaVersion, cpus)
+	env := result.CaptureEnv(opaVersion, cpus)
+	env.Engines = engine.Versions()
+	return env
 }
 
 // newRepetition summarises one driver outcome, and stores every histogram its views show. Its

@@ -11,6 +11,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
@@ -394,8 +395,17 @@ func environmentWarnings(base, new *result.Document, rows []Row) []string {
 	differ("pinning", be.Pinning, ne.Pinning)
 	differ("OS/arch", be.OS+"/"+be.Arch, ne.OS+"/"+ne.Arch)
 	differ("Go", be.Go, ne.Go)
-	differ("OPA (linked)", be.OPA, ne.OPA)
-	differ("cedar-go (linked)", be.Cedar, ne.Cedar)
+	if len(be.Engines) > 0 && len(ne.Engines) > 0 {
+		// Every engine either side linked, one linked on one side only among them.
+		names := append(be.EngineNames(), ne.EngineNames()...)
+		slices.Sort(names)
+		for _, n := range slices.Compact(names) {
+			differ(n+" (linked)", be.Engines[n], ne.Engines[n])
+		}
+	} else {
+		differ("OPA (linked)", be.OPA, ne.OPA)
+		differ("cedar-go (linked)", be.Cedar, ne.Cedar)
+	}
 	for _, d := range []struct {
 		side string
 		doc  *result.Document

@@ -252,6 +252,28 @@ func TestEnvironmentWarnings(t *testing.T) {
 	}
 }
 
+// With both sides' engines recorded by name, every engine's version is compared, one linked on
+// one side only too; a side without them compares the opa and cedar fields it has.
+func TestEnvironmentWarningsNameEveryEngine(t *testing.T) {
+	a, b := docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5})), docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5}))
+	a.Env.OPA, b.Env.OPA = "1.22.2", "1.22.2"
+	a.Env.Engines = map[string]string{"opa": "1.22.2", "openfga": "v1.22.1"}
+	b.Env.Engines = map[string]string{"opa": "1.22.2", "openfga": "v1.23.0", "spicedb": "v1.56.0"}
+	joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n")
+	for _, want := range []string{"openfga (linked) differs: base v1.22.1, new v1.23.0", "spicedb (linked) differs: base "} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "opa (linked)") || strings.Contains(joined, "OPA (linked)") {
+		t.Errorf("the same OPA on both sides is called a difference:\n%s", joined)
+	}
+	b.Env.Engines, b.Env.OPA = nil, "1.10.0"
+	if joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n"); !strings.Contains(joined, "OPA (linked) differs: base 1.22.2, new 1.10.0") {
+		t.Errorf("without the engines map on one side, the opa field is not compared:\n%s", joined)
+	}
+}
+
 func TestJSONCarriesTheVerdict(t *testing.T) {
 	doc := docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5}))
 	res := Compare("a", doc, "b", docOf(), Options{})

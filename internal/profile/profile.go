@@ -22,7 +22,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/profiler"
 	"github.com/open-policy-agent/opa/v1/rego"
 
-	"github.com/authzbench/authzbench/internal/target"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -65,12 +65,12 @@ type Report struct {
 }
 
 // Run evaluates every input of w under OPA's profiler, with the query every OPA target of a
-// run uses (target.CompileOPA).
+// run uses (engineopa.Compiled).
 func Run(ctx context.Context, w *workload.Workload, o Options) (*Report, error) {
 	if !w.HasRego() {
 		return nil, fmt.Errorf("workload %s has no Rego version to profile", w.Name)
 	}
-	pq, err := target.CompileOPA(ctx, w)
+	pq, err := engineopa.Compiled(ctx, nil, w)
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", w.Name, err)
 	}

@@ -30,8 +30,14 @@ func GoBench(w io.Writer, doc *result.Document) error {
 	config := [][2]string{
 		{"goos", e.OS}, {"goarch", e.Arch}, {"cpu", e.CPUModel}, {"cores", fmt.Sprint(e.Cores)},
 		{"go", e.Go}, {"authzbench", e.Authzbench}, {"commit", e.Commit}, {"opa", e.OPA}, {"cedar-go", e.Cedar},
-		{"pinning", e.Pinning},
 	}
+	if names := e.EngineNames(); len(names) > 0 {
+		config = config[:len(config)-2]
+		for _, n := range names {
+			config = append(config, [2]string{n, e.Engines[n]})
+		}
+	}
+	config = append(config, [2]string{"pinning", e.Pinning})
 	for _, c := range config {
 		if v := oneLine(c[1]); v != "" {
 			fmt.Fprintf(&b, "%s: %s\n", c[0], v)

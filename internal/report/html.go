@@ -177,11 +177,19 @@ func provenance(doc *result.Document) [][2]string {
 		{"Go", e.Go},
 		{"OPA", e.OPA},
 		{"cedar-go", e.Cedar},
+	}
+	if names := e.EngineNames(); len(names) > 0 {
+		kv = kv[:len(kv)-2]
+		for _, n := range names {
+			kv = append(kv, [2]string{n, e.Engines[n]})
+		}
+	}
+	kv = append(kv, [][2]string{
 		{"pinning", e.Pinning},
 		{"generator CPUs", e.GeneratorCPUs},
 		{"host", e.Hostname},
 		{"schema", doc.Schema},
-	}
+	}...)
 	out := kv[:0]
 	for _, p := range kv {
 		if strings.TrimSpace(p[1]) != "" && p[1] != "0001-01-01 00:00:00 UTC" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,6 +100,17 @@ func (fs *families) gauge(name, help string, labels []string, v float64) {
 	f.samples = append(f.samples, sample{name, promLabels(labels), v})
 }
 
+// promLabelName is an engine's name as a label name: what OpenMetrics does not allow in one
+// ("-", "/") becomes "_".
+func promLabelName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
 // promLabels writes label pairs (name, value, name, value …) as OpenMetrics does, the values
 // escaped.
 func promLabels(kv []string) string {
@@ -151,9 +163,16 @@ func promLoad(l result.Load) string {
 func prometheusFamilies(doc *result.Document) (*families, error) {
 	fs := &families{byKey: map[string]*family{}}
 	e := doc.Env
+	engines := []string{"opa", e.OPA, "cedar_go", e.Cedar}
+	if names := e.EngineNames(); len(names) > 0 {
+		engines = engines[:0]
+		for _, n := range names {
+			engines = append(engines, promLabelName(n), e.Engines[n])
+		}
+	}
 	fs.gauge("authzbench_build_info", "What measured: authzbench's version and commit, the engines linked in, the machine.",
-		[]string{"authzbench", e.Authzbench, "commit", e.Commit, "opa", e.OPA, "cedar_go", e.Cedar, "go", e.Go,
-			"cpu", e.CPUModel, "cores", strconv.Itoa(e.Cores), "pinning", e.Pinning}, 1)
+		slices.Concat([]string{"authzbench", e.Authzbench, "commit", e.Commit}, engines, []string{"go", e.Go,
+			"cpu", e.CPUModel, "cores", strconv.Itoa(e.Cores), "pinning", e.Pinning}), 1)
 	// The families in the order a reader meets them, whatever runs have.
 	fs.family("authzbench_throughput_rps", "Ok responses per second.", "gauge")
 	fs.family("authzbench_responses", "Responses by class: ok, or the class of error (wrong_decision, http_503, timeout, ...).", "gauge")

@@ -310,6 +310,12 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 	if doc.Env.Cedar != "" {
 		engines += ", cedar-go " + doc.Env.Cedar
 	}
+	if names := doc.Env.EngineNames(); len(names) > 0 {
+		for i, n := range names {
+			names[i] = n + " " + doc.Env.Engines[n]
+		}
+		engines = strings.Join(names, ", ")
+	}
 	commit := short(doc.Env.Commit)
 	if strings.HasSuffix(doc.Env.Commit, "-dirty") {
 		commit += "-dirty"

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -25,8 +26,13 @@ type Env struct {
 	// says which OPA a CLI or server run used.
 	OPA string `json:"opa"`
 	// Cedar is the cedar-go module linked into authzbench, which both cedar targets run.
-	Cedar      string `json:"cedar,omitempty"`
-	Authzbench string `json:"authzbench"`
+	Cedar string `json:"cedar,omitempty"`
+	// Engines are the versions of every engine linked into authzbench, by the engine's name
+	// (engine.Versions): {"cedar": "v1.9.0", "opa": "v1.22.2"}. OPA and Cedar repeat two of
+	// them for readers of the fields they always read; results written before it have none,
+	// and reports print those two fields instead.
+	Engines    map[string]string `json:"engines,omitempty"`
+	Authzbench string            `json:"authzbench"`
 	// Commit is the commit authzbench was built from ("-dirty" when the checkout had changes);
 	// CommitSource says how it was found ("-ldflags", "vcs stamp", "checkout at run time",
 	// "none") and Modified whether the checkout had changes ("true", "false", "unknown").
@@ -40,6 +46,16 @@ type Env struct {
 	// GeneratorCPUs is the CPUs the authzbench process was allowed when the run began, as the
 	// kernel reports them (sched_getaffinity), whoever set them: --pin-load, taskset, a cgroup.
 	GeneratorCPUs string `json:"generator_cpus,omitempty"`
+}
+
+// EngineNames lists the names in Engines, sorted, the order reports print them in.
+func (e Env) EngineNames() []string {
+	names := make([]string, 0, len(e.Engines))
+	for n := range e.Engines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // CPUs is what the machine has and what this process may run on, as the caller read them from

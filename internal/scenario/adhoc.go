@@ -7,6 +7,7 @@ import (
 	neturl "net/url"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -97,7 +98,7 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 				errs = append(errs, err)
 			}
 			built := wl
-			if len(engineGaps(wl, s.Targets)) == 0 && onlyRunningServers(s.Targets, "opa") && len(user.Policies) > 0 {
+			if len(engineGaps(wl, s.Targets)) == 0 && onlyRunningServersAsked(s.Targets) && len(user.Policies) > 0 {
 				// Nothing loads the policy into a running server: it only named the query. The
 				// workload is built again from what is left, when the run starts.
 				u.Query, u.Policies, u.Data = wl.Query, nil, nil
@@ -145,11 +146,23 @@ func remoteURL(t TargetRef) string {
 	return ""
 }
 
-// onlyRunningServers reports whether every target of the engine measures a running server.
-func onlyRunningServers(targets []TargetRef, engine string) bool {
+// askedByQuery reports whether the target's engine asks its server for a decision of its
+// policy by name (OPA's data API: see engine.Queried).
+func askedByQuery(t TargetRef) bool {
+	k := t.Kind()
+	if k == nil {
+		return false
+	}
+	_, ok := engine.For(k.Engine).(engine.Queried)
+	return ok
+}
+
+// onlyRunningServersAsked reports whether every target whose engine is asked by query measures
+// a running server, and there is one.
+func onlyRunningServersAsked(targets []TargetRef) bool {
 	some := false
 	for _, t := range targets {
-		if k := t.Kind(); k == nil || k.Engine != engine {
+		if !askedByQuery(t) {
 			continue
 		}
 		if !runningServer(t) {
@@ -160,7 +173,7 @@ func onlyRunningServers(targets []TargetRef, engine string) bool {
 	return some
 }
 
-// checkQuery asks for the decision a running OPA is to be asked for: --query, a --policy to
+// checkQuery asks for the decision a running OPA (an engine asked by query) is to be asked for: --query, a --policy to
 // derive it from, or a --url naming the endpoint itself. Without one the request would ask for
 // all of data, and every answer would be counted an error.
 func checkQuery(w *workload.Workload, targets []TargetRef) error {
@@ -168,7 +181,7 @@ func checkQuery(w *workload.Workload, targets []TargetRef) error {
 		return nil
 	}
 	for _, t := range targets {
-		if k := t.Kind(); k == nil || k.Engine != "opa" || !runningServer(t) {
+		if !askedByQuery(t) || !runningServer(t) {
 			continue
 		}
 		url := remoteURL(t)

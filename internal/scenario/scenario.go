@@ -19,6 +19,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/userwords"
@@ -540,14 +541,13 @@ func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 		if k == nil {
 			continue
 		}
-		engine := k.Engine
-		if runningServer(t) && w.RequestsFor(engine) {
+		if runningServer(t) && engine.RequestsFor(k.Engine, w) {
 			continue
 		}
 		if seen[t.Name] {
 			continue
 		}
-		if lang, ok := w.VersionFor(engine); !ok {
+		if lang, ok := engine.WrittenFor(k.Engine, w); !ok {
 			seen[t.Name] = true
 			gaps = append(gaps, gap{target: t.Name, language: lang})
 		} else if why := k.Refuses(w); why != "" {

@@ -44,7 +44,7 @@ func (t *cedarExtAuthz) launch(ctx context.Context, w *workload.Workload, addr s
 			args = append(args, "--grpc-tls-ca-cert-file", f.CACert)
 		}
 	}
-	cmd, err := cedarServerCommand(t.common.TempDir, w, append(args, t.cfg.Args...)...)
+	cmd, err := cedarServerCommand(t.common, w, append(args, t.cfg.Args...)...)
 	if err != nil {
 		return err
 	}

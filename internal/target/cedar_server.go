@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
+	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -14,7 +15,7 @@ func init() {
 		NewConfig: func() Config { return &CedarServerConfig{} },
 		New: func(common Common, c Config) Target {
 			cfg := c.(*CedarServerConfig)
-			return &cedarServer{served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config, replicas: cfg.Replicas}}
+			return &cedarServer{served{common: common, engine: enginecedar.Engine, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config, replicas: cfg.Replicas}}
 		}})
 }
 
@@ -47,10 +48,9 @@ type cedarServer struct {
 func (t *cedarServer) Start(ctx context.Context, w *workload.Workload) error {
 	bodies := make([][]byte, len(w.Inputs))
 	for i, in := range w.Inputs {
-		if in.Cedar == nil {
+		if bodies[i] = t.engine.Request(in); bodies[i] == nil {
 			return fmt.Errorf("workload %s input %d has no Cedar request", w.Name, i+1)
 		}
-		bodies[i] = in.Cedar
 	}
 	return t.start(ctx, cedarserver.Path, bodies, func(ctx context.Context) error { return t.launch(ctx, w) })
 }
@@ -69,13 +69,13 @@ func (t *cedarServer) launch(ctx context.Context, w *workload.Workload) error {
 	} else if t.speaksHTTP2() {
 		args = append(args, "--h2c") // over TLS it offers h2 by ALPN anyway
 	}
-	cmd, err := cedarServerCommand(t.common.TempDir, w, append(args, t.cfg.Args...)...)
+	cmd, err := cedarServerCommand(t.common, w, append(args, t.cfg.Args...)...)
 	if err != nil {
 		return err
 	}
 	return t.run(ctx, "cedar server", addr, cmd)
 }
 
-func (t *cedarServer) Worker() Decider { return t.worker(newCedarDecisionReader()) }
+func (t *cedarServer) Worker() Decider { return t.worker(newAnswerReader(t.engine.Answer())) }
 
 func (t *cedarServer) Info() Info { return t.info("cedar", cedarVersion()) }

@@ -1,7 +1,6 @@
 package target
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"unicode"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/verify"
 )
 
@@ -20,8 +20,9 @@ import (
 type decisionReader struct {
 	parser fastjson.Parser
 	field  string // the document holding the decision, "result" for OPA's data API
-	// cedar reads the Cedar server's {"decision": "allow"|"deny"} instead.
-	cedar bool
+	// readDoc, when set, reads the decision from the whole document instead: an engine's own
+	// answer (engine.Answer.Read).
+	readDoc func(*fastjson.Value) verify.Outcome
 	// allowBody and denyBody are the two answers nearly every response is, byte for byte
 	// ({"result":true} and {"result":false}, without the newline OPA ends them with): a body
 	// equal to one of them is that decision, read without the parser. Anything else, a byte
@@ -34,11 +35,9 @@ func newDecisionReader(field string) *decisionReader {
 	return &decisionReader{field: field, allowBody: `{"` + field + `":true}`, denyBody: `{"` + field + `":false}`}
 }
 
-// newCedarDecisionReader reads the answers of authzbench's Cedar server.
-func newCedarDecisionReader() *decisionReader {
-	// An allow names the policies that allowed, so only a deny no policy had a word on has
-	// one exact form; allowBody stays empty, which no body is compared with.
-	return &decisionReader{field: "decision", cedar: true, denyBody: `{"decision":"deny","reasons":[],"errors":[]}`}
+// newAnswerReader reads the answers of an engine's server as the engine says they read.
+func newAnswerReader(a engine.Answer) *decisionReader {
+	return &decisionReader{field: a.Field, readDoc: a.Read, allowBody: a.AllowBody, denyBody: a.DenyBody}
 }
 
 func (d *decisionReader) read(body []byte) verify.Outcome {
@@ -65,17 +64,13 @@ func (d *decisionReader) read(body []byte) verify.Outcome {
 		return malformed("the body is JSON but not an object", body)
 	}
 	var out verify.Outcome
-	if d.cedar {
-		// The Cedar server always answers with a decision; a body without one is not its answer.
-		dv := v.Get(d.field)
-		if dv == nil {
-			return malformed(`no "`+d.field+`" in the body`, body)
-		}
-		out = cedarDecisionOf(dv)
-		if errs := v.GetArray("errors"); len(errs) > 0 {
-			// Policies that failed to evaluate were skipped, so the decision is not the
-			// policies' answer: an evaluation error, as it is in process.
-			return verify.Outcome{Kind: verify.EvalFailed, Err: errors.New("cedar evaluation error: " + string(errs[0].GetStringBytes()))}
+	if d.readDoc != nil {
+		out = d.readDoc(v)
+		switch {
+		case out.Kind == verify.Malformed && out.Err != nil:
+			return malformed(out.Err.Error(), body)
+		case out.Kind == verify.EvalFailed:
+			return out
 		}
 	} else {
 		out = decisionOf(v.Get(d.field))
@@ -155,18 +150,6 @@ func bodyStart(head []byte, more bool) string {
 		text = text[:cut]
 	}
 	return text + "…"
-}
-
-// cedarDecisionOf reads Cedar's decision string; anything but "allow" or "deny" is not a
-// decision.
-func cedarDecisionOf(v *fastjson.Value) verify.Outcome {
-	switch string(v.GetStringBytes()) {
-	case "allow":
-		return verify.Outcome{Kind: verify.Decided, Allow: true}
-	case "deny":
-		return verify.Outcome{Kind: verify.Decided, Allow: false}
-	}
-	return verify.Outcome{Kind: verify.NotBoolean}
 }
 
 // decisionOf reads a decision value: a boolean, or an object with a boolean "allow".

@@ -19,6 +19,8 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
+	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -300,7 +302,7 @@ func FuzzDecision(f *testing.F) {
 		// The exact bodies read without the parser decide as the parser does, whatever the body.
 		for _, pair := range []struct{ fast, parsed *decisionReader }{
 			{newDecisionReader("result"), &decisionReader{field: "result"}},
-			{newCedarDecisionReader(), &decisionReader{field: "decision", cedar: true}},
+			{newAnswerReader(enginecedar.Engine.Answer()), &decisionReader{field: "decision", readDoc: enginecedar.Engine.Answer().Read}},
 		} {
 			if fast, parsed := pair.fast.read(b), pair.parsed.read(b); !sameOutcome(fast, parsed) || (fast.Err == nil) != (parsed.Err == nil) {
 				t.Fatalf("%s reader on %q: %+v with the exact bodies, %+v parsed", pair.fast.field, b, fast, parsed)
@@ -333,8 +335,8 @@ func TestDecisionMessages(t *testing.T) {
 			`status 500: { "code": "internal_error", "message": "x" }`},
 		{"white space only", statusOutcome(502, []byte(" \r\n")), verify.HTTPStatus, "status 502: empty body"},
 		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: [true]`},
-		{"cedar without a decision", newCedarDecisionReader().read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
-		{"cedar with an evaluation error", newCedarDecisionReader().read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
+		{"cedar without a decision", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
+		{"cedar with an evaluation error", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
 			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
 		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, "opa eval printed no JSON: panic: oops"},
 		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`)), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
@@ -348,7 +350,7 @@ func TestDecisionMessages(t *testing.T) {
 	}
 	// Cedar's answers with no errors are decisions.
 	for body, allow := range map[string]bool{`{"decision":"allow","reasons":["p"],"errors":[]}`: true, `{"decision":"deny"}`: false} {
-		if got := newCedarDecisionReader().read([]byte(body)); got != (verify.Outcome{Kind: verify.Decided, Allow: allow}) {
+		if got := newAnswerReader(enginecedar.Engine.Answer()).read([]byte(body)); got != (verify.Outcome{Kind: verify.Decided, Allow: allow}) {
 			t.Errorf("%s: %+v", body, got)
 		}
 	}
@@ -419,7 +421,7 @@ func TestDecisionInprocEvalErrors(t *testing.T) {
 	dir := t.TempDir()
 	regoFile := filepath.Join(dir, "p.rego")
 	os.WriteFile(regoFile, []byte("package p\nallow := true if input.a\nallow := false if input.b\n"), 0o644) //nolint:errcheck // read back below
-	q, err := PrepareOPA(context.Background(), "data.p.allow", []string{regoFile}, nil, false)
+	q, err := engineopa.CompileFiles(context.Background(), "data.p.allow", []string{regoFile}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +477,7 @@ func TestDecisionReadingAllocatesNothing(t *testing.T) {
 		body string
 	}{
 		"opa":   {newDecisionReader("result"), `{"result":{"allow":true},"metrics":{"timer_rego_query_eval_ns":12}}`},
-		"cedar": {newCedarDecisionReader(), `{"decision":"deny","reasons":[],"errors":[]}`},
+		"cedar": {newAnswerReader(enginecedar.Engine.Answer()), `{"decision":"deny","reasons":[],"errors":[]}`},
 	} {
 		body := []byte(tc.body)
 		tc.r.read(body)

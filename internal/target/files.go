@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
+	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -25,11 +27,11 @@ func workDir(tempDir string) (string, error) {
 // opaFiles compiles the workload's Rego in-process first (once per run, shared with the other
 // OPA targets), so a policy error is reported with file:line before any OPA process starts, then
 // writes its policy and data files under a new directory for the processes that read them.
-func opaFiles(ctx context.Context, tempDir string, w *workload.Workload) (dir string, policies, data []string, err error) {
-	if _, err := CompileOPA(ctx, w); err != nil {
+func opaFiles(ctx context.Context, common Common, w *workload.Workload) (dir string, policies, data []string, err error) {
+	if _, err := engineopa.Compiled(ctx, common.Prepared, w); err != nil {
 		return "", nil, nil, err
 	}
-	if dir, err = workDir(tempDir); err != nil {
+	if dir, err = workDir(common.TempDir); err != nil {
 		return "", nil, nil, err
 	}
 	policies, data, err = w.Files(dir)
@@ -40,11 +42,11 @@ func opaFiles(ctx context.Context, tempDir string, w *workload.Workload) (dir st
 // Cedar files with extra arguments (its addresses, TLS). The workload is loaded in this process
 // first (once per run, shared with the other Cedar targets), so a policy or schema error is
 // reported with its position before any server starts.
-func cedarServerCommand(tempDir string, w *workload.Workload, extra ...string) (*exec.Cmd, error) {
-	if _, err := loadCedar(w); err != nil {
+func cedarServerCommand(common Common, w *workload.Workload, extra ...string) (*exec.Cmd, error) {
+	if _, err := enginecedar.Load(context.Background(), common.Prepared, w); err != nil {
 		return nil, err
 	}
-	paths, err := cedarPaths(tempDir, w)
+	paths, err := enginecedar.Paths(common.TempDir, w)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -38,6 +39,9 @@ type Common struct {
 	// NoReuse opens a new connection for every request (and asks the server to close it), as
 	// load tools' no-connection-reuse options do.
 	NoReuse bool
+	// Prepared is what the run prepared from its workloads before any load (each engine's
+	// compiled policy), shared by every target of the run; nil builds it at Start, unshared.
+	Prepared *engine.Prepared
 }
 
 func (c Common) timeout() time.Duration {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/authzbench/authzbench/internal/engine"
 )
 
 // Every kind says what the rest of authzbench needs to know of it, so nothing asks by name.
@@ -43,8 +45,31 @@ func TestKindLists(t *testing.T) {
 	if slices.Contains(names, "trivial/server") || !slices.IsSorted(names) || !slices.Contains(names, "http") {
 		t.Errorf("names %v: want the user's kinds, sorted, without the internal trivial/server", names)
 	}
-	if got, want := strings.Join(EngineModes(), ","), "opa/inproc,opa/wasm,opa/cli,opa/server,opa/extauthz,cedar/inproc,cedar/server,cedar/extauthz"; got != want {
-		t.Errorf("engine modes %s, want %s (the in-process OPA first, the reference)", got, want)
+	// The engine modes follow the registries: every kind that loads a policy into an engine
+	// authzbench runs, of a registered engine, in the kinds' order, each registered engine with
+	// at least one; the in-process OPA first, the reference the others are checked against.
+	modes := EngineModes()
+	if len(modes) == 0 || modes[0] != "opa/inproc" {
+		t.Errorf("engine modes %v: want the in-process OPA first, the reference", modes)
+	}
+	var want []string
+	covered := map[string]bool{}
+	for _, k := range Kinds() {
+		if k.LoadsPolicy && engine.For(k.Engine) == nil {
+			t.Errorf("kind %s loads a policy into engine %q, which is not registered (known: %v)", k.Name, k.Engine, engine.Names())
+		}
+		if k.LoadsPolicy && k.Placement != External {
+			want = append(want, k.Name)
+			covered[k.Engine] = true
+		}
+	}
+	if !slices.Equal(modes, want) {
+		t.Errorf("engine modes %v, want %v", modes, want)
+	}
+	for _, e := range engine.Names() {
+		if !covered[e] {
+			t.Errorf("engine %s is registered but no kind runs it", e)
+		}
 	}
 	_, err := Lookup("opa/grpc")
 	if err == nil || err.Error() != `unknown target "opa/grpc"; known: `+strings.Join(names, ", ") {

@@ -46,7 +46,7 @@ type opaCLI struct {
 }
 
 func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
-	_, policies, data, err := opaFiles(ctx, t.common.TempDir, w)
+	_, policies, data, err := opaFiles(ctx, t.common, w)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (t *opaExtAuthz) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *opaExtAuthz) launch(ctx context.Context, w *workload.Workload, addr string) error {
-	_, policies, data, err := opaFiles(ctx, t.common.TempDir, w)
+	_, policies, data, err := opaFiles(ctx, t.common, w)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/version"
 
-	"github.com/authzbench/authzbench/internal/userwords"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -24,7 +23,7 @@ func init() {
 }
 
 // opaInproc evaluates with OPA's Go library inside the authzbench process: the engine's own
-// cost, with no transport. The query is prepared once per run (CompileOPA) and every input
+// cost, with no transport. The query is prepared once per run (engineopa.Compiled) and every input
 // parsed to OPA's value type before timing, so the measured path is only the evaluation.
 type opaInproc struct {
 	noWatch
@@ -38,7 +37,7 @@ type opaInproc struct {
 
 func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	var err error
-	if t.query, err = CompileOPA(ctx, w); err != nil {
+	if t.query, err = engineopa.Compiled(ctx, t.common.Prepared, w); err != nil {
 		return err
 	}
 	t.inputs = make([]ast.Value, len(w.Inputs))
@@ -51,53 +50,6 @@ func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 		t.inputOpts = append(t.inputOpts, rego.EvalParsedInput(v))
 	}
 	return nil
-}
-
-// CompileOPA compiles the workload's policy and data once per run, exactly as OPA's loader reads
-// them, and prepares its query: every OPA target of the run, and every check before it, shares
-// the prepared query (evaluating it is safe from many goroutines), so a large policy is
-// compiled once and not once per target. The error, if any, is the same for every caller.
-func CompileOPA(ctx context.Context, w *workload.Workload) (rego.PreparedEvalQuery, error) {
-	v, err := w.Prepared("opa", func() (any, error) {
-		dir, err := os.MkdirTemp("", "authzbench-compile-")
-		if err != nil {
-			return nil, fmt.Errorf("create directory for workload files: %w", err)
-		}
-		defer os.RemoveAll(dir) // compiled, the query no longer reads its files
-		policies, data, err := w.Files(dir)
-		if err != nil {
-			return nil, err
-		}
-		// Shared by every caller, so no caller's cancellation may leave a cancelled compile
-		// behind for the others.
-		return PrepareOPA(context.WithoutCancel(ctx), w.Query, policies, data, w.RegoV0)
-	})
-	if err != nil {
-		return rego.PreparedEvalQuery{}, err
-	}
-	return v.(rego.PreparedEvalQuery), nil
-}
-
-// PrepareOPA compiles the policy and data files exactly as OPA's loader reads them, so a Rego
-// error names its file and line, and prepares query for evaluation. v0 reads the policy in Rego
-// v0 syntax, as OPA's --v0-compatible does; without it, an error that looks like v0 syntax says
-// how to run it.
-func PrepareOPA(ctx context.Context, query string, policies, data []string, v0 bool) (rego.PreparedEvalQuery, error) {
-	if len(policies) == 0 || query == "" {
-		return rego.PreparedEvalQuery{}, workload.NewSettingError("policy", func(n func(string) string) string {
-			return fmt.Sprintf("the OPA targets need a policy (%s) and a query; only the http target runs inputs alone", n("policy"))
-		})
-	}
-	paths := append(append([]string{}, policies...), data...)
-	opts := []func(*rego.Rego){rego.Query(query), rego.Load(paths, nil)}
-	if v0 {
-		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
-	}
-	pq, err := rego.New(opts...).PrepareForEval(ctx)
-	if err != nil {
-		return pq, fmt.Errorf("compile policy for %s: %w", query, userwords.Rewritten(workload.SuggestV0(err, v0)))
-	}
-	return pq, nil
 }
 
 func (t *opaInproc) Worker() Decider {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/httpload"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
@@ -16,7 +17,7 @@ func init() {
 		NewConfig: func() Config { return &OPAServerConfig{} },
 		New: func(common Common, c Config) Target {
 			cfg := c.(*OPAServerConfig)
-			return &opaServer{served: served{common: common, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config, replicas: cfg.Replicas}, opaBin: cfg.OPABin}
+			return &opaServer{served: served{common: common, engine: engineopa.Engine, cfg: &cfg.ServerConfig, http2: &cfg.HTTP2Config, replicas: cfg.Replicas}, opaBin: cfg.OPABin}
 		}})
 }
 
@@ -56,7 +57,7 @@ func (t *opaServer) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
-	dir, policies, data, err := opaFiles(ctx, t.common.TempDir, w)
+	dir, policies, data, err := opaFiles(ctx, t.common, w)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func (t *opaServer) tlsArgs(dir string) ([]string, error) {
 	return args, nil
 }
 
-func (t *opaServer) Worker() Decider { return t.worker(newDecisionReader("result")) }
+func (t *opaServer) Worker() Decider { return t.worker(newAnswerReader(t.engine.Answer())) }
 
 func (t *opaServer) Info() Info {
 	info := t.info("opa", t.version)

@@ -18,6 +18,8 @@ import (
 	_ "github.com/open-policy-agent/opa/v1/features/wasm"
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	"github.com/authzbench/authzbench/internal/engine"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -58,7 +60,7 @@ type opaWasm struct {
 }
 
 func (t *opaWasm) Start(ctx context.Context, w *workload.Workload) error {
-	pw, err := compileWasm(ctx, w)
+	pw, err := compileWasm(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
 	}
@@ -84,19 +86,19 @@ func (t *opaWasm) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 // preparedWasm is a workload's policy compiled to Wasm once per run, shared by every caller
-// like CompileOPA's query.
+// like engineopa.Compiled's query.
 type preparedWasm struct {
 	query rego.PreparedEvalQuery
 	host  []string
 }
 
-func compileWasm(ctx context.Context, w *workload.Workload) (preparedWasm, error) {
+func compileWasm(ctx context.Context, p *engine.Prepared, w *workload.Workload) (preparedWasm, error) {
 	// The interpreter's compile first: it finds what is wrong with the policy itself (a
 	// syntax error, an unknown function) and names its file and line as for opa/inproc.
-	if _, err := CompileOPA(ctx, w); err != nil {
+	if _, err := engineopa.Compiled(ctx, p, w); err != nil {
 		return preparedWasm{}, err
 	}
-	v, err := w.Prepared("opa/wasm", func() (any, error) {
+	v, err := p.Of("opa/wasm", w, func() (any, error) {
 		pq, err := prepareWasm(ctx, w)
 		if err != nil {
 			return nil, err

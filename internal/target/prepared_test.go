@@ -4,18 +4,19 @@ import (
 	"context"
 	"testing"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// Every target of a workload takes the policy compiled once: after the OPA targets and the Cedar
-// ones have started, the workload holds one compiled query and one loaded Cedar policy set,
-// and nothing is built again.
+// Every target of a run takes the policy compiled once: after the OPA targets and the Cedar
+// ones have started, the run's store holds one compiled query and one loaded Cedar policy set
+// for the workload, and nothing is built again.
 func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 	w, err := workload.Builtin("rbac")
 	if err != nil {
 		t.Fatal(err)
 	}
-	common := Common{TempDir: t.TempDir()}
+	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
 	var inprocs []*opaInproc
 	for _, name := range []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc"} {
 		tg, err := New(name, common, nil)
@@ -30,8 +31,8 @@ func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 			inprocs = append(inprocs, in)
 		}
 	}
-	for _, key := range []string{"opa", "cedar"} {
-		if _, err := w.Prepared(key, func() (any, error) {
+	for _, key := range engine.Names() {
+		if _, err := common.Prepared.Of(key, w, func() (any, error) {
 			t.Errorf("%s: built again after the targets started", key)
 			return nil, nil
 		}); err != nil {

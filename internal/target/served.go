@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/httpload"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -98,6 +99,9 @@ type Served interface {
 // and how to read its answers.
 type served struct {
 	common Common
+	// engine is what the server runs: it says the server's readiness path and how its answers
+	// read. Nil for authzbench's trivial server.
+	engine engine.Engine
 	cfg    *ServerConfig
 	url    string // scheme://host:port
 	path   string // the decision endpoint on it
@@ -345,10 +349,14 @@ func (c *ServerConfig) listenAddr() (string, error) {
 }
 
 // run starts cmd, a server about to listen on addr, through sut's lifecycle: on the CPUs it is
-// pinned to, probed on its /health until it answers, and from then on watched, died closed if
+// pinned to, probed on its engine's health path (/health) until it answers, and from then on watched, died closed if
 // it exits before Stop.
 func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
-	health := sut.HTTPProbe{URL: s.scheme() + "://" + addr + "/health"}
+	healthPath := "/health" // the trivial server's
+	if s.engine != nil {
+		healthPath = s.engine.HealthPath()
+	}
+	health := sut.HTTPProbe{URL: s.scheme() + "://" + addr + healthPath}
 	if s.clientTLS != nil {
 		host, _, _ := net.SplitHostPort(addr)
 		health.TLS = withServerName(s.clientTLS, host)

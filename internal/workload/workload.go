@@ -61,15 +61,6 @@ type Input struct {
 	CedarSource string
 }
 
-// SourceFor is the file and line the engine's version of the input came from: the Cedar
-// request's line for cedar, the input's otherwise; empty for a built-in workload.
-func (in Input) SourceFor(engine string) string {
-	if engine == "cedar" && in.CedarSource != "" {
-		return in.CedarSource
-	}
-	return in.Source
-}
-
 // File is a policy or data file of a built-in workload.
 type File struct {
 	Name    string
@@ -112,9 +103,6 @@ type Workload struct {
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.
 	Scale *Scale
-
-	// prepared holds what engines built from the workload, once per run (Prepared).
-	prepared map[string]*prepared
 }
 
 // Cedar is a workload's Cedar policies, schema and entities. Every input of the workload
@@ -155,31 +143,6 @@ func (w *Workload) HasRego() bool { return len(w.Policies) > 0 || len(w.PolicyPa
 
 // HasCedar reports whether the workload has a Cedar version for the cedar targets.
 func (w *Workload) HasCedar() bool { return w.Cedar != nil }
-
-// VersionFor names the language an engine reads ("Rego" for opa, "Cedar" for cedar) and
-// reports whether the workload is written in it. Other targets (http) read the inputs alone
-// and are always served.
-func (w *Workload) VersionFor(engine string) (language string, ok bool) {
-	switch engine {
-	case "opa":
-		return "Rego", w.HasRego()
-	case "cedar":
-		return "Cedar", w.HasCedar()
-	}
-	return "", true
-}
-
-// RequestsFor reports whether every input carries a request in the engine's language: JSON
-// input documents for opa, Cedar requests for cedar. That is all a running server, which
-// already has its policy, needs.
-func (w *Workload) RequestsFor(engine string) bool {
-	for _, in := range w.Inputs {
-		if (engine == "opa" && in.JSON == nil) || (engine == "cedar" && in.Cedar == nil) {
-			return false
-		}
-	}
-	return len(w.Inputs) > 0
-}
 
 // CedarFiles returns the Cedar policy, entities and schema paths, writing in-memory files under
 // dir first, so that the in-process and served engines load the same files. entities and schema
@@ -340,10 +303,14 @@ func expectOf(allow bool) Expect {
 }
 
 // CedarNames lists the built-in workloads that have a Cedar version.
-func CedarNames() []string {
+func CedarNames() []string { return NamesWhere((*Workload).HasCedar) }
+
+// NamesWhere lists the built-in workloads, in Names' order, of which written says true (an
+// engine's Written: those with a version in its language), each built with one input to ask.
+func NamesWhere(written func(*Workload) bool) []string {
 	var names []string
 	for _, n := range Names() {
-		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && w.HasCedar() {
+		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && written(w) {
 			names = append(names, n)
 		}
 	}

@@ -1,0 +1,98 @@
+// Package cedar registers Cedar as an engine: Cedar policies, entities and schema, Cedar
+// requests, answers from authzbench's Cedar server ({"decision": "allow"|"deny", ...}). The
+// engine itself is cedar-go, wrapped by internal/cedarengine; the target kinds that run it are
+// internal/target's.
+package cedar
+
+import (
+	"errors"
+	"runtime/debug"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Engine is Cedar, as registered.
+var Engine engine.Engine = cedar{}
+
+func init() { engine.Register(Engine) }
+
+type cedar struct{}
+
+func (cedar) Name() string        { return "cedar" }
+func (cedar) Languages() []string { return []string{"Cedar"} }
+
+// Version is the cedar-go module linked in, from the binary's module information (cedar-go
+// has no version constant of its own); "unknown" where the binary carries none, as test
+// binaries do.
+func (cedar) Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, m := range bi.Deps {
+		if m.Path != "github.com/cedar-policy/cedar-go" {
+			continue
+		}
+		if m.Replace != nil && m.Replace.Version != "" {
+			return m.Replace.Version
+		}
+		return m.Version
+	}
+	return "unknown"
+}
+
+func (cedar) Written(w *workload.Workload) bool { return w.HasCedar() }
+
+// Request is the Cedar request document the cedar targets read.
+func (cedar) Request(in workload.Input) []byte { return in.Cedar }
+
+// Source is the Cedar request's line when the user gave both versions, the input's otherwise.
+func (cedar) Source(in workload.Input) string {
+	if in.CedarSource != "" {
+		return in.CedarSource
+	}
+	return in.Source
+}
+
+// HealthPath is the health path of authzbench's Cedar server.
+func (cedar) HealthPath() string { return "/health" }
+
+// Answer reads the Cedar server's {"decision": ..., "reasons": [...], "errors": [...]}. An
+// allow names the policies that allowed, so only a deny no policy had a word on has one exact
+// form; AllowBody stays empty.
+func (cedar) Answer() engine.Answer {
+	return engine.Answer{Field: "decision", DenyBody: `{"decision":"deny","reasons":[],"errors":[]}`, Read: readAnswer}
+}
+
+func readAnswer(doc *fastjson.Value) verify.Outcome {
+	// The Cedar server always answers with a decision; a body without one is not its answer.
+	dv := doc.Get("decision")
+	if dv == nil {
+		return verify.Outcome{Kind: verify.Malformed, Err: errors.New(`no "decision" in the body`)}
+	}
+	if errs := doc.GetArray("errors"); len(errs) > 0 {
+		// Policies that failed to evaluate were skipped, so the decision is not the policies'
+		// answer: an evaluation error, as it is in process.
+		return verify.Outcome{Kind: verify.EvalFailed, Err: errors.New("cedar evaluation error: " + string(errs[0].GetStringBytes()))}
+	}
+	switch string(dv.GetStringBytes()) {
+	case "allow":
+		return verify.Outcome{Kind: verify.Decided, Allow: true}
+	case "deny":
+		return verify.Outcome{Kind: verify.Decided, Allow: false}
+	}
+	return verify.Outcome{Kind: verify.NotBoolean}
+}
+
+// Handed says what a built-in workload's Cedar version is handed ready-made because Cedar
+// cannot compute it (a JWT signature check, a division).
+func (cedar) Handed(w *workload.Workload) string {
+	if w.Cedar == nil {
+		return ""
+	}
+	return w.Cedar.Differences
+}

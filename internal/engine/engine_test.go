@@ -1,0 +1,99 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/engine"
+	_ "github.com/authzbench/authzbench/internal/engine/cedar"
+	_ "github.com/authzbench/authzbench/internal/engine/opa"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Every registered engine says what the rest of authzbench asks of it, so nothing asks by name.
+func TestEveryEngineDescribesItself(t *testing.T) {
+	names := engine.Names()
+	if len(names) < 2 {
+		t.Fatalf("engines %v: want at least this repository's OPA and Cedar", names)
+	}
+	for _, e := range engine.All() {
+		t.Run(e.Name(), func(t *testing.T) {
+			if langs := e.Languages(); len(langs) == 0 || langs[0] == "" {
+				t.Errorf("languages %q: want the one messages name first", langs)
+			}
+			if e.Version() == "" {
+				t.Error("no version for the environment")
+			}
+			if p := e.HealthPath(); !strings.HasPrefix(p, "/") {
+				t.Errorf("health path %q: want a path", p)
+			}
+			if a := e.Answer(); a.Field == "" {
+				t.Errorf("answer %+v: want the member holding the decision", a)
+			}
+			if got, err := engine.Lookup(e.Name()); err != nil || got != e {
+				t.Errorf("Lookup(%s): %v, %v", e.Name(), got, err)
+			}
+		})
+	}
+}
+
+// Each engine reads a workload in its own language and asks each input its own request.
+func TestEnginesReadTheirOwnVersion(t *testing.T) {
+	w, err := workload.Builtin("rbac") // written in Rego and in Cedar
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range engine.All() {
+		lang, ok := engine.WrittenFor(e.Name(), w)
+		if !ok || lang != engine.Language(e) {
+			t.Errorf("%s: rbac written in %q (%v), want its %s version", e.Name(), lang, ok, engine.Language(e))
+		}
+		if !engine.RequestsFor(e.Name(), w) {
+			t.Errorf("%s: some rbac input carries no request for it", e.Name())
+		}
+	}
+	regoOnly := &workload.Workload{Name: "x", Policies: []workload.File{{Name: "p.rego"}},
+		Inputs: []workload.Input{{JSON: []byte(`{}`), Source: "in.jsonl:1"}}}
+	written := 0
+	for _, e := range engine.All() {
+		if _, ok := engine.WrittenFor(e.Name(), regoOnly); ok {
+			written++
+			continue
+		}
+		if engine.RequestsFor(e.Name(), regoOnly) {
+			t.Errorf("%s: a Rego-only workload carries its requests", e.Name())
+		}
+	}
+	if written != 1 {
+		t.Errorf("a Rego-only workload is written for %d engines, want 1", written)
+	}
+	// A kind that is no policy engine (http) reads the inputs alone.
+	if lang, ok := engine.WrittenFor("http", regoOnly); !ok || lang != "" {
+		t.Errorf("http: %q, %v; want every workload served", lang, ok)
+	}
+	if got := engine.SourceFor("http", regoOnly.Inputs[0]); got != "in.jsonl:1" {
+		t.Errorf("http source %q", got)
+	}
+}
+
+// A second engine of a registered name is a programming error, found at start-up.
+func TestRegisterTwicePanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "opa registered twice") {
+			t.Errorf("second registration of opa: %v, want a panic naming it", r)
+		}
+	}()
+	engine.Register(engine.For("opa"))
+}
+
+// An engine nobody registered is an error that lists the known ones.
+func TestUnknownEngineNamesTheKnown(t *testing.T) {
+	_, err := engine.Lookup("nosuch")
+	want := `unknown engine "nosuch"; known: ` + strings.Join(engine.Names(), ", ")
+	if err == nil || err.Error() != want {
+		t.Errorf("Lookup(nosuch): %v, want %s", err, want)
+	}
+	if engine.For("nosuch") != nil {
+		t.Error("For(nosuch) found an engine nobody registered")
+	}
+}

@@ -1,0 +1,50 @@
+// Package opa registers the Open Policy Agent as an engine: Rego policies, JSON input
+// documents, answers from OPA's data API. authzbench links OPA itself (the in-process engine,
+// and `authzbench opa run` for its server); the target kinds that run it are internal/target's.
+package opa
+
+import (
+	"github.com/open-policy-agent/opa/v1/version"
+
+	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Engine is OPA, as registered.
+var Engine engine.Engine = opa{}
+
+func init() { engine.Register(Engine) }
+
+type opa struct{}
+
+func (opa) Name() string        { return "opa" }
+func (opa) Languages() []string { return []string{"Rego"} }
+
+// Version is the OPA linked into authzbench; a CLI or server run records the one it ran.
+func (opa) Version() string { return version.Version }
+
+func (opa) Written(w *workload.Workload) bool { return w.HasRego() }
+
+// Request is the input document, the value of "input".
+func (opa) Request(in workload.Input) []byte { return in.JSON }
+func (opa) Source(in workload.Input) string  { return in.Source }
+
+// HealthPath is OPA's health API, which answers once its bundles and plugins are ready.
+func (opa) HealthPath() string { return "/health" }
+
+// Answer is the data API's {"result": ...}: a boolean or an object with a boolean "allow".
+func (opa) Answer() engine.Answer {
+	return engine.Answer{Field: "result", AllowBody: `{"result":true}`, DenyBody: `{"result":false}`}
+}
+
+// Dialect is "v0" for Rego in OPA's v0 syntax, which every OPA target then parses as
+// --v0-compatible does.
+func (opa) Dialect(w *workload.Workload) string {
+	if w.RegoV0 {
+		return "v0"
+	}
+	return ""
+}
+
+// Query is the decision a running OPA is asked for (data.authz.allow).
+func (opa) Query(w *workload.Workload) string { return w.Query }
