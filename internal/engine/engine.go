@@ -151,9 +151,21 @@ func All() []Engine {
 func Versions() map[string]string {
 	out := map[string]string{}
 	for _, e := range All() {
-		out[e.Name()] = e.Version()
+		name := e.Name()
+		if p, ok := e.(Packaged); ok {
+			name = p.Package()
+		}
+		out[name] = e.Version()
 	}
 	return out
+}
+
+// Packaged is implemented by an engine whose version is that of a library with a name of its
+// own (Cedar's is cedar-go's): the environment records the version under that name, the one
+// reports and their readers (gobench's "cedar-go:", OpenMetrics' cedar_go label) have always
+// used.
+type Packaged interface {
+	Package() string
 }
 
 // Language is the language messages name for the engine.

@@ -97,3 +97,21 @@ func TestUnknownEngineNamesTheKnown(t *testing.T) {
 		t.Error("For(nosuch) found an engine nobody registered")
 	}
 }
+
+// The environment records each engine's version under the name its readers have always used:
+// the library's where the engine says it has one (cedar-go), the engine's otherwise.
+func TestVersionsAreKeyedAsReportsPrintThem(t *testing.T) {
+	v := engine.Versions()
+	for _, e := range engine.All() {
+		key := e.Name()
+		if p, ok := e.(engine.Packaged); ok {
+			key = p.Package()
+		}
+		if v[key] != e.Version() {
+			t.Errorf("versions %v: want %s's under %q", v, e.Name(), key)
+		}
+	}
+	if _, ok := v["cedar-go"]; !ok {
+		t.Errorf("versions %v: want cedar-go's, the label gobench and OpenMetrics readers know", v)
+	}
+}

@@ -42,12 +42,12 @@ func TestEngineVersionsFollowTheResult(t *testing.T) {
 	}
 
 	doc := committedDoc(t, "quickstart-2026-11-23.json")
-	doc.Env.Engines = map[string]string{"opa": "1.22.2", "cedar": "v1.9.0", "open-fga": "v1.22.1"}
+	doc.Env.Engines = map[string]string{"opa": "1.22.2", "cedar-go": "v1.9.0", "open-fga": "v1.22.1"}
 	now := render(t, doc)
 	for name, want := range map[string][]string{
-		"gobench":    {"cedar: v1.9.0\nopa: 1.22.2\nopen-fga: v1.22.1\n"},
-		"prometheus": {`cedar="v1.9.0",opa="1.22.2",open_fga="v1.22.1"`},
-		"markdown":   {"cedar v1.9.0, opa 1.22.2, open-fga v1.22.1"},
+		"gobench":    {"cedar-go: v1.9.0\nopa: 1.22.2\nopen-fga: v1.22.1\n"},
+		"prometheus": {`cedar_go="v1.9.0",opa="1.22.2",open_fga="v1.22.1"`},
+		"markdown":   {"cedar-go v1.9.0, opa 1.22.2, open-fga v1.22.1"},
 		"html":       {"<dt>open-fga</dt><dd>v1.22.1</dd>"},
 	} {
 		for _, w := range want {
@@ -55,8 +55,8 @@ func TestEngineVersionsFollowTheResult(t *testing.T) {
 				t.Errorf("%s of a result with the engines map: no %q", name, w)
 			}
 		}
-		if strings.Contains(now[name], "cedar-go") || strings.Contains(now[name], "cedar_go") {
-			t.Errorf("%s of a result with the engines map still prints the cedar field", name)
+		if strings.Contains(now[name], "OPA 1.22.2") {
+			t.Errorf("%s of a result with the engines map still prints the legacy fields", name)
 		}
 	}
 }

@@ -27,8 +27,8 @@ type Env struct {
 	OPA string `json:"opa"`
 	// Cedar is the cedar-go module linked into authzbench, which both cedar targets run.
 	Cedar string `json:"cedar,omitempty"`
-	// Engines are the versions of every engine linked into authzbench, by the engine's name
-	// (engine.Versions): {"cedar": "v1.9.0", "opa": "v1.22.2"}. OPA and Cedar repeat two of
+	// Engines are the versions of every engine linked into authzbench, by the engine's name or
+	// the library's whose version it is (engine.Versions): {"cedar-go": "v1.9.0", "opa": "v1.22.2"}. OPA and Cedar repeat two of
 	// them for readers of the fields they always read; results written before it have none,
 	// and reports print those two fields instead.
 	Engines    map[string]string `json:"engines,omitempty"`

@@ -22,7 +22,10 @@ func init() { engine.Register(Engine) }
 
 type cedar struct{}
 
-func (cedar) Name() string        { return "cedar" }
+func (cedar) Name() string { return "cedar" }
+
+// Package names the library whose version Version is.
+func (cedar) Package() string     { return "cedar-go" }
 func (cedar) Languages() []string { return []string{"Cedar"} }
 
 // Version is the cedar-go module linked in, from the binary's module information (cedar-go
