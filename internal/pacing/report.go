@@ -1,0 +1,115 @@
+package pacing
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Alignment says in the report how the schedule was placed, so a reader of the file alone knows
+// what lateness means.
+const Alignment = "arrival k (in time order) is held to slot t0 + k/asked_rps, with t0 the latest start that leaves no arrival early: the earliest arrival relative to its slot is on time"
+
+// Report is the file a recording server writes: where and how it recorded, and the analysis.
+type Report struct {
+	Created time.Time `json:"created"`
+	// Listen is the address the server answered on.
+	Listen string `json:"listen"`
+	// Seen is every request that arrived, those past the cap included; Cap is how many were
+	// stored, and CapReached says that later ones are left out of the analysis.
+	Seen       int64  `json:"seen"`
+	Cap        int    `json:"cap"`
+	CapReached bool   `json:"cap_reached"`
+	Alignment  string `json:"alignment"`
+	Analysis
+}
+
+// CheckOut refuses, before any recording, an output path that would replace a file (unless
+// replace) or that no file can be written to.
+func CheckOut(path string, replace bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory: name a file (%s)", path, filepath.Join(path, "pacing.json"))
+	case err == nil && !replace:
+		return fmt.Errorf("%s exists: name a new file, or pass --force to replace it", path)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	probe, err := os.CreateTemp(filepath.Dir(path), ".authzbench-pacing-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write beside %s: %w", path, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// WriteFile writes the report as indented JSON: into a device or a FIFO as it is (/dev/stdout),
+// otherwise into a new file renamed into place, so a reader never sees half a report. Unless
+// replace, it refuses a path that exists by then.
+func WriteFile(path string, r Report, replace bool) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write pacing report: %w", err)
+	}
+	b = append(b, '\n')
+	fi, err := os.Stat(path)
+	if err == nil && !replace {
+		return fmt.Errorf("write pacing report: %s exists", path)
+	}
+	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.Write(b)
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			return fmt.Errorf("write pacing report %s: %w", path, err)
+		}
+		return nil
+	}
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".authzbench-pacing-%d-%d.json", os.Getpid(), rand.Uint32()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return fmt.Errorf("write pacing report %s: %w", path, err)
+	}
+	defer os.Remove(tmp)
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return fmt.Errorf("write pacing report %s: %w", path, err)
+	}
+	return nil
+}
+
+// Summary writes the report for a person: what was judged, how late it was, and anything left
+// out.
+func Summary(w io.Writer, r Report) {
+	a := r.Analysis
+	fmt.Fprintf(w, "pacing against %.0f req/s: %d arrivals judged over %.3f s, achieved %.1f req/s, %d expected, %d missing",
+		a.AskedRPS, a.Arrivals, a.SpanSeconds, a.AchievedRPS, a.Expected, a.Missing)
+	if a.Skipped > 0 || a.AfterWindow > 0 {
+		fmt.Fprintf(w, " (%d left out in the first %s, %d after the window)", a.Skipped, seconds(a.SkipSeconds), a.AfterWindow)
+	}
+	fmt.Fprintln(w)
+	if a.Arrivals > 0 {
+		l := a.LatenessUS
+		fmt.Fprintf(w, "lateness against the ideal schedule: p50 %.0f µs, p90 %.0f µs, p99 %.0f µs, p99.9 %.0f µs, max %.0f µs; %.2f %% of arrivals (%d) more than 1 ms late\n",
+			l.P50, l.P90, l.P99, l.P999, l.Max, a.LateOver1msPercent, a.LateOver1ms)
+	}
+	if r.CapReached {
+		fmt.Fprintf(w, "the recording cap was reached: %d arrivals seen, only the first %d stored and judged (raise --pacing-cap)\n", r.Seen, r.Cap)
+	}
+}
+
+func seconds(s float64) string { return time.Duration(s * float64(time.Second)).String() }
