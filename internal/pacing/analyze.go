@@ -89,7 +89,8 @@ type Second struct {
 // was meant for: a generator that drops sends and goes on is seen late, from then on, by the
 // sends it dropped, which Missing counts.
 func Analyze(arrivals []time.Duration, o Options) Analysis {
-	a := Analysis{AskedRPS: o.Rate, SkipSeconds: o.Skip.Seconds(), WindowSeconds: o.Window.Seconds(), Recorded: len(arrivals)}
+	a := Analysis{AskedRPS: o.Rate, SkipSeconds: o.Skip.Seconds(), WindowSeconds: o.Window.Seconds(), Recorded: len(arrivals),
+		PerSecond: []Second{}}
 	if len(arrivals) == 0 || o.Rate <= 0 {
 		return a
 	}
