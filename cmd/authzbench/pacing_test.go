@@ -178,3 +178,11 @@ func TestServeForceReplacesAndNothingArrivedFails(t *testing.T) {
 		t.Errorf("%d files in the directory, want the report alone (no temporary file left)", len(entries))
 	}
 }
+
+// --serve-for alone serves the plain trivial server for that long, then exits 0.
+func TestServeForStops(t *testing.T) {
+	code, _, stderr := run(t, "calibrate", "--serve", "127.0.0.1:0", "--serve-for", "50ms")
+	if code != 0 || !strings.Contains(stderr, "it stops at Ctrl-C or SIGTERM, or after 50ms") || strings.Contains(stderr, "recording") {
+		t.Errorf("exit %d, stderr %q; want 0 after serving, not recording, for 50ms", code, stderr)
+	}
+}
