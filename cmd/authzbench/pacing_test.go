@@ -49,17 +49,31 @@ func TestServeJudgesPacing(t *testing.T) {
 	}
 
 	// 200 requests on a 1 ms schedule over 4 keep-alive connections; from the 100th on, the
-	// schedule is 20 ms later, as if the generator had stalled.
+	// schedule is 20 ms later, as if the generator had stalled. Each connection's answers are
+	// read by a goroutine of its own, so a slow answer never delays a send.
 	const requests, pause = 200, 20 * time.Millisecond
 	conns := make([]net.Conn, 4)
-	readers := make([]*bufio.Reader, len(conns))
+	answered := make(chan error, len(conns))
 	for i := range conns {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		conns[i], readers[i] = c, bufio.NewReader(c)
+		conns[i] = c
+		go func() {
+			r := bufio.NewReader(c)
+			for range requests / len(conns) {
+				resp, err := http.ReadResponse(r, nil)
+				if err != nil {
+					answered <- err
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			answered <- nil
+		}()
 	}
 	req := "POST /v1/data/nop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"input\":{}}"
 	start := time.Now()
@@ -69,16 +83,19 @@ func TestServeJudgesPacing(t *testing.T) {
 			due = due.Add(pause)
 		}
 		time.Sleep(time.Until(due))
-		c, r := conns[k%len(conns)], readers[k%len(conns)]
-		if _, err := io.WriteString(c, req); err != nil {
+		if _, err := io.WriteString(conns[k%len(conns)], req); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.ReadResponse(r, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", k, err)
+	}
+	for range conns {
+		select {
+		case err := <-answered:
+			if err != nil {
+				t.Fatalf("reading an answer: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("not every request was answered within 30 s")
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 	}
 	cmd.Process.Signal(os.Interrupt)
 	waited := make(chan error, 1)
@@ -99,6 +116,7 @@ func TestServeJudgesPacing(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the server's summary:\n%s", stdout.String())
 	if rep.Seen != requests || rep.Arrivals != requests || rep.CapReached {
 		t.Errorf("seen %d, judged %d, cap reached %v; want every one of %d judged", rep.Seen, rep.Arrivals, rep.CapReached, requests)
 	}
