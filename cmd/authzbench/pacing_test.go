@@ -121,15 +121,17 @@ func TestServeJudgesPacing(t *testing.T) {
 		t.Errorf("seen %d, judged %d, cap reached %v; want every one of %d judged", rep.Seen, rep.Arrivals, rep.CapReached, requests)
 	}
 	// The 100 after the pause are late by about 20 ms: they are the slowest tenth and more,
-	// so p90 is one of them. The margins are wide, for a busy machine: a late send only adds.
-	if p90 := rep.LatenessUS.P90; p90 < 15_000 || p90 > 500_000 {
+	// so p90 is one of them. The margins are wide, for a busy machine: this test's own sends
+	// can be late, and if every one before the pause was, the schedule starts later and the
+	// pause shows less.
+	if p90 := rep.LatenessUS.P90; p90 < 10_000 || p90 > 500_000 {
 		t.Errorf("lateness p90 %.0f µs, want about 20,000: the pause", p90)
 	}
 	if rep.LateOver1ms < requests/2-5 {
 		t.Errorf("%d arrivals more than 1 ms late, want the %d after the pause", rep.LateOver1ms, requests/2)
 	}
 	// 20 ms at 1,000 req/s is 20 slots that went by with nothing sent.
-	if rep.Missing < 15 {
+	if rep.Missing < 10 {
 		t.Errorf("%d missing, want about 20: the slots of the pause", rep.Missing)
 	}
 	if !strings.Contains(stdout.String(), "lateness against the ideal schedule: p50") {
