@@ -164,7 +164,23 @@ func TestServeUsageErrors(t *testing.T) {
 		{"force without out", append(serve, "--pacing-rate", "1000", "--force"), "--force replaces the --pacing-out file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := run(t, tc.args...)
+			type result struct {
+				code   int
+				stderr string
+			}
+			done := make(chan result, 1)
+			go func() {
+				var out, errb strings.Builder
+				done <- result{execute(tc.args, &out, &errb), errb.String()}
+			}()
+			var code int
+			var stderr string
+			select {
+			case r := <-done:
+				code, stderr = r.code, r.stderr
+			case <-time.After(20 * time.Second):
+				t.Fatalf("still serving after 20 s; want exit %d and %q before serving", exitUsage, tc.want)
+			}
 			if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "trivial server on") {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q, before serving", code, stderr, exitUsage, tc.want)
 			}
