@@ -59,6 +59,7 @@ for t in ${TOOLS:-authzbench oha k6}; do
     *) echo "unknown tool $t: known authzbench, oha, k6" >&2; exit 2 ;;
   esac
 done
+[ ${#tools[@]} -gt 0 ] || { echo "no generator to run" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
