@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os/exec"
 	"runtime"
 	"time"
@@ -17,13 +16,13 @@ import (
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/sut"
 )
 
 func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
 	c := bench.Calibration{}
-	var serve, out string
+	var out string
 	var withWrk, force bool
+	var serve serveFlags
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Measure the generator's own ceiling against a trivial loopback server",
@@ -35,14 +34,22 @@ with one connection per worker and a thread per CPU the generator had, and store
 figures in the result. With --grpc it drives the ext_authz server instead, with an engine that
 allows every check without looking at it, over one HTTP/2 connection as Envoy keeps: the
 ceiling of the opa/extauthz and cedar/extauthz client, and of gRPC itself.
-The generator uses every core here: the point is its ceiling, not sparing a server.` + outputRulesHelp + exitStatusHelp,
+The generator uses every core here: the point is its ceiling, not sparing a server.
+` + serveHelp + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench calibrate
   authzbench calibrate --rate 20000 --wrk
-  authzbench calibrate --grpc --rate 10000`,
+  authzbench calibrate --grpc --rate 10000
+
+  # Judge any generator's pacing: serve, drive it (here oha at 2,000 req/s), then Ctrl-C the server
+  authzbench calibrate --serve 127.0.0.1:9000 --pacing-rate 2000 --pacing-skip 1s --pacing-out pacing.json
+  oha -z 11s -q 2000 -c 64 http://127.0.0.1:9000/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if serve != "" {
-				return serveTrivial(serve)
+			if err := serve.check(cmd.Flags()); err != nil {
+				return usageError(err)
+			}
+			if serve.addr != "" {
+				return serve.serve(stdout, stderr)
 			}
 			if c.Workers < 1 || c.Rate <= 0 || c.Connections < 1 || c.Duration <= 0 {
 				return usageError(errors.New("--workers, --rate, --connections and --duration must be positive"))
@@ -96,18 +103,9 @@ The generator uses every core here: the point is its ceiling, not sparing a serv
 	fl.BoolVar(&c.GRPC, "grpc", false, "drive a trivial ext_authz gRPC server (Envoy's Check) instead of a trivial HTTP one")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/calibrate-<time>.json)")
 	addForceFlag(fl, &force)
-	fl.StringVar(&serve, "serve", "", "run the trivial server on this address, to drive it with another tool")
-	fl.MarkHidden("serve")
+	serve.register(fl, &force)
 	markCounts(fl, "workers", "connections")
 	return cmd
-}
-
-func serveTrivial(addr string) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return &exitError{exitFailed, err}
-	}
-	return sut.ServeTrivial(l)
 }
 
 func printCalibration(w io.Writer, doc *result.Document) {

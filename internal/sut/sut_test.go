@@ -1,6 +1,7 @@
 package sut
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/authzbench/authzbench/internal/pacing"
 )
 
 func TestStopEndsTheProcess(t *testing.T) {
@@ -216,6 +219,47 @@ func TestTrivialServer(t *testing.T) {
 		if resp.StatusCode != 200 || string(b) != `{"result":true}` {
 			t.Errorf("request %d: %d %q", i, resp.StatusCode, b)
 		}
+	}
+}
+
+// The recording server counts every request, pipelined ones included, and once its listener is
+// closed it returns, though a client still holds a connection open, so its record can be read.
+func TestTrivialServerRecordsEveryArrival(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := pacing.NewRecorder(100)
+	served := make(chan error, 1)
+	go func() { served <- ServeTrivialRecording(l, rec) }()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := "POST /v1/data/x HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{\"input\":{}}"
+	r := bufio.NewReader(c)
+	for _, batch := range []int{1, 2, 3} { // 2 and 3 requests sent in one write: pipelined
+		if _, err := io.WriteString(c, strings.Repeat(req, batch)); err != nil {
+			t.Fatal(err)
+		}
+		for range batch {
+			resp, err := http.ReadResponse(r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	l.Close()
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the recording server did not return within 10 s of its listener closing, with a connection open")
+	}
+	if got := len(rec.Arrivals()); got != 6 || rec.Seen() != 6 {
+		t.Errorf("recorded %d arrivals (seen %d), want 6", got, rec.Seen())
 	}
 }
 

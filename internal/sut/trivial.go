@@ -8,6 +8,9 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
+
+	"github.com/authzbench/authzbench/internal/pacing"
 )
 
 // TrivialArg is the first argument that makes authzbench (or a test binary) serve the trivial
@@ -49,20 +52,55 @@ var trivialResponse = []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\
 // server can: read the request line and headers, skip the body, write the canned answer. It is
 // what `authzbench calibrate` drives, so the figures show the generator's ceiling, not a
 // server's.
-func ServeTrivial(l net.Listener) error {
+func ServeTrivial(l net.Listener) error { return serveTrivial(l, nil) }
+
+// ServeTrivialRecording is ServeTrivial that also records into rec when each request arrives:
+// when its first byte can be read, before it is parsed, so the time is the network's and not
+// the parser's. Once l is closed it closes its connections and waits for them, so rec can be
+// read when it returns.
+func ServeTrivialRecording(l net.Listener, rec *pacing.Recorder) error { return serveTrivial(l, rec) }
+
+func serveTrivial(l net.Listener, rec *pacing.Recorder) error {
+	var (
+		mu    sync.Mutex
+		conns = map[net.Conn]struct{}{}
+		wg    sync.WaitGroup
+	)
 	for {
 		c, err := l.Accept()
 		if err != nil {
+			mu.Lock()
+			for c := range conns {
+				c.Close()
+			}
+			mu.Unlock()
+			wg.Wait()
 			return err
 		}
-		go serveConn(c)
+		mu.Lock()
+		conns[c] = struct{}{}
+		mu.Unlock()
+		wg.Go(func() {
+			serveConn(c, rec)
+			mu.Lock()
+			delete(conns, c)
+			mu.Unlock()
+		})
 	}
 }
 
-func serveConn(c net.Conn) {
+func serveConn(c net.Conn, rec *pacing.Recorder) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, 16<<10)
 	for {
+		if rec != nil {
+			// Peek returns as soon as one byte of the request is there (at once when it was
+			// read with the one before it).
+			if _, err := r.Peek(1); err != nil {
+				return
+			}
+			rec.Record()
+		}
 		length, keep, err := readRequest(r)
 		if err != nil {
 			return

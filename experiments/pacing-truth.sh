@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Pacing as the server sees it, and what it costs: authzbench's open loop, oha and k6 asked for
+# the same rate against the same trivial server, judged by the arrivals the server records, not
+# by anything a generator says of itself.
+#
+#   experiments/pacing-truth.sh RESULTS_DIR [rounds] [seconds] [rates...]
+#   TOOLS="authzbench oha" experiments/pacing-truth.sh RESULTS_DIR 1 2 2000   # a subset
+#
+# Defaults: 3 rounds, 8 s, 2000 5000 10000 req/s, every tool found. RESULTS_DIR must not exist,
+# or be empty: nothing in it is ever replaced.
+#
+# For each round, each rate and each tool, interleaved so a noisy machine favours none:
+#   - a fresh recording server, `authzbench calibrate --serve --pacing-rate RATE --pacing-skip
+#     1s`, pinned to CPU 1 (taskset), answering {"result":true} to any request;
+#   - the generator pinned to CPU 0, 64 keep-alive connections, RATE req/s for 1 + SECONDS s
+#     (the first second, each tool's start-up or warm-up, is left out of the judgement):
+#       authzbench  run --target opa/server --url ... --workload nop --rate RATE --connections 64
+#                   --warmup 1s --duration SECONDS --generator-procs 1
+#       oha         -q RATE -c 64 -z (1+SECONDS)s, POST {"input":{}}
+#       k6          constant-arrival-rate, RATE per 1s, 64 VUs pre-allocated and at most, POST
+#   - the server stopped with SIGTERM, on which it writes its pacing report.
+# Lateness is each arrival's against the ideal schedule k/RATE, placed so the earliest arrival
+# relative to its slot is on time (docs/pacing.md). CPU per request is the kernel's account of
+# the generator's whole process (user + system, /usr/bin/time), start-up included, over every
+# request the server saw from it: the same measure for every tool.
+#
+# Kept in RESULTS_DIR, per run NAME = round-rate-tool: NAME.pacing.json (the server's report),
+# NAME.time (user and system seconds), NAME.out/.err (the generator's output, authzbench's
+# result as NAME.result.json), NAME.server.out/.err; table.txt is the table printed.
+#
+# Needs go, taskset, /usr/bin/time and python3; and for the other generators:
+#   oha: cargo install oha --locked          (the issue's figures: oha 1.16)
+#   k6:  go install go.k6.io/k6@v1.8.1
+# A generator not found is named and skipped. Servers are stopped by PID.
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [rounds] [seconds] [rates...]" >&2; exit 2; }
+out=$1; rounds=${2:-3}; secs=${3:-8}; shift; shift $(( $# < 2 ? $# : 2 ))
+rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(2000 5000 10000)
+conns=64
+for need in go taskset /usr/bin/time python3; do
+  command -v "$need" >/dev/null || { echo "$need not found" >&2; exit 2; }
+done
+[ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs: the server on CPU 1, the generator on CPU 0" >&2; exit 2; }
+if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
+  echo "$out exists and is not empty: name a new results directory" >&2; exit 2
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+tools=()
+for t in ${TOOLS:-authzbench oha k6}; do
+  case $t in
+    authzbench) tools+=("$t") ;;
+    oha|k6)
+      if command -v "$t" >/dev/null; then tools+=("$t"); else
+        how="cargo install oha --locked"; [ "$t" = k6 ] && how="go install go.k6.io/k6@v1.8.1"
+        echo "# $t not found: skipped (install: $how)" | tee -a "$out/table.txt" >&2
+      fi ;;
+    *) echo "unknown tool $t: known authzbench, oha, k6" >&2; exit 2 ;;
+  esac
+done
+[ ${#tools[@]} -gt 0 ] || { echo "no generator to run" >&2; exit 2; }
+
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+server_pid=""
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+CGO_ENABLED=0 go build -o "$work/authzbench" ./cmd/authzbench
+ab="$work/authzbench"
+cat >"$work/k6.js" <<'JS'
+import http from 'k6/http';
+export const options = {
+  discardResponseBodies: true,
+  scenarios: {
+    pace: {
+      executor: 'constant-arrival-rate', rate: Number(__ENV.RATE), timeUnit: '1s',
+      duration: __ENV.DURATION, preAllocatedVUs: Number(__ENV.VUS), maxVUs: Number(__ENV.VUS),
+    },
+  },
+};
+const body = JSON.stringify({ input: {} });
+const params = { headers: { 'Content-Type': 'application/json' } };
+export default function () { http.post(`${__ENV.URL}/v1/data/nop`, body, params); }
+JS
+
+# serve NAME RATE: starts a recording server on CPU 1; sets server_pid and url.
+serve() {
+  taskset -c 1 "$ab" calibrate --serve 127.0.0.1:0 --pacing-rate "$2" --pacing-skip 1s \
+    --pacing-out "$out/$1.pacing.json" >"$out/$1.server.out" 2>"$out/$1.server.err" &
+  server_pid=$!
+  url=""
+  for _ in $(seq 100); do
+    url=$(sed -n 's/.*trivial server on \(127\.0\.0\.1:[0-9]*\).*/http:\/\/\1/p' "$out/$1.server.err")
+    [ -n "$url" ] && return 0
+    sleep 0.1
+  done
+  echo "the recording server for $1 did not start: $(cat "$out/$1.server.err")" >&2; exit 1
+}
+
+# generate TOOL NAME RATE: drives the server from CPU 0, timed; returns the generator's status.
+generate() {
+  local tool=$1 name=$2 rate=$3
+  local timed=(/usr/bin/time -f '%U %S' -o "$out/$name.time" taskset -c 0)
+  case $tool in
+    authzbench) "${timed[@]}" "$ab" run --target opa/server --url "$url" --workload nop --rate "$rate" \
+      --connections "$conns" --warmup 1s --duration "${secs}s" --generator-procs 1 --no-progress \
+      --format json -o "$out/$name.result.json" ;;
+    oha) "${timed[@]}" oha -z "$((secs + 1))s" -q "$rate" -c "$conns" --no-tui --output-format json \
+      -m POST -H 'Content-Type: application/json' -d '{"input":{}}' "$url/v1/data/nop" ;;
+    k6) "${timed[@]}" k6 run --quiet --no-usage-report -e RATE="$rate" -e DURATION="$((secs + 1))s" \
+      -e VUS="$conns" -e URL="$url" "$work/k6.js" ;;
+  esac >"$out/$name.out" 2>"$out/$name.err"
+}
+
+# row NAME TOOL RATE ROUND STATUS: one line of the table from the server's report and the time.
+row() {
+  python3 - "$out/$1.pacing.json" "$out/$1.time" "$@" <<'PY'
+import json, os, sys
+report, timefile, name, tool, rate, rnd, status = sys.argv[1:]
+note = "" if status == "0" else f"generator exit {status}; see {name}.err"
+try:
+    p = json.load(open(report))
+except (OSError, ValueError) as e:
+    print(f"{rnd:<6} {rate:>7} {tool:<11} no pacing report ({e}) {note}")
+    sys.exit(0)
+cpu = "-"
+if os.path.exists(timefile) and p["seen"]:
+    u, s = map(float, open(timefile).read().split()[-2:])
+    cpu = f'{(u + s) * 1e6 / p["seen"]:.1f}'
+l = p["lateness_us"]
+print(f'{rnd:<6} {rate:>7} {tool:<11} {p["achieved_rps"]:>9.0f} {p["arrivals"]:>8} {p["missing"]:>8} '
+      f'{l["p50"]:>8.0f} {l["p99"]:>8.0f} {l["max"]:>9.0f} {p["late_over_1ms_percent"]:>8.2f} {cpu:>8} {note}')
+PY
+}
+
+{
+  echo "# command: experiments/pacing-truth.sh $out $rounds $secs ${rates[*]} (tools: ${tools[*]})"
+  echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  for t in "${tools[@]}"; do
+    case $t in
+      oha) echo "# $(oha --version)" ;;
+      k6) echo "# $(k6 version | head -1)" ;;
+    esac
+  done
+  echo "# lateness: µs against the ideal schedule, as the server saw the arrivals; CPU: the generator's whole process, µs per request"
+  printf '%-6s %7s %-11s %9s %8s %8s %8s %8s %9s %8s %8s\n' round rate tool achieved judged missing p50 p99 max ">1ms %" "CPU µs"
+} | tee -a "$out/table.txt"
+for r in $(seq "$rounds"); do
+  for rate in "${rates[@]}"; do
+    for tool in "${tools[@]}"; do
+      name="$r-$rate-$tool"
+      serve "$name" "$rate"
+      status=0
+      generate "$tool" "$name" "$rate" || status=$?
+      kill "$server_pid"
+      wait "$server_pid" || echo "# $name: the server exited with status $?: $(tail -1 "$out/$name.server.err")" | tee -a "$out/table.txt" >&2
+      server_pid=""
+      row "$name" "$tool" "$rate" "$r" "$status" | tee -a "$out/table.txt"
+    done
+  done
+done
