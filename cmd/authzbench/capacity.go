@@ -11,11 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -55,7 +55,7 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 					return usageError(err)
 				}
 			}
-			if _, err := target.Lookup(c.Target); err != nil {
+			if _, err := kinds.Lookup(c.Target); err != nil {
 				return usageError(err)
 			}
 			if _, err := workload.Builtin(c.Workload); err != nil {

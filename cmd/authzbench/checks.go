@@ -14,11 +14,11 @@ import (
 
 	"github.com/authzbench/authzbench/internal/bench"
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -53,11 +53,11 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	if f.serverTimes < 0 {
 		errs = append(errs, fmt.Errorf("--server-metrics %d: want N >= 1 to sample every Nth request, or 0 for none", f.serverTimes))
 	}
-	if err := target.CheckHTTP(target.HTTPConfig{Headers: f.headers, Body: f.body}, nil); err != nil {
+	if err := kinds.CheckHTTP(kinds.HTTPConfig{Headers: f.headers, Body: f.body}, nil); err != nil {
 		errs = append(errs, err)
 	}
 	if f.decStatus != "" {
-		if _, err := target.ParseDecisionStatus(f.decStatus); err != nil {
+		if _, err := kinds.ParseDecisionStatus(f.decStatus); err != nil {
 			errs = append(errs, fmt.Errorf("--decision-status %w", err))
 		}
 	}
@@ -105,7 +105,7 @@ func checkBeforeLoad(ctx context.Context, plan *bench.Plan, o bench.Options, f r
 	var servers []scenario.TargetRef
 	for _, t := range plan.Scenario.Targets {
 		seen := slices.ContainsFunc(servers, func(r scenario.TargetRef) bool { return r.Name == t.Name })
-		if len(f.sutArgs) > 0 && t.Placement() == target.LaunchedServer && !seen {
+		if len(f.sutArgs) > 0 && t.Placement() == kinds.LaunchedServer && !seen {
 			servers = append(servers, t)
 		}
 	}
@@ -128,7 +128,7 @@ func checkBeforeLoad(ctx context.Context, plan *bench.Plan, o bench.Options, f r
 		common.TempDir = tmp
 		common.Prepared = plan.Prepared
 		common.Workers = 1
-		tg, err := target.New(t.Name, common, t.Settings())
+		tg, err := kinds.New(t.Name, common, t.Settings())
 		if err != nil {
 			return err
 		}

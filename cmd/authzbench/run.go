@@ -20,13 +20,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -121,7 +121,7 @@ decides the same inputs in Rego and in Cedar, so running opa/... and cedar/... t
 compares the engines; the table then adds a "× vs <first engine>" column per mode. Your own
 Cedar: --cedar-policies, --entities, --schema and --cedar-requests (--requests counts requests).
 
-Targets:   ` + strings.Join(target.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
+Targets:   ` + strings.Join(kinds.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
 Workloads: ` + strings.Join(workload.Names(), ", ") + `; generated for scaling series (docs/scaling.md):
            ` + strings.Join(workload.FamilyNamePatterns(), ", ") + `
 
@@ -161,7 +161,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "scenario YAML file (workloads x targets x load x repetitions)")
-	fl.StringSliceVar(&f.targets, "target", nil, "target to measure, repeatable ("+strings.Join(target.Names(), ", ")+"); default opa/server")
+	fl.StringSliceVar(&f.targets, "target", nil, "target to measure, repeatable ("+strings.Join(kinds.Names(), ", ")+"); default opa/server")
 	fl.StringSliceVar(&f.workloads, "workload", nil, "built-in workload, repeatable ("+strings.Join(workload.Names(), ", ")+"); default rbac")
 	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable")
 	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
@@ -331,7 +331,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 		}
 	}
 	opts := bench.Options{GeneratorProcs: f.procs, CPUs: len(pinLoad), AutoPin: autoPin, StartAt: startAtOf(shard),
-		Common: target.Common{LogLevel: f.logLevel, ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinCPUs: pinSUT}}
+		Common: kinds.Common{LogLevel: f.logLevel, ServerMetricsEvery: f.serverTimes, NoReuse: f.noReuse, PinCPUs: pinSUT}}
 	// The scenario resolved once, before any load: what only building the workloads finds (a
 	// policy that does not compile, an input file that is missing) is found here, with
 	// --check-only too, not at the first turn.
@@ -429,7 +429,7 @@ func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error
 		}
 		taken := false
 		for _, t := range s.Targets {
-			taken = taken || target.HasOption(t.Settings(), o.key)
+			taken = taken || kinds.HasOption(t.Settings(), o.key)
 		}
 		if !taken {
 			return fmt.Errorf("--%s applies to the %s targets, and none is selected", o.flag, kindsTaking(o.key))
@@ -456,8 +456,8 @@ func givenOptionFlags(cmd *cobra.Command, f runFlags) map[string]string {
 // cedar/server", for messages about the flag that sets it.
 func kindsTaking(key string) string {
 	var names []string
-	for _, k := range target.Kinds() {
-		if target.HasOption(k.NewConfig(), key) {
+	for _, k := range kinds.Kinds() {
+		if kinds.HasOption(k.NewConfig(), key) {
 			names = append(names, k.Name)
 		}
 	}
@@ -472,8 +472,8 @@ func checkServerFlags(s *scenario.Scenario, f runFlags) error {
 	// A served target takes a port; the http target reads its decision from the response.
 	hasServer, hasHTTP := false, false
 	for _, t := range s.Targets {
-		hasServer = hasServer || target.HasOption(t.Settings(), "port")
-		hasHTTP = hasHTTP || target.HasOption(t.Settings(), "decision_path")
+		hasServer = hasServer || kinds.HasOption(t.Settings(), "port")
+		hasHTTP = hasHTTP || kinds.HasOption(t.Settings(), "decision_path")
 	}
 	switch {
 	case hasHTTP && f.url == "" && !hasRemote(s):
@@ -496,8 +496,8 @@ func checkServerFlags(s *scenario.Scenario, f runFlags) error {
 // target) has its endpoint from the scenario.
 func hasRemote(s *scenario.Scenario) bool {
 	for _, t := range s.Targets {
-		if target.HasOption(t.Settings(), "decision_path") {
-			if r, ok := t.Settings().(target.Remote); !ok || r.RemoteURL() == "" {
+		if kinds.HasOption(t.Settings(), "decision_path") {
+			if r, ok := t.Settings().(kinds.Remote); !ok || r.RemoteURL() == "" {
 				return false
 			}
 		}
@@ -508,7 +508,7 @@ func hasRemote(s *scenario.Scenario) bool {
 // httpDecisionSet reports whether every http target has one decision rule from the scenario.
 func httpDecisionSet(s *scenario.Scenario) bool {
 	for _, t := range s.Targets {
-		if h, ok := t.Settings().(*target.HTTPConfig); ok && (h.DecisionPath == "") == (h.DecisionStatus == "") {
+		if h, ok := t.Settings().(*kinds.HTTPConfig); ok && (h.DecisionPath == "") == (h.DecisionStatus == "") {
 			return false
 		}
 	}

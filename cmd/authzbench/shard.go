@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // scaleOutFlags are run's flags for splitting one scenario across generators (--shard,
@@ -98,7 +98,7 @@ func checkReplicas(s *scenario.Scenario, given bool) error {
 	}
 	var errs []error
 	for _, t := range s.Targets {
-		if cfg := t.Settings(); target.HasOption(cfg, "replicas") {
+		if cfg := t.Settings(); kinds.HasOption(cfg, "replicas") {
 			if err := cfg.Check(); err != nil {
 				errs = append(errs, err)
 			}

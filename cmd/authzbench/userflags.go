@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -93,7 +93,7 @@ func flagNamed(err error) error {
 // scenario file keep their keys.
 func optionsFlagNamed(err error, given map[string]string) error {
 	return renamed(err, func(e error) (string, string, bool) {
-		oe, ok := e.(*target.OptionError)
+		oe, ok := e.(*kinds.OptionError)
 		if !ok {
 			return "", "", false
 		}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/authzbench/authzbench/internal/bench"
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/outputs"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -147,7 +147,7 @@ func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Check that every engine in every mode gives every input its expected decision",
 		Long: `verify runs every input of the named built-in workloads (all of them by default), or of your
 own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
-engine and mode authzbench can start: ` + strings.Join(target.EngineModes(), ", ") + `.
+engine and mode authzbench can start: ` + strings.Join(kinds.EngineModes(), ", ") + `.
 Rego goes to the OPA targets and the Cedar version to the Cedar targets; a workload without a
 version for an engine is shown as skipped. An input without "expect" takes the decision of the
 first target that decided it, and every other target must give the same. It prints one line per
@@ -177,8 +177,8 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 				ws = append(ws, w)
 			}
 			for _, t := range targets {
-				if !slices.Contains(target.EngineModes(), t) {
-					return usageError(fmt.Errorf("--target %q: verify runs %s", t, strings.Join(target.EngineModes(), ", ")))
+				if !slices.Contains(kinds.EngineModes(), t) {
+					return usageError(fmt.Errorf("--target %q: verify runs %s", t, strings.Join(kinds.EngineModes(), ", ")))
 				}
 			}
 			if first < 0 || parallel < 0 {
@@ -218,7 +218,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 			var failed []bench.Equivalence
 			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
 				Targets: targets, Inputs: first, Parallel: parallel,
-				Common: target.Common{TempDir: tmp, Prepared: prepared},
+				Common: kinds.Common{TempDir: tmp, Prepared: prepared},
 				Progress: func(e bench.Equivalence) {
 					result := "ok"
 					switch {
@@ -255,7 +255,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&targets, "target", nil, "targets to check (default "+strings.Join(target.EngineModes(), ",")+")")
+	fl.StringSliceVar(&targets, "target", nil, "targets to check (default "+strings.Join(kinds.EngineModes(), ",")+")")
 	fl.IntVar(&first, "first", 0, "check only the first N inputs of each workload (0: all)")
 	fl.IntVar(&parallel, "parallel", 0, "decisions in flight per target (default: the number of CPUs)")
 	addUserFileFlags(fl, &user)

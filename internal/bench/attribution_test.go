@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // Ground truth for the attribution: a fake OPA whose handler spends a known 2 ms "evaluating"
@@ -48,7 +48,7 @@ func TestAttributionFindsAnInjectedDelay(t *testing.T) {
 				Load: load.Spec{Workers: 2, Requests: 60, MaxTime: 30 * time.Second}}}}
 		setOptions(t, s, map[string]any{"url": serverWith(delay).URL})
 		doc := &result.Document{Schema: result.Schema}
-		if err := Run(context.Background(), s, Options{Common: target.Common{ServerMetricsEvery: 1}}, doc); err != nil {
+		if err := Run(context.Background(), s, Options{Common: kinds.Common{ServerMetricsEvery: 1}}, doc); err != nil {
 			t.Fatal(err)
 		}
 		a := doc.Runs[0].Summary.Attribution

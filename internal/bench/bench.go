@@ -13,12 +13,12 @@ import (
 
 	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/fit"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -26,7 +26,7 @@ import (
 type Options struct {
 	// Common are the settings every target reads; the run sets each target's workers, timeout
 	// and temporary directory over them. A target's own settings are its scenario entry's.
-	Common target.Common
+	Common kinds.Common
 	// GeneratorProcs is the Go scheduler parallelism (GOMAXPROCS) while driving a target that
 	// runs in another process; 0 picks GeneratorProcsDefault. In-process targets get every core.
 	GeneratorProcs int
@@ -146,13 +146,13 @@ func checkOrder(s *scenario.Scenario, o Options) error {
 	}
 	servers := map[int]int{} // by port
 	for _, t := range s.Targets {
-		if sv, ok := t.Settings().(target.Served); ok && t.Placement() == target.LaunchedServer && sv.Server().Port != 0 {
+		if sv, ok := t.Settings().(kinds.Served); ok && t.Placement() == kinds.LaunchedServer && sv.Server().Port != 0 {
 			servers[sv.Server().Port]++
 		}
 	}
 	for port, n := range servers {
 		if n > 1 {
-			return target.NewOptionError("port", func(name func(string) string) string {
+			return kinds.NewOptionError("port", func(name func(string) string) string {
 				return fmt.Sprintf("%s %d: interleaved repetitions keep the %d servers up at once, and only one can listen on that port; "+
 					"run the repetitions in sequential order or drop %s", name("port"), port, n, name("port"))
 			})
@@ -208,16 +208,16 @@ func runWorkload(ctx context.Context, s *scenario.Scenario, slots []*slot, turns
 // per turn, stopped after its last.
 type slot struct {
 	ref         scenario.TargetRef
-	kind        *target.Kind
-	cfg         target.Config // the target's own settings
+	kind        *kinds.Kind
+	cfg         kinds.Config // the target's own settings
 	w           *workload.Workload
 	o           Options
 	step, steps int
 	run         *result.Run
-	common      target.Common
+	common      kinds.Common
 	pin         *pinPlan // the generator's CPUs for this target's turns; nil when not pinning
 	procs       int      // the generator's GOMAXPROCS for this target's turns
-	tg          target.Target
+	tg          kinds.Target
 	attempted   bool // Start was called
 	turns       int  // turns that measured something
 	started     bool // Start succeeded
@@ -266,7 +266,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	}
 	common := o.Common
 	if o.AutoPin != nil {
-		sl.pin = planPinning(o.AutoPin, placement != target.LaunchedServer)
+		sl.pin = planPinning(o.AutoPin, placement != kinds.LaunchedServer)
 		cpus, run.Pinning = len(sl.pin.generator), sl.pin.description
 		if sl.pin.sut != nil {
 			common.PinCPUs = sl.pin.sut
@@ -276,7 +276,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	if procs <= 0 {
 		procs = max(1, min(GeneratorProcsDefault(), cpus))
 	}
-	if placement == target.InProcess || (t.Load.Open() && o.GeneratorProcs <= 0) {
+	if placement == kinds.InProcess || (t.Load.Open() && o.GeneratorProcs <= 0) {
 		// In-process engines need every core; so does an open-loop pacer, which must find a free
 		// processor the moment a send is due (with one, 2.4 % of sends at 2,000/s started more
 		// than 1 ms late; with two, 0.6 %).
@@ -306,12 +306,12 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 // start starts the system under test; a target that cannot start is recorded with its error.
 func (sl *slot) start(ctx context.Context) error {
 	sl.attempted = true
-	tg, err := target.New(sl.ref.Name, sl.common, sl.cfg)
+	tg, err := kinds.New(sl.ref.Name, sl.common, sl.cfg)
 	if err != nil {
 		sl.run.Error = err.Error()
 		return err
 	}
-	tg = target.WithUndefinedAs(tg, sl.w.UndefinedAs)
+	tg = kinds.WithUndefinedAs(tg, sl.w.UndefinedAs)
 	sl.tg = tg
 	if err := tg.Start(ctx, sl.w); err != nil {
 		err = fmt.Errorf("start %s for workload %s: %w", sl.ref.Name, sl.w.Name, err)

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // Calibration is what `authzbench calibrate` measures: the generator against a server that
@@ -63,7 +63,7 @@ func Calibrate(ctx context.Context, c Calibration, o Options, doc *result.Docume
 	}
 	common := o.Common
 	common.Prepared = p.Prepared
-	tg, err := target.New(trivialKind, common, nil)
+	tg, err := kinds.New(trivialKind, common, nil)
 	if err != nil {
 		return err
 	}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // SLO is what a rate must meet: a latency percentile (measured from the intended send time) at
@@ -108,7 +108,7 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 	if c.Start <= 0 || c.Max < c.Start || c.MaxSteps < 1 {
 		return Knee{}, errors.New("capacity: start must be positive, max at least start, and steps at least 1")
 	}
-	kind, err := target.Lookup(c.Target)
+	kind, err := kinds.Lookup(c.Target)
 	if err != nil {
 		return Knee{}, err
 	}

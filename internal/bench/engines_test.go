@@ -10,18 +10,18 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // kindOf is the kind of a target the test names.
-func kindOf(t *testing.T, name string) *target.Kind {
+func kindOf(t *testing.T, name string) *kinds.Kind {
 	t.Helper()
-	k, err := target.LookupAny(name)
+	k, err := kinds.LookupAny(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestBuiltinWorkloadsVerifyInEveryMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range doc.Runs {
-				launched := kindOf(t, r.Target).Placement == target.LaunchedServer
+				launched := kindOf(t, r.Target).Placement == kinds.LaunchedServer
 				if r.SUT.Placement != kindOf(t, r.Target).Placement {
 					t.Errorf("%s on %s: placement %q recorded, want %q", r.Workload, r.Target, r.SUT.Placement, kindOf(t, r.Target).Placement)
 				}

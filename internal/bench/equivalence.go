@@ -7,17 +7,17 @@ import (
 	"sync"
 
 	"github.com/authzbench/authzbench/internal/engine"
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // EquivalenceOptions configure VerifyWorkloads.
 type EquivalenceOptions struct {
-	Targets  []string      // default target.EngineModes(): every engine in every mode authzbench can start by itself
-	Inputs   int           // check the first Inputs inputs of each workload; 0 for all
-	Parallel int           // concurrent deciders per target; default the number of CPUs
-	Common   target.Common // how targets are run; each takes its kind's default settings
+	Targets  []string     // default target.EngineModes(): every engine in every mode authzbench can start by itself
+	Inputs   int          // check the first Inputs inputs of each workload; 0 for all
+	Parallel int          // concurrent deciders per target; default the number of CPUs
+	Common   kinds.Common // how targets are run; each takes its kind's default settings
 	// Progress, if set, is called after each workload and target is checked.
 	Progress func(Equivalence)
 }
@@ -55,7 +55,7 @@ type Disagreement struct {
 func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o EquivalenceOptions) ([]Equivalence, error) {
 	targets := o.Targets
 	if len(targets) == 0 {
-		targets = target.EngineModes()
+		targets = kinds.EngineModes()
 	}
 	parallel := o.Parallel
 	if parallel <= 0 {
@@ -92,7 +92,7 @@ type reference struct {
 
 func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel int, o EquivalenceOptions, decided []reference) (Equivalence, error) {
 	row := Equivalence{Workload: w.Name, Target: name}
-	kind, err := target.LookupAny(name)
+	kind, err := kinds.LookupAny(name)
 	if err != nil {
 		return row, err
 	}
@@ -106,11 +106,11 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 	}
 	common := o.Common
 	common.Workers = parallel
-	t, err := target.New(name, common, nil)
+	t, err := kinds.New(name, common, nil)
 	if err != nil {
 		return row, err
 	}
-	t = target.WithUndefinedAs(t, w.UndefinedAs)
+	t = kinds.WithUndefinedAs(t, w.UndefinedAs)
 	defer t.Stop(context.Background())
 	if err := t.Start(ctx, w); err != nil {
 		return row, fmt.Errorf("workload %s, target %s: %w", w.Name, name, err)
@@ -127,7 +127,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer target.CloseDecider(d)
+			defer kinds.CloseDecider(d)
 			for i := range next {
 				outcomes[i] = d.Decide(ctx, i)
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/engine"
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -30,13 +30,13 @@ func TestVerifyWorkloadsNamesTheFirstDisagreement(t *testing.T) {
 		}
 	}
 	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-		Inputs: 10, Common: target.Common{TempDir: t.TempDir()},
+		Inputs: 10, Common: kinds.Common{TempDir: t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(target.EngineModes()) {
-		t.Fatalf("%d rows, want one per mode (%d)", len(rows), len(target.EngineModes()))
+	if len(rows) != len(kinds.EngineModes()) {
+		t.Fatalf("%d rows, want one per mode (%d)", len(rows), len(kinds.EngineModes()))
 	}
 	for _, r := range rows {
 		// The ext_authz kinds take Envoy checks, which rbac's inputs are not: skipped, and said why.
@@ -68,7 +68,7 @@ func TestVerifyWorkloadsSkipsMissingEngineVersions(t *testing.T) {
 	}
 	w.Cedar = nil
 	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-		Targets: []string{"opa/inproc", "cedar/inproc"}, Inputs: 20, Common: target.Common{TempDir: t.TempDir()},
+		Targets: []string{"opa/inproc", "cedar/inproc"}, Inputs: 20, Common: kinds.Common{TempDir: t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestVerifyRegoAppsInEveryOPAMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-				Targets: modes, Parallel: 2, Common: target.Common{TempDir: t.TempDir()},
+				Targets: modes, Parallel: 2, Common: kinds.Common{TempDir: t.TempDir()},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -159,7 +159,7 @@ func TestVerifyUnexpectedLinesAcrossEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{
-		Targets: []string{"opa/inproc", "cedar/inproc"}, Common: target.Common{TempDir: t.TempDir()},
+		Targets: []string{"opa/inproc", "cedar/inproc"}, Common: kinds.Common{TempDir: t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -32,7 +32,7 @@ func TestExtAuthzTargets(t *testing.T) {
 					Load: load.Spec{Workers: 3, Requests: requests, MaxTime: time.Minute}}}}
 			setOptions(t, s, map[string]any{"grpc_connections": 2})
 			doc := &result.Document{}
-			if err := Run(context.Background(), s, Options{Common: target.Common{ServerMetricsEvery: 4}}, doc); err != nil {
+			if err := Run(context.Background(), s, Options{Common: kinds.Common{ServerMetricsEvery: 4}}, doc); err != nil {
 				t.Fatal(err)
 			}
 			if len(doc.Runs) != 2 {
@@ -42,7 +42,7 @@ func TestExtAuthzTargets(t *testing.T) {
 				if r.Summary.OK != requests || r.Summary.Errors != 0 {
 					t.Errorf("%s: ok %d errors %d %v, want %d ok", r.Workload, r.Summary.OK, r.Summary.Errors, r.Summary.ErrorClasses, requests)
 				}
-				if r.SUT.Mode != "ext_authz" || r.SUT.Placement != target.LaunchedServer || r.SUT.Connections != 2 || !strings.HasPrefix(r.SUT.URL, "grpc://127.0.0.1:") {
+				if r.SUT.Mode != "ext_authz" || r.SUT.Placement != kinds.LaunchedServer || r.SUT.Connections != 2 || !strings.HasPrefix(r.SUT.URL, "grpc://127.0.0.1:") {
 					t.Errorf("%s: SUT %+v, want a launched ext_authz server on 2 connections", r.Workload, r.SUT)
 				}
 				// Each worker asks for timers on its 1st, 5th, 9th ... request.
@@ -75,7 +75,7 @@ func TestExtAuthzPolicyErrorIsClassified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := target.New("opa/extauthz", target.Common{TempDir: dir}, nil)
+	tg, err := kinds.New("opa/extauthz", kinds.Common{TempDir: dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

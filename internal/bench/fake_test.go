@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -302,7 +302,7 @@ func TestServerTimersAreSampled(t *testing.T) {
 			Load: load.Spec{Workers: 2, Requests: 100, MaxTime: 30 * time.Second}}}}
 	doc := &result.Document{}
 	setOptions(t, s, map[string]any{"url": srv.URL})
-	o := Options{Common: target.Common{ServerMetricsEvery: 10}}
+	o := Options{Common: kinds.Common{ServerMetricsEvery: 10}}
 	if err := Run(context.Background(), s, o, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestNoReuseOpensAConnectionPerRequest(t *testing.T) {
 				Load: load.Spec{Workers: 2, Requests: 60, MaxTime: 30 * time.Second}}}}
 		doc := &result.Document{}
 		setOptions(t, s, map[string]any{"url": srv.URL})
-		o := Options{Common: target.Common{NoReuse: noReuse}}
+		o := Options{Common: kinds.Common{NoReuse: noReuse}}
 		if err := Run(context.Background(), s, o, doc); err != nil {
 			t.Fatal(err)
 		}

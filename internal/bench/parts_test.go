@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // Without connection reuse over TLS, every request opens a connection, and its time is split
@@ -25,7 +25,7 @@ func TestTLSRunWithoutReuseSplitsEveryRequest(t *testing.T) {
 			Load: load.Spec{Workers: 1, Requests: requests, MaxTime: time.Minute}}}}
 	setOptions(t, s, map[string]any{"tls": true})
 	doc := &result.Document{}
-	if err := Run(context.Background(), s, Options{Common: target.Common{NoReuse: true}}, doc); err != nil {
+	if err := Run(context.Background(), s, Options{Common: kinds.Common{NoReuse: true}}, doc); err != nil {
 		t.Fatal(err)
 	}
 	r := doc.Runs[0]

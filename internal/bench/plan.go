@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -33,7 +33,7 @@ func NewPlan(ctx context.Context, s *scenario.Scenario, o Options) (*Plan, error
 	var errs []error
 	for _, t := range s.Targets {
 		if t.Kind() == nil {
-			_, err := target.LookupAny(t.Name)
+			_, err := kinds.LookupAny(t.Name)
 			return nil, err
 		}
 		if err := t.Settings().Check(); err != nil {
@@ -79,7 +79,7 @@ func NewPlan(ctx context.Context, s *scenario.Scenario, o Options) (*Plan, error
 	// What only a workload can tell of a target's settings (the http target's body template
 	// against every input).
 	for _, t := range s.Targets {
-		c, ok := t.Settings().(target.WorkloadChecker)
+		c, ok := t.Settings().(kinds.WorkloadChecker)
 		if !ok {
 			continue
 		}

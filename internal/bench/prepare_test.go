@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
-	"github.com/authzbench/authzbench/internal/target"
 )
 
 // A plan takes the workloads validation built and builds the rest, with each engine of its
@@ -51,7 +51,7 @@ func TestPlanPreparesOnceAndWritesNothingBack(t *testing.T) {
 			}
 		}
 	}
-	again, err := NewPlan(context.Background(), s, Options{Common: target.Common{Prepared: p.Prepared}})
+	again, err := NewPlan(context.Background(), s, Options{Common: kinds.Common{Prepared: p.Prepared}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestPlanPreparesOnceAndWritesNothingBack(t *testing.T) {
 // A plan finds what is wrong before anything starts: settings that cannot work, a policy that
 // does not compile. Run then measures nothing and starts nothing.
 func TestPlanRefusesBeforeAnyLoad(t *testing.T) {
-	cedarServer, err := target.Lookup("cedar/server")
+	cedarServer, err := kinds.Lookup("cedar/server")
 	if err != nil {
 		t.Fatal(err)
 	}

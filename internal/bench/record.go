@@ -6,11 +6,11 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 )
 
@@ -195,7 +195,7 @@ func resourcesOf(r *sut.Resources) *result.Resources {
 }
 
 // sutInfo is what the result says of the system under test, placed where its kind says it ran.
-func sutInfo(where target.Placement, i target.Info) result.SUT {
+func sutInfo(where kinds.Placement, i kinds.Info) result.SUT {
 	i.Placement = where
 	return i
 }

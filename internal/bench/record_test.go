@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -476,7 +476,7 @@ func TestPlacementOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := sutInfo(k.PlacementFor(cfg), target.Info{}).Placement; got != tc.want {
+		if got := sutInfo(k.PlacementFor(cfg), kinds.Info{}).Placement; got != tc.want {
 			t.Errorf("%s with %v: placement %q, want %q", tc.name, tc.values, got, tc.want)
 		}
 	}
@@ -556,7 +556,7 @@ func TestRecordedRunsMerge(t *testing.T) {
 				Load: load.Spec{Workers: workers, Requests: 100, MaxTime: 30 * time.Second}}}}
 		setOptions(t, s, map[string]any{"url": srv.URL})
 		doc := &result.Document{Schema: result.Schema}
-		o := Options{Common: target.Common{ServerMetricsEvery: 10}}
+		o := Options{Common: kinds.Common{ServerMetricsEvery: 10}}
 		if err := Run(context.Background(), s, o, doc); err != nil {
 			t.Fatal(err)
 		}

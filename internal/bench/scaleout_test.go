@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // measure drives one open-loop repetition of spec against tg and records it as bench records
 // a run: what a shard's result file holds.
-func measure(tg target.Target, w *workload.Workload, spec load.Spec) (result.Run, error) {
+func measure(tg kinds.Target, w *workload.Workload, spec load.Spec) (result.Run, error) {
 	out := spec.Run(context.Background(), tg, w.Inputs, nil)
 	if out.Stopped != nil {
 		return result.Run{}, fmt.Errorf("segment %s stopped: %w", spec.Segment, out.Stopped)
@@ -48,8 +48,8 @@ func TestShardsAgainstReplicasMergeToTheWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := target.New("opa/server", target.Common{TempDir: t.TempDir(), Workers: 4, Timeout: 5 * time.Second},
-		&target.OPAServerConfig{Replication: target.Replication{Replicas: 2}})
+	tg, err := kinds.New("opa/server", kinds.Common{TempDir: t.TempDir(), Workers: 4, Timeout: 5 * time.Second},
+		&kinds.OPAServerConfig{Replication: kinds.Replication{Replicas: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

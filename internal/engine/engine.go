@@ -8,7 +8,7 @@
 // Queried), checked for where it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
-// mode or another, are internal/target's.
+// mode or another, are internal/kinds'.
 package engine
 
 import (

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -15,7 +15,7 @@ import (
 // i%3 == 2, and a decision otherwise; each error names its input.
 type failingTarget struct{ fakeTarget }
 
-func (f *failingTarget) Worker() target.Decider { return f }
+func (f *failingTarget) Worker() kinds.Decider { return f }
 
 func (f *failingTarget) Decide(_ context.Context, i int) verify.Outcome {
 	switch i % 3 {

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/metrics"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -20,7 +20,7 @@ const (
 )
 
 // runClosed runs the closed loop.
-func (c Spec) runClosed(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.Input, progress func(Progress)) Outcome {
 	if c.MaxTime <= 0 {
 		c.MaxTime = 10 * time.Minute
 	}
@@ -128,11 +128,11 @@ measure:
 type group struct{ wg sync.WaitGroup }
 
 // start runs fn in its own goroutine and releases the decider's connection when fn returns.
-func (g *group) start(d target.Decider, fn func()) {
+func (g *group) start(d kinds.Decider, fn func()) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		defer target.CloseDecider(d)
+		defer kinds.CloseDecider(d)
 		fn()
 	}()
 }
@@ -193,7 +193,7 @@ func merge(rs []*metrics.Recorder) *metrics.Recorder {
 }
 
 type worker struct {
-	decider target.Decider
+	decider kinds.Decider
 	rec     *metrics.Recorder
 	expects []workload.Expect
 	first   int
@@ -222,7 +222,7 @@ func (w *worker) run(ctx context.Context) {
 	var reconnectsBefore int64
 	defer func() {
 		if measuring {
-			w.rec.Reconnects += uint64(target.ReconnectsOf(w.decider) - reconnectsBefore)
+			w.rec.Reconnects += uint64(kinds.ReconnectsOf(w.decider) - reconnectsBefore)
 		}
 	}()
 	for {
@@ -231,7 +231,7 @@ func (w *worker) run(ctx context.Context) {
 			return
 		}
 		if p == phaseMeasure && !measuring {
-			measuring, reconnectsBefore = true, target.ReconnectsOf(w.decider)
+			measuring, reconnectsBefore = true, kinds.ReconnectsOf(w.decider)
 		}
 		if w.limited && p == phaseMeasure && sent >= w.quota {
 			return
@@ -255,7 +255,7 @@ func (w *worker) run(ctx context.Context) {
 }
 
 // watchDied cancels the run when the target's system under test goes away.
-func watchDied(ctx context.Context, t target.Target, cancel context.CancelCauseFunc) {
+func watchDied(ctx context.Context, t kinds.Target, cancel context.CancelCauseFunc) {
 	died := t.Died()
 	if died == nil {
 		return

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -25,10 +25,10 @@ type fakeTarget struct {
 }
 
 func (f *fakeTarget) Start(context.Context, *workload.Workload) error { return nil }
-func (f *fakeTarget) Worker() target.Decider                          { return f }
+func (f *fakeTarget) Worker() kinds.Decider                           { return f }
 func (f *fakeTarget) Died() <-chan struct{}                           { return f.died }
 func (f *fakeTarget) Err() error                                      { return f.diedErr }
-func (f *fakeTarget) Info() target.Info                               { return target.Info{} }
+func (f *fakeTarget) Info() kinds.Info                                { return kinds.Info{} }
 func (f *fakeTarget) Stop(context.Context) error                      { return nil }
 
 func (f *fakeTarget) Decide(ctx context.Context, i int) verify.Outcome {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -68,9 +68,9 @@ func decisionServer(t *testing.T, closeAfter int) (url string, kill func()) {
 }
 
 // startHTTP starts the generic http target against url, reading the decision at /allow.
-func startHTTP(t *testing.T, url string, timeout time.Duration) (target.Target, []workload.Input) {
+func startHTTP(t *testing.T, url string, timeout time.Duration) (kinds.Target, []workload.Input) {
 	t.Helper()
-	tg, err := target.New("http", target.Common{Timeout: timeout}, &target.HTTPConfig{URL: url, DecisionPath: "/allow"})
+	tg, err := kinds.New("http", kinds.Common{Timeout: timeout}, &kinds.HTTPConfig{URL: url, DecisionPath: "/allow"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestServerThatStopsAnsweringEndsTheRun(t *testing.T) {
 // notSentTarget never gets a request out: its timeout passes before anything is sent.
 type notSentTarget struct{ fakeTarget }
 
-func (f *notSentTarget) Worker() target.Decider { return f }
+func (f *notSentTarget) Worker() kinds.Decider { return f }
 func (f *notSentTarget) Decide(context.Context, int) verify.Outcome {
 	return verify.Outcome{Kind: verify.TimedOut, NotSent: true, Err: errors.New("not sent: the 1ns timeout passed")}
 }
@@ -172,7 +172,7 @@ func TestInprocTimeoutIsHonoured(t *testing.T) {
 	}
 	for _, name := range []string{"opa/inproc", "cedar/inproc"} {
 		t.Run(name, func(t *testing.T) {
-			tg, err := target.New(name, target.Common{TempDir: t.TempDir(), Timeout: time.Nanosecond}, nil)
+			tg, err := kinds.New(name, kinds.Common{TempDir: t.TempDir(), Timeout: time.Nanosecond}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/metrics"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -33,7 +33,7 @@ const startLead = 20 * time.Millisecond
 // moment the run gave up on it. Sends in flight when the window closes are awaited (each is
 // bounded by the target's own request timeout). A send belongs to the phase its intended time
 // falls in: one due in the warm-up but sent after it is warm-up, and discarded.
-func (c Spec) runOpen(ctx context.Context, t target.Target, pacer Pacer, inputs []workload.Input, progress func(Progress)) Outcome {
+func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs []workload.Input, progress func(Progress)) Outcome {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	watchDied(ctx, t, cancel)
@@ -178,7 +178,7 @@ type dueSend struct {
 }
 
 type openWorker struct {
-	decider target.Decider
+	decider kinds.Decider
 	shard   *shard
 	expects []workload.Expect
 	due     <-chan dueSend
@@ -196,13 +196,13 @@ func (w *openWorker) run(ctx context.Context) {
 	defer func() {
 		if measuring {
 			w.shard.mu.Lock()
-			w.shard.rec.Reconnects += uint64(target.ReconnectsOf(w.decider) - reconnectsBefore)
+			w.shard.rec.Reconnects += uint64(kinds.ReconnectsOf(w.decider) - reconnectsBefore)
 			w.shard.mu.Unlock()
 		}
 	}()
 	for d := range w.due {
 		if d.measured && !measuring {
-			measuring, reconnectsBefore = true, target.ReconnectsOf(w.decider)
+			measuring, reconnectsBefore = true, kinds.ReconnectsOf(w.decider)
 		}
 		// Times are offsets from start, read from the monotonic clock alone (as the closed-loop
 		// worker does).

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 )
 
@@ -79,7 +79,7 @@ type socketTarget struct {
 	addr string
 }
 
-func (f *socketTarget) Worker() target.Decider {
+func (f *socketTarget) Worker() kinds.Decider {
 	c, err := net.Dial("unix", f.addr)
 	return &socketDecider{conn: c, err: err}
 }

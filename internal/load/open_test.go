@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -24,7 +24,7 @@ type stallingTarget struct {
 	stallUntil    time.Time
 }
 
-func (s *stallingTarget) Worker() target.Decider { return s }
+func (s *stallingTarget) Worker() kinds.Decider { return s }
 
 func (s *stallingTarget) Decide(ctx context.Context, i int) verify.Outcome {
 	if s.period > 0 {

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -213,7 +213,7 @@ func (s *Schedule) Undelivered() bool { return s.Unsent > 0 || s.Sent < s.Intend
 func (s *Schedule) GeneratorBehind() bool { return s.GeneratorLate*100 > s.Intended }
 
 // Run drives t with the inputs until the measured phase is over.
-func (c Spec) Run(ctx context.Context, t target.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+func (c Spec) Run(ctx context.Context, t kinds.Target, inputs []workload.Input, progress func(Progress)) Outcome {
 	model, err := c.Model()
 	if err != nil {
 		return Outcome{Recorder: metrics.NewRecorder(), Stopped: err}

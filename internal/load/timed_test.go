@@ -8,7 +8,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 )
 
@@ -19,7 +19,7 @@ type timedTarget struct {
 	service time.Duration
 }
 
-func (s *timedTarget) Worker() target.Decider { return s }
+func (s *timedTarget) Worker() kinds.Decider { return s }
 
 func (s *timedTarget) Decide(ctx context.Context, i int) verify.Outcome {
 	start := time.Now()

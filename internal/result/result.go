@@ -3,7 +3,9 @@
 // Merge combines documents exactly. It also captures the environment and writes the document
 // atomically, so an interrupted write never leaves half a file.
 //
-// It is a leaf: the standard library, hdrhistogram and buildinfo only. What produced a document
+// It is a leaf: the standard library, hdrhistogram, buildinfo, outputs (the atomic writer) and
+// userwords (what a file that is no result document is said to be), each of which imports the
+// standard library alone (TestResultIsALeaf holds it to that). What produced a document
 // (load drivers, recorders, targets, servers) converts its own figures into these types (see
 // internal/bench/record.go), so a report or a merge links none of the engines.
 package result

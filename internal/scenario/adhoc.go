@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -54,7 +54,7 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		targets = []string{"opa/server"}
 	}
 	for _, t := range targets {
-		k, err := target.Lookup(t)
+		k, err := kinds.Lookup(t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--target: %w", err))
 			continue
@@ -135,12 +135,12 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 // That server has its policy; the workload brings only the requests.
 func runningServer(t TargetRef) bool {
 	k := t.Kind()
-	return k != nil && k.LoadsPolicy && t.Placement() == target.External
+	return k != nil && k.LoadsPolicy && t.Placement() == kinds.External
 }
 
 // remoteURL is the running server a target's settings name, if any.
 func remoteURL(t TargetRef) string {
-	if r, ok := t.Settings().(target.Remote); ok {
+	if r, ok := t.Settings().(kinds.Remote); ok {
 		return r.RemoteURL()
 	}
 	return ""

@@ -7,26 +7,26 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/userwords"
 )
 
 // decodeOptions reads a target entry's `options:` into its kind's own settings, strictly: a key
 // the kind does not take is an error naming it, its line and the keys the kind does take, and
 // the settings must pass the kind's own check.
-func decodeOptions(source string, kind *target.Kind, n *yaml.Node) (target.Config, error) {
+func decodeOptions(source string, kind *kinds.Kind, n *yaml.Node) (kinds.Config, error) {
 	cfg := kind.NewConfig()
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return nil, nil
 	}
-	known := target.OptionKeys(cfg)
+	known := kinds.OptionKeys(cfg)
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:%d: target %s: options: want a mapping of %s", source, n.Line, kind.Name, takes(known))
 	}
 	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		if !target.HasOption(cfg, k.Value) {
+		if !kinds.HasOption(cfg, k.Value) {
 			errs = append(errs, fmt.Errorf("%s:%d: target %s: unknown option %q; %s", source, k.Line, kind.Name, k.Value, takes(known)))
 		}
 	}
@@ -46,7 +46,7 @@ func decodeOptions(source string, kind *target.Kind, n *yaml.Node) (target.Confi
 	// means the kind's default.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		if v, ok := target.CountOption(cfg, k.Value); ok {
+		if v, ok := kinds.CountOption(cfg, k.Value); ok {
 			if err := userwords.AtLeastOne(k.Value, v); err != nil {
 				errs = append(errs, fmt.Errorf("%s:%d: target %s: options: %w", source, k.Line, kind.Name, err))
 			}
@@ -67,7 +67,7 @@ func atKeys(source, kind string, n *yaml.Node, err error) error {
 	var errs []error
 	for _, e := range leaves(err) {
 		line := n.Line
-		var oe *target.OptionError
+		var oe *kinds.OptionError
 		if errors.As(e, &oe) {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				if n.Content[i].Value == oe.Key {
@@ -119,7 +119,7 @@ func (s *Scenario) SetOptions(values map[string]any) error {
 			continue
 		}
 		cfg := t.Settings()
-		_, err := target.SetOptions(cfg, values)
+		_, err := kinds.SetOptions(cfg, values)
 		if err == nil {
 			err = cfg.Check()
 		}

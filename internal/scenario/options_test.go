@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/target"
+	"github.com/authzbench/authzbench/internal/kinds"
 )
 
 // A target's `options:` are its kind's own settings, decoded strictly: a key the kind does not
@@ -54,15 +54,15 @@ func TestTargetOptionsSetTheSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opa, ok := s.Targets[0].Config.(*target.OPAServerConfig)
-	if !ok || opa.Port != 8181 || len(opa.Args) != 1 || opa.Args[0] != "--h2c" || s.Targets[0].Placement() != target.LaunchedServer {
+	opa, ok := s.Targets[0].Config.(*kinds.OPAServerConfig)
+	if !ok || opa.Port != 8181 || len(opa.Args) != 1 || opa.Args[0] != "--h2c" || s.Targets[0].Placement() != kinds.LaunchedServer {
 		t.Errorf("opa/server settings %#v, placement %s", s.Targets[0].Config, s.Targets[0].Placement())
 	}
-	h, ok := s.Targets[1].Config.(*target.HTTPConfig)
-	if !ok || h.URL != "http://127.0.0.1:8080/v1/authorize" || h.DecisionPath != "/allow" || s.Targets[1].Placement() != target.External {
+	h, ok := s.Targets[1].Config.(*kinds.HTTPConfig)
+	if !ok || h.URL != "http://127.0.0.1:8080/v1/authorize" || h.DecisionPath != "/allow" || s.Targets[1].Placement() != kinds.External {
 		t.Errorf("http settings %#v", s.Targets[1].Config)
 	}
-	if s.Targets[2].Config != nil || s.Targets[2].Placement() != target.InProcess {
+	if s.Targets[2].Config != nil || s.Targets[2].Placement() != kinds.InProcess {
 		t.Errorf("opa/inproc without options: settings %#v, placement %s", s.Targets[2].Config, s.Targets[2].Placement())
 	}
 	if err := s.SetOptions(map[string]any{"sut_args": []string{"--addr-reuse"}, "method": "PUT"}); err != nil {
@@ -71,7 +71,7 @@ func TestTargetOptionsSetTheSettings(t *testing.T) {
 	if opa.Port != 8181 || opa.Args[0] != "--addr-reuse" || h.Method != "PUT" {
 		t.Errorf("after flags: opa/server %+v, http %+v", opa, h)
 	}
-	if _, ok := s.Targets[2].Settings().(*target.NoConfig); !ok {
+	if _, ok := s.Targets[2].Settings().(*kinds.NoConfig); !ok {
 		t.Errorf("opa/inproc took settings %#v", s.Targets[2].Settings())
 	}
 }
@@ -85,7 +85,7 @@ func TestTargetWithURLNeedsOnlyRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Targets[0].Placement() != target.External || len(s.Skips) != 0 {
+	if s.Targets[0].Placement() != kinds.External || len(s.Skips) != 0 {
 		t.Errorf("placement %s, skips %+v", s.Targets[0].Placement(), s.Skips)
 	}
 	_, err = Parse("s.yaml", []byte(strings.Replace(yaml, "    options: {url: 'http://127.0.0.1:8181'}\n", "", 1)), filepath.Join("testdata", "user"))

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -191,7 +191,7 @@ func TestParseUserWorkloadQuery(t *testing.T) {
 }
 
 func TestParseErrorsNameSourceAndLine(t *testing.T) {
-	knownTargets := strings.Join(target.Names(), ", ")
+	knownTargets := strings.Join(kinds.Names(), ", ")
 	knownWorkloads := strings.Join(workload.Names(), ", ")
 	for _, tc := range []struct {
 		name string
@@ -376,7 +376,7 @@ func TestFromFlags(t *testing.T) {
 }
 
 func TestFromFlagsErrors(t *testing.T) {
-	knownTargets := strings.Join(target.Names(), ", ")
+	knownTargets := strings.Join(kinds.Names(), ", ")
 	zero := 0
 	for _, tc := range []struct {
 		name string

@@ -20,8 +20,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
-	"github.com/authzbench/authzbench/internal/target"
 	"github.com/authzbench/authzbench/internal/userwords"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -127,28 +127,28 @@ type TargetRef struct {
 	Timeout time.Duration
 	// Config is the target's own settings, from the scenario's `options:` and the flags; nil
 	// for its kind's defaults.
-	Config target.Config
+	Config kinds.Config
 }
 
 // Kind is the target's kind; nil for a name no kind has (a validated scenario has none).
-func (t TargetRef) Kind() *target.Kind {
-	k, _ := target.LookupAny(t.Name)
+func (t TargetRef) Kind() *kinds.Kind {
+	k, _ := kinds.LookupAny(t.Name)
 	return k
 }
 
 // Settings is the target's own settings: Config, or its kind's defaults.
-func (t TargetRef) Settings() target.Config {
+func (t TargetRef) Settings() kinds.Config {
 	if t.Config != nil {
 		return t.Config
 	}
 	if k := t.Kind(); k != nil {
 		return k.NewConfig()
 	}
-	return &target.NoConfig{}
+	return &kinds.NoConfig{}
 }
 
 // Placement is where the target's system under test runs with its settings.
-func (t TargetRef) Placement() target.Placement {
+func (t TargetRef) Placement() kinds.Placement {
 	if k := t.Kind(); k != nil {
 		return k.PlacementFor(t.Settings())
 	}
@@ -391,7 +391,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		s.Workloads = append(s.Workloads, ref)
 	}
 	if len(f.Targets) == 0 {
-		errs = append(errs, fmt.Errorf("%s: no targets: list at least one (known: %s)", source, strings.Join(target.Names(), ", ")))
+		errs = append(errs, fmt.Errorf("%s: no targets: list at least one (known: %s)", source, strings.Join(kinds.Names(), ", ")))
 	}
 	base := resolveLoad(DefaultLoad(), f.Load)
 	// requests: 0 would read as "no count given" and run for the duration instead; a count given
@@ -403,7 +403,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	}
 	zeroRequests(f.Load)
 	for _, t := range f.Targets {
-		kind, err := target.Lookup(t.Target)
+		kind, err := kinds.Lookup(t.Target)
 		if err != nil {
 			bad(t.Line, "%v", err)
 			continue

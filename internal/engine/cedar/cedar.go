@@ -1,7 +1,7 @@
 // Package cedar registers Cedar as an engine: Cedar policies, entities and schema, Cedar
 // requests, answers from authzbench's Cedar server ({"decision": "allow"|"deny", ...}). The
 // engine itself is cedar-go, wrapped by internal/cedarengine; the target kinds that run it are
-// internal/target's.
+// internal/kinds'.
 package cedar
 
 import (

@@ -1,6 +1,6 @@
 // Package opa registers the Open Policy Agent as an engine: Rego policies, JSON input
 // documents, answers from OPA's data API. authzbench links OPA itself (the in-process engine,
-// and `authzbench opa run` for its server); the target kinds that run it are internal/target's.
+// and `authzbench opa run` for its server); the target kinds that run it are internal/kinds'.
 package opa
 
 import (

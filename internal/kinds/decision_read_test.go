@@ -1,0 +1,493 @@
+package kinds
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/valyala/fastjson"
+
+	"github.com/authzbench/authzbench/internal/cedarengine"
+	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Test names in this file start with TestDecision/FuzzDecision: other files of the package
+// belong to other people.
+
+var (
+	decidedAllow = verify.Outcome{Kind: verify.Decided, Allow: true}
+	decidedDeny  = verify.Outcome{Kind: verify.Decided, Allow: false}
+	noResult     = verify.Outcome{Kind: verify.NoResult}
+	notBoolean   = verify.Outcome{Kind: verify.NotBoolean}
+	notDocument  = verify.Outcome{Kind: verify.Malformed}
+)
+
+// sameOutcome compares outcomes apart from the wording of Err, which must be there exactly for
+// the kinds that are not an answer from the engine's API.
+func sameOutcome(got, want verify.Outcome) bool {
+	wantErr := want.Kind == verify.Malformed || want.Kind == verify.EvalFailed
+	if (got.Err != nil) != wantErr {
+		return false
+	}
+	got.Err, want.Err = nil, nil
+	return got == want
+}
+
+func TestDecisionReaderResponses(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       verify.Outcome
+	}{
+		{"true", `{"result":true}`, decidedAllow},
+		{"false", `{"result":false}`, decidedDeny},
+		{"false with a field after it", `{"result": false, "decision_id": "x"}`, decidedDeny},
+		{"true with OPA's newline", "{\"result\":true}\n", decidedAllow},
+		{"false with OPA's newline", "{\"result\":false}\n", decidedDeny},
+		{"true after two newlines", "{\"result\":true}\n\n", decidedAllow},
+		{"a newline alone", "\n", notDocument},
+		{"with whitespace and other fields", " {\n  \"decision_id\": \"d1\",\n  \"result\": true\n}\n", decidedAllow},
+		{"no result is undefined", `{}`, noResult},
+		{"other fields but no result", `{"decision_id":"d1"}`, noResult},
+		{"object with allow true", `{"result":{"allow":true}}`, decidedAllow},
+		{"object with allow true and empty reasons", `{"result":{"allow":true,"reasons":[]}}`, decidedAllow},
+		{"object with allow false", `{"result":{"allow":false}}`, decidedDeny},
+		{"object with allow false and more", `{"result":{"allow":false,"reasons":["not owner"]}}`, decidedDeny},
+		{"object with allow a string", `{"result":{"allow":"yes"}}`, notBoolean},
+		{"object with allow a number", `{"result":{"allow":1}}`, notBoolean},
+		{"object with allow null", `{"result":{"allow":null}}`, notBoolean},
+		{"empty object", `{"result":{}}`, notBoolean},
+		{"object without allow", `{"result":{"deny":true}}`, notBoolean},
+		{"array", `{"result":[1]}`, notBoolean},
+		{"array of a boolean", `{"result":[true]}`, notBoolean},
+		{"string", `{"result":"true"}`, notBoolean},
+		{"number", `{"result":1}`, notBoolean},
+		{"null", `{"result":null}`, notBoolean},
+		{"malformed", `{"result":tru`, notDocument},
+		{"truncated", `{"result":true`, notDocument},
+		{"trailing garbage", `{"result":true} x`, notDocument},
+		{"empty body", ``, notDocument},
+		{"html error page", `<html><body>502 Bad Gateway</body></html>`, notDocument},
+		{"top-level array", `[{"result":true}]`, notDocument},
+		{"top-level array of a boolean", `[true]`, notDocument},
+		{"top-level boolean", `true`, notDocument},
+		{"top-level string", `"result"`, notDocument},
+		{"top-level null", `null`, notDocument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := newDecisionReader("result").read([]byte(tc.body)); !sameOutcome(got, tc.want) {
+				t.Errorf("read(%s) = %+v, want %+v", tc.body, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecisionReaderServerTimers: OPA's ?metrics=true timers ride along with any decision.
+func TestDecisionReaderServerTimers(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       verify.Outcome
+	}{
+		{"both timers", `{"result":true,"metrics":{"timer_rego_query_eval_ns":1200,"timer_server_handler_ns":5400}}`,
+			verify.Outcome{Kind: verify.Decided, Allow: true, ServerEvalNS: 1200, ServerHandlerNS: 5400}},
+		{"eval timer alone, before the result", `{"metrics": {"timer_rego_query_eval_ns": 100}, "result": true}`,
+			verify.Outcome{Kind: verify.Decided, Allow: true, ServerEvalNS: 100}},
+		{"both timers before a deny", `{"metrics":{"timer_rego_query_eval_ns":2500,"timer_server_handler_ns":9100},"result":false}`,
+			verify.Outcome{Kind: verify.Decided, ServerEvalNS: 2500, ServerHandlerNS: 9100}},
+		{"undefined with timers", `{"metrics":{"timer_rego_query_eval_ns":800,"timer_server_handler_ns":3000}}`,
+			verify.Outcome{Kind: verify.NoResult, ServerEvalNS: 800, ServerHandlerNS: 3000}},
+		{"other timers only", `{"result":false,"metrics":{"timer_rego_input_parse_ns":10}}`, decidedDeny},
+		{"metrics not an object", `{"result":false,"metrics":[1,2]}`, decidedDeny},
+		{"timer not an integer", `{"result":true,"metrics":{"timer_rego_query_eval_ns":"fast"}}`, decidedAllow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := newDecisionReader("result").read([]byte(tc.body)); !sameOutcome(got, tc.want) {
+				t.Errorf("read(%s) = %+v, want %+v", tc.body, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecisionReaderOtherField: the document holding the decision is configurable.
+func TestDecisionReaderOtherField(t *testing.T) {
+	r := newDecisionReader("decision")
+	for _, tc := range []struct {
+		body string
+		want verify.Outcome
+	}{
+		{`{"decision":true}`, decidedAllow},
+		{`{"decision":{"allow":false}}`, decidedDeny},
+		{`{"result":true}`, noResult},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			if got := r.read([]byte(tc.body)); !sameOutcome(got, tc.want) {
+				t.Errorf("read(%s) = %+v, want %+v", tc.body, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecisionReaderReuse: one reader serves a worker's every response; nothing of one
+// response may leak into the next.
+func TestDecisionReaderReuse(t *testing.T) {
+	r := newDecisionReader("result")
+	seq := []struct {
+		body string
+		want verify.Outcome
+	}{
+		{`{"result":true,"metrics":{"timer_rego_query_eval_ns":1,"timer_server_handler_ns":2}}`,
+			verify.Outcome{Kind: verify.Decided, Allow: true, ServerEvalNS: 1, ServerHandlerNS: 2}},
+		{`{}`, noResult},
+		{`{"result":tru`, notDocument},
+		{`{"result":{"allow":false}}`, decidedDeny},
+		{`{"result":true}`, decidedAllow},
+	}
+	for round := range 3 {
+		for i, s := range seq {
+			if got := r.read([]byte(s.body)); !sameOutcome(got, s.want) {
+				t.Errorf("round %d, response %d %s: %+v, want %+v", round, i, s.body, got, s.want)
+			}
+		}
+	}
+}
+
+// TestDecisionCLIEvalFixtures reads `opa eval --format json` output as OPA prints it:
+// testdata/opa_eval holds it for true, false, undefined and an object decision, and
+// TestDecisionCLIFixturesAreOPAOutput checks them against OPA's own encoding.
+func TestDecisionCLIEvalFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want verify.Outcome
+	}{
+		{"allow.json", decidedAllow},
+		{"deny.json", decidedDeny},
+		{"undefined.json", noResult},
+		{"object_allow.json", decidedAllow},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			out, err := os.ReadFile(filepath.Join("testdata", "opa_eval", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p fastjson.Parser
+			if got := cliDecision(&p, out); !sameOutcome(got, tc.want) {
+				t.Errorf("cliDecision(%s) = %+v, want %+v", tc.file, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecisionCLIEvalShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      verify.Outcome
+	}{
+		{"compact true", `{"result":[{"expressions":[{"value":true,"text":"data.x.allow","location":{"row":1,"col":1}}]}]}`, decidedAllow},
+		{"compact false", `{"result":[{"expressions":[{"value":false,"text":"data.x.allow"}]}]}`, decidedDeny},
+		{"undefined", "{}\n", noResult},
+		{"empty result list", `{"result":[]}`, noResult},
+		{"no expressions", `{"result":[{"expressions":[]}]}`, noResult},
+		{"expression without a value", `{"result":[{"expressions":[{"text":"data.x.allow"}]}]}`, noResult},
+		{"string value", `{"result":[{"expressions":[{"value":"allow"}]}]}`, notBoolean},
+		{"object without allow", `{"result":[{"expressions":[{"value":{}}]}]}`, notBoolean},
+		{"object with allow true", `{"result":[{"expressions":[{"value":{"allow":true}}]}]}`, decidedAllow},
+		{"object with allow false", `{"result":[{"expressions":[{"value":{"allow":false}}]}]}`, decidedDeny},
+		{"first result decides", `{"result":[{"expressions":[{"value":false}]},{"expressions":[{"value":true}]}]}`, decidedDeny},
+		{"errors only", `{"errors":[{"message":"rego_type_error"}]}`, noResult},
+		{"result not a list", `{"result":true}`, noResult},
+		{"not JSON", "panic: runtime error\n", notDocument},
+		{"empty output", "", notDocument},
+		{"top-level array", `[{"expressions":[{"value":true}]}]`, notDocument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p fastjson.Parser
+			if got := cliDecision(&p, []byte(tc.out)); !sameOutcome(got, tc.want) {
+				t.Errorf("cliDecision(%s) = %+v, want %+v", tc.out, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecisionCLIFixturesAreOPAOutput evaluates the fixture policy with OPA's library and
+// encodes the result set as `opa eval --format json` does (an object whose "result" is the
+// result set, omitted when empty, indented by two spaces), so the fixtures cannot drift from
+// what OPA prints.
+func TestDecisionCLIFixturesAreOPAOutput(t *testing.T) {
+	policy := filepath.Join("testdata", "opa_eval", "fixture.rego")
+	for _, tc := range []struct {
+		file, query, user string
+	}{
+		{"allow.json", "data.fixture.allow", "ann"},
+		{"deny.json", "data.fixture.allow", "bob"},
+		{"undefined.json", "data.fixture.missing", "ann"},
+		{"object_allow.json", "data.fixture.decision", "ann"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rs, err := rego.New(rego.Query(tc.query), rego.Load([]string{policy}, nil),
+				rego.Input(map[string]any{"user": tc.user})).Eval(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			enc := json.NewEncoder(&got)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(struct {
+				Result rego.ResultSet `json:"result,omitempty"`
+			}{rs}); err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join("testdata", "opa_eval", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("OPA encodes\n%s\nfixture holds\n%s", got.Bytes(), want)
+			}
+		})
+	}
+}
+
+// FuzzDecision: neither reader panics on any body, each returns one of the kinds a response can
+// have, and only a decision carries Allow.
+func FuzzDecision(f *testing.F) {
+	for _, s := range []string{
+		`{"result":true}`, `{"result":false}`, `{}`, `{"result":{"allow":true}}`, `{"result":{"allow":"yes"}}`,
+		`{"result":{}}`, `{"result":[1]}`, `{"result":tru`, `[true]`, `null`,
+		`{"result":true,"metrics":{"timer_rego_query_eval_ns":1,"timer_server_handler_ns":2}}`,
+		`{"result":[{"expressions":[{"value":true,"text":"data.x.allow","location":{"row":1,"col":1}}]}]}`,
+		`{"result":[{"expressions":[{"value":true}]}]}`,
+		`{"result":[{"expressions":[{"value":{"allow":false}}]}]}`,
+		"{\"result\":true}\n", "{\"result\":false}\n", "{\"result\":true}\n\n", "\n", " {\"result\":true}",
+		`{"decision":"deny","reasons":[],"errors":[]}`, `{"decision":"allow","reasons":["p"],"errors":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	for _, name := range []string{"allow.json", "undefined.json", "object_allow.json"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", "opa_eval", name)); err == nil {
+			f.Add(b)
+		}
+	}
+	reader := newDecisionReader("result") // reused, as a worker reuses it
+	var cli fastjson.Parser
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, o := range []struct {
+			who string
+			out verify.Outcome
+		}{{"read", reader.read(b)}, {"cliDecision", cliDecision(&cli, b)}} {
+			switch o.out.Kind {
+			case verify.Decided, verify.NoResult, verify.NotBoolean, verify.Malformed:
+			default:
+				t.Fatalf("%s(%q): kind %d is not one a response can have", o.who, b, o.out.Kind)
+			}
+			if o.out.Kind != verify.Decided && o.out.Allow {
+				t.Fatalf("%s(%q): allow set without a decision", o.who, b)
+			}
+			if o.out.Status != 0 || o.out.ConnectNS != 0 {
+				t.Fatalf("%s(%q): status or connect time from a body: %+v", o.who, b, o.out)
+			}
+		}
+		// The exact bodies read without the parser decide as the parser does, whatever the body.
+		for _, pair := range []struct{ fast, parsed *decisionReader }{
+			{newDecisionReader("result"), &decisionReader{field: "result"}},
+			{newAnswerReader(enginecedar.Engine.Answer()), &decisionReader{field: "decision", readDoc: enginecedar.Engine.Answer().Read}},
+		} {
+			if fast, parsed := pair.fast.read(b), pair.parsed.read(b); !sameOutcome(fast, parsed) || (fast.Err == nil) != (parsed.Err == nil) {
+				t.Fatalf("%s reader on %q: %+v with the exact bodies, %+v parsed", pair.fast.field, b, fast, parsed)
+			}
+		}
+		// Any body that is not a JSON object is malformed, never a decision, and says why.
+		if v, err := fastjson.ParseBytes(b); err != nil || v.Type() != fastjson.TypeObject {
+			if got := newDecisionReader("result").read(b); got.Kind != verify.Malformed || got.Err == nil {
+				t.Fatalf("read(%q) = %+v for a body that is not a JSON object", b, got)
+			}
+		}
+	})
+}
+
+// TestDecisionMessages: what a target says about a response that is not a decision names the
+// problem and quotes the start of the body, cut at a character boundary.
+func TestDecisionMessages(t *testing.T) {
+	long := strings.Repeat("é", 100) // 200 bytes, cut to 160
+	for _, tc := range []struct {
+		name string
+		out  verify.Outcome
+		kind verify.Kind
+		msg  string
+	}{
+		{"html page", newDecisionReader("result").read([]byte(`<html>502</html>`)), verify.Malformed, `the body is not JSON: <html>502</html>`},
+		{"empty body", newDecisionReader("result").read(nil), verify.Malformed, "the body is not JSON: empty body"},
+		{"escape sequences and lines", newDecisionReader("result").read([]byte("\x1b[2J<h1>\n  Bad\xffGateway\n</h1>\n")), verify.Malformed,
+			"the body is not JSON: [2J<h1> Bad\uFFFDGateway </h1>"},
+		{"indented JSON", statusOutcome(500, []byte("{\n  \"code\": \"internal_error\",\n  \"message\": \"x\"\n}\n")), verify.HTTPStatus,
+			`status 500: { "code": "internal_error", "message": "x" }`},
+		{"white space only", statusOutcome(502, []byte(" \r\n")), verify.HTTPStatus, "status 502: empty body"},
+		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: [true]`},
+		{"cedar without a decision", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
+		{"cedar with an evaluation error", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
+			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
+		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, "opa eval printed no JSON: panic: oops"},
+		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`)), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
+		{"status with a long page", statusOutcome(502, []byte(long)), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 80) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.out.Kind != tc.kind || tc.out.Err == nil || tc.out.Err.Error() != tc.msg {
+				t.Errorf("%+v\nwant kind %d, message %s", tc.out, tc.kind, tc.msg)
+			}
+		})
+	}
+	// Cedar's answers with no errors are decisions.
+	for body, allow := range map[string]bool{`{"decision":"allow","reasons":["p"],"errors":[]}`: true, `{"decision":"deny"}`: false} {
+		if got := newAnswerReader(enginecedar.Engine.Answer()).read([]byte(body)); got != (verify.Outcome{Kind: verify.Decided, Allow: allow}) {
+			t.Errorf("%s: %+v", body, got)
+		}
+	}
+}
+
+// TestDecisionGenericEndpoint: the http target against a fake server, one answer per input: a
+// 200 whose body is not JSON, or has nothing at the decision path, is malformed_response with
+// its body in the message; a 403 that is no decision document is http_403, not a deny; a 503's
+// body is its message.
+func TestDecisionGenericEndpoint(t *testing.T) {
+	answers := []struct {
+		status int
+		body   string
+		want   verify.Outcome
+		msg    string
+	}{
+		{200, `{"allow":true}`, decidedAllow, ""},
+		{200, `<html>maintenance</html>`, notDocument, `the body is not JSON: <html>maintenance</html>`},
+		{403, `{"allow":false}`, decidedDeny, ""},
+		{403, `Forbidden`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, "status 403: Forbidden"},
+		{200, `{"error":"no such tenant"}`, notDocument, `no value at /allow in the body: {"error":"no such tenant"}`},
+		{403, `{"reason":"blocked"}`, verify.Outcome{Kind: verify.HTTPStatus, Status: 403}, `status 403: {"reason":"blocked"}`},
+		{200, `{"allow":"DENY"}`, decidedDeny, ""},
+		{200, `{"allow":null}`, notBoolean, ""},
+		{503, `overloaded`, verify.Outcome{Kind: verify.HTTPStatus, Status: 503}, "status 503: overloaded"},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ I int }
+		json.NewDecoder(r.Body).Decode(&in) //nolint:errcheck // a bad body answers input 0
+		w.WriteHeader(answers[in.I].status)
+		io.WriteString(w, answers[in.I].body) //nolint:errcheck // the test reads what arrived
+	}))
+	defer srv.Close()
+	wl := &workload.Workload{Name: "generic"}
+	for i := range answers {
+		wl.Inputs = append(wl.Inputs, workload.Input{JSON: []byte(fmt.Sprintf(`{"i":%d}`, i))})
+	}
+	tg, err := New("http", Common{Timeout: 5 * time.Second}, &HTTPConfig{URL: srv.URL, DecisionPath: "/allow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(context.Background(), wl); err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Stop(context.Background())
+	w := tg.Worker()
+	defer closeWorker(w)
+	for i, a := range answers {
+		got := w.Decide(context.Background(), i)
+		msg := ""
+		if got.Err != nil {
+			msg = got.Err.Error()
+		}
+		got.ConnectNS, got.Err = 0, nil
+		if got != a.want || msg != a.msg {
+			t.Errorf("%d %s: %+v %q, want %+v %q", a.status, a.body, got, msg, a.want, a.msg)
+		}
+	}
+}
+
+func closeWorker(d Decider) { CloseDecider(d) }
+
+// TestDecisionInprocEvalErrors: an in-process engine's evaluation error is eval_error with the
+// engine's words, never a decision and never a transport failure: OPA's conflict between two
+// complete rules, and a Cedar policy that reads an attribute the request lacks (Cedar skips the
+// policy and decides without it).
+func TestDecisionInprocEvalErrors(t *testing.T) {
+	dir := t.TempDir()
+	regoFile := filepath.Join(dir, "p.rego")
+	os.WriteFile(regoFile, []byte("package p\nallow := true if input.a\nallow := false if input.b\n"), 0o644) //nolint:errcheck // read back below
+	q, err := engineopa.CompileFiles(context.Background(), "data.p.allow", []string{regoFile}, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opa := &opaInproc{query: q}
+	for _, in := range []string{`{"a": true}`, `{"a": true, "b": true}`} {
+		v, err := ast.ValueFromReader(strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opa.inputs = append(opa.inputs, v)
+		opa.inputOpts = append(opa.inputOpts, rego.EvalParsedInput(v))
+	}
+	cedarPolicy := filepath.Join(dir, "p.cedar")
+	os.WriteFile(cedarPolicy, []byte(`permit (principal, action, resource) when { context.level > 2 };`), 0o644) //nolint:errcheck // read back below
+	engine, err := cedarengine.Load(cedarengine.Paths{Policies: []string{cedarPolicy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cedar := &cedarInproc{engine: engine}
+	for _, ctx := range []string{`{"level": 3}`, `{}`} {
+		r, err := engine.ParseRequest([]byte(`{"principal": {"type": "User", "id": "ann"}, "action": {"type": "Action", "id": "view"},
+			"resource": {"type": "Doc", "id": "d"}, "context": ` + ctx + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cedar.requests = append(cedar.requests, r)
+	}
+	for _, tc := range []struct {
+		name string
+		w    Decider
+		msg  string // in the second input's error
+	}{
+		{"opa", opa.Worker(), "eval_conflict_error"},
+		{"cedar", cedarWorker{cedar}, "cedar evaluation error: policy0:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.w.Decide(context.Background(), 0); got != decidedAllow {
+				t.Errorf("first input: %+v, want allow", got)
+			}
+			got := tc.w.Decide(context.Background(), 1)
+			if got.Kind != verify.EvalFailed || got.Err == nil || !strings.Contains(got.Err.Error(), tc.msg) {
+				t.Errorf("second input: %+v, want an evaluation error with %q", got, tc.msg)
+			}
+		})
+	}
+}
+
+// TestDecisionReadingAllocatesNothing: once warm, reading a decision allocates nothing; only
+// the error paths do, for their message.
+func TestDecisionReadingAllocatesNothing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		r    *decisionReader
+		body string
+	}{
+		"opa":   {newDecisionReader("result"), `{"result":{"allow":true},"metrics":{"timer_rego_query_eval_ns":12}}`},
+		"cedar": {newAnswerReader(enginecedar.Engine.Answer()), `{"decision":"deny","reasons":[],"errors":[]}`},
+	} {
+		body := []byte(tc.body)
+		tc.r.read(body)
+		if n := testing.AllocsPerRun(100, func() { tc.r.read(body) }); n != 0 {
+			t.Errorf("%s: %v allocations per decision, want 0", name, n)
+		}
+	}
+	// An error answer keeps a copy of its body and formats it only when its message is read.
+	page := []byte(strings.Repeat("<p>Service Unavailable</p>\n", 100))
+	if n := testing.AllocsPerRun(100, func() { statusOutcome(503, page) }); n > 2 {
+		t.Errorf("an error status: %v allocations, want at most 2", n)
+	}
+}

@@ -1,0 +1,117 @@
+package kinds
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/cedarserver"
+	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// workDir makes a directory for a workload's files under the run's temporary directory (the
+// system's when empty).
+func workDir(tempDir string) (string, error) {
+	dir, err := os.MkdirTemp(tempDir, "authzbench-workload-")
+	if err != nil {
+		return "", fmt.Errorf("create directory for workload files: %w", err)
+	}
+	return dir, nil
+}
+
+// opaFiles compiles the workload's Rego in-process first (once per run, shared with the other
+// OPA targets), so a policy error is reported with file:line before any OPA process starts, then
+// writes its policy and data files under a new directory for the processes that read them.
+func opaFiles(ctx context.Context, common Common, w *workload.Workload) (dir string, policies, data []string, err error) {
+	if _, err := engineopa.Compiled(ctx, common.Prepared, w); err != nil {
+		return "", nil, nil, err
+	}
+	if dir, err = workDir(common.TempDir); err != nil {
+		return "", nil, nil, err
+	}
+	policies, data, err = w.Files(dir)
+	return dir, policies, data, err
+}
+
+// cedarServerCommand is the command line of authzbench's Cedar server serving the workload's
+// Cedar files with extra arguments (its addresses, TLS). The workload is loaded in this process
+// first (once per run, shared with the other Cedar targets), so a policy or schema error is
+// reported with its position before any server starts.
+func cedarServerCommand(common Common, w *workload.Workload, extra ...string) (*exec.Cmd, error) {
+	if _, err := enginecedar.Load(context.Background(), common.Prepared, w); err != nil {
+		return nil, err
+	}
+	paths, err := enginecedar.Paths(common.TempDir, w)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable to serve Cedar: %w", err)
+	}
+	args := []string{cedarserver.Arg}
+	for _, p := range paths.Policies {
+		args = append(args, "--policies", p)
+	}
+	if paths.Entities != "" {
+		args = append(args, "--entities", paths.Entities)
+	}
+	if paths.Schema != "" {
+		args = append(args, "--schema", paths.Schema)
+	}
+	if paths.TemplateLinks != "" {
+		args = append(args, "--template-links", paths.TemplateLinks)
+	}
+	return exec.Command(self, append(args, extra...)...), nil
+}
+
+// launched is a server a target started through sut's one lifecycle, watched from then on:
+// Died is closed if it exits before it is stopped, and Err says why. Zero until launch, when
+// the target measures a server someone else runs: nothing to watch.
+type launched struct {
+	server  *sut.Server
+	died    chan struct{}
+	diedErr error
+}
+
+// launch starts cmd (pinned to pin, ready when probe says so) and watches it.
+func (l *launched) launch(ctx context.Context, name string, cmd *exec.Cmd, pin []int, probe sut.Probe) error {
+	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: pin, Probe: probe})
+	if err != nil {
+		return err
+	}
+	l.server, l.died = srv, make(chan struct{})
+	go func() {
+		if err, ok := <-srv.Done(); ok {
+			l.diedErr = err
+			close(l.died)
+		}
+	}()
+	return nil
+}
+
+func (l *launched) Died() <-chan struct{} { return l.died }
+func (l *launched) Err() error            { return l.diedErr }
+
+// describe fills in what a run records of a server authzbench started: its version, process
+// and command line; nothing for one it did not.
+func (l *launched) describe(info *Info, version string) {
+	if l.server != nil {
+		info.Version = version
+		info.PID = l.server.PID()
+		info.Command = l.server.Command()
+	}
+}
+
+// stop stops the server, if one was launched.
+func (l *launched) stop() error {
+	if l.server == nil {
+		return nil
+	}
+	return l.server.Stop(5 * time.Second)
+}

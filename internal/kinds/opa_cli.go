@@ -1,0 +1,130 @@
+package kinds
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+func init() {
+	Register(Kind{Name: "opa/cli", Engine: "opa", Placement: ProcessPerDecision, LoadsPolicy: true, Order: 20,
+		NewConfig: func() Config { return &OPACLIConfig{} },
+		New:       func(common Common, c Config) Target { return &opaCLI{common: common, cfg: c.(*OPACLIConfig)} }})
+}
+
+// OPACLIConfig is opa/cli's settings.
+type OPACLIConfig struct {
+	// OPABin runs this opa binary instead of the OPA linked into authzbench.
+	OPABin string `yaml:"opa_bin"`
+}
+
+func (*OPACLIConfig) Check() error { return nil }
+
+// opaCLI runs one `opa eval` process per decision, with the policy and data files and the input
+// on stdin, as a script or a CI step would. What it measures is the cold-start tax: process
+// start, policy parse and compile, data load, then one evaluation.
+//
+// The input goes in with --stdin-input: piping it without that flag makes OPA evaluate with no
+// input at all and still exit 0, the mistake that invalidated a published CLI figure.
+type opaCLI struct {
+	noWatch
+	common  Common
+	cfg     *OPACLIConfig
+	opa     sut.OPA
+	args    []string
+	in      [][]byte
+	version string
+}
+
+func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
+	_, policies, data, err := opaFiles(ctx, t.common, w)
+	if err != nil {
+		return err
+	}
+	if t.opa, err = opaCommand(t.cfg.OPABin); err != nil {
+		return err
+	}
+	if t.version, err = opaVersion(ctx, t.opa); err != nil {
+		return err
+	}
+	args := []string{"eval", "--format", "json", "--stdin-input"}
+	if w.RegoV0 {
+		args = append(args, "--v0-compatible")
+	}
+	for _, p := range append(append([]string{}, policies...), data...) {
+		args = append(args, "--data", p)
+	}
+	t.args = t.opa.Args(append(args, w.Query)...)
+	t.in = make([][]byte, len(w.Inputs))
+	for i, in := range w.Inputs {
+		t.in[i] = in.JSON
+	}
+	return nil
+}
+
+func (t *opaCLI) Worker() Decider { return &cliWorker{t: t} }
+
+type cliWorker struct {
+	t      *opaCLI
+	stdout bytes.Buffer
+	parser fastjson.Parser
+}
+
+func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	ctx, cancel := context.WithTimeout(ctx, w.t.common.timeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, w.t.opa.Path, w.t.args...)
+	cmd.Stdin = bytes.NewReader(w.t.in[i])
+	w.stdout.Reset()
+	cmd.Stdout = &w.stdout
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return verify.Outcome{Kind: verify.TimedOut, Err: fmt.Errorf("opa eval gave no answer within %s", w.t.common.timeout())}
+	}
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			// With --format json, opa eval prints its errors on stdout.
+			return verify.Outcome{Kind: verify.ExitStatus, Status: exit.ExitCode(),
+				Err: newBodyError("opa eval exited "+strconv.Itoa(exit.ExitCode()), 0, w.stdout.Bytes())}
+		}
+		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
+	}
+	return cliDecision(&w.parser, w.stdout.Bytes())
+}
+
+// cliDecision reads `opa eval --format json` output:
+// {"result":[{"expressions":[{"value":true,...}]}]}, or {} when the query is undefined.
+func cliDecision(p *fastjson.Parser, out []byte) verify.Outcome {
+	v, err := p.ParseBytes(out)
+	if err != nil {
+		return malformed("opa eval printed no JSON", out)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return malformed("opa eval printed JSON that is not an object", out)
+	}
+	results := v.GetArray("result")
+	if len(results) == 0 {
+		return verify.Outcome{Kind: verify.NoResult}
+	}
+	exprs := results[0].GetArray("expressions")
+	if len(exprs) == 0 {
+		return verify.Outcome{Kind: verify.NoResult}
+	}
+	return decisionOf(exprs[0].Get("value"))
+}
+
+func (t *opaCLI) Info() Info {
+	return Info{Engine: "opa", Mode: "cli", Version: t.version, Command: append([]string{t.opa.Path}, t.args...)}
+}
+
+func (t *opaCLI) Stop(context.Context) error { return nil }

@@ -1,0 +1,52 @@
+package kinds
+
+import (
+	"context"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Every target of a run takes the policy compiled once: after the OPA targets and the Cedar
+// ones have started, the run's store holds one compiled query and one loaded Cedar policy set
+// for the workload, and nothing is built again.
+func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
+	var inprocs []*opaInproc
+	for _, name := range []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc"} {
+		tg, err := New(name, common, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Start(context.Background(), w); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer tg.Stop(context.Background())
+		if in, ok := tg.(*opaInproc); ok {
+			inprocs = append(inprocs, in)
+		}
+	}
+	for _, key := range engine.Names() {
+		if _, err := common.Prepared.Of(key, w, func() (any, error) {
+			t.Errorf("%s: built again after the targets started", key)
+			return nil, nil
+		}); err != nil {
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+	// Both in-process targets decide with the one query, and decide right.
+	for _, in := range inprocs {
+		d := in.Worker()
+		for i := range 20 {
+			out := d.Decide(context.Background(), i)
+			if want := w.Inputs[i].Expect == workload.ExpectAllow; out.Err != nil || out.Allow != want {
+				t.Fatalf("input %d: %+v, want allow %t", i, out, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,83 @@
+// Package target drives one engine in one deployment mode: it starts (or connects to) the
+// system under test, prepares every input before any clock runs, answers one decision at a time
+// for a load worker, and stops what it started.
+//
+// One file per kind of target: each registers its Kind (name, engine, placement, its own
+// settings) from its init, so that a new kind is one file and nothing else asks for a target by
+// name. A target reports what it observed (verify.Outcome); it never decides whether that was
+// right: the verify package does.
+package kinds
+
+import (
+	"context"
+
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// Target is one engine in one deployment mode.
+type Target interface {
+	// Start launches or connects to the system under test with the workload's policy and data,
+	// and prepares every input. It fails fast with an error a user can act on.
+	Start(ctx context.Context, w *workload.Workload) error
+	// Worker returns a decider for one load worker. Deciders are not shared between workers.
+	Worker() Decider
+	// Died is closed if the system under test goes away during the run (a server that exits);
+	// Err then says why. Targets with nothing to watch return nil.
+	Died() <-chan struct{}
+	Err() error
+	// Info describes how the system under test was run, for the result document.
+	Info() Info
+	// Stop releases everything Start acquired; safe to call more than once.
+	Stop(ctx context.Context) error
+}
+
+// Decider answers one decision for input number i of the workload.
+type Decider interface {
+	Decide(ctx context.Context, i int) verify.Outcome
+}
+
+// What only some deciders can do is a named optional interface, as database/sql's
+// driver.Pinger is: the load drivers look for it on the decider a worker was given, so a
+// wrapper around a decider (undefined-as, a replica's request count) must forward each of them,
+// or what it wraps stops being released or counted. CloseDecider and ReconnectsOf are the one
+// place they are looked for.
+
+// Closer is a decider that holds something to release when its worker is done: a connection.
+type Closer interface {
+	Close()
+}
+
+// Reconnector is a decider that keeps a connection open between decisions and counts the
+// requests it sent again on a new connection because the server had closed the kept-alive one.
+// The count only grows; a run records its growth over the measured phase.
+type Reconnector interface {
+	Reconnects() int64
+}
+
+// CloseDecider releases what d holds, if it is a Closer.
+func CloseDecider(d Decider) {
+	if c, ok := d.(Closer); ok {
+		c.Close()
+	}
+}
+
+// ReconnectsOf is how many requests d has sent again on a new connection; 0 for a decider that
+// keeps no connection.
+func ReconnectsOf(d Decider) int64 {
+	if r, ok := d.(Reconnector); ok {
+		return r.Reconnects()
+	}
+	return 0
+}
+
+// Info is recorded with each run, so a result says exactly what was measured: the result
+// document's own record of the system under test; the run fills in its placement.
+type Info = result.SUT
+
+// noWatch is embedded by targets that have no process to watch.
+type noWatch struct{}
+
+func (noWatch) Died() <-chan struct{} { return nil }
+func (noWatch) Err() error            { return nil }

@@ -1,0 +1,218 @@
+package kinds
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/tlsgen"
+)
+
+// TLSClient is the client side of TLS against a server authzbench does not start (the http
+// target, or a served kind's url over https): which CA to trust, which certificate to present,
+// or no check of the server at all.
+type TLSClient struct {
+	// CACert is a PEM file of the CA that signed the server's certificate (default: the
+	// system's roots).
+	CACert string `yaml:"cacert"`
+	// Cert and Key are a client certificate and its key, for a server that asks for one (mTLS).
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+	// Insecure accepts any server certificate, recorded in the result as such.
+	Insecure bool `yaml:"insecure"`
+}
+
+func (c *TLSClient) given() bool { return c.CACert != "" || c.Cert != "" || c.Key != "" || c.Insecure }
+
+// config reads the files into a client configuration; errors name the option at fault.
+func (c *TLSClient) config() (*tls.Config, error) {
+	cfg := &tls.Config{InsecureSkipVerify: c.Insecure} //nolint:gosec // the user asked for it, and the result says so
+	if c.CACert != "" {
+		pool, err := tlsgen.LoadPool(c.CACert)
+		if err != nil {
+			return nil, optionError("cacert", func(n func(string) string) string { return n("cacert") + ": " + err.Error() })
+		}
+		cfg.RootCAs = pool
+	}
+	if c.Cert != "" {
+		pair, err := tls.LoadX509KeyPair(c.Cert, c.Key)
+		if err != nil {
+			return nil, optionError("cert", func(n func(string) string) string {
+				return fmt.Sprintf("%s %s with %s %s: %v", n("cert"), c.Cert, n("key"), c.Key, err)
+			})
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// TLSMode is how a server authzbench starts serves: in clear, over TLS, over TLS requiring a
+// client certificate, or that and an authorization policy admitting the client.
+type TLSMode uint8
+
+const (
+	Plain TLSMode = iota
+	ServerTLS
+	MutualTLS
+	MutualTLSAuthz
+)
+
+func (m TLSMode) String() string {
+	switch m {
+	case ServerTLS:
+		return "tls"
+	case MutualTLS:
+		return "mtls"
+	case MutualTLSAuthz:
+		return "mtls_authz"
+	}
+	return "plain"
+}
+
+// TLSServer is the TLS settings of a server authzbench starts. The three modes each imply the
+// ones before; without files of the user's, a throwaway CA and certificates are generated for
+// the run (tlsgen) and removed at its end.
+type TLSServer struct {
+	TLS       bool `yaml:"tls"`        // serve over TLS
+	MTLS      bool `yaml:"mtls"`       // and require a client certificate signed by the CA
+	MTLSAuthz bool `yaml:"mtls_authz"` // and admit the client by an authorization policy
+	// MTLSAdmit are the client identities the authorization policy admits (OPA: the
+	// certificate's subject, "CN=authzbench-client"); default: the client certificate's.
+	MTLSAdmit []string `yaml:"mtls_admit"`
+	// ServerCert and ServerKey are the user's own server certificate and key; with them,
+	// cacert is the CA that signed them (and the client certificate), and cert and key the
+	// client's certificate for mtls.
+	ServerCert string `yaml:"server_cert"`
+	ServerKey  string `yaml:"server_key"`
+}
+
+// Mode is the strongest mode asked for.
+func (s *TLSServer) Mode() TLSMode {
+	switch {
+	case s.MTLSAuthz:
+		return MutualTLSAuthz
+	case s.MTLS:
+		return MutualTLS
+	case s.TLS || s.ServerCert != "":
+		return ServerTLS
+	}
+	return Plain
+}
+
+// serverFiles are the certificate files of a TLS server authzbench starts, and the client's.
+type serverFiles struct {
+	CACert, ServerCert, ServerKey, ClientCert, ClientKey string
+	generated                                            *tlsgen.Set // removed at Stop; nil for the user's files
+}
+
+// tlsFiles returns the files for mode: the user's own, or a set generated under tempDir.
+func (c *ServerConfig) tlsFiles(tempDir string) (*serverFiles, error) {
+	if c.ServerCert != "" {
+		return &serverFiles{CACert: c.CACert, ServerCert: c.ServerCert, ServerKey: c.ServerKey,
+			ClientCert: c.Cert, ClientKey: c.Key}, nil
+	}
+	set, err := tlsgen.Generate(tempDir)
+	if err != nil {
+		return nil, err
+	}
+	return &serverFiles{CACert: set.CACert, ServerCert: set.ServerCert, ServerKey: set.ServerKey,
+		ClientCert: set.ClientCert, ClientKey: set.ClientKey, generated: set}, nil
+}
+
+// clientConfig is what the load's connections and the readiness probe present to the server:
+// its CA trusted, and in the mutual modes the client certificate.
+func (f *serverFiles) clientConfig(mode TLSMode) (*tls.Config, error) {
+	client := TLSClient{CACert: f.CACert}
+	if mode >= MutualTLS {
+		client.Cert, client.Key = f.ClientCert, f.ClientKey
+	}
+	return client.config()
+}
+
+// identity is the client certificate's subject as OPA's tls authentication names the client
+// (input.identity): the subject's RDN sequence, "CN=authzbench-client".
+func (f *serverFiles) identity() (string, error) {
+	b, err := os.ReadFile(f.ClientCert)
+	if err != nil {
+		return "", fmt.Errorf("client certificate: %w", err)
+	}
+	block, _ := pem.Decode(b)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return "", fmt.Errorf("client certificate %s: no PEM certificate in it", f.ClientCert)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return "", fmt.Errorf("client certificate %s: %w", f.ClientCert, err)
+	}
+	return cert.Subject.ToRDNSequence().String(), nil
+}
+
+// remove deletes generated files; the user's are left alone.
+func (f *serverFiles) remove() error {
+	if f == nil {
+		return nil
+	}
+	return f.generated.Remove()
+}
+
+// writeAuthzPolicy writes OPA's system authorization policy (data.system.authz.allow, consulted
+// on every request with --authorization=basic) admitting the given identities, into dir.
+//
+// /health is answered to any client that passed the handshake, so that readiness can be probed
+// even when the policy is set to refuse the client (mtls_admit naming another): the measured
+// decision endpoint stays behind the policy. `import rego.v1` keeps it valid whether OPA reads
+// the workload as v1 or, with --v0-compatible, as v0.
+func writeAuthzPolicy(dir string, admit []string) (string, error) {
+	quoted := make([]string, len(admit))
+	for i, id := range admit {
+		b, err := json.Marshal(id) // a JSON string is a Rego string
+		if err != nil {
+			return "", err
+		}
+		quoted[i] = string(b)
+	}
+	policy := `package system.authz
+
+import rego.v1
+
+default allow := false
+
+admitted := {` + strings.Join(quoted, ", ") + `}
+
+allow if input.path == ["health"]
+
+allow if input.identity in admitted
+`
+	path := filepath.Join(dir, "authzbench-system-authz.rego")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		return "", fmt.Errorf("write OPA's authorization policy: %w", err)
+	}
+	return path, nil
+}
+
+// tlsInfo records the TLS a served run measured, whatever the protocol: the mode of a server
+// authzbench started with files (generated, or the user's, named), or how the client met a
+// server someone else runs (clientTLS set, no files); nil in clear. admitted are the identities
+// mtls_authz's policy admitted.
+func tlsInfo(cfg *ServerConfig, files *serverFiles, clientTLS *tls.Config, admitted []string) *result.TLS {
+	if files != nil {
+		t := &result.TLS{Mode: cfg.Mode().String(), Generated: files.generated != nil}
+		if !t.Generated {
+			t.CACert, t.ServerCert, t.ClientCert = files.CACert, files.ServerCert, files.ClientCert
+		}
+		if cfg.MTLSAuthz {
+			t.Admitted = admitted
+		}
+		return t
+	}
+	if clientTLS != nil {
+		return clientTLSInfo(&cfg.TLSClient)
+	}
+	return nil
+}
