@@ -46,6 +46,8 @@ func TestStore(t *testing.T) {
 			t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, where(t)) })
 			t.Run("NewerSchema", func(t *testing.T) { testNewerSchema(t, where(t)) })
 			t.Run("Reopen", func(t *testing.T) { testReopen(t, where(t)) })
+			t.Run("ChangesStep", func(t *testing.T) { testChangesStep(t, where(t)) })
+			t.Run("ChangesAA", func(t *testing.T) { testChangesAA(t, where(t)) })
 		})
 	}
 }
