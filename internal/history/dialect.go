@@ -51,7 +51,7 @@ func (d dialect) bind(q string) string {
 // retry runs f again while another writer holds the database (SQLite's busy timeout ran out
 // under a long queue of parallel CI jobs), up to a bound; its last error otherwise.
 func (d dialect) retry(ctx context.Context, f func() error) error {
-	const attempts = 8
+	const attempts = 4
 	var err error
 	for i := range attempts {
 		err = f()
@@ -115,7 +115,7 @@ func openSQLite(ctx context.Context, path string, o Options) (Store, error) {
 	}
 	busy := o.BusyTimeout
 	if busy <= 0 {
-		busy = 15 * time.Second
+		busy = 10 * time.Second
 	}
 	// WAL lets readers go on while one writes; busy_timeout makes a writer wait for another's
 	// lock rather than fail at once; _txlock=immediate takes the write lock when a transaction

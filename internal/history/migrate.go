@@ -94,6 +94,17 @@ func (e *NewerSchemaError) Error() string {
 // migrate brings the database's schema up to SchemaVersion in one transaction, or refuses a
 // newer one. Concurrent openers serialise on the dialect's lock, so each migration runs once.
 func migrate(ctx context.Context, db *sql.DB, d dialect, where string) error {
+	// A database already at this version needs no write lock: opening it to read, or to add
+	// once another writer's lock is gone, must not wait for that writer.
+	var version int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&version); err == nil {
+		switch {
+		case version > SchemaVersion:
+			return &NewerSchemaError{Where: where, Version: version, Know: SchemaVersion}
+		case version == SchemaVersion:
+			return nil
+		}
+	}
 	return d.retry(ctx, func() error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {

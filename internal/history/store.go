@@ -127,7 +127,8 @@ type Options struct {
 	// that only read say "no history" instead of leaving an empty file behind.
 	MustExist bool
 	// BusyTimeout is how long a SQLite writer waits for another's lock before it retries, then
-	// gives up; 15 s by default.
+	// gives up; 10 s by default. A writer retries a few times, so it
+	// gives up after about four times this.
 	BusyTimeout time.Duration
 }
 
