@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/authzbench/authzbench/internal/compare"
 	"github.com/authzbench/authzbench/internal/history"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
@@ -54,10 +55,12 @@ commits where a series' throughput, p50, p99 or error rate moved.
   authzbench run --history results.db          # CI: measure, then add the result
   authzbench history add results/*.json        # add results kept as files
   authzbench history series                    # what the database holds
-  authzbench history changes                   # where each series changed` + historyExitHelp,
+  authzbench history changes                   # where each series changed
+  authzbench history gate --fail-on 'p99>+10%' pr.json   # a pull request against main's last commits` + historyExitHelp,
 		SilenceUsage: true,
 	}
-	cmd.AddCommand(newHistoryAddCommand(stdout, stderr), newHistorySeriesCommand(stdout), newHistoryChangesCommand(stdout))
+	cmd.AddCommand(newHistoryAddCommand(stdout, stderr), newHistorySeriesCommand(stdout), newHistoryChangesCommand(stdout),
+		newHistoryGateCommand(stdout))
 	return cmd
 }
 
@@ -269,6 +272,59 @@ rate only.` + historyExitHelp,
 	fl.IntVar(&o.MinPoints, "min-commits", history.DefaultMinPoints, "fewest commits on each side of a change")
 	fl.IntVar(&o.Permutations, "permutations", 199, "permutations of the significance test (p can go no lower than 1/(permutations+1))")
 	fl.Uint64Var(&o.Seed, "seed", 1, "seed of the permutations and the bootstrap")
+	return cmd
+}
+
+func newHistoryGateCommand(stdout io.Writer) *cobra.Command {
+	var f compareFlags
+	var where, branch string
+	var window int
+	cmd := &cobra.Command{
+		Use:   "gate [--history DB] [--branch main] [--window 10] --fail-on EXPR NEW.json",
+		Short: "Compare a result with the last commits of its series in the history; gate CI with --fail-on",
+		Long: `gate compares a new result, run for run, with the same series in the history (workload, target,
+load and testbed alike) over the last --window commits measured on --branch, rather than with
+one file: a base of many repetitions, so one noisy main-branch run does not decide. The base's
+latency percentiles are those of the window's histograms merged, exactly; its throughput is
+the mean over the window's repetitions. Each figure is tested as compare tests it (Mann-Whitney
+U over one figure per repetition), and --fail-on judges it as compare's gate does: exit 1 on a
+significant change beyond a threshold, and whenever it cannot judge, including a run the
+history has no series for. The new result's own repetitions never count in its base, so it
+may have been added already (run --history).` + compareExitHelp,
+		Example: `  authzbench history gate --history bench.db --fail-on 'p99>+10%,throughput<-5%' results/pr.json
+  authzbench history gate --history postgres://bench@db/bench --branch main --window 20 --format markdown --fail-on 'p50>+5%' pr.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, gate, err := f.parsed(cmd)
+			if err != nil {
+				return usageError(err)
+			}
+			if window < 1 {
+				return usageError(fmt.Errorf("--window %d: want at least 1 commit", window))
+			}
+			doc, err := result.Read(args[0])
+			if err != nil {
+				return usageError(err)
+			}
+			ctx := context.Background()
+			st, err := history.Open(ctx, where, history.Options{MustExist: true})
+			if err != nil {
+				return usageError(err)
+			}
+			defer st.Close()
+			base, err := history.Window(ctx, st, doc, branch, window)
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			name := fmt.Sprintf("history %s, last %d commits", branch, window)
+			res := compare.Compare(name, base, args[0], doc, compare.Options{Alpha: f.alpha})
+			return writeComparison(stdout, res, format, gate)
+		},
+	}
+	f.add(cmd)
+	addHistoryFlag(cmd.Flags(), &where)
+	cmd.Flags().StringVar(&branch, "branch", "main", "the branch whose commits are the base")
+	cmd.Flags().IntVar(&window, "window", 10, "how many of the branch's last commits make the base")
 	return cmd
 }
 

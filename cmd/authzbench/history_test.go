@@ -213,3 +213,43 @@ func TestHistoryLockedAfterRun(t *testing.T) {
 		t.Fatalf("%d repetitions stored, want 4: the first run's and this one's", n)
 	}
 }
+
+// history gate passes a result like main's last commits and fails one three times slower, both
+// measured against fake servers with a fixed delay.
+func TestHistoryGate(t *testing.T) {
+	fast, _ := fakeOPA(t, time.Millisecond)
+	slow, _ := fakeOPA(t, 3*time.Millisecond)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	var bases []string
+	for i := range 2 {
+		out := filepath.Join(dir, fmt.Sprintf("main-%d.json", i))
+		if code, _, stderr := run(t, tinyRun(fast, "-o", out, "--repeat", "3")...); code != 0 {
+			t.Fatalf("base run: %d %s", code, stderr)
+		}
+		bases = append(bases, out)
+	}
+	if code, _, stderr := run(t, append([]string{"history", "add", "--history", db, "--branch", "main"}, bases...)...); code != 0 {
+		t.Fatalf("history add: %d %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		name string
+		url  string
+		code int
+	}{{"alike", fast, 0}, {"three times slower", slow, exitFailed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			if code, _, stderr := run(t, tinyRun(tc.url, "-o", out, "--repeat", "4")...); code != 0 {
+				t.Fatalf("new run: %d %s", code, stderr)
+			}
+			code, stdout, stderr := run(t, "history", "gate", "--history", db, "--fail-on", "p50>+50%", out)
+			if code != tc.code || !strings.Contains(stdout, "history main, last 10 commits") ||
+				(tc.code != 0) != strings.Contains(stdout, "beyond p50>+50%") {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, stdout, stderr)
+			}
+		})
+	}
+	if code, _, stderr := run(t, "history", "gate", "--history", db, "--fail-on", "p50>+50%", "--window", "0", bases[0]); code != exitUsage || !strings.Contains(stderr, "--window 0") {
+		t.Fatalf("--window 0: exit %d %s", code, stderr)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/authzbench/authzbench/internal/result"
 )
 
@@ -21,12 +23,37 @@ func docOf(commit string, created time.Time, serviceUS ...float64) *result.Docum
 		run.Repetitions = append(run.Repetitions, result.Repetition{
 			ID: result.NewRepetitionID(), Requests: 1000, OK: 1000, ElapsedS: 1,
 			ThroughputRPS: 4e6 / s, LatencyUS: result.Percentiles{P50: s, P90: 1.2 * s, P99: 1.5 * s, P999: 2 * s},
-			HDR: "HISTFAAAAB", Started: created.Add(time.Duration(i) * time.Second),
+			HDR: hdrOf(s), Started: created.Add(time.Duration(i) * time.Second),
 		})
 	}
+	// The summary as bench writes it: counts added, throughput's spread, percentiles of the
+	// merged histograms.
+	merged := hdrhistogram.New(1, 60e9, 3)
+	var rps []float64
+	for _, r := range run.Repetitions {
+		h, _ := result.DecodeHistogram(r.HDR)
+		merged.Merge(h)
+		run.Summary.Requests += r.Requests
+		run.Summary.OK += r.OK
+		rps = append(rps, r.ThroughputRPS)
+	}
+	run.Summary.ThroughputRPS = result.SpreadOf(rps)
+	run.Summary.LatencyUS = result.PercentilesOf(merged, 0)
 	return &result.Document{Schema: result.Schema, Created: created,
 		Env:  result.Env{CPUModel: "Test CPU", Cores: 2, Kernel: "6.1", Pinning: "none", Commit: commit},
 		Runs: []result.Run{run}}
+}
+
+// hdrOf is a latency histogram (ns) of 100 responses: 98 at the service time, 2 at 1.5 times it.
+func hdrOf(serviceUS float64) string {
+	h := hdrhistogram.New(1, 60e9, 3)
+	h.RecordValues(int64(serviceUS*1e3), 98)
+	h.RecordValues(int64(1.5*serviceUS*1e3), 2)
+	s, err := result.EncodeHistogram(h)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 func inputOf(t testing.TB, name, branch string, doc *result.Document) *Input {
