@@ -7,8 +7,10 @@
 package changepoint
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Options tune the search. The zero value is usable: every field has a default.
@@ -122,7 +124,10 @@ func permutationP(values []float64, starts []int, from, to int, o Options, obser
 //	Q̂(τ) = mn/(m+n) · [ 2/(mn) Σ|a−b| − 1/C(m,2) Σ|a−a'| − 1/C(n,2) Σ|b−b'| ]
 //
 // over the m observations a before τ and the n observations b from τ on. The sums move one
-// observation at a time, O(N²) per segment of N observations.
+// observation at a time from after the split to before it; with alpha = 1 in one dimension,
+// the distances from one observation to a set are read from sums over the set's values by
+// rank (a Fenwick tree), so a segment of N observations costs O(N log N), not O(N²): a series
+// of a thousand commits stays quick under a few hundred permutations.
 func bestSplit(values []float64, starts []int, from, to, minPoints int) (int, float64) {
 	if to-from < 2*minPoints {
 		return -1, 0
@@ -130,29 +135,43 @@ func bestSplit(values []float64, starts []int, from, to, minPoints int) (int, fl
 	lo, hi := starts[from], starts[to]
 	x := values[lo:hi]
 	n := len(x)
-	var total float64 // Σ over all pairs
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			total += math.Abs(x[i] - x[j])
-		}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
 	}
-	// withinA is Σ over pairs before the split, cross over pairs across it; withinB the rest.
-	var withinA, cross float64
-	moveTo := 0 // observations before the split so far
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
+	rank := make([]int, n) // 1-based rank of each observation
+	// allBelow[r] is the sum of the values of ranks 1..r; the pairwise total follows from it.
+	allBelow := make([]float64, n+1)
+	var total float64
+	for r, i := range order {
+		rank[i] = r + 1
+		allBelow[r+1] = allBelow[r] + x[i]
+		total += x[i] * float64(2*r-n+1)
+	}
+	before := newFenwick(n) // the observations before the split, by rank
+	var withinA, cross, sumA float64
+	countA := 0
+	moved := 0
 	bestAt, bestStat := -1, math.Inf(-1)
 	for p := from + minPoints; p <= to-minPoints; p++ {
 		split := starts[p] - lo
-		for ; moveTo < split; moveTo++ {
-			// observation moveTo leaves B for A
-			var toA, toB float64
-			for i := 0; i < moveTo; i++ {
-				toA += math.Abs(x[i] - x[moveTo])
-			}
-			for j := moveTo + 1; j < n; j++ {
-				toB += math.Abs(x[moveTo] - x[j])
-			}
+		for ; moved < split; moved++ {
+			v, r := x[moved], rank[moved]
+			// Distances from v to the observations before the split (A) ...
+			cntLess, sumLess := before.prefix(r - 1)
+			toA := v*float64(cntLess) - sumLess + (sumA - sumLess) - v*float64(countA-cntLess)
+			// ... and to those after it (B), v itself excepted: every observation but A's.
+			bLess := float64(r - 1 - cntLess)
+			bSumLess := allBelow[r-1] - sumLess
+			bMore := float64(n-r) - float64(countA-cntLess)
+			bSumMore := allBelow[n] - allBelow[r] - (sumA - sumLess)
+			toB := v*bLess - bSumLess + bSumMore - v*bMore
 			withinA += toA
 			cross += toB - toA
+			before.add(r, v)
+			sumA += v
+			countA++
 		}
 		m, k := float64(split), float64(n-split)
 		if m < 1 || k < 1 {
@@ -175,4 +194,30 @@ func bestSplit(values []float64, starts []int, from, to, minPoints int) (int, fl
 		return -1, 0
 	}
 	return bestAt, bestStat
+}
+
+// fenwick holds counts and sums of values by rank, for prefix queries in O(log n).
+type fenwick struct {
+	count []int
+	sum   []float64
+}
+
+func newFenwick(n int) *fenwick { return &fenwick{count: make([]int, n+1), sum: make([]float64, n+1)} }
+
+func (f *fenwick) add(rank int, v float64) {
+	for i := rank; i < len(f.count); i += i & -i {
+		f.count[i]++
+		f.sum[i] += v
+	}
+}
+
+// prefix is the count and sum of the values of ranks 1..rank.
+func (f *fenwick) prefix(rank int) (int, float64) {
+	var c int
+	var s float64
+	for i := rank; i > 0; i -= i & -i {
+		c += f.count[i]
+		s += f.sum[i]
+	}
+	return c, s
 }

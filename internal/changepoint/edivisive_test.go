@@ -1,6 +1,7 @@
 package changepoint
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -99,5 +100,74 @@ func TestRelativeChange(t *testing.T) {
 	}
 	if _, _, ok := RelativeChange([]float64{0, 0}, after, 1); ok {
 		t.Fatal("a change from 0 has no relative size")
+	}
+}
+
+// naiveStatistic is Q̂ at a split, straight from its definition: the oracle bestSplit's
+// incremental sums must agree with.
+func naiveStatistic(x []float64, split int) float64 {
+	a, b := x[:split], x[split:]
+	var cross, wa, wb float64
+	for _, u := range a {
+		for _, v := range b {
+			cross += math.Abs(u - v)
+		}
+	}
+	for i := range a {
+		for j := i + 1; j < len(a); j++ {
+			wa += math.Abs(a[i] - a[j])
+		}
+	}
+	for i := range b {
+		for j := i + 1; j < len(b); j++ {
+			wb += math.Abs(b[i] - b[j])
+		}
+	}
+	m, n := float64(len(a)), float64(len(b))
+	e := 2 * cross / (m * n)
+	if m > 1 {
+		e -= wa / (m * (m - 1) / 2)
+	}
+	if n > 1 {
+		e -= wb / (n * (n - 1) / 2)
+	}
+	return m * n / (m + n) * e
+}
+
+func TestBestSplitMatchesDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for trial := range 20 {
+		points := series(12, 1+trial%3, 10, func(i int) float64 { return float64(i%5) * 7 }, uint64(trial))
+		// ties too: rounded values
+		for _, p := range points {
+			for j := range p {
+				p[j] = math.Round(p[j] + rng.NormFloat64())
+			}
+		}
+		var values []float64
+		starts := []int{0}
+		for _, p := range points {
+			values = append(values, p...)
+			starts = append(starts, len(values))
+		}
+		at, stat := bestSplit(values, starts, 2, 11, 2)
+		best, bestAt := math.Inf(-1), -1
+		for p := 4; p <= 9; p++ {
+			if q := naiveStatistic(values[starts[2]:starts[11]], starts[p]-starts[2]); q > best {
+				best, bestAt = q, p
+			}
+		}
+		if at != bestAt || math.Abs(stat-best) > 1e-9*math.Max(1, math.Abs(best)) {
+			t.Fatalf("trial %d: bestSplit %d (%.6f), definition %d (%.6f)", trial, at, stat, bestAt, best)
+		}
+	}
+}
+
+// BenchmarkFind1000Commits: a series of 1,000 commits of 3 repetitions with one step, the size
+// the history's targets name.
+func BenchmarkFind1000Commits(b *testing.B) {
+	pts := series(1000, 3, 30, func(i int) float64 { return 1000 + float64(i/500)*150 }, 1)
+	for b.Loop() {
+		Find(pts, Options{Seed: 1})
 	}
 }
