@@ -30,7 +30,8 @@ const historyUsage = "the history database: a SQLite file (created if missing), 
 const historyExitHelp = `
 
 Exit status: 0 done; 1 a document could not be added (the database stayed locked by another
-writer through every wait, the server went away), each on its own line; 2 bad input, nothing
+writer through every wait, the server went away), each on its own line, or the database
+could not be opened for that reason; 2 bad input, nothing
 added: a flag, a result file that is not a whole result document, a database that cannot be
 opened (not a database, written by a newer authzbench, a server that does not answer).`
 
@@ -106,7 +107,7 @@ the checkout the command runs in; their commit is the one the result recorded (e
 			ctx := context.Background()
 			st, err := history.Open(ctx, where, history.Options{BusyTimeout: historyWait})
 			if err != nil {
-				return usageError(err)
+				return openFailed(err)
 			}
 			defer st.Close()
 			log := &writeLog{stderr: stderr}
@@ -171,7 +172,7 @@ CPU model, cores, kernel and pinning: results from different machines are differ
 			ctx := context.Background()
 			st, err := history.Open(ctx, where, history.Options{MustExist: true})
 			if err != nil {
-				return usageError(err)
+				return openFailed(err)
 			}
 			defer st.Close()
 			series, err := st.Series(ctx)
@@ -244,7 +245,7 @@ rate only.` + historyExitHelp,
 			ctx := context.Background()
 			st, err := history.Open(ctx, where, history.Options{MustExist: true})
 			if err != nil {
-				return usageError(err)
+				return openFailed(err)
 			}
 			defer st.Close()
 			changes, err := st.Changes(ctx, o)
@@ -309,7 +310,7 @@ may have been added already (run --history).` + compareExitHelp,
 			ctx := context.Background()
 			st, err := history.Open(ctx, where, history.Options{MustExist: true})
 			if err != nil {
-				return usageError(err)
+				return openFailed(err)
 			}
 			defer st.Close()
 			base, err := history.Window(ctx, st, doc, branch, window)
@@ -397,6 +398,17 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// openFailed is how a history that could not be opened ends a command: bad input (exit 2) when
+// it is not a database this authzbench can use or cannot be reached, but exit 1 when another
+// writer kept it locked through every wait: nothing is wrong with what the user gave.
+func openFailed(err error) error {
+	var locked *history.LockedError
+	if errors.As(err, &locked) {
+		return &exitError{exitFailed, err}
+	}
+	return usageError(err)
+}
+
 // planRunHistory adds run's --history, when given, to its plan.
 func planRunHistory(p *outputs.Plan, where string) {
 	if where != "" {
@@ -412,7 +424,7 @@ func openRunHistory(where string) (history.Store, error) {
 	}
 	st, err := history.Open(context.Background(), where, history.Options{BusyTimeout: historyWait})
 	if err != nil {
-		return nil, usageError(fmt.Errorf("--history: %w", err))
+		return nil, openFailed(fmt.Errorf("--history: %w", err))
 	}
 	return st, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -203,6 +204,9 @@ func TestHistoryLockedAfterRun(t *testing.T) {
 	if _, err := result.Read(out); err != nil {
 		t.Fatalf("the result file was not kept: %v", err)
 	}
+	if code, _, stderr := run(t, "history", "add", "--history", db, out); code != exitFailed || !strings.Contains(stderr, "locked by another writer") {
+		t.Fatalf("history add under the lock: exit %d, stderr %q; want 1 naming the lock", code, stderr)
+	}
 	conn.ExecContext(context.Background(), "ROLLBACK")
 	conn.Close()
 	code, stdout, stderr := run(t, "history", "add", "--history", db, out)
@@ -251,5 +255,56 @@ func TestHistoryGate(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "history", "gate", "--history", db, "--fail-on", "p50>+50%", "--window", "0", bases[0]); code != exitUsage || !strings.Contains(stderr, "--window 0") {
 		t.Fatalf("--window 0: exit %d %s", code, stderr)
+	}
+}
+
+// Parallel CI jobs adding to one SQLite file: separate authzbench processes at once all
+// succeed, and every repetition is stored.
+func TestHistoryParallelProcesses(t *testing.T) {
+	url, _ := fakeOPA(t, 0)
+	dir := t.TempDir()
+	first := filepath.Join(dir, "r0.json")
+	if code, _, stderr := run(t, tinyRun(url, "-o", first)...); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	doc, err := result.Read(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jobs = 6
+	files := []string{first}
+	for i := 1; i < jobs; i++ {
+		// Another measurement of the same run: new repetition ids, a later time.
+		doc.Created = doc.Created.Add(time.Minute)
+		for j := range doc.Runs[0].Repetitions {
+			doc.Runs[0].Repetitions[j].ID = result.NewRepetitionID()
+		}
+		f := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		if err := result.WriteNew(f, doc); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	db := filepath.Join(dir, "h.db")
+	var procs []*exec.Cmd
+	var outs []*bytes.Buffer
+	for _, f := range files {
+		cmd := exec.Command(os.Args[0], "history", "add", "--history", db, "--branch", "main", f)
+		cmd.Env = append(os.Environ(), "AUTHZBENCH_TEST_MAIN=1")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+		outs = append(outs, &out)
+	}
+	for i, p := range procs {
+		if err := p.Wait(); err != nil {
+			t.Errorf("job %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	if n := storedRepetitions(t, db); n != 2*jobs {
+		t.Fatalf("%d repetitions stored after %d parallel jobs, want %d: nothing lost", n, jobs, 2*jobs)
 	}
 }
