@@ -29,11 +29,11 @@ const historyUsage = "the history database: a SQLite file (created if missing), 
 
 const historyExitHelp = `
 
-Exit status: 0 done; 1 a document could not be added (the database stayed locked by another
-writer through every wait, the server went away), each on its own line, or the database
-could not be opened for that reason; 2 bad input, nothing
-added: a flag, a result file that is not a whole result document, a database that cannot be
-opened (not a database, written by a newer authzbench, a server that does not answer).`
+Exit status: 0 done; 1 a document could not be added, each named on its own line, or the
+database could not be opened, because another writer kept it locked through every wait (about
+40 s) or the server went away; 2 bad input, nothing added: a flag, a result file that is not a
+whole result document, a database that cannot be opened (not a database, written by a newer
+authzbench, a server that does not answer).`
 
 func newHistoryCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
