@@ -110,6 +110,8 @@ func TestHistoryBadInput(t *testing.T) {
 	body, _ := os.ReadFile(good)
 	truncated := filepath.Join(dir, "truncated.json")
 	os.WriteFile(truncated, body[:len(body)/2], 0o644)
+	unknown := filepath.Join(dir, "unknown.json")
+	os.WriteFile(unknown, bytes.Replace(body, []byte(result.Schema), []byte("authzbench/result/v9"), 1), 0o644)
 	corrupt := filepath.Join(dir, "corrupt.db")
 	garbage := bytes.Repeat([]byte("garbage!"), 1000)
 	os.WriteFile(corrupt, garbage, 0o644)
@@ -135,6 +137,7 @@ func TestHistoryBadInput(t *testing.T) {
 		want string
 	}{
 		{"truncated document", []string{"history", "add", "--history", db, good, truncated}, "truncated.json: not a whole result document"},
+		{"unknown document schema", []string{"history", "add", "--history", db, good, unknown}, `unknown.json: schema "authzbench/result/v9"`},
 		{"corrupted database", []string{"history", "add", "--history", corrupt, good}, "is not a SQLite database"},
 		{"newer schema", []string{"history", "add", "--history", newer, good}, "use a newer authzbench"},
 		{"postgres not answering", []string{"history", "add", "--history", closed, good}, "cannot connect"},
