@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -95,6 +96,20 @@ var postgresDialect = dialect{
 	// Two CI jobs opening a new database at once: one migrates, the other waits and finds it
 	// done. The number is this package's own lock (any constant no other tool uses).
 	lockMigrations: "SELECT pg_advisory_xact_lock(4175297161)",
+	// Two writers adding the same repetition at once: the second's insert meets the first's
+	// row when it commits, and its transaction is run again, now finding the repetition
+	// stored. A deadlock or a serialization failure is run again too.
+	busy: func(err error) bool {
+		var e *pgconn.PgError
+		if !errors.As(err, &e) {
+			return false
+		}
+		switch e.Code {
+		case "23505", "40001", "40P01": // unique_violation, serialization_failure, deadlock_detected
+			return true
+		}
+		return false
+	},
 }
 
 func openSQLite(ctx context.Context, path string, o Options) (Store, error) {
