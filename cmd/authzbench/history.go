@@ -218,7 +218,7 @@ p99 or error rate changed, with E-divisive means (Matteson & James 2014, as Mong
 Hunter use it): over every repetition's value, commit after commit, it finds the split that
 most separates the values before from those after, keeps it if a permutation test says the
 split is unlikely to be noise (p < --alpha), and searches again on each side. A change is
-reported when its size reaches --min-effect; each says the commit where the new level begins,
+reported when its size reaches --min-effect and its 95 % interval excludes no change; each says the commit where the new level begins,
 the means before and after, the change with its 95 % bootstrap interval, and whether it is a
 regression (less throughput, more latency, more errors) or an improvement.
 

@@ -108,7 +108,7 @@ type Change struct {
 
 // Changes finds the change points of every series the options select, each branch on its own:
 // changepoint.Find over each figure's per-repetition values, commit by commit, keeping the
-// changes whose size reaches MinEffect.
+// changes whose size reaches MinEffect and whose interval excludes no change.
 func (s *sqlStore) Changes(ctx context.Context, o ChangeOptions) ([]Change, error) {
 	return FindChanges(ctx, s, o)
 }
@@ -180,6 +180,10 @@ func changesIn(se Series, branch string, points []Point, f Figure, o ChangeOptio
 		case f == ErrorRate && math.Abs(c.After-c.Before) < DefaultMinErrorRate:
 			continue
 		case f != ErrorRate && (!ok || math.Abs(rel) < o.MinEffect):
+			continue
+		case ok && ci[0] <= 0 && ci[1] >= 0:
+			// The split stands out of the noise by the permutation test, but the means on
+			// either side do not: an outlier or two (a p99 over few responses) made it.
 			continue
 		}
 		up := c.After > c.Before
