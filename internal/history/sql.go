@@ -167,11 +167,13 @@ func boolInt(b bool) int {
 }
 
 func (s *sqlStore) Series(ctx context.Context) ([]Series, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT s.id, s.key, s.workload, s.target, s.load,
+	// Through the repetitions, as Points reads a series: a document whose repetitions of this
+	// series were all stored before (a merge of files already added) is no point of it.
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT s.id, s.key, s.workload, s.target, s.load,
 		t.key, t.cpu_model, t.cores, t.kernel, t.pinning, d.branch, d.commit_hash, d.id, d.created
 		FROM series s JOIN testbeds t ON t.key = s.testbed
-		JOIN runs r ON r.series_id = s.id JOIN documents d ON d.id = r.document_id
-		ORDER BY s.key, d.created`)
+		JOIN repetitions r ON r.series_id = s.id JOIN documents d ON d.id = r.document_id
+		ORDER BY s.key, d.created, d.id`)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: list series: %w", s.where, err)
 	}

@@ -141,6 +141,26 @@ func testSameTwice(t *testing.T, where string) {
 	if n != 4 {
 		t.Fatalf("%d repetitions stored, want 4: none twice", n)
 	}
+	// A document that only repeats stored repetitions of a run is no point of its series.
+	copyOf := *in.Doc
+	copyOf.Created = fresh.Created.Add(time.Hour)
+	copyOf.Env.Commit = "c-copy"
+	copyOf.Runs = []result.Run{in.Doc.Runs[0], fresh.Runs[0]}
+	copyOf.Runs[1].Workload = "api"
+	copyOf.Runs[1].Repetitions = docOf("c-copy", copyOf.Created, 1000).Runs[0].Repetitions
+	if a, err := s.Add(ctx, inputOf(t, "copy.json", "main", &copyOf)); err != nil || a.Repetitions != 1 || a.Known != 3 {
+		t.Fatalf("copy add: %+v, %v; want 1 added (api), 3 known (rbac)", a, err)
+	}
+	series, _ = s.Series(ctx)
+	for _, se := range series {
+		points, _ := s.Points(ctx, se.ID, "")
+		if se.Commits != len(points) {
+			t.Errorf("series %s: %d commits listed, %d points", se.Label(), se.Commits, len(points))
+		}
+	}
+	if len(series) != 2 || series[1].Workload != "rbac" || series[1].Commits != 1 {
+		t.Fatalf("series %+v; want api, and rbac at its 1 commit (not c-copy)", series)
+	}
 }
 
 func testConcurrent(t *testing.T, where string) {
