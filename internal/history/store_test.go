@@ -329,3 +329,31 @@ func closedPort(t *testing.T) int {
 	l.Close()
 	return port
 }
+
+// A repetition added up from shards (merge) is known by its parts: the merged document adds
+// nothing when its shards were added, and a shard adds nothing once the merge was.
+func TestShardPartsAreKnown(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	shard1, shard2 := docOf("c1", start, 1000), docOf("c1", start.Add(time.Second), 1000)
+	merged := docOf("c1", start.Add(time.Minute), 1000)
+	rep := &merged.Runs[0].Repetitions[0]
+	rep.ID = "merged-id"
+	rep.Parts = []string{shard1.Runs[0].Repetitions[0].ID, shard2.Runs[0].Repetitions[0].ID}
+
+	s := openT(t, backends()["sqlite"](t))
+	if a, err := s.Add(ctx, inputOf(t, "s1.json", "main", shard1)); err != nil || a.Repetitions != 1 {
+		t.Fatalf("shard 1: %+v %v", a, err)
+	}
+	if a, err := s.Add(ctx, inputOf(t, "merged.json", "main", merged)); err != nil || !a.Nothing() {
+		t.Fatalf("merged after its shard: %+v %v; want nothing added", a, err)
+	}
+
+	s = openT(t, backends()["sqlite"](t))
+	if a, err := s.Add(ctx, inputOf(t, "merged.json", "main", merged)); err != nil || a.Repetitions != 1 {
+		t.Fatalf("merged: %+v %v", a, err)
+	}
+	if a, err := s.Add(ctx, inputOf(t, "s2.json", "main", shard2)); err != nil || !a.Nothing() {
+		t.Fatalf("shard after the merge: %+v %v; want nothing added", a, err)
+	}
+}
