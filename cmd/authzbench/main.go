@@ -129,6 +129,7 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 	root.AddCommand(newABCommand(stdout, stderr))
 	root.AddCommand(newProfileCommand(stdout, stderr))
 	root.AddCommand(newMergeCommand(stdout, stderr))
+	root.AddCommand(newHistoryCommand(stdout, stderr))
 	return root
 }
 

@@ -31,6 +31,7 @@ import (
 )
 
 type runFlags struct {
+	history     string // the history database the result is added to (history.go)
 	file        string
 	targets     []string
 	workloads   []string
@@ -224,6 +225,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.IntVar(&f.procs, "generator-procs", 0, "GOMAXPROCS of the generator for targets in another process (default: half the cores, at least 1)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
 	addForceFlag(fl, &f.force)
+	fl.StringVar(&f.history, "history", "", "after the result is written, add it to this history database (authzbench history --help): "+historyUsage)
 	fl.BoolVar(&f.checkOnly, "check-only", false, "check the flags, the files and the outputs, build the workloads, and run nothing")
 	fl.MarkHidden("check-only")
 	addScaleOutFlags(fl, &f.scaleOut)
@@ -290,8 +292,16 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	plan.Output("--prometheus", f.prometheus)
 	plan.Output("--cpuprofile", f.cpuProfile)
 	runInputs(&plan, f, s)
+	planRunHistory(&plan, f.history)
 	if err := checkOutputs(&plan); err != nil {
 		return err
+	}
+	hist, err := openRunHistory(f.history)
+	if err != nil {
+		return err
+	}
+	if hist != nil {
+		defer hist.Close()
 	}
 	// Every failed write is named as it fails; the exit status says some failed.
 	log := &writeLog{stderr: stderr}
@@ -359,6 +369,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 			return &exitError{exitFailed, err}
 		}
 		writeReports(f.html, f.prometheus, doc, f.force, stderr, log)
+		log.add("--history", f.history, addRunToHistory(hist, path, doc, stderr))
 	}
 
 	if err := exitFor(ctx, runErr, log.err(), len(doc.Runs) == 0); err != nil {

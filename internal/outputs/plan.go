@@ -19,6 +19,7 @@ type Plan struct {
 	Force   bool
 	outputs []named
 	inputs  []named
+	stores  []named
 }
 
 // named is a path with what named it: a flag ("--html") or a description ("RESULT.json").
@@ -37,6 +38,15 @@ func (p *Plan) Input(by string, paths ...string) {
 		if path != "" {
 			p.inputs = append(p.inputs, named{by, path})
 		}
+	}
+}
+
+// Store adds a database the command adds to (a history file): it may exist, since it is added
+// to rather than replaced, but it is never one of the command's other outputs or inputs, which
+// it would overwrite or be overwritten by. An empty path is none.
+func (p *Plan) Store(flag, path string) {
+	if path != "" {
+		p.stores = append(p.stores, named{flag, path})
 	}
 }
 
@@ -71,6 +81,22 @@ func (p *Plan) Check() error {
 		}
 		if _, err := os.Stat(o.path); err == nil && !p.Force && !input {
 			errs = append(errs, fmt.Errorf("%s %s already exists: name a new file, or give --force to replace it", o.by, o.path))
+		}
+	}
+	for _, st := range p.stores {
+		if fi, err := os.Stat(st.path); err == nil && fi.IsDir() {
+			errs = append(errs, fmt.Errorf("%s %s is a directory: name a file (%s)", st.by, st.path, filepath.Join(st.path, "history.db")))
+			continue
+		}
+		for _, o := range p.outputs {
+			if sameFile(st.path, o.path) {
+				errs = append(errs, fmt.Errorf("%s %s and %s %s are one file: the database is never another output", st.by, st.path, o.by, o.path))
+			}
+		}
+		for _, in := range p.inputs {
+			if sameFile(st.path, in.path) {
+				errs = append(errs, fmt.Errorf("%s %s is %s, which this command reads (%s): the database is never an input file", st.by, st.path, in.path, in.by))
+			}
 		}
 	}
 	return errors.Join(errs...)
