@@ -72,12 +72,15 @@ func (page) Palette() template.CSS {
 
 type section struct {
 	File     string
+	Findings []string
 	Warnings []string
-	Columns  []string
-	Rows     [][]string
-	Notes    []string
-	Charts   []chart
-	Env      [][2]string
+	// Columns and Rows are the table a reader needs first (DefaultColumns), fitting the page;
+	// WideColumns and WideRows every column, folded under it on screen and printed instead.
+	Columns, WideColumns []string
+	Rows, WideRows       [][]string
+	Notes                []noteGroup
+	Charts               []chart
+	Env                  [][2]string
 }
 
 type chart struct {
@@ -88,16 +91,11 @@ type chart struct {
 
 func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
 	v := Build(doc)
-	sec := section{File: file, Columns: columns(v), Warnings: warnings(doc, v)}
-	for _, r := range v.Rows {
-		sec.Rows = append(sec.Rows, cells(v, r, label(r)))
-	}
-	for _, r := range v.Rows {
-		for _, n := range r.Notes {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("%s on %s: %s", r.Workload, label(r), n))
-		}
-	}
-	sec.Notes = append(sec.Notes, v.Notes...)
+	sec := section{File: file, Findings: v.Findings, Warnings: warnings(doc, v)}
+	sec.Columns, sec.Rows = grid(v, false, label)
+	sec.WideColumns, sec.WideRows = grid(v, true, label)
+	// The notes are those of the wide table: it is one control away, and printed.
+	sec.Notes = noteGroups(v, sec.WideColumns)
 	charts, err := htmlCharts(doc, v, idPrefix)
 	if err != nil {
 		return sec, err
@@ -467,12 +465,18 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 body { background: var(--bg); color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5rem auto; max-width: 1200px; padding: 0 1rem; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid var(--grid); }
 .warnings { background: var(--warn-bg); color: var(--warn-fg); border-radius: 6px; padding: .6rem 1rem .6rem 2rem; }
+html { overflow-wrap: anywhere; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 12.5px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid var(--grid); text-align: right; white-space: nowrap; }
 th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
+table.fit { width: 100%; }
+table.fit th, table.fit td:first-child { white-space: normal; }
 tbody tr:nth-child(even) { background: var(--row); }
 .scroll { overflow-x: auto; }
-.notes { color: var(--muted); font-size: 12.5px; }
+details.wide > summary { cursor: pointer; color: var(--muted); margin: .4rem 0; }
+.print-only { display: none; }
+.findings { font-size: 15px; } .findings li { margin: .15rem 0; }
+.notes { color: var(--muted); font-size: 12.5px; } h3.notes { margin: .8rem 0 .2rem; font-weight: 600; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 0 1.5rem; }
 .charts figure:first-child { grid-column: 1 / -1; }
 figure { margin: 1rem 0; } figcaption { color: var(--muted); font-size: 12.5px; }
@@ -488,6 +492,8 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 @media print {
   :root { --bg: #ffffff; --fg: #000000; --muted: #444444; --grid: #cccccc; --warn-bg: #ffffff; --warn-fg: #000000; --row: #f2f2f2; }
   body { margin: 0; max-width: none; } .warnings { border: 1px solid #000; }
+  .screen-only, details.wide { display: none; } .print-only { display: block; }
+  .print-only table { font-size: 9px; } .print-only th, .print-only td { white-space: normal; padding: 2px 4px; }
   figure, table, .warnings { break-inside: avoid; } h2 { break-after: avoid; }
 }
 </style>
@@ -496,13 +502,26 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 <h1>{{.Title}}</h1>
 {{range .Sections}}<section>
 {{if .File}}<h2 class="file">{{.File}}</h2>{{end}}
+<div class="findings" id="findings"><h2>Findings</h2>
+{{if .Findings}}<ul>{{range .Findings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>This run holds no sweep, rate matrix, worker sweep or called comparison to draw a finding from: the table says what it measured.</p>{{end}}</div>
 {{if .Warnings}}<ul class="warnings" id="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Summary</h2>
-<div class="scroll"><table class="summary">
+<div class="screen-only"><table class="summary fit">
 <thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></div>
-<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>
+<details class="wide"><summary>Every column ({{len .WideColumns}})</summary>
+<div class="scroll"><table class="summary wide">
+<thead><tr>{{range .WideColumns}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .WideRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div></details>
+<div class="print-only"><table class="summary wide">
+<thead><tr>{{range .WideColumns}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .WideRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div>
+{{range .Notes}}<h3 class="notes">{{.Title}}</h3>
+<ul class="notes">{{range .Items}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 <h2>Charts</h2>
 <div class="charts">
 {{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>

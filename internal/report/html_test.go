@@ -73,7 +73,7 @@ func TestHTMLDrawsTheChartsTheDocumentHasDataFor(t *testing.T) {
 					t.Errorf("no warning %q", w)
 				}
 			}
-			if len(c.warnings) > 0 && strings.Index(page, `id="warnings"`) > strings.Index(page, `class="summary"`) {
+			if len(c.warnings) > 0 && strings.Index(page, `id="warnings"`) > strings.Index(page, `class="summary`) {
 				t.Error("the warnings are not above the table")
 			}
 			for _, forbidden := range []string{"<script", " src=", " href=", "url(", "@import"} {
@@ -86,9 +86,20 @@ func TestHTMLDrawsTheChartsTheDocumentHasDataFor(t *testing.T) {
 					t.Errorf("page lacks %q", must)
 				}
 			}
-			// The summary table has a row per run.
-			if n := strings.Count(page, "<tr>") - 1; n != len(c.doc.Runs) {
-				t.Errorf("%d table rows, want %d", n, len(c.doc.Runs))
+			// The findings come first, and each summary table (the one that fits the page, the
+			// wide one under it, the one printed) has a row per run.
+			if f := strings.Index(page, `id="findings"`); f < 0 || f > strings.Index(page, `class="summary`) || f > strings.Index(page, `<svg`) {
+				t.Error("the findings are not first")
+			}
+			tables := strings.Split(page, `<table class="summary`)[1:]
+			if len(tables) != 3 {
+				t.Fatalf("%d summary tables, want 3 (fit, wide, print)", len(tables))
+			}
+			for _, tb := range tables {
+				tb = tb[:strings.Index(tb, "</table>")]
+				if n := strings.Count(tb, "<tr>") - 1; n != len(c.doc.Runs) {
+					t.Errorf("%d table rows, want %d", n, len(c.doc.Runs))
+				}
 			}
 		})
 	}

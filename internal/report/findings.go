@@ -1,0 +1,248 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// findings say what a document shows, a line each, before its table: what a reader came for,
+// computed from the document alone and from what it already holds (the growth and USL fits, the
+// comparisons), never from a new fit. A scaling sweep says how each series grows; a rate matrix
+// where each target saturates; a worker sweep where its USL fit peaks; a cross-engine run the
+// ratios whose intervals exclude 1. Each kind the document holds adds its lines; a document of
+// none of them has no findings, and the table speaks for itself.
+func findings(doc *result.Document, v *View, comparisons []result.Comparison) []string {
+	var out []string
+	out = append(out, growthFindings(doc)...)
+	out = append(out, saturationFindings(doc)...)
+	out = append(out, uslFindings(doc)...)
+	out = append(out, comparisonFindings(doc, v, comparisons)...)
+	return out
+}
+
+// growthFindings say, a line per series and target, how P50 grows with N (the model the fit
+// chose, its slope in the series' unit), and P99 beside it: the fits in full are in the notes.
+func growthFindings(doc *result.Document) []string {
+	type key struct{ series, target string }
+	var order []key
+	by := map[key]map[string]result.GrowthFit{}
+	for _, g := range doc.Growth {
+		k := key{g.Series, g.Target}
+		if by[k] == nil {
+			by[k] = map[string]result.GrowthFit{}
+			order = append(order, k)
+		}
+		by[k][g.Percentile] = g
+	}
+	var out []string
+	for _, k := range order {
+		var parts []string
+		for _, p := range []string{"p50", "p99"} {
+			if g, ok := by[k][p]; ok {
+				parts = append(parts, strings.ToUpper(p)+" "+growthPhrase(g))
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s on %s: %s", strings.ReplaceAll(k.series, "/", " "), k.target, strings.Join(parts, "; ")))
+	}
+	return out
+}
+
+// growthPhrase is one fit in a phrase: "linear, +0.784 µs per rule (2.44 µs at 10 → 7,655 µs at
+// 10000)", "flat at 14.3 µs".
+func growthPhrase(g result.GrowthFit) string {
+	first, last := g.Points[0], g.Points[len(g.Points)-1]
+	span := fmt.Sprintf("(%s at %d → %s at %d)", Duration(first.LatencyUS), first.N, Duration(last.LatencyUS), last.N)
+	sign := "+"
+	if g.Slope < 0 {
+		sign = "−"
+	}
+	switch g.Model {
+	case result.Linear:
+		per, scale := "per "+strings.TrimSuffix(g.Param, "s"), 1.0
+		if s := math.Abs(g.Slope); s > 0 && s < 0.01 {
+			per, scale = "per 1000 "+g.Param, 1000
+		}
+		return fmt.Sprintf("linear, %s%s %s %s", sign, Duration(math.Abs(g.Slope)*scale), per, span)
+	case result.Logarithmic:
+		return fmt.Sprintf("logarithmic, %s%s per doubling %s", sign, Duration(math.Abs(g.Slope)*math.Ln2), span)
+	}
+	return "flat at " + Duration(g.Intercept)
+}
+
+// saturationFindings say, for each workload and target run at several open-loop rates, the
+// highest rate it held and the first it did not: the rate was missed, a response was not a
+// served decision, or P99 jumped to more than ten times its value at the lowest rate (a queue
+// building). A target that held every rate says so, with how far P99 moved.
+func saturationFindings(doc *result.Document) []string {
+	type key struct{ workload, target string }
+	var order []key
+	by := map[key][]*result.Run{}
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		if r.Load.Model != result.OpenLoop || r.Scale != nil {
+			continue
+		}
+		k := key{r.Workload, r.Label()}
+		if by[k] == nil {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	var out []string
+	for _, k := range order {
+		runs := by[k]
+		if len(runs) < 2 {
+			continue
+		}
+		sort.SliceStable(runs, func(i, j int) bool { return runs[i].Load.Rate < runs[j].Load.Rate })
+		base := runs[0].Summary.LatencyUS.P99
+		var held *result.Run
+		var why string
+		var broke *result.Run
+		for _, r := range runs {
+			s := r.Summary
+			switch {
+			case s.Open != nil && s.Open.RateMissed:
+				why = "RATE MISSED"
+			case s.Errors > 0:
+				why = fmt.Sprintf("%d errors", s.Errors)
+			case s.OK == 0:
+				why = "nothing served"
+			case base > 0 && s.LatencyUS.P99 > 10*base:
+				why = fmt.Sprintf("P99 jumps to %s", Duration(s.LatencyUS.P99))
+			}
+			if why != "" {
+				broke = r
+				break
+			}
+			held = r
+		}
+		head := fmt.Sprintf("%s on %s", k.workload, k.target)
+		switch {
+		case broke == nil:
+			last := runs[len(runs)-1]
+			out = append(out, fmt.Sprintf("%s: held every rate up to %s/s (P99 %s → %s)", head, Thousands(last.Load.Rate),
+				Duration(base), Duration(last.Summary.LatencyUS.P99)))
+		case held == nil:
+			out = append(out, fmt.Sprintf("%s: saturated at the lowest rate, %s/s (%s)", head, Thousands(broke.Load.Rate), why))
+		default:
+			out = append(out, fmt.Sprintf("%s: saturates between %s/s (held, P99 %s) and %s/s (%s)", head, Thousands(held.Load.Rate),
+				Duration(held.Summary.LatencyUS.P99), Thousands(broke.Load.Rate), why))
+		}
+	}
+	return out
+}
+
+// uslFindings say where each worker or replica sweep's USL fit peaks, or that it levels off.
+func uslFindings(doc *result.Document) []string {
+	var out []string
+	for _, f := range doc.Scalability {
+		head := fmt.Sprintf("%s on %s over %s", f.Workload, f.Target, f.Param)
+		best := f.Points[0]
+		for _, p := range f.Points {
+			if p.RPS > best.RPS {
+				best = p
+			}
+		}
+		measured := fmt.Sprintf("measured best %s req/s at %d", Thousands(best.RPS), best.N)
+		switch {
+		case !f.Fitted:
+			out = append(out, fmt.Sprintf("%s: %s; no USL fit (%s)", head, measured, f.Reason))
+		case f.R2 < 0.9:
+			out = append(out, fmt.Sprintf("%s: %s; the USL fits poorly (R² %.2f), so no peak is read from it", head, measured, f.R2))
+		case f.PeakN > 0:
+			out = append(out, fmt.Sprintf("%s: USL peaks at %s≈%.1f with %s req/s (%s)", head, f.Param, f.PeakN, Thousands(f.PeakRPS), measured))
+		case f.CeilingRPS > 0:
+			out = append(out, fmt.Sprintf("%s: no peak, levels off towards %s req/s (%s)", head, Thousands(f.CeilingRPS), measured))
+		default:
+			out = append(out, fmt.Sprintf("%s: scales linearly over the sizes measured (%s)", head, measured))
+		}
+	}
+	return out
+}
+
+// comparisonFindings say, per target, the ratios whose 95 % interval excludes 1: against the
+// first engine's P50 when engines are compared, else against the first target's req/s. A
+// ratio without a called difference is no finding, however large.
+//
+// Two kinds of comparison are left out: a target against itself (under another load: the
+// load's effect, which the table and the saturation lines say), and the sizes of a scaling
+// series (the growth lines say how each engine grows).
+func comparisonFindings(doc *result.Document, v *View, comparisons []result.Comparison) []string {
+	figure, what := result.Throughput, "req/s"
+	if v.CrossEngine != "" {
+		figure, what = result.P50, "P50"
+	}
+	type key struct{ target, base string }
+	var order []key
+	by := map[key][]calledRatio{}
+	uncalled := map[key]int{}
+	for _, c := range comparisons {
+		if c.Figure != figure || c.Target == c.BaseTarget || doc.Runs[c.Run].Scale != nil {
+			continue
+		}
+		k := key{c.Target, c.BaseTarget}
+		if by[k] == nil && uncalled[k] == 0 {
+			order = append(order, k)
+		}
+		if !c.Different {
+			uncalled[k]++
+			continue
+		}
+		name := c.Workload
+		if v.Rows[c.Run].Handed {
+			name += " " + handedMark
+		}
+		by[k] = append(by[k], calledRatio{name, LoadLabel(doc.Runs[c.Run].Load), c.Ratio})
+	}
+	var out []string
+	for _, k := range order {
+		if len(by[k]) == 0 {
+			continue
+		}
+		line := fmt.Sprintf("%s against %s, %s: %s (each 95 %% interval excludes 1)", k.target, k.base, what, calledList(by[k], figure))
+		if n := uncalled[k]; n > 0 {
+			line += fmt.Sprintf("; %d more without a called difference", n)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// calledRatio is one workload's ratio whose interval excludes 1: the row's figure over the
+// base's, above 1 better.
+type calledRatio struct {
+	workload, load string
+	ratio          float64
+}
+
+// calledList says the called ratios of one target against its base, "nop 10.4× faster, rbac
+// 2.00× slower" (P50) or "nop 78.8× the req/s" (throughput), in the order they ran.
+func calledList(cs []calledRatio, figure result.Figure) string {
+	seen := map[string]int{}
+	for _, c := range cs {
+		seen[c.workload]++
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		if seen[c.workload] > 1 { // one workload under several loads: say which
+			c.workload += " at " + c.load
+		}
+		switch {
+		case figure == result.Throughput:
+			parts[i] = fmt.Sprintf("%s %s the req/s", c.workload, RatioText(c.ratio))
+		case c.ratio >= 1:
+			parts[i] = fmt.Sprintf("%s %s faster", c.workload, RatioText(c.ratio))
+		default:
+			parts[i] = fmt.Sprintf("%s %s slower", c.workload, RatioText(1/c.ratio))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
