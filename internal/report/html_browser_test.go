@@ -177,3 +177,56 @@ func colours(img image.Image) int {
 	}
 	return len(seen)
 }
+
+// measureScript is added by the test alone (the page itself has no script): it writes, into
+// the DOM Chromium dumps, what a reader at 1,280 px meets: the page's overflow, each default
+// summary table's box, and whether the findings come first.
+const measureScript = `<script>
+addEventListener("load", () => {
+  const out = [];
+  const de = document.documentElement;
+  if (de.scrollWidth > de.clientWidth) out.push("page overflows: scrollWidth " + de.scrollWidth + " > clientWidth " + de.clientWidth);
+  document.querySelectorAll("div.screen-only").forEach((box, i) => {
+    if (box.scrollWidth > box.clientWidth) out.push("default table " + i + " overflows its box: " + box.scrollWidth + " > " + box.clientWidth);
+  });
+  const first = document.querySelector("section h2");
+  if (!first || first.parentElement.id !== "findings") out.push("the first heading is not the findings: " + (first ? first.textContent : "none"));
+  const pre = document.createElement("pre");
+  pre.id = "measured";
+  pre.textContent = "measured\n" + out.join("\n");
+  document.body.appendChild(pre);
+});
+</script>`
+
+// At 1,280 px a real report fits the page: no horizontal overflow, every default summary table
+// within its box, the findings first. A quickstart, a rule-scaling sweep (long workload names)
+// and a rate matrix are measured.
+func TestHTMLFitsThePageInChromium(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("Chromium not found (chromium, chromium-browser, google-chrome or AUTHZBENCH_CHROMIUM): apt-get install -y chromium to run the browser test")
+	}
+	for _, file := range []string{"quickstart-2026-11-23.json", "rule-scaling-2026-11-23-2.json", "rates-2026-11-23.json"} {
+		t.Run(file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := HTML(&b, committedDoc(t, file)); err != nil {
+				t.Fatal(err)
+			}
+			page := strings.Replace(b.String(), "</body>", measureScript+"</body>", 1)
+			path := filepath.Join(t.TempDir(), "page.html")
+			if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dom, _ := runChromium(t, bin, "--window-size=1280,2400", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
+			i := strings.Index(dom, `<pre id="measured">measured`)
+			if i < 0 {
+				t.Fatal("the measuring script did not run: Chromium's DOM has no measurements")
+			}
+			measured := dom[i+len(`<pre id="measured">measured`):]
+			measured = strings.TrimSpace(html.UnescapeString(measured[:strings.Index(measured, "</pre>")]))
+			if measured != "" {
+				t.Errorf("at 1,280 px:\n%s", measured)
+			}
+		})
+	}
+}
