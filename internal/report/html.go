@@ -87,6 +87,23 @@ type chart struct {
 	ID      string
 	Caption string
 	SVG     template.HTML // drawn by svg.go, every text in it escaped
+	// Folded charts are one control away, under the others: the percentile curves of a
+	// sweep's middle sizes, which nobody needs one by one.
+	Folded bool
+}
+
+// Shown and Folded split a section's charts for the template.
+func (s section) ShownCharts() []chart  { return chartsWhere(s.Charts, false) }
+func (s section) FoldedCharts() []chart { return chartsWhere(s.Charts, true) }
+
+func chartsWhere(cs []chart, folded bool) []chart {
+	var out []chart
+	for _, c := range cs {
+		if c.Folded == folded {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
@@ -191,10 +208,10 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	var charts []chart
 	rps := axis{Label: "ok responses per second (log)", Log: true, Format: rateTick}
 	var bars []bar
-	colour := targetColours(doc)
+	colour := pageStyles(doc)
 	for i, r := range v.Rows {
 		b := bar{Label: r.Workload + " · " + r.Target + " · " + LoadLabel(r.Load), Value: r.Throughput.Mean, Spread: r.Throughput.SD,
-			Text: formatRPS(r.Throughput), Colour: colour[doc.Runs[i].Label()]}
+			Text: formatRPS(r.Throughput), Colour: colour[styleKey(&doc.Runs[i])]}
 		if r.RateMissed {
 			b.Comment = "RATE MISSED"
 		}
@@ -203,6 +220,8 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	charts = append(charts, chart{ID: prefix + "chart-throughput", Caption: "Throughput of each run (bars: mean of the repetitions; whiskers: ± one sd). Log axis.",
 		SVG: template.HTML(barChart(prefix+"chart-throughput", "throughput", "Throughput by workload and target", rps, bars))})
 
+	// A sweep's question is answered by its panels: they come before the per-run curves.
+	charts = append(charts, growthPanels(doc, prefix, colour)...)
 	spectra, err := spectrumCharts(doc, prefix, colour)
 	if err != nil {
 		return nil, err
@@ -225,14 +244,6 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 				return float64(r.Load.Workers), r.Load.Model != result.OpenLoop && r.Scale == nil
 			},
 			axis{Label: "workers", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
-		{"chart-latency-vs-n", "N", "Latency against the size of a scaling series (result's scale.n): P99 solid, P50 dashed.",
-			func(r *result.Run) (float64, bool) {
-				if r.Scale == nil {
-					return 0, false
-				}
-				return float64(r.Scale.N), true
-			},
-			axis{Label: "N", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
 	} {
 		series, xlabel := latencyAgainst(doc, s.key, colour)
 		if series == nil {
@@ -245,6 +256,7 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 		charts = append(charts, chart{ID: prefix + s.id, Caption: s.caption,
 			SVG: template.HTML(lineChart(prefix+s.id, "latency-vs", "Latency against "+s.what, x, us, series))})
 	}
+
 	if cpu, mem := resourceSeries(doc, colour); cpu != nil {
 		x := axis{Label: "ok responses per second", Format: rateTick}
 		charts = append(charts,
@@ -266,15 +278,50 @@ func rateTick(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// targetColours gives each target (as labelled) one colour throughout the page.
-func targetColours(doc *result.Document) map[string]int {
+// styleKey is what one colour and dash stand for on the whole page: a run's target, and in a
+// scaling series its style as well ("rego-indexed · opa/inproc"), so that an engine written
+// one way looks the same on every panel and every chart.
+func styleKey(r *result.Run) string {
+	if r.Scale != nil {
+		if _, style, ok := strings.Cut(r.Scale.Series, "/"); ok {
+			return style + " · " + r.Label()
+		}
+	}
+	return r.Label()
+}
+
+// pageStyles numbers the page's style keys in the order the runs first name them; styleOf
+// turns a number into a colour and a dash.
+func pageStyles(doc *result.Document) map[string]int {
 	c := map[string]int{}
 	for i := range doc.Runs {
-		if _, ok := c[doc.Runs[i].Label()]; !ok {
-			c[doc.Runs[i].Label()] = len(c)
+		if k := styleKey(&doc.Runs[i]); true {
+			if _, ok := c[k]; !ok {
+				c[k] = len(c)
+			}
 		}
 	}
 	return c
+}
+
+// distinctStyles gives a series whose colour and dash an earlier series of the same chart
+// already has the next free pattern of its colour, two at a time so that a P99 and its P50
+// stay a pair: no two lines of one chart look alike.
+func distinctStyles(series []chartSeries) {
+	used := map[[2]int]bool{}
+	for i := range series {
+		s := &series[i]
+		s.Colour, s.Dash = s.Colour%paletteSize, s.Dash%len(dashes)
+		// Past every pattern of its colour, the next colour's: bounded, whatever the count.
+		for try := 0; used[[2]int{s.Colour, s.Dash}] && try < paletteSize*len(dashes); try++ {
+			if s.Dash+2 < len(dashes) {
+				s.Dash += 2
+			} else {
+				s.Colour, s.Dash = (s.Colour+1)%paletteSize, s.Dash%2
+			}
+		}
+		used[[2]int{s.Colour, s.Dash}] = true
+	}
 }
 
 // spectrumCharts draw, per workload, the latency of every run at each percentile, from the
@@ -291,6 +338,27 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 		byWorkload[w] = append(byWorkload[w], i)
 	}
 	ticks := []tick{{0, "p0"}, {1, "p90"}, {2, "p99"}, {3, "p99.9"}, {4, "p99.99"}, {5, "p99.999"}}
+	// A sweep's percentile curves are shown at each series' smallest and largest N; the sizes
+	// between are folded.
+	ends := map[string][2]int{}
+	for i := range doc.Runs {
+		if sc := doc.Runs[i].Scale; sc != nil {
+			e, ok := ends[sc.Series]
+			if !ok {
+				e = [2]int{sc.N, sc.N}
+			}
+			ends[sc.Series] = [2]int{min(e[0], sc.N), max(e[1], sc.N)}
+		}
+	}
+	middle := func(runs []int) bool {
+		for _, i := range runs {
+			sc := doc.Runs[i].Scale
+			if sc == nil || sc.N == ends[sc.Series][0] || sc.N == ends[sc.Series][1] {
+				return false
+			}
+		}
+		return true
+	}
 	var charts []chart
 	for _, w := range order {
 		var series []chartSeries
@@ -299,6 +367,7 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 			loads[LoadLabel(doc.Runs[i].Load)] = true
 		}
 		maxNines := 0.0
+		named := map[string]int{}
 		for _, i := range byWorkload[w] {
 			r := &doc.Runs[i]
 			h, err := result.OKHistogram(r)
@@ -312,6 +381,12 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 			if len(loads) > 1 {
 				name += " " + LoadLabel(r.Load)
 			}
+			// The same target under the same load run twice (a floor measured at the start
+			// and the end): the legend tells the two lines apart.
+			named[name]++
+			if named[name] > 1 {
+				name += fmt.Sprintf(" (run %d)", named[name])
+			}
 			top := math.Min(5, math.Log10(float64(h.TotalCount())))
 			maxNines = math.Max(maxNines, top)
 			var pts []chartPoint
@@ -319,7 +394,8 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 				q := 100 * (1 - math.Pow(10, -n))
 				pts = append(pts, chartPoint{n, float64(h.ValueAtQuantile(q)) / 1e3})
 			}
-			series = append(series, chartSeries{Name: name, Points: pts, Colour: colour[r.Label()]})
+			c, d := styleOf(colour[styleKey(r)], 1)
+			series = append(series, chartSeries{Name: name, Points: pts, Colour: c, Dash: d})
 		}
 		if series == nil {
 			continue
@@ -327,9 +403,10 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 		// One target under several loads: a colour per line, not per target.
 		if len(loads) > 1 {
 			for k := range series {
-				series[k].Colour = k
+				series[k].Colour, series[k].Dash = styleOf(k, 1)
 			}
 		}
+		distinctStyles(series)
 		var shown []tick
 		for _, t := range ticks {
 			if t.V <= math.Ceil(maxNines) {
@@ -337,7 +414,7 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 			}
 		}
 		id := prefix + "chart-spectrum-" + slug(w)
-		charts = append(charts, chart{ID: id,
+		charts = append(charts, chart{ID: id, Folded: middle(byWorkload[w]),
 			Caption: "Latency at each percentile, " + w + ": every ok response of all repetitions merged (HDR histograms); each line stops where its responses run out.",
 			SVG: template.HTML(lineChart(id, "spectrum", "Latency by percentile: "+w,
 				axis{Label: "percentile", Ticks: shown}, axis{Label: "latency (log)", Log: true, Format: Duration}, series))})
@@ -350,9 +427,9 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 // series the x label says what grew.
 func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool), colour map[string]int) ([]chartSeries, string) {
 	type group struct {
-		name   string
-		target string
-		pts    map[float64]result.Percentiles
+		name  string
+		style string // styleKey: its colour on the whole page
+		pts   map[float64]result.Percentiles
 	}
 	var order []string
 	groups := map[string]*group{}
@@ -373,7 +450,7 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 		}
 		g, ok := groups[name]
 		if !ok {
-			g = &group{name: name, target: r.Label(), pts: map[float64]result.Percentiles{}}
+			g = &group{name: name, style: styleKey(r), pts: map[float64]result.Percentiles{}}
 			groups[name] = g
 			order = append(order, name)
 		}
@@ -395,14 +472,66 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 			p99 = append(p99, chartPoint{x, g.pts[x].P99})
 			p50 = append(p50, chartPoint{x, g.pts[x].P50})
 		}
-		c := colour[g.target] + len(series)/2
-		series = append(series, chartSeries{Name: name + " P99", Points: p99, Colour: c},
-			chartSeries{Name: name + " P50", Points: p50, Colour: c, Dashed: true})
+		c, d := styleOf(colour[g.style], 2)
+		series = append(series, chartSeries{Name: name + " P99", Points: p99, Colour: c, Dash: d},
+			chartSeries{Name: name + " P50", Points: p50, Colour: c, Dash: d + 1})
 	}
+	distinctStyles(series)
 	if param != "" {
 		param = "N (" + param + ")"
 	}
 	return series, param
+}
+
+// growthPanels draw latency against N for the scaling series of a document: one panel per
+// family (rules-path, rules-ip: what the series before the "/" names), each with the styles
+// and targets of that family, all panels on the same axes so that a slope reads the same
+// from one to the next; one family gets one chart.
+func growthPanels(doc *result.Document, prefix string, colour map[string]int) []chart {
+	var families []string
+	seen := map[string]bool{}
+	var xs, ys []float64
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		if r.Scale == nil || r.Summary.OK == 0 {
+			continue
+		}
+		f, _, _ := strings.Cut(r.Scale.Series, "/")
+		if !seen[f] {
+			seen[f] = true
+			families = append(families, f)
+		}
+		xs = append(xs, float64(r.Scale.N))
+		ys = append(ys, r.Summary.LatencyUS.P50, r.Summary.LatencyUS.P99)
+	}
+	var charts []chart
+	for _, f := range families {
+		series, param := latencyAgainst(doc, func(r *result.Run) (float64, bool) {
+			if r.Scale == nil {
+				return 0, false
+			}
+			family, _, _ := strings.Cut(r.Scale.Series, "/")
+			return float64(r.Scale.N), family == f
+		}, colour)
+		if series == nil {
+			continue
+		}
+		for k := range series {
+			series[k].Name = strings.TrimPrefix(series[k].Name, f+"/")
+		}
+		x := axis{Label: "N", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }, Include: xs}
+		if param != "" {
+			x.Label = param
+		}
+		y := axis{Label: "latency (log)", Log: true, Format: Duration, Include: ys}
+		id, title, caption := prefix+"chart-latency-vs-n", "Latency against N", "Latency against the size of a scaling series (result's scale.n): P99 solid, P50 dashed."
+		if len(families) > 1 {
+			id, title = id+"-"+slug(f), "Latency against N: "+f
+			caption = fmt.Sprintf("Latency against N, %s: P99 solid, P50 dashed; every panel has the same axes, and each engine and style the same colour.", f)
+		}
+		charts = append(charts, chart{ID: id, Caption: caption, SVG: template.HTML(lineChart(id, "latency-vs", title, x, y, series))})
+	}
+	return charts
 }
 
 // resourceSeries are, per workload and target with a server authzbench started, its CPU cores
@@ -422,14 +551,16 @@ func resourceSeries(doc *result.Document, colour map[string]int) (cpu, mem []cha
 			j = len(order)
 			idx[name] = j
 			order = append(order, name)
-			c := colour[r.Label()] + j
-			cpu = append(cpu, chartSeries{Name: name, Colour: c})
-			mem = append(mem, chartSeries{Name: name, Colour: c})
+			c, d := styleOf(colour[styleKey(r)], 1)
+			cpu = append(cpu, chartSeries{Name: name, Colour: c, Dash: d})
+			mem = append(mem, chartSeries{Name: name, Colour: c, Dash: d})
 		}
 		x := r.Summary.ThroughputRPS.Mean
 		cpu[j].Points = append(cpu[j].Points, chartPoint{x, res.CPUCoresMean})
 		mem[j].Points = append(mem[j].Points, chartPoint{x, res.RSSMaxMB})
 	}
+	distinctStyles(cpu)
+	distinctStyles(mem)
 	for j := range cpu {
 		sort.Slice(cpu[j].Points, func(a, b int) bool { return cpu[j].Points[a].X < cpu[j].Points[b].X })
 		sort.Slice(mem[j].Points, func(a, b int) bool { return mem[j].Points[a].X < mem[j].Points[b].X })
@@ -473,6 +604,7 @@ table.fit { width: 100%; }
 table.fit th, table.fit td:first-child { white-space: normal; }
 tbody tr:nth-child(even) { background: var(--row); }
 .scroll { overflow-x: auto; }
+details.more-charts > summary { cursor: pointer; color: var(--muted); }
 details.wide > summary { cursor: pointer; color: var(--muted); margin: .4rem 0; }
 .print-only { display: none; }
 .findings { font-size: 15px; } .findings li { margin: .15rem 0; }
@@ -524,8 +656,12 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 {{end}}
 <h2>Charts</h2>
 <div class="charts">
-{{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{range .ShownCharts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</div>
+{{with .FoldedCharts}}<details class="more-charts"><summary>{{len .}} more charts: latency by percentile at the sizes between each series' smallest and largest</summary>
+<div class="charts">
+{{range .}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}</div></details>{{end}}
 <h2>Environment and provenance</h2>
 <dl class="env">{{range .Env}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl>
 </section>
