@@ -180,7 +180,9 @@ func colours(img image.Image) int {
 
 // measureScript is added by the test alone (the page itself has no script): it writes, into
 // the DOM Chromium dumps, what a reader at 1,280 px meets: the page's overflow, each default
-// summary table's box, and whether the findings come first.
+// summary table's box, two lines of one chart alike (colour and dash), a legend that is not
+// its series' whole name or runs past the chart, a bar label cut at the edge, and whether
+// the findings come first.
 const measureScript = `<script>
 addEventListener("load", () => {
   const out = [];
@@ -188,6 +190,29 @@ addEventListener("load", () => {
   if (de.scrollWidth > de.clientWidth) out.push("page overflows: scrollWidth " + de.scrollWidth + " > clientWidth " + de.clientWidth);
   document.querySelectorAll("div.screen-only").forEach((box, i) => {
     if (box.scrollWidth > box.clientWidth) out.push("default table " + i + " overflows its box: " + box.scrollWidth + " > " + box.clientWidth);
+  });
+  document.querySelectorAll("svg.chart").forEach(svg => {
+    const styles = new Map();
+    const names = [];
+    svg.querySelectorAll("g.series").forEach(g => {
+      const style = g.getAttribute("class") + " dash " + g.getAttribute("data-dash");
+      const name = g.querySelector("title").textContent;
+      if (styles.has(style)) out.push(svg.id + ": " + JSON.stringify(name) + " and " + JSON.stringify(styles.get(style)) + " share " + style);
+      styles.set(style, name);
+      names.push(name);
+    });
+    const width = svg.viewBox.baseVal.width;
+    const legends = [...svg.querySelectorAll("g.legend text")];
+    legends.forEach((t, i) => {
+      const shown = [...t.querySelectorAll("tspan")].map(s => s.textContent).join(" ") || t.textContent;
+      if (i < names.length && shown !== names[i]) out.push(svg.id + ": legend " + JSON.stringify(shown) + " is not the series' name " + JSON.stringify(names[i]));
+      const box = t.getBBox();
+      if (box.x + box.width > width + 0.5) out.push(svg.id + ": legend " + JSON.stringify(shown) + " runs past the chart's edge (" + Math.round(box.x + box.width) + " > " + width + ")");
+    });
+    if (svg.querySelector("g.series") && legends.length !== names.length) out.push(svg.id + ": " + legends.length + " legend entries for " + names.length + " series");
+    svg.querySelectorAll("text.label").forEach(t => {
+      if (t.getBBox().x < -0.5) out.push(svg.id + ": label " + JSON.stringify(t.textContent) + " is cut at the chart's left edge");
+    });
   });
   const first = document.querySelector("section h2");
   if (!first || first.parentElement.id !== "findings") out.push("the first heading is not the findings: " + (first ? first.textContent : "none"));
@@ -198,8 +223,9 @@ addEventListener("load", () => {
 });
 </script>`
 
-// At 1,280 px a real report fits the page: no horizontal overflow, every default summary table
-// within its box, the findings first. A quickstart, a rule-scaling sweep (long workload names)
+// At 1,280 px a real report fits the page and its charts read: no horizontal overflow, every
+// default summary table within its box, no two lines of a chart alike, every legend whole,
+// the findings first. A quickstart, a rule-scaling sweep (long workload names)
 // and a rate matrix are measured.
 func TestHTMLFitsThePageInChromium(t *testing.T) {
 	bin := chromium()
