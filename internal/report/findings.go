@@ -12,14 +12,15 @@ import (
 // findings say what a document shows, a line each, before its table: what a reader came for,
 // computed from the document alone and from what it already holds (the growth and USL fits, the
 // comparisons), never from a new fit. A scaling sweep says how each series grows; a rate matrix
-// where each target saturates; a worker sweep where its USL fit peaks; a cross-engine run the
-// ratios whose intervals exclude 1. Each kind the document holds adds its lines; a document of
+// where each target saturates; a worker sweep where its USL fit peaks (or, without a fit,
+// where req/s stops growing); a cross-engine run the ratios whose intervals exclude 1. Each kind the document holds adds its lines; a document of
 // none of them has no findings, and the table speaks for itself.
 func findings(doc *result.Document, v *View, comparisons []result.Comparison) []string {
 	var out []string
 	out = append(out, growthFindings(doc)...)
 	out = append(out, saturationFindings(doc)...)
 	out = append(out, uslFindings(doc)...)
+	out = append(out, plateauFindings(doc)...)
 	out = append(out, comparisonFindings(doc, v, comparisons)...)
 	return out
 }
@@ -76,11 +77,19 @@ func growthPhrase(g result.GrowthFit) string {
 	return "flat at " + Duration(g.Intercept)
 }
 
-// saturationFindings say, for each workload and target run at several open-loop rates, the
-// highest rate it held and the first it did not: the rate was missed, a response was not a
-// served decision, or P99 jumped to more than ten times its value at the lowest rate (a queue
-// building). A target that held every rate says so, with how far P99 moved.
-func saturationFindings(doc *result.Document) []string {
+// saturation is one workload and target run at several open-loop rates: the highest rate it
+// held, and the first it did not with why (nil when it held every rate).
+type saturation struct {
+	workload, target string
+	runs             []*result.Run // by rate
+	held, broke      *result.Run
+	why              string
+}
+
+// saturations find, for each workload and target run at several open-loop rates, the first
+// rate it did not hold: the rate was missed, a response was not a served decision, or P99
+// jumped to more than ten times its value at the lowest rate (a queue building).
+func saturations(doc *result.Document) []saturation {
 	type key struct{ workload, target string }
 	var order []key
 	by := map[key][]*result.Run{}
@@ -95,47 +104,119 @@ func saturationFindings(doc *result.Document) []string {
 		}
 		by[k] = append(by[k], r)
 	}
-	var out []string
+	var out []saturation
 	for _, k := range order {
 		runs := by[k]
 		if len(runs) < 2 {
 			continue
 		}
 		sort.SliceStable(runs, func(i, j int) bool { return runs[i].Load.Rate < runs[j].Load.Rate })
+		sat := saturation{workload: k.workload, target: k.target, runs: runs}
 		base := runs[0].Summary.LatencyUS.P99
-		var held *result.Run
-		var why string
-		var broke *result.Run
 		for _, r := range runs {
 			s := r.Summary
 			switch {
 			case s.Open != nil && s.Open.RateMissed:
-				why = "RATE MISSED"
+				sat.why = "RATE MISSED"
 			case s.Errors > 0:
-				why = fmt.Sprintf("%d errors", s.Errors)
+				sat.why = fmt.Sprintf("%d errors", s.Errors)
 			case s.OK == 0:
-				why = "nothing served"
+				sat.why = "nothing served"
 			case base > 0 && s.LatencyUS.P99 > 10*base:
-				why = fmt.Sprintf("P99 jumps to %s", Duration(s.LatencyUS.P99))
+				sat.why = fmt.Sprintf("P99 jumps to %s", Duration(s.LatencyUS.P99))
 			}
-			if why != "" {
-				broke = r
+			if sat.why != "" {
+				sat.broke = r
 				break
 			}
-			held = r
+			sat.held = r
 		}
-		head := fmt.Sprintf("%s on %s", k.workload, k.target)
+		out = append(out, sat)
+	}
+	return out
+}
+
+// saturationFindings say where each target of a rate matrix saturates, or that it held every
+// rate, with how far P99 moved.
+func saturationFindings(doc *result.Document) []string {
+	var out []string
+	for _, sat := range saturations(doc) {
+		head := fmt.Sprintf("%s on %s", sat.workload, sat.target)
+		first, last := sat.runs[0], sat.runs[len(sat.runs)-1]
 		switch {
-		case broke == nil:
-			last := runs[len(runs)-1]
+		case sat.broke == nil:
 			out = append(out, fmt.Sprintf("%s: held every rate up to %s/s (P99 %s → %s)", head, Thousands(last.Load.Rate),
-				Duration(base), Duration(last.Summary.LatencyUS.P99)))
-		case held == nil:
-			out = append(out, fmt.Sprintf("%s: saturated at the lowest rate, %s/s (%s)", head, Thousands(broke.Load.Rate), why))
+				Duration(first.Summary.LatencyUS.P99), Duration(last.Summary.LatencyUS.P99)))
+		case sat.held == nil:
+			out = append(out, fmt.Sprintf("%s: saturated at the lowest rate, %s/s (%s)", head, Thousands(sat.broke.Load.Rate), sat.why))
 		default:
-			out = append(out, fmt.Sprintf("%s: saturates between %s/s (held, P99 %s) and %s/s (%s)", head, Thousands(held.Load.Rate),
-				Duration(held.Summary.LatencyUS.P99), Thousands(broke.Load.Rate), why))
+			out = append(out, fmt.Sprintf("%s: saturates between %s/s (held, P99 %s) and %s/s (%s)", head, Thousands(sat.held.Load.Rate),
+				Duration(sat.held.Summary.LatencyUS.P99), Thousands(sat.broke.Load.Rate), sat.why))
 		}
+	}
+	return out
+}
+
+// plateau is a closed-loop worker sweep of one workload and target without a USL fit: the
+// first worker count past which req/s grew by less than a tenth (the knee), if any.
+type plateau struct {
+	workload, target string
+	knee, next       *result.Run
+}
+
+// plateaus find the knee of each worker sweep the document's USL fits do not cover: more
+// workers past it only queue.
+func plateaus(doc *result.Document) []plateau {
+	fitted := map[[2]string]bool{}
+	for _, f := range doc.Scalability {
+		if f.Param == "workers" {
+			fitted[[2]string{f.Workload, f.Target}] = true
+		}
+	}
+	var order [][2]string
+	by := map[[2]string][]*result.Run{}
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		if r.Load.Model == result.OpenLoop || r.Scale != nil || r.Summary.OK == 0 {
+			continue
+		}
+		k := [2]string{r.Workload, r.Label()}
+		if by[k] == nil {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	var out []plateau
+	for _, k := range order {
+		runs := by[k]
+		if len(runs) < 3 || fitted[k] {
+			continue
+		}
+		sort.SliceStable(runs, func(i, j int) bool { return runs[i].Load.Workers < runs[j].Load.Workers })
+		p := plateau{workload: k[0], target: k[1]}
+		for i := 1; i < len(runs); i++ {
+			if runs[i].Summary.ThroughputRPS.Mean < 1.1*runs[i-1].Summary.ThroughputRPS.Mean {
+				p.knee, p.next = runs[i-1], runs[i]
+				break
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// plateauFindings say where each worker sweep stops gaining throughput.
+func plateauFindings(doc *result.Document) []string {
+	var out []string
+	for _, p := range plateaus(doc) {
+		head := fmt.Sprintf("%s on %s over workers", p.workload, p.target)
+		if p.knee == nil {
+			out = append(out, head+": req/s grew with every worker count measured")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: req/s stops growing at %s (%s req/s; %s: %s, P99 %s → %s)", head, LoadLabel(p.knee.Load),
+			Thousands(p.knee.Summary.ThroughputRPS.Mean), LoadLabel(p.next.Load), Thousands(p.next.Summary.ThroughputRPS.Mean),
+			Duration(p.knee.Summary.LatencyUS.P99), Duration(p.next.Summary.LatencyUS.P99)))
 	}
 	return out
 }

@@ -233,17 +233,18 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 		id, what, caption string
 		key               func(r *result.Run) (float64, bool)
 		x                 axis
+		knees             func(*result.Document) []tick
 	}{
-		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed.",
+		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed; a dotted line marks the first rate a target did not hold (the findings say why).",
 			func(r *result.Run) (float64, bool) {
 				return r.Load.Rate, r.Load.Model == result.OpenLoop && r.Scale == nil
 			},
-			axis{Label: "requests per second asked for", Format: rateTick}},
-		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed.",
+			axis{Label: "requests per second asked for", Format: rateTick}, rateKnees},
+		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed; a dotted line marks the knee, past which more workers only queue (the USL peak where the document holds a fit).",
 			func(r *result.Run) (float64, bool) {
 				return float64(r.Load.Workers), r.Load.Model != result.OpenLoop && r.Scale == nil
 			},
-			axis{Label: "workers", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
+			axis{Label: "workers", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}, workerKnees},
 	} {
 		series, xlabel := latencyAgainst(doc, s.key, colour)
 		if series == nil {
@@ -253,6 +254,7 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 		if xlabel != "" {
 			x.Label = xlabel
 		}
+		x.Marks = s.knees(doc)
 		charts = append(charts, chart{ID: prefix + s.id, Caption: s.caption,
 			SVG: template.HTML(lineChart(prefix+s.id, "latency-vs", "Latency against "+s.what, x, us, series))})
 	}
@@ -302,6 +304,28 @@ func pageStyles(doc *result.Document) map[string]int {
 		}
 	}
 	return c
+}
+
+// groupStyles numbers a chart's groups (named by names, of the page's style keys): each by its
+// key's page-wide number while the keys tell the groups apart, else (two workloads on one
+// target) by its place in the chart, so that a colour still names one group and a P99 and its
+// P50 still read as solid and dashed.
+func groupStyles(names, keys []string, colour map[string]int) map[string]int {
+	out := map[string]int{}
+	seen := map[string]bool{}
+	apart := true
+	for _, k := range keys {
+		apart = apart && !seen[k]
+		seen[k] = true
+	}
+	for i, n := range names {
+		if apart {
+			out[n] = colour[keys[i]]
+		} else {
+			out[n] = i
+		}
+	}
+	return out
 }
 
 // distinctStyles gives a series whose colour and dash an earlier series of the same chart
@@ -456,6 +480,11 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 		}
 		g.pts[x] = r.Summary.LatencyUS
 	}
+	var keys []string
+	for _, name := range order {
+		keys = append(keys, groups[name].style)
+	}
+	styles := groupStyles(order, keys, colour)
 	var series []chartSeries
 	for _, name := range order {
 		g := groups[name]
@@ -472,7 +501,7 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 			p99 = append(p99, chartPoint{x, g.pts[x].P99})
 			p50 = append(p50, chartPoint{x, g.pts[x].P50})
 		}
-		c, d := styleOf(colour[g.style], 2)
+		c, d := styleOf(styles[name], 2)
 		series = append(series, chartSeries{Name: name + " P99", Points: p99, Colour: c, Dash: d},
 			chartSeries{Name: name + " P50", Points: p50, Colour: c, Dash: d + 1})
 	}
@@ -481,6 +510,55 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 		param = "N (" + param + ")"
 	}
 	return series, param
+}
+
+// rateKnees mark, on the latency-against-rate chart, the first rate each target did not hold,
+// one mark per rate naming the workloads and targets it stopped.
+func rateKnees(doc *result.Document) []tick {
+	var order []float64
+	who := map[float64][]string{}
+	for _, sat := range saturations(doc) {
+		if sat.broke == nil {
+			continue
+		}
+		x := sat.broke.Load.Rate
+		if who[x] == nil {
+			order = append(order, x)
+		}
+		who[x] = append(who[x], sat.workload+" · "+sat.target)
+	}
+	var marks []tick
+	for _, x := range order {
+		marks = append(marks, tick{x, "not held: " + strings.Join(who[x], ", ")})
+	}
+	return marks
+}
+
+// workerKnees mark, on the latency-against-workers chart, each sweep's knee: the USL peak of
+// a good fit, else the worker count past which req/s grew by less than a tenth.
+func workerKnees(doc *result.Document) []tick {
+	var marks []tick
+	for _, f := range doc.Scalability {
+		if f.Param == "workers" && f.Fitted && f.R2 >= 0.9 && f.PeakN > 0 {
+			marks = append(marks, tick{f.PeakN, fmt.Sprintf("USL peak %s · %s ≈ %.1f", f.Workload, f.Target, f.PeakN)})
+		}
+	}
+	var order []float64
+	who := map[float64][]string{}
+	for _, p := range plateaus(doc) {
+		if p.knee == nil {
+			continue
+		}
+		x := float64(p.knee.Load.Workers)
+		if who[x] == nil {
+			order = append(order, x)
+		}
+		who[x] = append(who[x], p.workload)
+	}
+	for _, x := range order {
+		marks = append(marks, tick{x, "knee: " + strings.Join(who[x], ", ")})
+	}
+	return marks
 }
 
 // growthPanels draw latency against N for the scaling series of a document: one panel per
@@ -537,7 +615,7 @@ func growthPanels(doc *result.Document, prefix string, colour map[string]int) []
 // resourceSeries are, per workload and target with a server authzbench started, its CPU cores
 // and largest RSS against the throughput served; nil when no run has them.
 func resourceSeries(doc *result.Document, colour map[string]int) (cpu, mem []chartSeries) {
-	var order []string
+	var order, keys []string
 	idx := map[string]int{}
 	for i := range doc.Runs {
 		r := &doc.Runs[i]
@@ -551,13 +629,19 @@ func resourceSeries(doc *result.Document, colour map[string]int) (cpu, mem []cha
 			j = len(order)
 			idx[name] = j
 			order = append(order, name)
-			c, d := styleOf(colour[styleKey(r)], 1)
-			cpu = append(cpu, chartSeries{Name: name, Colour: c, Dash: d})
-			mem = append(mem, chartSeries{Name: name, Colour: c, Dash: d})
+			keys = append(keys, styleKey(r))
+			cpu = append(cpu, chartSeries{Name: name})
+			mem = append(mem, chartSeries{Name: name})
 		}
 		x := r.Summary.ThroughputRPS.Mean
 		cpu[j].Points = append(cpu[j].Points, chartPoint{x, res.CPUCoresMean})
 		mem[j].Points = append(mem[j].Points, chartPoint{x, res.RSSMaxMB})
+	}
+	styles := groupStyles(order, keys, colour)
+	for j := range cpu {
+		c, d := styleOf(styles[cpu[j].Name], 1)
+		cpu[j].Colour, cpu[j].Dash = c, d
+		mem[j].Colour, mem[j].Dash = c, d
 	}
 	distinctStyles(cpu)
 	distinctStyles(mem)
@@ -619,6 +703,7 @@ svg .tick, svg .note { fill: var(--muted); }
 svg .grid { stroke: var(--grid); stroke-width: 1; } svg .frame { stroke: var(--muted); }
 svg .series polyline, svg .legend line { stroke-width: 2; fill: none; }
 svg .whisker { stroke: var(--fg); stroke-width: 1.5; }
+svg .knee line { stroke: var(--warn-fg); stroke-width: 1.5; stroke-dasharray: 2 3; }
 {{.Palette}}
 dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; } dl.env dt { color: var(--muted); } dl.env dd { margin: 0; }
 @media print {

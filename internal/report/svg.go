@@ -54,6 +54,8 @@ type axis struct {
 	// Include are values the axis spans whether or not the chart's points reach them: the
 	// panels of one figure share their axes so.
 	Include []float64
+	// Marks are values marked across the plot with their label: where a target saturates.
+	Marks []tick
 }
 
 type tick struct {
@@ -102,9 +104,21 @@ func lineChart(id, class, title string, x, y axis, series []chartSeries) string 
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="note">no data</text></svg>`, marginLeft, plotBottom/2)
 		return b.String()
 	}
+	for _, m := range x.Marks {
+		xs = append(xs, m.V)
+	}
 	xScale := newScale(xs, x, marginLeft, chartWidth-marginRight)
 	yScale := newScale(ys, y, plotBottom, marginTop)
 	frame(&b, xScale, yScale, x, y)
+	for k, m := range x.Marks {
+		px := xScale.at(m.V)
+		anchor, tx := "start", px+4
+		if px > (marginLeft+chartWidth)/2 { // the label reads leftwards of a mark in the right half
+			anchor, tx = "end", px-4
+		}
+		fmt.Fprintf(&b, `<g class="knee"><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text class="note" x="%.1f" y="%d" text-anchor="%s">%s</text></g>`,
+			px, px, marginTop, plotBottom, tx, marginTop+12+12*k, anchor, esc(m.Label))
+	}
 	for i, s := range series {
 		var pts []string
 		for _, p := range s.Points {
