@@ -25,6 +25,9 @@ func TestFindingsOfCommittedResults(t *testing.T) {
 		{"rates-2026-11-23.json", []string{
 			"nop on opa/server: saturates between 100/s (held, P99 3.02ms) and 1,000/s (RATE MISSED)",
 		}, []string{"against opa/server"}}, // a target against itself under another rate is no finding
+		{"concurrency-2026-11-23.json", []string{
+			"rbac on opa/server over workers: req/s stops growing at 2 workers (4,899 req/s; 4 workers: 4,908, P99 1.40ms → 2.12ms)",
+		}, []string{"against opa/server"}},
 		{"replicas-2026-11-23.json", []string{
 			"risk on opa/server over replicas: USL peaks at replicas≈2.4 with 431 req/s (measured best 440 req/s at 2)",
 			"the USL fits poorly (R² 0.11), so no peak is read from it",

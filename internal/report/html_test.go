@@ -149,3 +149,72 @@ func TestHTMLSeveralFilesKeepIDsApart(t *testing.T) {
 		t.Error("no heading naming the first file")
 	}
 }
+
+var (
+	chartSVG    = regexp.MustCompile(`(?s)<svg [^>]*id="([^"]+)"[^>]*class="chart [^"]*".*?</svg>`)
+	seriesStyle = regexp.MustCompile(`<g class="series (c\d+)" data-dash="(\d+)"><title>([^<]*)</title>`)
+	legendText  = regexp.MustCompile(`(?s)<g class="legend[^"]*">.*?<text[^>]*>(.*?)</text></g>`)
+	tspan       = regexp.MustCompile(`<tspan[^>]*>([^<]*)</tspan>`)
+)
+
+// A rule-scaling sweep reads without a browser too: a panel of latency against N per family,
+// each engine and style one colour and dash on every panel, no two lines of a chart alike, every
+// legend its series' whole name, and the percentile curves of the middle sizes folded.
+func TestHTMLSweepChartsReadApart(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, committedDoc(t, "rule-scaling-2026-11-23-2.json")); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	styleOfName := map[string]string{}
+	panels := 0
+	for _, m := range chartSVG.FindAllStringSubmatch(page, -1) {
+		id, svg := m[1], m[0]
+		if strings.HasPrefix(id, "chart-latency-vs-n-") {
+			panels++
+		}
+		seen := map[string]string{}
+		var names []string
+		for _, s := range seriesStyle.FindAllStringSubmatch(svg, -1) {
+			style, name := s[1]+" dash "+s[2], s[3]
+			if other, ok := seen[style]; ok {
+				t.Errorf("%s: %q and %q are both %s", id, name, other, style)
+			}
+			seen[style] = name
+			names = append(names, name)
+			if strings.HasPrefix(id, "chart-latency-vs-n-") {
+				if was, ok := styleOfName[name]; ok && was != style {
+					t.Errorf("%s: %q is %s here, %s on another panel", id, name, style, was)
+				}
+				styleOfName[name] = style
+			}
+		}
+		for i, l := range legendText.FindAllStringSubmatch(svg, -1) {
+			var parts []string
+			for _, p := range tspan.FindAllStringSubmatch(l[1], -1) {
+				parts = append(parts, p[1])
+			}
+			if got := strings.Join(parts, " "); i < len(names) && got != names[i] {
+				t.Errorf("%s: legend %q, want the series' whole name %q", id, got, names[i])
+			}
+		}
+	}
+	if panels != 4 {
+		t.Errorf("%d panels of latency against N, want 4 (rules-path, rules-ip, rules-principal, rules-jwt-claim)", panels)
+	}
+	at := strings.Index(page, `<details class="more-charts">`)
+	if at < 0 {
+		t.Fatal("no folded charts: the middle sizes' percentile curves are shown one by one")
+	}
+	folded := page[at:]
+	for _, id := range []string{"chart-spectrum-rules-path-100", "chart-spectrum-rules-ip-1000-indexed"} {
+		if !strings.Contains(folded, `id="`+id+`"`) {
+			t.Errorf("%s is not folded", id)
+		}
+	}
+	for _, id := range []string{"chart-spectrum-rules-path-10\"", "chart-spectrum-rules-path-10000\""} {
+		if strings.Contains(folded, `id="`+id) || !strings.Contains(page, `id="`+id) {
+			t.Errorf("%s is not shown", id)
+		}
+	}
+}
