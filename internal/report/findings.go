@@ -307,14 +307,21 @@ type calledRatio struct {
 // calledList says the called ratios of one target against its base, "nop 10.4× faster, rbac
 // 2.00× slower" (P50) or "nop 78.8× the req/s" (throughput), in the order they ran.
 func calledList(cs []calledRatio, figure result.Figure) string {
-	seen := map[string]int{}
+	seen, runs := map[string]int{}, map[string]int{}
 	for _, c := range cs {
 		seen[c.workload]++
+		runs[c.workload+" at "+c.load]++
 	}
+	nth := map[string]int{}
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		if seen[c.workload] > 1 { // one workload under several loads: say which
-			c.workload += " at " + c.load
+		at := c.workload + " at " + c.load
+		nth[at]++
+		switch {
+		case runs[at] > 1: // the same workload and load run again (a floor at the start and the end)
+			c.workload += fmt.Sprintf(" (run %d)", nth[at])
+		case seen[c.workload] > 1: // one workload under several loads: say which
+			c.workload = at
 		}
 		switch {
 		case figure == result.Throughput:

@@ -87,6 +87,8 @@ type chart struct {
 	ID      string
 	Caption string
 	SVG     template.HTML // drawn by svg.go, every text in it escaped
+	// Full charts take the page's width (the bars of every run).
+	Full bool
 	// Folded charts are one control away, under the others: the percentile curves of a
 	// sweep's middle sizes, which nobody needs one by one.
 	Folded bool
@@ -217,16 +219,12 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 		}
 		bars = append(bars, b)
 	}
-	charts = append(charts, chart{ID: prefix + "chart-throughput", Caption: "Throughput of each run (bars: mean of the repetitions; whiskers: ± one sd). Log axis.",
-		SVG: template.HTML(barChart(prefix+"chart-throughput", "throughput", "Throughput by workload and target", rps, bars))})
+	throughput := chart{ID: prefix + "chart-throughput", Full: true, Caption: "Throughput of each run (bars: mean of the repetitions; whiskers: ± one sd). Log axis.",
+		SVG: template.HTML(barChart(prefix+"chart-throughput", "throughput", "Throughput by workload and target", rps, bars))}
 
-	// A sweep's question is answered by its panels: they come before the per-run curves.
+	// The charts that answer a sweep's or a rate matrix's question come first: latency
+	// against N, rate or workers; then every run's throughput and percentile curves.
 	charts = append(charts, growthPanels(doc, prefix, colour)...)
-	spectra, err := spectrumCharts(doc, prefix, colour)
-	if err != nil {
-		return nil, err
-	}
-	charts = append(charts, spectra...)
 
 	us := axis{Label: "latency (log)", Log: true, Format: Duration}
 	for _, s := range []struct {
@@ -259,6 +257,12 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 			SVG: template.HTML(lineChart(prefix+s.id, "latency-vs", "Latency against "+s.what, x, us, series))})
 	}
 
+	charts = append(charts, throughput)
+	spectra, err := spectrumCharts(doc, prefix, colour)
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, spectra...)
 	if cpu, mem := resourceSeries(doc, colour); cpu != nil {
 		x := axis{Label: "ok responses per second", Format: rateTick}
 		charts = append(charts,
@@ -694,7 +698,7 @@ details.wide > summary { cursor: pointer; color: var(--muted); margin: .4rem 0; 
 .findings { font-size: 15px; } .findings li { margin: .15rem 0; }
 .notes { color: var(--muted); font-size: 12.5px; } h3.notes { margin: .8rem 0 .2rem; font-weight: 600; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 0 1.5rem; }
-.charts figure:first-child { grid-column: 1 / -1; }
+.charts figure.full { grid-column: 1 / -1; }
 figure { margin: 1rem 0; } figcaption { color: var(--muted); font-size: 12.5px; }
 svg.chart { max-width: 100%; height: auto; font: 11px system-ui, sans-serif; }
 svg .heading { fill: var(--fg); font-size: 13px; font-weight: 600; }
@@ -741,7 +745,7 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 {{end}}
 <h2>Charts</h2>
 <div class="charts">
-{{range .ShownCharts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{range .ShownCharts}}<figure{{if .Full}} class="full"{{end}}>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</div>
 {{with .FoldedCharts}}<details class="more-charts"><summary>{{len .}} more charts: latency by percentile at the sizes between each series' smallest and largest</summary>
 <div class="charts">

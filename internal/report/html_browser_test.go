@@ -52,7 +52,7 @@ func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr strin
 // Chromium; the DOM it built must hold every chart the page was rendered with, each an <svg>
 // with its <title>, and the console must be silent (the page has no script, so nothing can
 // throw). A screenshot is taken and checked to be an image of the window's size that is not
-// blank; AUTHZBENCH_SCREENSHOT=path keeps the quickstart's (docs/img/report.png is made so).
+// blank; AUTHZBENCH_SCREENSHOT=path keeps the quickstart's.
 func TestHTMLInChromium(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -88,7 +88,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("Chromium's DOM holds charts %q, want %q", got, want)
 	}
 
-	// The screenshot: the quickstart alone, as docs/img/report.png shows it.
+	// The screenshot: the quickstart alone.
 	var one bytes.Buffer
 	if err := HTML(&one, quick); err != nil {
 		t.Fatal(err)
