@@ -84,11 +84,19 @@ type saturation struct {
 	runs             []*result.Run // by rate
 	held, broke      *result.Run
 	why              string
+	// tail is the first held rate whose P99 is over ten times its lowest-rate value.
+	tail *result.Run
+	// generatorLate is the first rate the generator itself could not keep (short of CPU, a
+	// connection free): the server did not fall behind there, but the load was not exact.
+	generatorLate *result.Run
 }
 
 // saturations find, for each workload and target run at several open-loop rates, the first
-// rate it did not hold: the rate was missed, a response was not a served decision, or P99
-// jumped to more than ten times its value at the lowest rate (a queue building).
+// rate it did not hold: sends went unsent, a response was not a served decision, less than 95 %
+// of the rate asked was served, or the median waited in a queue (P50 more than ten times its
+// value at the lowest rate). A tail that grows while the median holds is said apart (tail), and
+// so is a rate missed only because the generator itself was late: the load machine's limit,
+// not the server's (generatorLate).
 func saturations(doc *result.Document) []saturation {
 	type key struct{ workload, target string }
 	var order []key
@@ -112,24 +120,36 @@ func saturations(doc *result.Document) []saturation {
 		}
 		sort.SliceStable(runs, func(i, j int) bool { return runs[i].Load.Rate < runs[j].Load.Rate })
 		sat := saturation{workload: k.workload, target: k.target, runs: runs}
-		base := runs[0].Summary.LatencyUS.P99
+		base := runs[0].Summary.LatencyUS
 		for _, r := range runs {
-			s := r.Summary
+			s, o := r.Summary, r.Summary.Open
+			served := s.ThroughputRPS.Mean
+			if o != nil && o.AchievedRPS.Mean > 0 {
+				served = o.AchievedRPS.Mean
+			}
 			switch {
-			case s.Open != nil && s.Open.RateMissed:
-				sat.why = "RATE MISSED"
+			case o != nil && o.Unsent > 0:
+				sat.why = fmt.Sprintf("%d sends never went out", o.Unsent)
 			case s.Errors > 0:
 				sat.why = fmt.Sprintf("%d errors", s.Errors)
 			case s.OK == 0:
 				sat.why = "nothing served"
-			case base > 0 && s.LatencyUS.P99 > 10*base:
-				sat.why = fmt.Sprintf("P99 jumps to %s", Duration(s.LatencyUS.P99))
+			case base.P50 > 0 && s.LatencyUS.P50 > 10*base.P50:
+				sat.why = fmt.Sprintf("P50 %s: the median waits in a queue", Duration(s.LatencyUS.P50))
+			case served < 0.95*r.Load.Rate:
+				sat.why = fmt.Sprintf("%s/s served", Thousands(served))
 			}
 			if sat.why != "" {
 				sat.broke = r
 				break
 			}
 			sat.held = r
+			if sat.tail == nil && base.P99 > 0 && s.LatencyUS.P99 > 10*base.P99 {
+				sat.tail = r
+			}
+			if o != nil && o.RateMissed && sat.generatorLate == nil && o.GeneratorLate*100 > o.Intended {
+				sat.generatorLate = r
+			}
 		}
 		out = append(out, sat)
 	}
@@ -143,16 +163,25 @@ func saturationFindings(doc *result.Document) []string {
 	for _, sat := range saturations(doc) {
 		head := fmt.Sprintf("%s on %s", sat.workload, sat.target)
 		first, last := sat.runs[0], sat.runs[len(sat.runs)-1]
+		var line string
 		switch {
 		case sat.broke == nil:
-			out = append(out, fmt.Sprintf("%s: held every rate up to %s/s (P99 %s → %s)", head, Thousands(last.Load.Rate),
-				Duration(first.Summary.LatencyUS.P99), Duration(last.Summary.LatencyUS.P99)))
+			line = fmt.Sprintf("%s: held every rate up to %s/s (P50 %s → %s, P99 %s → %s)", head, Thousands(last.Load.Rate),
+				Duration(first.Summary.LatencyUS.P50), Duration(last.Summary.LatencyUS.P50),
+				Duration(first.Summary.LatencyUS.P99), Duration(last.Summary.LatencyUS.P99))
 		case sat.held == nil:
-			out = append(out, fmt.Sprintf("%s: saturated at the lowest rate, %s/s (%s)", head, Thousands(sat.broke.Load.Rate), sat.why))
+			line = fmt.Sprintf("%s: saturated at the lowest rate, %s/s (%s)", head, Thousands(sat.broke.Load.Rate), sat.why)
 		default:
-			out = append(out, fmt.Sprintf("%s: saturates between %s/s (held, P99 %s) and %s/s (%s)", head, Thousands(sat.held.Load.Rate),
-				Duration(sat.held.Summary.LatencyUS.P99), Thousands(sat.broke.Load.Rate), sat.why))
+			line = fmt.Sprintf("%s: saturates between %s/s (held, P50 %s) and %s/s (%s)", head, Thousands(sat.held.Load.Rate),
+				Duration(sat.held.Summary.LatencyUS.P50), Thousands(sat.broke.Load.Rate), sat.why)
 		}
+		if t := sat.tail; t != nil {
+			line += fmt.Sprintf("; P99 above ten times its lowest-rate value from %s/s (%s)", Thousands(t.Load.Rate), Duration(t.Summary.LatencyUS.P99))
+		}
+		if g := sat.generatorLate; g != nil {
+			line += fmt.Sprintf("; from %s/s the generator itself was late for over 1 %% of the sends (RATE MISSED, short of CPU)", Thousands(g.Load.Rate))
+		}
+		out = append(out, line)
 	}
 	return out
 }

@@ -16,10 +16,11 @@ func init() {
 	Register(Format{Name: "html", Render: HTML, Several: htmlSeveral})
 }
 
-// HTML writes one self-contained page: the warnings in words at the top, the summary table with
-// its ratios and notes, the charts (inline SVG drawn here: throughput, the latency percentile
-// spectrum from the HDR histograms, latency against rate, workers or N when the document holds
-// such a series, the server's CPU and memory against load), then the environment and
+// HTML writes one self-contained page: the findings, the warnings in words, the summary table
+// (the columns a reader needs first, every column one <details> away and in print), the charts
+// (inline SVG drawn here: first latency against N, rate or workers when the document holds such
+// a series, then throughput, the latency percentile spectrum from the HDR histograms, the
+// server's CPU and memory against load), the notes grouped by kind, then the environment and
 // provenance. It has no script and fetches nothing when viewed; it reads in light and dark mode
 // (prefers-color-scheme) and prints. Everything from the document is escaped by html/template
 // or, inside the charts, by esc.
@@ -72,6 +73,7 @@ func (page) Palette() template.CSS {
 
 type section struct {
 	File     string
+	IDPrefix string // "f2-" for the second of several files: the ids stay unique on the page
 	Findings []string
 	Warnings []string
 	// Columns and Rows are the table a reader needs first (DefaultColumns), fitting the page;
@@ -110,7 +112,7 @@ func chartsWhere(cs []chart, folded bool) []chart {
 
 func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
 	v := Build(doc)
-	sec := section{File: file, Findings: v.Findings, Warnings: warnings(doc, v)}
+	sec := section{File: file, IDPrefix: idPrefix, Findings: v.Findings, Warnings: warnings(doc, v)}
 	sec.Columns, sec.Rows = grid(v, false, label)
 	sec.WideColumns, sec.WideRows = grid(v, true, label)
 	// The notes are those of the wide table: it is one control away, and printed.
@@ -723,9 +725,9 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 <h1>{{.Title}}</h1>
 {{range .Sections}}<section>
 {{if .File}}<h2 class="file">{{.File}}</h2>{{end}}
-<div class="findings" id="findings"><h2>Findings</h2>
+<div class="findings" id="{{.IDPrefix}}findings"><h2>Findings</h2>
 {{if .Findings}}<ul>{{range .Findings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>This run holds no sweep, rate matrix, worker sweep or called comparison to draw a finding from: the table says what it measured.</p>{{end}}</div>
-{{if .Warnings}}<ul class="warnings" id="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Warnings}}<ul class="warnings" id="{{.IDPrefix}}warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Summary</h2>
 <div class="screen-only"><table class="summary fit">
 <thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
@@ -740,9 +742,7 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 <thead><tr>{{range .WideColumns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .WideRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></div>
-{{range .Notes}}<h3 class="notes">{{.Title}}</h3>
-<ul class="notes">{{range .Items}}<li>{{.}}</li>{{end}}</ul>
-{{end}}
+
 <h2>Charts</h2>
 <div class="charts">
 {{range .ShownCharts}}<figure{{if .Full}} class="full"{{end}}>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
@@ -751,6 +751,10 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 <div class="charts">
 {{range .}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</div></details>{{end}}
+<h2>Notes</h2>
+{{range .Notes}}<h3 class="notes">{{.Title}}</h3>
+<ul class="notes">{{range .Items}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 <h2>Environment and provenance</h2>
 <dl class="env">{{range .Env}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl>
 </section>
