@@ -43,7 +43,22 @@ func ratioHeader(v *View) string {
 // DefaultColumns names the columns the default view keeps, in words for --help: the rest (P50
 // over nop, P95, P99.9, the server's CPU and memory, the other ratio, the parts of a request's
 // time) are one --wide away.
-const DefaultColumns = "workload, target, load, req/s ± sd, P50, P99, errors and one ratio (× vs the first engine when engines are compared, else × vs first)"
+const DefaultColumns = "workload, target, load, req/s ± sd, P50, P99, errors and one ratio (× vs the first engine when engines are compared, else × vs first when a workload ran on several targets)"
+
+// comparesTargets says whether some workload ran on several targets: else × vs first only
+// divides one target's req/s under one load by its req/s under another (a rate matrix: 10× the
+// rate, 10× the req/s), which says nothing the load column does not.
+func comparesTargets(v *View) bool {
+	first := map[string]string{}
+	for _, r := range v.Rows {
+		if t, ok := first[r.Workload]; !ok {
+			first[r.Workload] = r.Target
+		} else if t != r.Target {
+			return true
+		}
+	}
+	return false
+}
 
 // grid is a table's header and rows as text: every column when wide, else the few a reader
 // needs first (DefaultColumns); target is a row's label as the format writes it.
@@ -52,8 +67,12 @@ func grid(v *View, wide bool, target func(Row) string) (head []string, rows [][]
 	keep := make([]int, 0, len(all))
 	for i, c := range all {
 		switch c {
-		case "Workload", "Target", "Load", "req/s ± sd", "P50", "P99", "errors", ratioHeader(v):
+		case "Workload", "Target", "Load", "req/s ± sd", "P50", "P99", "errors":
 			keep = append(keep, i)
+		case ratioHeader(v):
+			if wide || v.CrossEngine != "" || comparesTargets(v) {
+				keep = append(keep, i)
+			}
 		default:
 			if wide {
 				keep = append(keep, i)

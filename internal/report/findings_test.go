@@ -108,3 +108,22 @@ func TestWrapHangsAndKeepsWords(t *testing.T) {
 		t.Errorf("a word longer than the line is cut: %q", got)
 	}
 }
+
+// A rate matrix runs one target per workload: × vs first would divide a rate by a smaller one
+// (10× the rate, 10× the req/s), so the default view leaves it out and --wide keeps it.
+func TestDefaultViewDropsARatioThatComparesNoTargets(t *testing.T) {
+	doc := committedDoc(t, "rates-2026-11-23.json")
+	var narrow, wide bytes.Buffer
+	if err := Table(&narrow, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := TableWide(&wide, doc); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(narrow.String(), "× vs first") {
+		t.Errorf("the default view of a rate matrix has × vs first:\n%s", narrow.String())
+	}
+	if !strings.Contains(wide.String(), "× vs first") {
+		t.Error("the wide view of a rate matrix lost × vs first")
+	}
+}

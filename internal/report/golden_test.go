@@ -279,7 +279,7 @@ func TestRenderGolden(t *testing.T) {
 			counts: map[string]int{"≥": 3, ": first ": 2},
 		},
 		{
-			name: "layers table", doc: layersDocument, format: "table", golden: "layers_table.golden",
+			name: "layers table", doc: layersDocument, format: "table", golden: "layers_table.golden", wide: true,
 			must: []string{
 				"Three layers: client latency, the server's handler, policy evaluation",
 				"rbac      opa/server  2,000/s x64  client   20,000     400µs",

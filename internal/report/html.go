@@ -134,11 +134,15 @@ func warnings(doc *result.Document, v *View) []string {
 	if doc.Interrupted {
 		out = append(out, "Partial result: the run was stopped before it finished ("+doc.StopReason+").")
 	}
-	var missed, errs, partial, thin []string
-	for _, r := range v.Rows {
+	var missed, generator, errs, partial, thin []string
+	for i, r := range v.Rows {
 		at := fmt.Sprintf("%s on %s at %s", r.Workload, r.Target, LoadLabel(r.Load))
 		if r.RateMissed {
-			missed = append(missed, at)
+			if o := doc.Runs[i].Summary.Open; o != nil && o.Unsent == 0 && (o.LateSends-o.GeneratorLate)*100 <= o.Intended {
+				generator = append(generator, at)
+			} else {
+				missed = append(missed, at)
+			}
 		}
 		if r.Errors > 0 {
 			errs = append(errs, fmt.Sprintf("%s (%d)", at, r.Errors))
@@ -155,6 +159,9 @@ func warnings(doc *result.Document, v *View) []string {
 	}
 	if missed != nil {
 		out = append(out, "Rate missed: "+strings.Join(missed, "; ")+". The rate asked for was not delivered: latency is still measured from the intended send times, but the server saw less load than asked.")
+	}
+	if generator != nil {
+		out = append(out, "Rate missed by the generator: "+strings.Join(generator, "; ")+". The generator itself was late for over 1 % of the sends (short of CPU), not the server: latency counts that lateness, so read its tail as an upper bound on the server's.")
 	}
 	if errs != nil {
 		out = append(out, "Errors, responses that were not served decisions: "+strings.Join(errs, "; ")+". They are in neither throughput nor latency; the notes under the table say what they were.")
