@@ -147,7 +147,7 @@ func printCalibration(w io.Writer, doc *result.Document) {
 			fmt.Fprintf(w, "wrk -t%d -c%d against the same server: %.0f req/s (authzbench at %.2f of it), wrk CPU %.1f µs/request",
 				wrk.Threads, wrk.Connections, wrk.ThroughputRPS, s.ThroughputRPS.Mean/wrk.ThroughputRPS, wrk.CPUPerRequestUS)
 			if wrk.CPUPerRequestUS > 0 && cpu > 0 {
-				fmt.Fprintf(w, " (authzbench %.2f× it)", cpu/wrk.CPUPerRequestUS)
+				fmt.Fprintf(w, " (authzbench %s it)", report.RatioText(cpu/wrk.CPUPerRequestUS))
 			}
 			if l := wrk.LatencyUS; l != nil {
 				fmt.Fprintf(w, ", wrk latency p50 %.0f µs p99 %.0f µs", l.P50, l.P99)

@@ -43,6 +43,22 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// unwrapped joins the lines the terminal table wrapped back into one: a note that starts "- "
+// continues on lines indented by two spaces, so a test finds a note whole whatever the width.
+func unwrapped(out string) string {
+	var joined []string
+	inNote := false
+	for _, line := range strings.Split(out, "\n") {
+		if inNote && strings.HasPrefix(line, "  ") && strings.TrimSpace(line) != "" {
+			joined[len(joined)-1] += " " + strings.TrimLeft(line, " ")
+			continue
+		}
+		inNote = strings.HasPrefix(line, "- ")
+		joined = append(joined, line)
+	}
+	return strings.Join(joined, "\n")
+}
+
 // runOK runs a command that must succeed and write its result to out, and reads that result.
 func runOK(t *testing.T, out string, args ...string) (doc *result.Document, stdout string) {
 	t.Helper()

@@ -121,7 +121,7 @@ func TestARunThatMeasuredNothingDoesNotPass(t *testing.T) {
 				args = append(args, "-o", out)
 			}
 			code, stdout, stderr := run(t, args...)
-			if code != tc.exit || !strings.Contains(stderr, tc.stderr) || !strings.Contains(stdout, tc.table) {
+			if code != tc.exit || !strings.Contains(stderr, tc.stderr) || !strings.Contains(unwrapped(stdout), tc.table) {
 				t.Fatalf("exit %d, want %d; stderr %q, want %q; stdout, want %q:\n%s", code, tc.exit, stderr, tc.stderr, tc.table, stdout)
 			}
 			if tc.file == nil {

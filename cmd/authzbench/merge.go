@@ -42,7 +42,7 @@ repetitions started at the same instant with the same latency histogram.` + outp
   authzbench merge s1.json s2.json -o merged.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			f, err := lookupFormat(format)
+			f, err := lookupFormat(format, false)
 			if err != nil {
 				return usageError(err)
 			}

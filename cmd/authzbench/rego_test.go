@@ -91,7 +91,7 @@ func TestRunNamesTheWrongInputs(t *testing.T) {
 		t.Errorf("mismatches %+v; want lines 6 and 8, expected deny, got allow", ms)
 	}
 	for _, want := range []string{"first wrong decision: " + inputs + ":6 expects deny, the engine decided allow", "an undefined decision counted as allow (--undefined-as)"} {
-		if !strings.Contains(stdout, want) {
+		if !strings.Contains(unwrapped(stdout), want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 func newReportCommand(stdout io.Writer) *cobra.Command {
 	var format, prometheus string
-	var force bool
+	var force, wide bool
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json [RESULT.json ...]",
 		Short: "Render kept result files (--format " + report.NameList() + ")",
@@ -26,9 +26,11 @@ different files are never put in one table or divided by each other. With --form
 several files give a JSON array of their documents, and --format csv one table whose first
 column names each row's file.
 
-Formats: table (a terminal), markdown, csv (one row per run, plain units), json (the
-document), gobench (Go benchmark lines, one per repetition, for benchstat), html (one
-self-contained page with charts, no script, nothing fetched when viewed).
+Formats: table (a terminal: the findings first, then the columns a reader needs first,
+fitting 120 columns, then the notes wrapped to that width; --wide prints every column),
+markdown, csv (one row per run, plain units), json (the document), gobench (Go benchmark
+lines, one per repetition, for benchstat), html (one self-contained page with charts, no
+script, nothing fetched when viewed).
 --prometheus FILE also writes the result's summary as OpenMetrics text (one result file).` + outputRulesHelp,
 		Example: `  authzbench report results/authzbench-20261122-120000.json
   authzbench report results/before.json results/after.json
@@ -38,7 +40,7 @@ self-contained page with charts, no script, nothing fetched when viewed).
   authzbench report --prometheus latest.prom results/latest.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := lookupFormat(format)
+			f, err := lookupFormat(format, wide)
 			if err != nil {
 				return usageError(err)
 			}
@@ -81,6 +83,7 @@ self-contained page with charts, no script, nothing fetched when viewed).
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", report.NameList())
+	cmd.Flags().BoolVar(&wide, "wide", false, wideHelp)
 	cmd.Flags().StringVar(&prometheus, "prometheus", "", "also write the result's summary to this file as OpenMetrics text (for a Pushgateway)")
 	addForceFlag(cmd.Flags(), &force)
 	return cmd

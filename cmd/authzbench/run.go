@@ -65,6 +65,7 @@ type runFlags struct {
 	sutArgs     []string
 	out         string
 	format      string
+	wide        bool
 	html        string // --html: also write the HTML report here
 	prometheus  string // --prometheus: also write the summary as OpenMetrics here
 	allowErrors bool
@@ -193,6 +194,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())
+	fl.BoolVar(&f.wide, "wide", false, wideHelp)
 	fl.StringVar(&f.html, "html", "", "also write the HTML report (one self-contained page with charts) to this file")
 	fl.StringVar(&f.prometheus, "prometheus", "", "also write the result's summary to this file as OpenMetrics text (for a Pushgateway)")
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
@@ -234,7 +236,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 }
 
 func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err error) {
-	format, err := lookupFormat(f.format)
+	format, err := lookupFormat(f.format, f.wide)
 	if err != nil {
 		return usageError(err)
 	}
@@ -637,11 +639,18 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	return s, s.Apply(o)
 }
 
-// lookupFormat finds the output format --format names among those registered.
-func lookupFormat(name string) (report.Format, error) {
+// wideHelp says what --wide adds to the default table.
+const wideHelp = "print every column; by default the table keeps " + report.DefaultColumns + " (markdown, csv and json always hold every column; html folds the rest under the table)"
+
+// lookupFormat finds the output format --format names among those registered, writing every
+// column when wide.
+func lookupFormat(name string, wide bool) (report.Format, error) {
 	f, err := report.Lookup(name)
 	if err != nil {
 		return f, fmt.Errorf("--format %q: want %s", name, report.NameList())
+	}
+	if wide {
+		f = f.Widened()
 	}
 	return f, nil
 }

@@ -2,8 +2,8 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/authzbench/authzbench/internal/result"
@@ -28,6 +28,68 @@ func columns(v *View) []string {
 		c = append(c, partsHeader...)
 	}
 	return c
+}
+
+// ratioHeader is the ratio column the default view keeps: the cross-engine one when the
+// document compares engines (the question such a run asks), else the one against the first
+// target of each workload.
+func ratioHeader(v *View) string {
+	if v.CrossEngine != "" {
+		return "× vs " + v.CrossEngine
+	}
+	return "× vs first"
+}
+
+// DefaultColumns names the columns the default view keeps, in words for --help: the rest (P50
+// over nop, P95, P99.9, the server's CPU and memory, the other ratio, the parts of a request's
+// time) are one --wide away.
+const DefaultColumns = "workload, target, load, req/s ± sd, P50, P99, errors and one ratio (× vs the first engine when engines are compared, else × vs first when a workload ran on several targets)"
+
+// comparesTargets says whether some workload ran on several targets: else × vs first only
+// divides one target's req/s under one load by its req/s under another (a rate matrix: 10× the
+// rate, 10× the req/s), which says nothing the load column does not.
+func comparesTargets(v *View) bool {
+	first := map[string]string{}
+	for _, r := range v.Rows {
+		if t, ok := first[r.Workload]; !ok {
+			first[r.Workload] = r.Target
+		} else if t != r.Target {
+			return true
+		}
+	}
+	return false
+}
+
+// grid is a table's header and rows as text: every column when wide, else the few a reader
+// needs first (DefaultColumns); target is a row's label as the format writes it.
+func grid(v *View, wide bool, target func(Row) string) (head []string, rows [][]string) {
+	all := columns(v)
+	keep := make([]int, 0, len(all))
+	for i, c := range all {
+		switch c {
+		case "Workload", "Target", "Load", "req/s ± sd", "P50", "P99", "errors":
+			keep = append(keep, i)
+		case ratioHeader(v):
+			if wide || v.CrossEngine != "" || comparesTargets(v) {
+				keep = append(keep, i)
+			}
+		default:
+			if wide {
+				keep = append(keep, i)
+			}
+		}
+	}
+	pick := func(cs []string) []string {
+		out := make([]string, len(keep))
+		for j, i := range keep {
+			out[j] = cs[i]
+		}
+		return out
+	}
+	for _, r := range v.Rows {
+		rows = append(rows, pick(cells(v, r, target(r))))
+	}
+	return pick(all), rows
 }
 
 // partCells are a row's parts of a request's time; "-" for a part it has not.
@@ -101,15 +163,15 @@ func cells(v *View, r Row, target string) []string {
 	vsFirst := "-"
 	switch {
 	case r.VsFirst.Base:
-		vsFirst = "1.00× (" + r.Target + ")"
+		vsFirst = RatioText(1) + " (" + r.Target + ")"
 	case r.VsFirst.Value > 0:
-		vsFirst = fmt.Sprintf("%.2f×", r.VsFirst.Value) + called(r.VsFirst)
+		vsFirst = RatioText(r.VsFirst.Value) + called(r.VsFirst)
 	}
 	c := []string{workload, target, LoadLabel(r.Load), formatRPS(r.Throughput), p50, over, p95, p99, p999, errors, sut, vsFirst}
 	if v.CrossEngine != "" {
 		cross := "-"
 		if r.VsEngine.Value > 0 {
-			cross = crossRatio(r.VsEngine.Value) + called(r.VsEngine)
+			cross = RatioText(r.VsEngine.Value) + called(r.VsEngine)
 		}
 		c = append(c, cross)
 	}
@@ -127,23 +189,50 @@ func called(r Ratio) string {
 	return ""
 }
 
-// writeNotes writes the rows' notes, each naming its row, then the document's, each line
-// starting with bullet.
-func writeNotes(w io.Writer, v *View, bullet string) error {
+// noteGroup is one kind of note under the table, under its title.
+type noteGroup struct {
+	Title string
+	Items []string
+}
+
+// noteGroups are the notes under a table whose columns are head, by kind: the fits in full,
+// the caveats, the rows' own notes (each naming its row), how the columns shown read, what was
+// skipped, the environment. A note on a column the table leaves out is left out with it.
+func noteGroups(v *View, head []string) []noteGroup {
+	shown := map[string]bool{}
+	for _, h := range head {
+		shown[h] = true
+	}
+	byKind := map[NoteKind][]string{}
+	for _, n := range v.Notes {
+		if n.Kind == ColumnNote && n.Column != "" && !shown[n.Column] {
+			continue
+		}
+		byKind[n.Kind] = append(byKind[n.Kind], n.Text)
+	}
+	var runs []string
 	for _, r := range v.Rows {
 		for _, n := range r.Notes {
-			if _, err := fmt.Fprintf(w, "%s%s on %s: %s\n", bullet, r.Workload, label(r), n); err != nil {
-				return err
-			}
+			runs = append(runs, fmt.Sprintf("%s on %s: %s", r.Workload, label(r), n))
 		}
 	}
-	for _, n := range v.Notes {
-		if _, err := fmt.Fprintf(w, "%s%s\n", bullet, n); err != nil {
-			return err
+	var groups []noteGroup
+	add := func(title string, items []string) {
+		if len(items) > 0 {
+			groups = append(groups, noteGroup{title, items})
 		}
 	}
-	return nil
+	add(noteTitles[FitNote], byKind[FitNote])
+	add(noteTitles[CaveatNote], byKind[CaveatNote])
+	add("Runs", runs)
+	for _, k := range []NoteKind{ColumnNote, SkippedNote, EnvNote} {
+		add(noteTitles[k], byKind[k])
+	}
+	return groups
 }
+
+// findingsTitle heads the lines that say what the run shows.
+const findingsTitle = "Findings"
 
 // LoadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open),
 // "stages 0→2000/30s, 2000/1m0s x64".
@@ -157,16 +246,25 @@ func LoadLabel(l result.Load) string {
 	return fmt.Sprintf("%d workers", l.Workers)
 }
 
-// crossRatio keeps two significant digits below 10 and whole numbers above: "0.42×", "3.1×",
-// "24×".
-func crossRatio(v float64) string {
-	switch {
-	case v >= 10:
-		return fmt.Sprintf("%.0f×", v)
-	case v >= 1:
-		return fmt.Sprintf("%.1f×", v)
+// RatioText renders a ratio with three significant digits, whatever its size, and thousands
+// separators: "0.421×", "3.14×", "78.8×", "1,770×", "21,400×". Every ratio a report prints
+// reads by this one rule, so a column of them lines up in the reader's head: more digits than
+// three would claim a precision no benchmark ratio has.
+func RatioText(v float64) string {
+	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return "-"
 	}
-	return fmt.Sprintf("%.2f×", v)
+	digits := int(math.Floor(math.Log10(v))) + 1 // digits before the point
+	if digits >= 3 {
+		scale := math.Pow(10, float64(digits-3))
+		return Thousands(math.Round(v/scale)*scale) + "×"
+	}
+	s := strconv.FormatFloat(v, 'f', 3-digits, 64)
+	// Rounding can carry into a new digit (9.996 -> "10.00"): say it with three digits.
+	if r, _ := strconv.ParseFloat(s, 64); r >= math.Pow(10, float64(digits)) {
+		return RatioText(r)
+	}
+	return s + "×"
 }
 
 func short(commit string) string {

@@ -40,16 +40,26 @@ func TestCrossEngineColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
-	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "× vs opa") {
+	// The table: from its header (after the findings, if any) to the blank line before the notes.
+	for len(lines) > 0 && !strings.HasPrefix(lines[0], "Workload") {
+		lines = lines[1:]
+	}
+	for i, l := range lines {
+		if l == "" {
+			lines = lines[:i]
+			break
+		}
+	}
+	if len(lines) == 0 || !strings.HasSuffix(strings.TrimSpace(lines[0]), "× vs opa") {
 		t.Fatalf("header %q lacks the cross-engine column", lines[0])
 	}
 	want := map[string]string{ // row prefix -> last cell
-		"api          opa/inproc":   "1.0×",
-		"api          cedar/inproc": "10×",
-		"api          opa/server":   "1.0×",
+		"api          opa/inproc":   "1.00×",
+		"api          cedar/inproc": "10.0×",
+		"api          opa/server":   "1.00×",
 		"api          cedar/server": "-",
-		"rbac         opa/inproc":   "1.0×",
-		"rbac         cedar/inproc": "0.25×",
+		"rbac         opa/inproc":   "1.00×",
+		"rbac         cedar/inproc": "0.250×",
 	}
 	marked := map[string]bool{}
 	for _, l := range lines[1:] {
@@ -118,7 +128,7 @@ func TestRatioMarksOnlyCalledDifferences(t *testing.T) {
 	if err := Table(&b, doc); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
+	out := unwrapNotes(b.String())
 	for _, want := range []string{"1.10× †", "× vs first: this row's req/s divided by the first row's of its workload; † marks a difference: its 95 % confidence interval",
 		"t interval on the logs of the per-turn ratios"} {
 		if !strings.Contains(out, want) {
@@ -157,7 +167,7 @@ func TestNoCrossEngineRatioBesideWrongDecisions(t *testing.T) {
 			if err := Table(&b, &d); err != nil {
 				t.Fatal(err)
 			}
-			out := b.String()
+			out := unwrapNotes(b.String())
 			for _, l := range strings.Split(out, "\n") {
 				if f := strings.Fields(l); len(f) > 2 && f[1] == "cedar/inproc" && f[len(f)-1] != "-" {
 					t.Errorf("cedar/inproc cross-engine cell %q, want -\n%s", f[len(f)-1], out)

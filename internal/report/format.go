@@ -16,6 +16,9 @@ type Format struct {
 	Name string
 	// Render writes one document.
 	Render func(w io.Writer, doc *result.Document) error
+	// Wide, when set, writes one document with every column; Render then keeps the few a
+	// reader needs first (DefaultColumns). nil for a format that always writes everything.
+	Wide func(w io.Writer, doc *result.Document) error
 	// Heading introduces one of several documents written one after another, by the name of
 	// the file it was read from.
 	Heading func(name string) string
@@ -29,6 +32,14 @@ type Format struct {
 }
 
 var formats = map[string]Format{}
+
+// Widened is the format writing every column (--wide): f itself when it always does.
+func (f Format) Widened() Format {
+	if f.Wide != nil {
+		f.Render = f.Wide
+	}
+	return f
+}
 
 // Register adds a format; a name registered twice is a programming error.
 func Register(f Format) {

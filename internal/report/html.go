@@ -16,10 +16,11 @@ func init() {
 	Register(Format{Name: "html", Render: HTML, Several: htmlSeveral})
 }
 
-// HTML writes one self-contained page: the warnings in words at the top, the summary table with
-// its ratios and notes, the charts (inline SVG drawn here: throughput, the latency percentile
-// spectrum from the HDR histograms, latency against rate, workers or N when the document holds
-// such a series, the server's CPU and memory against load), then the environment and
+// HTML writes one self-contained page: the findings, the warnings in words, the summary table
+// (the columns a reader needs first, every column one <details> away and in print), the charts
+// (inline SVG drawn here: first latency against N, rate or workers when the document holds such
+// a series, then throughput, the latency percentile spectrum from the HDR histograms, the
+// server's CPU and memory against load), the notes grouped by kind, then the environment and
 // provenance. It has no script and fetches nothing when viewed; it reads in light and dark mode
 // (prefers-color-scheme) and prints. Everything from the document is escaped by html/template
 // or, inside the charts, by esc.
@@ -72,32 +73,50 @@ func (page) Palette() template.CSS {
 
 type section struct {
 	File     string
+	IDPrefix string // "f2-" for the second of several files: the ids stay unique on the page
+	Findings []string
 	Warnings []string
-	Columns  []string
-	Rows     [][]string
-	Notes    []string
-	Charts   []chart
-	Env      [][2]string
+	// Columns and Rows are the table a reader needs first (DefaultColumns), fitting the page;
+	// WideColumns and WideRows every column, folded under it on screen and printed instead.
+	Columns, WideColumns []string
+	Rows, WideRows       [][]string
+	Notes                []noteGroup
+	Charts               []chart
+	Env                  [][2]string
 }
 
 type chart struct {
 	ID      string
 	Caption string
 	SVG     template.HTML // drawn by svg.go, every text in it escaped
+	// Full charts take the page's width (the bars of every run).
+	Full bool
+	// Folded charts are one control away, under the others: the percentile curves of a
+	// sweep's middle sizes, which nobody needs one by one.
+	Folded bool
+}
+
+// Shown and Folded split a section's charts for the template.
+func (s section) ShownCharts() []chart  { return chartsWhere(s.Charts, false) }
+func (s section) FoldedCharts() []chart { return chartsWhere(s.Charts, true) }
+
+func chartsWhere(cs []chart, folded bool) []chart {
+	var out []chart
+	for _, c := range cs {
+		if c.Folded == folded {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
 	v := Build(doc)
-	sec := section{File: file, Columns: columns(v), Warnings: warnings(doc, v)}
-	for _, r := range v.Rows {
-		sec.Rows = append(sec.Rows, cells(v, r, label(r)))
-	}
-	for _, r := range v.Rows {
-		for _, n := range r.Notes {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("%s on %s: %s", r.Workload, label(r), n))
-		}
-	}
-	sec.Notes = append(sec.Notes, v.Notes...)
+	sec := section{File: file, IDPrefix: idPrefix, Findings: v.Findings, Warnings: warnings(doc, v)}
+	sec.Columns, sec.Rows = grid(v, false, label)
+	sec.WideColumns, sec.WideRows = grid(v, true, label)
+	// The notes are those of the wide table: it is one control away, and printed.
+	sec.Notes = noteGroups(v, sec.WideColumns)
 	charts, err := htmlCharts(doc, v, idPrefix)
 	if err != nil {
 		return sec, err
@@ -118,11 +137,15 @@ func warnings(doc *result.Document, v *View) []string {
 	if doc.Interrupted {
 		out = append(out, "Partial result: the run was stopped before it finished ("+doc.StopReason+").")
 	}
-	var missed, errs, partial, thin []string
-	for _, r := range v.Rows {
+	var missed, generator, errs, partial, thin []string
+	for i, r := range v.Rows {
 		at := fmt.Sprintf("%s on %s at %s", r.Workload, r.Target, LoadLabel(r.Load))
 		if r.RateMissed {
-			missed = append(missed, at)
+			if o := doc.Runs[i].Summary.Open; o != nil && o.Unsent == 0 && (o.LateSends-o.GeneratorLate)*100 <= o.Intended {
+				generator = append(generator, at)
+			} else {
+				missed = append(missed, at)
+			}
 		}
 		if r.Errors > 0 {
 			errs = append(errs, fmt.Sprintf("%s (%d)", at, r.Errors))
@@ -139,6 +162,9 @@ func warnings(doc *result.Document, v *View) []string {
 	}
 	if missed != nil {
 		out = append(out, "Rate missed: "+strings.Join(missed, "; ")+". The rate asked for was not delivered: latency is still measured from the intended send times, but the server saw less load than asked.")
+	}
+	if generator != nil {
+		out = append(out, "Rate missed by the generator: "+strings.Join(generator, "; ")+". The generator itself was late for over 1 % of the sends (short of CPU), not the server: latency counts that lateness, so read its tail as an upper bound on the server's.")
 	}
 	if errs != nil {
 		out = append(out, "Errors, responses that were not served decisions: "+strings.Join(errs, "; ")+". They are in neither throughput nor latency; the notes under the table say what they were.")
@@ -204,49 +230,40 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 	var charts []chart
 	rps := axis{Label: "ok responses per second (log)", Log: true, Format: rateTick}
 	var bars []bar
-	colour := targetColours(doc)
+	colour := pageStyles(doc)
 	for i, r := range v.Rows {
 		b := bar{Label: r.Workload + " · " + r.Target + " · " + LoadLabel(r.Load), Value: r.Throughput.Mean, Spread: r.Throughput.SD,
-			Text: formatRPS(r.Throughput), Colour: colour[doc.Runs[i].Label()]}
+			Text: formatRPS(r.Throughput), Colour: colour[styleKey(&doc.Runs[i])]}
 		if r.RateMissed {
 			b.Comment = "RATE MISSED"
 		}
 		bars = append(bars, b)
 	}
-	charts = append(charts, chart{ID: prefix + "chart-throughput", Caption: "Throughput of each run (bars: mean of the repetitions; whiskers: ± one sd). Log axis.",
-		SVG: template.HTML(barChart(prefix+"chart-throughput", "throughput", "Throughput by workload and target", rps, bars))})
+	throughput := chart{ID: prefix + "chart-throughput", Full: true, Caption: "Throughput of each run (bars: mean of the repetitions; whiskers: ± one sd). Log axis.",
+		SVG: template.HTML(barChart(prefix+"chart-throughput", "throughput", "Throughput by workload and target", rps, bars))}
 
-	spectra, err := spectrumCharts(doc, prefix, colour)
-	if err != nil {
-		return nil, err
-	}
-	charts = append(charts, spectra...)
+	// The charts that answer a sweep's or a rate matrix's question come first: latency
+	// against N, rate or workers; then every run's throughput and percentile curves.
+	charts = append(charts, growthPanels(doc, prefix, colour)...)
 
 	us := axis{Label: "latency (log)", Log: true, Format: Duration}
 	for _, s := range []struct {
 		id, what, caption string
 		key               func(r *result.Run) (float64, bool)
 		x                 axis
+		knees             func(*result.Document) []tick
 	}{
-		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed.",
+		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed; a dotted line marks the first rate a target did not hold (the findings say why).",
 			func(r *result.Run) (float64, bool) {
 				// A run of stages has no one rate to stand at.
 				return r.Load.Rate, r.Load.Open() && r.Load.Stages == "" && r.Scale == nil
 			},
-			axis{Label: "requests per second asked for", Format: rateTick}},
-		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed.",
+			axis{Label: "requests per second asked for", Format: rateTick}, rateKnees},
+		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed; a dotted line marks the knee, past which more workers only queue (the USL peak where the document holds a fit).",
 			func(r *result.Run) (float64, bool) {
 				return float64(r.Load.Workers), !r.Load.Open() && r.Scale == nil
 			},
-			axis{Label: "workers", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
-		{"chart-latency-vs-n", "N", "Latency against the size of a scaling series (result's scale.n): P99 solid, P50 dashed.",
-			func(r *result.Run) (float64, bool) {
-				if r.Scale == nil {
-					return 0, false
-				}
-				return float64(r.Scale.N), true
-			},
-			axis{Label: "N", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}},
+			axis{Label: "workers", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }}, workerKnees},
 	} {
 		series, xlabel := latencyAgainst(doc, s.key, colour)
 		if series == nil {
@@ -256,9 +273,17 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 		if xlabel != "" {
 			x.Label = xlabel
 		}
+		x.Marks = s.knees(doc)
 		charts = append(charts, chart{ID: prefix + s.id, Caption: s.caption,
 			SVG: template.HTML(lineChart(prefix+s.id, "latency-vs", "Latency against "+s.what, x, us, series))})
 	}
+
+	charts = append(charts, throughput)
+	spectra, err := spectrumCharts(doc, prefix, colour)
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, spectra...)
 	if cpu, mem := resourceSeries(doc, colour); cpu != nil {
 		x := axis{Label: "ok responses per second", Format: rateTick}
 		charts = append(charts,
@@ -280,15 +305,72 @@ func rateTick(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// targetColours gives each target (as labelled) one colour throughout the page.
-func targetColours(doc *result.Document) map[string]int {
+// styleKey is what one colour and dash stand for on the whole page: a run's target, and in a
+// scaling series its style as well ("rego-indexed · opa/inproc"), so that an engine written
+// one way looks the same on every panel and every chart.
+func styleKey(r *result.Run) string {
+	if r.Scale != nil {
+		if _, style, ok := strings.Cut(r.Scale.Series, "/"); ok {
+			return style + " · " + r.Label()
+		}
+	}
+	return r.Label()
+}
+
+// pageStyles numbers the page's style keys in the order the runs first name them; styleOf
+// turns a number into a colour and a dash.
+func pageStyles(doc *result.Document) map[string]int {
 	c := map[string]int{}
 	for i := range doc.Runs {
-		if _, ok := c[doc.Runs[i].Label()]; !ok {
-			c[doc.Runs[i].Label()] = len(c)
+		if k := styleKey(&doc.Runs[i]); true {
+			if _, ok := c[k]; !ok {
+				c[k] = len(c)
+			}
 		}
 	}
 	return c
+}
+
+// groupStyles numbers a chart's groups (named by names, of the page's style keys): each by its
+// key's page-wide number while the keys tell the groups apart, else (two workloads on one
+// target) by its place in the chart, so that a colour still names one group and a P99 and its
+// P50 still read as solid and dashed.
+func groupStyles(names, keys []string, colour map[string]int) map[string]int {
+	out := map[string]int{}
+	seen := map[string]bool{}
+	apart := true
+	for _, k := range keys {
+		apart = apart && !seen[k]
+		seen[k] = true
+	}
+	for i, n := range names {
+		if apart {
+			out[n] = colour[keys[i]]
+		} else {
+			out[n] = i
+		}
+	}
+	return out
+}
+
+// distinctStyles gives a series whose colour and dash an earlier series of the same chart
+// already has the next free pattern of its colour, two at a time so that a P99 and its P50
+// stay a pair: no two lines of one chart look alike.
+func distinctStyles(series []chartSeries) {
+	used := map[[2]int]bool{}
+	for i := range series {
+		s := &series[i]
+		s.Colour, s.Dash = s.Colour%paletteSize, s.Dash%len(dashes)
+		// Past every pattern of its colour, the next colour's: bounded, whatever the count.
+		for try := 0; used[[2]int{s.Colour, s.Dash}] && try < paletteSize*len(dashes); try++ {
+			if s.Dash+2 < len(dashes) {
+				s.Dash += 2
+			} else {
+				s.Colour, s.Dash = (s.Colour+1)%paletteSize, s.Dash%2
+			}
+		}
+		used[[2]int{s.Colour, s.Dash}] = true
+	}
 }
 
 // spectrumCharts draw, per workload, the latency of every run at each percentile, from the
@@ -305,6 +387,27 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 		byWorkload[w] = append(byWorkload[w], i)
 	}
 	ticks := []tick{{0, "p0"}, {1, "p90"}, {2, "p99"}, {3, "p99.9"}, {4, "p99.99"}, {5, "p99.999"}}
+	// A sweep's percentile curves are shown at each series' smallest and largest N; the sizes
+	// between are folded.
+	ends := map[string][2]int{}
+	for i := range doc.Runs {
+		if sc := doc.Runs[i].Scale; sc != nil {
+			e, ok := ends[sc.Series]
+			if !ok {
+				e = [2]int{sc.N, sc.N}
+			}
+			ends[sc.Series] = [2]int{min(e[0], sc.N), max(e[1], sc.N)}
+		}
+	}
+	middle := func(runs []int) bool {
+		for _, i := range runs {
+			sc := doc.Runs[i].Scale
+			if sc == nil || sc.N == ends[sc.Series][0] || sc.N == ends[sc.Series][1] {
+				return false
+			}
+		}
+		return true
+	}
 	var charts []chart
 	for _, w := range order {
 		var series []chartSeries
@@ -313,6 +416,7 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 			loads[LoadLabel(doc.Runs[i].Load)] = true
 		}
 		maxNines := 0.0
+		named := map[string]int{}
 		for _, i := range byWorkload[w] {
 			r := &doc.Runs[i]
 			h, err := result.OKHistogram(r)
@@ -326,6 +430,12 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 			if len(loads) > 1 {
 				name += " " + LoadLabel(r.Load)
 			}
+			// The same target under the same load run twice (a floor measured at the start
+			// and the end): the legend tells the two lines apart.
+			named[name]++
+			if named[name] > 1 {
+				name += fmt.Sprintf(" (run %d)", named[name])
+			}
 			top := math.Min(5, math.Log10(float64(h.TotalCount())))
 			maxNines = math.Max(maxNines, top)
 			var pts []chartPoint
@@ -333,7 +443,8 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 				q := 100 * (1 - math.Pow(10, -n))
 				pts = append(pts, chartPoint{n, float64(h.ValueAtQuantile(q)) / 1e3})
 			}
-			series = append(series, chartSeries{Name: name, Points: pts, Colour: colour[r.Label()]})
+			c, d := styleOf(colour[styleKey(r)], 1)
+			series = append(series, chartSeries{Name: name, Points: pts, Colour: c, Dash: d})
 		}
 		if series == nil {
 			continue
@@ -341,9 +452,10 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 		// One target under several loads: a colour per line, not per target.
 		if len(loads) > 1 {
 			for k := range series {
-				series[k].Colour = k
+				series[k].Colour, series[k].Dash = styleOf(k, 1)
 			}
 		}
+		distinctStyles(series)
 		var shown []tick
 		for _, t := range ticks {
 			if t.V <= math.Ceil(maxNines) {
@@ -351,7 +463,7 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 			}
 		}
 		id := prefix + "chart-spectrum-" + slug(w)
-		charts = append(charts, chart{ID: id,
+		charts = append(charts, chart{ID: id, Folded: middle(byWorkload[w]),
 			Caption: "Latency at each percentile, " + w + ": every ok response of all repetitions merged (HDR histograms); each line stops where its responses run out.",
 			SVG: template.HTML(lineChart(id, "spectrum", "Latency by percentile: "+w,
 				axis{Label: "percentile", Ticks: shown}, axis{Label: "latency (log)", Log: true, Format: Duration}, series))})
@@ -364,9 +476,9 @@ func spectrumCharts(doc *result.Document, prefix string, colour map[string]int) 
 // series the x label says what grew.
 func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool), colour map[string]int) ([]chartSeries, string) {
 	type group struct {
-		name   string
-		target string
-		pts    map[float64]result.Percentiles
+		name  string
+		style string // styleKey: its colour on the whole page
+		pts   map[float64]result.Percentiles
 	}
 	var order []string
 	groups := map[string]*group{}
@@ -387,12 +499,17 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 		}
 		g, ok := groups[name]
 		if !ok {
-			g = &group{name: name, target: r.Label(), pts: map[float64]result.Percentiles{}}
+			g = &group{name: name, style: styleKey(r), pts: map[float64]result.Percentiles{}}
 			groups[name] = g
 			order = append(order, name)
 		}
 		g.pts[x] = r.Summary.LatencyUS
 	}
+	var keys []string
+	for _, name := range order {
+		keys = append(keys, groups[name].style)
+	}
+	styles := groupStyles(order, keys, colour)
 	var series []chartSeries
 	for _, name := range order {
 		g := groups[name]
@@ -409,20 +526,121 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 			p99 = append(p99, chartPoint{x, g.pts[x].P99})
 			p50 = append(p50, chartPoint{x, g.pts[x].P50})
 		}
-		c := colour[g.target] + len(series)/2
-		series = append(series, chartSeries{Name: name + " P99", Points: p99, Colour: c},
-			chartSeries{Name: name + " P50", Points: p50, Colour: c, Dashed: true})
+		c, d := styleOf(styles[name], 2)
+		series = append(series, chartSeries{Name: name + " P99", Points: p99, Colour: c, Dash: d},
+			chartSeries{Name: name + " P50", Points: p50, Colour: c, Dash: d + 1})
 	}
+	distinctStyles(series)
 	if param != "" {
 		param = "N (" + param + ")"
 	}
 	return series, param
 }
 
+// rateKnees mark, on the latency-against-rate chart, the first rate each target did not hold,
+// one mark per rate naming the workloads and targets it stopped.
+func rateKnees(doc *result.Document) []tick {
+	var order []float64
+	who := map[float64][]string{}
+	for _, sat := range saturations(doc) {
+		if sat.broke == nil {
+			continue
+		}
+		x := sat.broke.Load.Rate
+		if who[x] == nil {
+			order = append(order, x)
+		}
+		who[x] = append(who[x], sat.workload+" · "+sat.target)
+	}
+	var marks []tick
+	for _, x := range order {
+		marks = append(marks, tick{x, "not held: " + strings.Join(who[x], ", ")})
+	}
+	return marks
+}
+
+// workerKnees mark, on the latency-against-workers chart, each sweep's knee: the USL peak of
+// a good fit, else the worker count past which req/s grew by less than a tenth.
+func workerKnees(doc *result.Document) []tick {
+	var marks []tick
+	for _, f := range doc.Scalability {
+		if f.Param == "workers" && f.Fitted && f.R2 >= 0.9 && f.PeakN > 0 {
+			marks = append(marks, tick{f.PeakN, fmt.Sprintf("USL peak %s · %s ≈ %.1f", f.Workload, f.Target, f.PeakN)})
+		}
+	}
+	var order []float64
+	who := map[float64][]string{}
+	for _, p := range plateaus(doc) {
+		if p.knee == nil {
+			continue
+		}
+		x := float64(p.knee.Load.Workers)
+		if who[x] == nil {
+			order = append(order, x)
+		}
+		who[x] = append(who[x], p.workload)
+	}
+	for _, x := range order {
+		marks = append(marks, tick{x, "knee: " + strings.Join(who[x], ", ")})
+	}
+	return marks
+}
+
+// growthPanels draw latency against N for the scaling series of a document: one panel per
+// family (rules-path, rules-ip: what the series before the "/" names), each with the styles
+// and targets of that family, all panels on the same axes so that a slope reads the same
+// from one to the next; one family gets one chart.
+func growthPanels(doc *result.Document, prefix string, colour map[string]int) []chart {
+	var families []string
+	seen := map[string]bool{}
+	var xs, ys []float64
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		if r.Scale == nil || r.Summary.OK == 0 {
+			continue
+		}
+		f, _, _ := strings.Cut(r.Scale.Series, "/")
+		if !seen[f] {
+			seen[f] = true
+			families = append(families, f)
+		}
+		xs = append(xs, float64(r.Scale.N))
+		ys = append(ys, r.Summary.LatencyUS.P50, r.Summary.LatencyUS.P99)
+	}
+	var charts []chart
+	for _, f := range families {
+		series, param := latencyAgainst(doc, func(r *result.Run) (float64, bool) {
+			if r.Scale == nil {
+				return 0, false
+			}
+			family, _, _ := strings.Cut(r.Scale.Series, "/")
+			return float64(r.Scale.N), family == f
+		}, colour)
+		if series == nil {
+			continue
+		}
+		for k := range series {
+			series[k].Name = strings.TrimPrefix(series[k].Name, f+"/")
+		}
+		x := axis{Label: "N", Log: true, Format: func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }, Include: xs}
+		if param != "" {
+			x.Label = param
+		}
+		y := axis{Label: "latency (log)", Log: true, Format: Duration, Include: ys}
+		id, title, caption := prefix+"chart-latency-vs-n", "Latency against N", "Latency against the size of a scaling series (result's scale.n): P99 solid, P50 dashed."
+		if len(families) > 1 {
+			id, title = id+"-"+slug(f), "Latency against N: "+f
+			caption = fmt.Sprintf("Latency against N, %s: P99 solid, P50 dashed; every panel has the same axes, and each engine and style the same colour.", f)
+		}
+		charts = append(charts, chart{ID: id, Caption: caption, SVG: template.HTML(lineChart(id, "latency-vs", title, x, y, series))})
+	}
+	return charts
+}
+
 // resourceSeries are, per workload and target with a server authzbench started, its CPU cores
 // and largest RSS against the throughput served; nil when no run has them.
 func resourceSeries(doc *result.Document, colour map[string]int) (cpu, mem []chartSeries) {
-	var order []string
+	var order, keys []string
 	idx := map[string]int{}
 	for i := range doc.Runs {
 		r := &doc.Runs[i]
@@ -436,14 +654,22 @@ func resourceSeries(doc *result.Document, colour map[string]int) (cpu, mem []cha
 			j = len(order)
 			idx[name] = j
 			order = append(order, name)
-			c := colour[r.Label()] + j
-			cpu = append(cpu, chartSeries{Name: name, Colour: c})
-			mem = append(mem, chartSeries{Name: name, Colour: c})
+			keys = append(keys, styleKey(r))
+			cpu = append(cpu, chartSeries{Name: name})
+			mem = append(mem, chartSeries{Name: name})
 		}
 		x := r.Summary.ThroughputRPS.Mean
 		cpu[j].Points = append(cpu[j].Points, chartPoint{x, res.CPUCoresMean})
 		mem[j].Points = append(mem[j].Points, chartPoint{x, res.RSSMaxMB})
 	}
+	styles := groupStyles(order, keys, colour)
+	for j := range cpu {
+		c, d := styleOf(styles[cpu[j].Name], 1)
+		cpu[j].Colour, cpu[j].Dash = c, d
+		mem[j].Colour, mem[j].Dash = c, d
+	}
+	distinctStyles(cpu)
+	distinctStyles(mem)
 	for j := range cpu {
 		sort.Slice(cpu[j].Points, func(a, b int) bool { return cpu[j].Points[a].X < cpu[j].Points[b].X })
 		sort.Slice(mem[j].Points, func(a, b int) bool { return mem[j].Points[a].X < mem[j].Points[b].X })
@@ -479,14 +705,21 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 body { background: var(--bg); color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5rem auto; max-width: 1200px; padding: 0 1rem; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid var(--grid); }
 .warnings { background: var(--warn-bg); color: var(--warn-fg); border-radius: 6px; padding: .6rem 1rem .6rem 2rem; }
+html { overflow-wrap: anywhere; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 12.5px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid var(--grid); text-align: right; white-space: nowrap; }
 th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
+table.fit { width: 100%; }
+table.fit th, table.fit td:first-child { white-space: normal; }
 tbody tr:nth-child(even) { background: var(--row); }
 .scroll { overflow-x: auto; }
-.notes { color: var(--muted); font-size: 12.5px; }
+details.more-charts > summary { cursor: pointer; color: var(--muted); }
+details.wide > summary { cursor: pointer; color: var(--muted); margin: .4rem 0; }
+.print-only { display: none; }
+.findings { font-size: 15px; } .findings li { margin: .15rem 0; }
+.notes { color: var(--muted); font-size: 12.5px; } h3.notes { margin: .8rem 0 .2rem; font-weight: 600; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 0 1.5rem; }
-.charts figure:first-child { grid-column: 1 / -1; }
+.charts figure.full { grid-column: 1 / -1; }
 figure { margin: 1rem 0; } figcaption { color: var(--muted); font-size: 12.5px; }
 svg.chart { max-width: 100%; height: auto; font: 11px system-ui, sans-serif; }
 svg .heading { fill: var(--fg); font-size: 13px; font-weight: 600; }
@@ -495,11 +728,14 @@ svg .tick, svg .note { fill: var(--muted); }
 svg .grid { stroke: var(--grid); stroke-width: 1; } svg .frame { stroke: var(--muted); }
 svg .series polyline, svg .legend line { stroke-width: 2; fill: none; }
 svg .whisker { stroke: var(--fg); stroke-width: 1.5; }
+svg .knee line { stroke: var(--warn-fg); stroke-width: 1.5; stroke-dasharray: 2 3; }
 {{.Palette}}
 dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; } dl.env dt { color: var(--muted); } dl.env dd { margin: 0; }
 @media print {
   :root { --bg: #ffffff; --fg: #000000; --muted: #444444; --grid: #cccccc; --warn-bg: #ffffff; --warn-fg: #000000; --row: #f2f2f2; }
   body { margin: 0; max-width: none; } .warnings { border: 1px solid #000; }
+  .screen-only, details.wide { display: none; } .print-only { display: block; }
+  .print-only table { font-size: 9px; } .print-only th, .print-only td { white-space: normal; padding: 2px 4px; }
   figure, table, .warnings { break-inside: avoid; } h2 { break-after: avoid; }
 }
 </style>
@@ -508,17 +744,36 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
 <h1>{{.Title}}</h1>
 {{range .Sections}}<section>
 {{if .File}}<h2 class="file">{{.File}}</h2>{{end}}
-{{if .Warnings}}<ul class="warnings" id="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<div class="findings" id="{{.IDPrefix}}findings"><h2>Findings</h2>
+{{if .Findings}}<ul>{{range .Findings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>This run holds no sweep, rate matrix, worker sweep or called comparison to draw a finding from: the table says what it measured.</p>{{end}}</div>
+{{if .Warnings}}<ul class="warnings" id="{{.IDPrefix}}warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Summary</h2>
-<div class="scroll"><table class="summary">
+<div class="screen-only"><table class="summary fit">
 <thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></div>
-<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>
+<details class="wide"><summary>Every column ({{len .WideColumns}})</summary>
+<div class="scroll"><table class="summary wide">
+<thead><tr>{{range .WideColumns}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .WideRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div></details>
+<div class="print-only"><table class="summary wide">
+<thead><tr>{{range .WideColumns}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .WideRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div>
+
 <h2>Charts</h2>
 <div class="charts">
-{{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{range .ShownCharts}}<figure{{if .Full}} class="full"{{end}}>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</div>
+{{with .FoldedCharts}}<details class="more-charts"><summary>{{len .}} more charts: latency by percentile at the sizes between each series' smallest and largest</summary>
+<div class="charts">
+{{range .}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}</div></details>{{end}}
+<h2>Notes</h2>
+{{range .Notes}}<h3 class="notes">{{.Title}}</h3>
+<ul class="notes">{{range .Items}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 <h2>Environment and provenance</h2>
 <dl class="env">{{range .Env}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl>
 </section>

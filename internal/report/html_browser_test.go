@@ -52,7 +52,7 @@ func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr strin
 // Chromium; the DOM it built must hold every chart the page was rendered with, each an <svg>
 // with its <title>, and the console must be silent (the page has no script, so nothing can
 // throw). A screenshot is taken and checked to be an image of the window's size that is not
-// blank; AUTHZBENCH_SCREENSHOT=path keeps the quickstart's (docs/img/report.png is made so).
+// blank; AUTHZBENCH_SCREENSHOT=path keeps the quickstart's.
 func TestHTMLInChromium(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -88,7 +88,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("Chromium's DOM holds charts %q, want %q", got, want)
 	}
 
-	// The screenshot: the quickstart alone, as docs/img/report.png shows it.
+	// The screenshot: the quickstart alone.
 	var one bytes.Buffer
 	if err := HTML(&one, quick); err != nil {
 		t.Fatal(err)
@@ -176,4 +176,83 @@ func colours(img image.Image) int {
 		}
 	}
 	return len(seen)
+}
+
+// measureScript is added by the test alone (the page itself has no script): it writes, into
+// the DOM Chromium dumps, what a reader at 1,280 px meets: the page's overflow, each default
+// summary table's box, two lines of one chart alike (colour and dash), a legend that is not
+// its series' whole name or runs past the chart, a bar label cut at the edge, and whether
+// the findings come first.
+const measureScript = `<script>
+addEventListener("load", () => {
+  const out = [];
+  const de = document.documentElement;
+  if (de.scrollWidth > de.clientWidth) out.push("page overflows: scrollWidth " + de.scrollWidth + " > clientWidth " + de.clientWidth);
+  document.querySelectorAll("div.screen-only").forEach((box, i) => {
+    if (box.scrollWidth > box.clientWidth) out.push("default table " + i + " overflows its box: " + box.scrollWidth + " > " + box.clientWidth);
+  });
+  document.querySelectorAll("svg.chart").forEach(svg => {
+    const styles = new Map();
+    const names = [];
+    svg.querySelectorAll("g.series").forEach(g => {
+      const style = g.getAttribute("class") + " dash " + g.getAttribute("data-dash");
+      const name = g.querySelector("title").textContent;
+      if (styles.has(style)) out.push(svg.id + ": " + JSON.stringify(name) + " and " + JSON.stringify(styles.get(style)) + " share " + style);
+      styles.set(style, name);
+      names.push(name);
+    });
+    const width = svg.viewBox.baseVal.width;
+    const legends = [...svg.querySelectorAll("g.legend text")];
+    legends.forEach((t, i) => {
+      const shown = [...t.querySelectorAll("tspan")].map(s => s.textContent).join(" ") || t.textContent;
+      if (i < names.length && shown !== names[i]) out.push(svg.id + ": legend " + JSON.stringify(shown) + " is not the series' name " + JSON.stringify(names[i]));
+      const box = t.getBBox();
+      if (box.x + box.width > width + 0.5) out.push(svg.id + ": legend " + JSON.stringify(shown) + " runs past the chart's edge (" + Math.round(box.x + box.width) + " > " + width + ")");
+    });
+    if (svg.querySelector("g.series") && legends.length !== names.length) out.push(svg.id + ": " + legends.length + " legend entries for " + names.length + " series");
+    svg.querySelectorAll("text.label").forEach(t => {
+      if (t.getBBox().x < -0.5) out.push(svg.id + ": label " + JSON.stringify(t.textContent) + " is cut at the chart's left edge");
+    });
+  });
+  const first = document.querySelector("section h2");
+  if (!first || !first.parentElement.id.endsWith("findings")) out.push("the first heading is not the findings: " + (first ? first.textContent : "none"));
+  const pre = document.createElement("pre");
+  pre.id = "measured";
+  pre.textContent = "measured\n" + out.join("\n");
+  document.body.appendChild(pre);
+});
+</script>`
+
+// At 1,280 px a real report fits the page and its charts read: no horizontal overflow, every
+// default summary table within its box, no two lines of a chart alike, every legend whole,
+// the findings first. A quickstart, a rule-scaling sweep (long workload names)
+// and a rate matrix are measured.
+func TestHTMLFitsThePageInChromium(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("Chromium not found (chromium, chromium-browser, google-chrome or AUTHZBENCH_CHROMIUM): apt-get install -y chromium to run the browser test")
+	}
+	for _, file := range []string{"quickstart-2026-11-23.json", "rule-scaling-2026-11-23-2.json", "rates-2026-11-23.json"} {
+		t.Run(file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := HTML(&b, committedDoc(t, file)); err != nil {
+				t.Fatal(err)
+			}
+			page := strings.Replace(b.String(), "</body>", measureScript+"</body>", 1)
+			path := filepath.Join(t.TempDir(), "page.html")
+			if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dom, _ := runChromium(t, bin, "--window-size=1280,2400", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
+			i := strings.Index(dom, `<pre id="measured">measured`)
+			if i < 0 {
+				t.Fatal("the measuring script did not run: Chromium's DOM has no measurements")
+			}
+			measured := dom[i+len(`<pre id="measured">measured`):]
+			measured = strings.TrimSpace(html.UnescapeString(measured[:strings.Index(measured, "</pre>")]))
+			if measured != "" {
+				t.Errorf("at 1,280 px:\n%s", measured)
+			}
+		})
+	}
 }

@@ -49,12 +49,12 @@ func TestHTMLDrawsTheChartsTheDocumentHasDataFor(t *testing.T) {
 			[]string{"chart-throughput", "chart-spectrum-nop", "chart-spectrum-rbac", "chart-spectrum-api", "chart-spectrum-risk", "chart-cpu", "chart-memory"},
 			[]string{"Few samples:", "rbac on opa/cli at 2 workers (P99, P99.9)"}},
 		{"rates", committedDoc(t, "rates-2026-11-23.json"),
-			[]string{"chart-throughput", "chart-spectrum-nop", "chart-spectrum-envoy", "chart-latency-vs-rate", "chart-cpu", "chart-memory"},
-			[]string{"Rate missed: nop on opa/server at 1,000/s x64;", "Errors, responses that were not served decisions: envoy on opa/server at 4,000/s x64 (508)"}},
+			[]string{"chart-latency-vs-rate", "chart-throughput", "chart-spectrum-nop", "chart-spectrum-envoy", "chart-cpu", "chart-memory"},
+			[]string{"Rate missed: nop on opa/server at 4,000/s x64;", "Rate missed by the generator: nop on opa/server at 1,000/s x64;", "Errors, responses that were not served decisions: envoy on opa/server at 4,000/s x64 (508)"}},
 		{"workers", committedDoc(t, "concurrency-2026-11-23.json"),
-			[]string{"chart-throughput", "chart-spectrum-nop", "chart-spectrum-rbac", "chart-spectrum-api", "chart-spectrum-risk", "chart-latency-vs-workers", "chart-cpu", "chart-memory"}, nil},
+			[]string{"chart-latency-vs-workers", "chart-throughput", "chart-spectrum-nop", "chart-spectrum-rbac", "chart-spectrum-api", "chart-spectrum-risk", "chart-cpu", "chart-memory"}, nil},
 		{"scale", scaledDoc(t),
-			[]string{"chart-throughput", "chart-spectrum-nop", "chart-spectrum-rbac", "chart-spectrum-api", "chart-spectrum-risk", "chart-latency-vs-n", "chart-cpu", "chart-memory"}, nil},
+			[]string{"chart-latency-vs-n", "chart-throughput", "chart-spectrum-nop", "chart-spectrum-rbac", "chart-spectrum-api", "chart-spectrum-risk", "chart-cpu", "chart-memory"}, nil},
 		{"soak", committedDoc(t, "soak-opa-server-5000rps-2026-11-23.json"),
 			[]string{"chart-throughput", "chart-spectrum-rbac", "chart-cpu", "chart-memory"},
 			[]string{"Rate missed: rbac on opa/server at 5,000/s x64.", "(940233)"}},
@@ -73,7 +73,7 @@ func TestHTMLDrawsTheChartsTheDocumentHasDataFor(t *testing.T) {
 					t.Errorf("no warning %q", w)
 				}
 			}
-			if len(c.warnings) > 0 && strings.Index(page, `id="warnings"`) > strings.Index(page, `class="summary"`) {
+			if len(c.warnings) > 0 && strings.Index(page, `id="warnings"`) > strings.Index(page, `class="summary`) {
 				t.Error("the warnings are not above the table")
 			}
 			for _, forbidden := range []string{"<script", " src=", " href=", "url(", "@import"} {
@@ -86,9 +86,20 @@ func TestHTMLDrawsTheChartsTheDocumentHasDataFor(t *testing.T) {
 					t.Errorf("page lacks %q", must)
 				}
 			}
-			// The summary table has a row per run.
-			if n := strings.Count(page, "<tr>") - 1; n != len(c.doc.Runs) {
-				t.Errorf("%d table rows, want %d", n, len(c.doc.Runs))
+			// The findings come first, and each summary table (the one that fits the page, the
+			// wide one under it, the one printed) has a row per run.
+			if f := strings.Index(page, `id="findings"`); f < 0 || f > strings.Index(page, `class="summary`) || f > strings.Index(page, `<svg`) {
+				t.Error("the findings are not first")
+			}
+			tables := strings.Split(page, `<table class="summary`)[1:]
+			if len(tables) != 3 {
+				t.Fatalf("%d summary tables, want 3 (fit, wide, print)", len(tables))
+			}
+			for _, tb := range tables {
+				tb = tb[:strings.Index(tb, "</table>")]
+				if n := strings.Count(tb, "<tr>") - 1; n != len(c.doc.Runs) {
+					t.Errorf("%d table rows, want %d", n, len(c.doc.Runs))
+				}
 			}
 		})
 	}
@@ -136,5 +147,74 @@ func TestHTMLSeveralFilesKeepIDsApart(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `<h2 class="file">a.json</h2>`) {
 		t.Error("no heading naming the first file")
+	}
+}
+
+var (
+	chartSVG    = regexp.MustCompile(`(?s)<svg [^>]*id="([^"]+)"[^>]*class="chart [^"]*".*?</svg>`)
+	seriesStyle = regexp.MustCompile(`<g class="series (c\d+)" data-dash="(\d+)"><title>([^<]*)</title>`)
+	legendText  = regexp.MustCompile(`(?s)<g class="legend[^"]*">.*?<text[^>]*>(.*?)</text></g>`)
+	tspan       = regexp.MustCompile(`<tspan[^>]*>([^<]*)</tspan>`)
+)
+
+// A rule-scaling sweep reads without a browser too: a panel of latency against N per family,
+// each engine and style one colour and dash on every panel, no two lines of a chart alike, every
+// legend its series' whole name, and the percentile curves of the middle sizes folded.
+func TestHTMLSweepChartsReadApart(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, committedDoc(t, "rule-scaling-2026-11-23-2.json")); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	styleOfName := map[string]string{}
+	panels := 0
+	for _, m := range chartSVG.FindAllStringSubmatch(page, -1) {
+		id, svg := m[1], m[0]
+		if strings.HasPrefix(id, "chart-latency-vs-n-") {
+			panels++
+		}
+		seen := map[string]string{}
+		var names []string
+		for _, s := range seriesStyle.FindAllStringSubmatch(svg, -1) {
+			style, name := s[1]+" dash "+s[2], s[3]
+			if other, ok := seen[style]; ok {
+				t.Errorf("%s: %q and %q are both %s", id, name, other, style)
+			}
+			seen[style] = name
+			names = append(names, name)
+			if strings.HasPrefix(id, "chart-latency-vs-n-") {
+				if was, ok := styleOfName[name]; ok && was != style {
+					t.Errorf("%s: %q is %s here, %s on another panel", id, name, style, was)
+				}
+				styleOfName[name] = style
+			}
+		}
+		for i, l := range legendText.FindAllStringSubmatch(svg, -1) {
+			var parts []string
+			for _, p := range tspan.FindAllStringSubmatch(l[1], -1) {
+				parts = append(parts, p[1])
+			}
+			if got := strings.Join(parts, " "); i < len(names) && got != names[i] {
+				t.Errorf("%s: legend %q, want the series' whole name %q", id, got, names[i])
+			}
+		}
+	}
+	if panels != 4 {
+		t.Errorf("%d panels of latency against N, want 4 (rules-path, rules-ip, rules-principal, rules-jwt-claim)", panels)
+	}
+	at := strings.Index(page, `<details class="more-charts">`)
+	if at < 0 {
+		t.Fatal("no folded charts: the middle sizes' percentile curves are shown one by one")
+	}
+	folded := page[at:]
+	for _, id := range []string{"chart-spectrum-rules-path-100", "chart-spectrum-rules-ip-1000-indexed"} {
+		if !strings.Contains(folded, `id="`+id+`"`) {
+			t.Errorf("%s is not folded", id)
+		}
+	}
+	for _, id := range []string{"chart-spectrum-rules-path-10\"", "chart-spectrum-rules-path-10000\""} {
+		if strings.Contains(folded, `id="`+id) || !strings.Contains(page, `id="`+id) {
+			t.Errorf("%s is not shown", id)
+		}
 	}
 }

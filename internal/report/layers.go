@@ -241,8 +241,12 @@ func writeLayers(w io.Writer, v *View, markdown bool) error {
 			return err
 		}
 	}
+	// A blank line, then the notes as the terminal's others read: bulleted, wrapped.
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
 	for _, n := range layerNotes(v) {
-		if _, err := fmt.Fprintln(w, n); err != nil {
+		if _, err := io.WriteString(w, wrap("- "+n, TerminalWidth, "  ")); err != nil {
 			return err
 		}
 	}

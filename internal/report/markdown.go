@@ -12,19 +12,35 @@ func init() {
 	Register(Format{Name: "markdown", Render: Markdown, Heading: func(name string) string { return "### " + name + "\n\n" }})
 }
 
-// Markdown writes the comparison table as GitHub-flavoured Markdown, the notes as a list.
+// Markdown writes the findings, then the comparison table as GitHub-flavoured Markdown with
+// every column (a page is read at leisure, and the prose beside it cites any column), then the
+// notes, a list under each kind's title.
 func Markdown(w io.Writer, doc *result.Document) error {
 	v := Build(doc)
-	cols := columns(v)
-	if len(v.Rows) > 0 { // else the notes begin with NoRuns, and a header alone is no table
-		fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
-		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(cols)))
-		for _, r := range v.Rows {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells(v, r, "`"+r.Target+"`"+marks(r)), " | "))
+	var b strings.Builder
+	list := func(title string, items []string) {
+		fmt.Fprintf(&b, "**%s**\n\n", title)
+		for _, it := range items {
+			fmt.Fprintf(&b, "- %s\n", it)
 		}
-		fmt.Fprintln(w)
 	}
-	if err := writeNotes(w, v, "- "); err != nil {
+	if len(v.Findings) > 0 {
+		list(findingsTitle, v.Findings)
+		b.WriteString("\n")
+	}
+	cols, rows := grid(v, true, func(r Row) string { return "`" + r.Target + "`" + marks(r) })
+	if len(rows) > 0 { // else the notes begin with NoRuns, and a header alone is no table
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(cols, " | "))
+		fmt.Fprintf(&b, "|%s\n", strings.Repeat("---|", len(cols)))
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(r, " | "))
+		}
+	}
+	for _, g := range noteGroups(v, cols) {
+		b.WriteString("\n")
+		list(g.Title, g.Items)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	return writeLayers(w, v, true)

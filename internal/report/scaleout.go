@@ -48,7 +48,7 @@ func replicaNotes(r *result.Run) []string {
 
 // scaleOutNotes say what a sharded or merged document is, and what the USL fits of its sweeps
 // predict.
-func scaleOutNotes(doc *result.Document) []string {
+func scaleOutNotes(doc *result.Document) (shards, usl []string) {
 	var notes []string
 	if s := doc.Shard; s != nil {
 		at := ""
@@ -68,6 +68,7 @@ func scaleOutNotes(doc *result.Document) []string {
 		}
 		notes = append(notes, fmt.Sprintf("merged from %d shards, histograms added, req/s over the window their measured phases spanned: %s", n, strings.Join(hosts, ", ")))
 	}
+	shards, notes = notes, nil
 	for _, f := range doc.Scalability {
 		var pts []string
 		var one float64 // the smallest size's throughput per unit: what ideal scaling multiplies
@@ -107,7 +108,7 @@ func scaleOutNotes(doc *result.Document) []string {
 		}
 		notes = append(notes, m)
 	}
-	return notes
+	return shards, notes
 }
 
 func distinctSizes(points []result.USLPoint) int {

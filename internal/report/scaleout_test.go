@@ -38,7 +38,7 @@ func TestScaleOutNotes(t *testing.T) {
 		{Workload: "rbac", Target: "opa/server", Param: "workers", Reason: "2 distinct sizes; the model's three coefficients need at least 3",
 			Points: []result.USLPoint{{N: 1, RPS: 900}, {N: 2, RPS: 1700}}},
 	}}
-	notes := strings.Join(scaleOutNotes(doc), "\n")
+	notes := strings.Join(uslNotesOf(doc), "\n")
 	for _, want := range []string{
 		"SHARD 2/3 of the scenario",
 		"USL over replicas, risk on opa/server (1: 600, 2: 1,100 = 92% of ideal, 3: 1,500 = 83% of ideal, 4: 1,750 = 73% of ideal req/s): λ 600 req/s, σ 0.05, κ 0.02, R² 0.980; peaks at N≈6.9 with 2,100 req/s",
@@ -52,7 +52,13 @@ func TestScaleOutNotes(t *testing.T) {
 		t.Errorf("R² 0.98 over 4 sizes called a poor or an exact fit:\n%s", notes)
 	}
 	doc.Scalability[0].Points, doc.Scalability[0].R2 = doc.Scalability[0].Points[:3], 1
-	if notes := strings.Join(scaleOutNotes(doc), "\n"); !strings.Contains(notes, "passes through every point and R² says nothing") {
+	if notes := strings.Join(uslNotesOf(doc), "\n"); !strings.Contains(notes, "passes through every point and R² says nothing") {
 		t.Errorf("three sizes not called an exact fit:\n%s", notes)
 	}
+}
+
+// uslNotesOf are the notes scaleOutNotes writes, the shard's then the USL fits'.
+func uslNotesOf(doc *result.Document) []string {
+	shards, usl := scaleOutNotes(doc)
+	return append(shards, usl...)
 }

@@ -19,8 +19,28 @@ type chartPoint struct{ X, Y float64 }
 type chartSeries struct {
 	Name   string
 	Points []chartPoint
-	Colour int  // palette index
-	Dashed bool // a secondary figure of the same series (P50 beside P99)
+	Colour int // palette index
+	// Dash is the line's pattern, an index in dashes: a secondary figure of the same series
+	// (P50 beside P99) is dashed, and series past the palette's colours take further
+	// patterns, so no two lines of a chart look alike.
+	Dash int
+}
+
+// dashes are the line patterns, solid first.
+var dashes = []string{"", "5 4", "1 3", "9 3 2 3", "12 4", "2 6"}
+
+// styleOf is the colour and dash of the i-th series of a chart whose series come in pairs of
+// figures (pairs 2: P99 solid, P50 dashed) or alone (pairs 1): the colours go round the
+// palette, and each round takes the next patterns.
+func styleOf(i, pairs int) (colour, dash int) {
+	return i % paletteSize, (i / paletteSize) * pairs
+}
+
+func dashAttr(d int) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(` stroke-dasharray="%s"`, dashes[d%len(dashes)])
 }
 
 // axis is how a chart's axis maps values and labels its ticks.
@@ -31,6 +51,11 @@ type axis struct {
 	Ticks []tick
 	// Format labels a computed tick.
 	Format func(float64) string
+	// Include are values the axis spans whether or not the chart's points reach them: the
+	// panels of one figure share their axes so.
+	Include []float64
+	// Marks are values marked across the plot with their label: where a target saturates.
+	Marks []tick
 }
 
 type tick struct {
@@ -43,13 +68,17 @@ const (
 	chartWidth   = 590
 	plotBottom   = 264 // the x axis
 	marginLeft   = 66
-	marginRight  = 16
+	marginRight  = 24 // room for the last x tick's label
 	marginTop    = 34
 	marginBottom = 48 // below a bar chart's last bar: its tick labels and axis label
 	legendTop    = plotBottom + 54
 	legendRow    = 16
 	legendWidth  = (chartWidth - marginLeft) / 2
-	paletteSize  = 8
+	// legendChars is about what a legend column holds at 11px; a longer name gets a row of
+	// its own, and one longer than a row wraps, so no name is ever cut.
+	legendChars = 42
+	legendLine  = 78
+	paletteSize = 8
 	// A bar chart takes the page's width.
 	barChartWidth = 900
 )
@@ -68,15 +97,28 @@ func lineChart(id, class, title string, x, y axis, series []chartSeries) string 
 		}
 	}
 	var b strings.Builder
-	height := legendTop + legendRow*((len(series)+1)/2)
+	places, rows := legendLayout(series)
+	height := legendTop + legendRow*rows
 	open(&b, id, class, title, height)
 	if len(xs) == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="note">no data</text></svg>`, marginLeft, plotBottom/2)
 		return b.String()
 	}
+	for _, m := range x.Marks {
+		xs = append(xs, m.V)
+	}
 	xScale := newScale(xs, x, marginLeft, chartWidth-marginRight)
 	yScale := newScale(ys, y, plotBottom, marginTop)
 	frame(&b, xScale, yScale, x, y)
+	for k, m := range x.Marks {
+		px := xScale.at(m.V)
+		anchor, tx := "start", px+4
+		if px > (marginLeft+chartWidth)/2 { // the label reads leftwards of a mark in the right half
+			anchor, tx = "end", px-4
+		}
+		fmt.Fprintf(&b, `<g class="knee"><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text class="note" x="%.1f" y="%d" text-anchor="%s">%s</text></g>`,
+			px, px, marginTop, plotBottom, tx, marginTop+12+12*k, anchor, esc(m.Label))
+	}
 	for i, s := range series {
 		var pts []string
 		for _, p := range s.Points {
@@ -87,11 +129,8 @@ func lineChart(id, class, title string, x, y axis, series []chartSeries) string 
 		if len(pts) == 0 {
 			continue
 		}
-		dash := ""
-		if s.Dashed {
-			dash = ` stroke-dasharray="5 4"`
-		}
-		fmt.Fprintf(&b, `<g class="series c%d"><title>%s</title>`, s.Colour%paletteSize, esc(s.Name))
+		dash := dashAttr(s.Dash)
+		fmt.Fprintf(&b, `<g class="series c%d" data-dash="%d"><title>%s</title>`, s.Colour%paletteSize, s.Dash%len(dashes), esc(s.Name))
 		if len(pts) > 1 {
 			fmt.Fprintf(&b, `<polyline fill="none" points="%s"%s/>`, strings.Join(pts, " "), dash)
 		}
@@ -102,10 +141,45 @@ func lineChart(id, class, title string, x, y axis, series []chartSeries) string 
 			}
 		}
 		b.WriteString("</g>")
-		legend(&b, i, s)
+		legend(&b, places[i], s)
 	}
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// legendPlace is where a series' name goes under the plot: its row, its column (0 or 1; a
+// name that takes the whole width is in column 0), and its lines.
+type legendPlace struct {
+	row, col int
+	lines    []string
+}
+
+// legendLayout places the names two to a row while they fit a column; a longer name takes a
+// row of its own, wrapped at spaces when longer than the row. It returns the rows used.
+func legendLayout(series []chartSeries) ([]legendPlace, int) {
+	places := make([]legendPlace, len(series))
+	row, col := 0, 0
+	for i, s := range series {
+		if len([]rune(s.Name)) <= legendChars {
+			places[i] = legendPlace{row: row, col: col, lines: []string{s.Name}}
+			if col == 1 {
+				row, col = row+1, 0
+			} else {
+				col = 1
+			}
+			continue
+		}
+		if col == 1 {
+			row, col = row+1, 0
+		}
+		lines := strings.Split(strings.TrimSuffix(wrap(s.Name, legendLine, ""), "\n"), "\n")
+		places[i] = legendPlace{row: row, lines: lines}
+		row += len(lines)
+	}
+	if col == 1 {
+		row++
+	}
+	return places, row
 }
 
 // bar is one bar of a bar chart: a value with a spread (± sd) and a label.
@@ -121,7 +195,14 @@ type bar struct {
 // barChart draws horizontal bars on a log axis (throughputs of in-process and CLI targets
 // differ by four orders of magnitude), with ± whiskers.
 func barChart(id, class, title string, x axis, bars []bar) string {
-	const rowHeight, labelWidth = 22, 250
+	const rowHeight = 22
+	// The labels' column is as wide as the longest label needs (about 6.3px a character at
+	// 11px), so none is cut at the chart's edge; the bars keep their room beside it.
+	labelWidth := 250
+	for _, br := range bars {
+		labelWidth = max(labelWidth, int(6.3*float64(len([]rune(br.Label))))+12)
+	}
+	barChartWidth := labelWidth + barChartWidth - 250
 	height := marginTop + rowHeight*len(bars) + marginBottom
 	var vals []float64
 	for _, b := range bars {
@@ -182,19 +263,15 @@ func open(b *strings.Builder, id, class, title string, height int) {
 	fmt.Fprintf(b, `<text x="4" y="18" class="heading">%s</text>`, esc(title))
 }
 
-// legend names series i under the plot, two to a row.
-func legend(b *strings.Builder, i int, s chartSeries) {
-	x, y := marginLeft+(i%2)*legendWidth, legendTop-6+(i/2)*legendRow
-	dash := ""
-	if s.Dashed {
-		dash = ` stroke-dasharray="5 4"`
+// legend names a series under the plot where legendLayout placed it, never cut.
+func legend(b *strings.Builder, at legendPlace, s chartSeries) {
+	x, y := marginLeft+at.col*legendWidth, legendTop-6+at.row*legendRow
+	fmt.Fprintf(b, `<g class="legend c%d"><line x1="%d" x2="%d" y1="%d" y2="%d"%s/><text x="%d" y="%d">`,
+		s.Colour%paletteSize, x, x+18, y, y, dashAttr(s.Dash), x+22, y+4)
+	for i, l := range at.lines {
+		fmt.Fprintf(b, `<tspan x="%d" dy="%d">%s</tspan>`, x+22, min(i, 1)*legendRow, esc(l))
 	}
-	name := s.Name
-	if len([]rune(name)) > 40 {
-		name = string([]rune(name)[:39]) + "…"
-	}
-	fmt.Fprintf(b, `<g class="legend c%d"><line x1="%d" x2="%d" y1="%d" y2="%d"%s/><text x="%d" y="%d">%s</text></g>`,
-		s.Colour%paletteSize, x, x+18, y, y, dash, x+22, y+4, esc(name))
+	b.WriteString("</text></g>")
 }
 
 func frame(b *strings.Builder, xs, ys scale, x, y axis) {
@@ -233,6 +310,11 @@ func newScale(vals []float64, a axis, from, to int) scale {
 	}
 	for _, t := range a.Ticks {
 		lo, hi = math.Min(lo, t.V), math.Max(hi, t.V)
+	}
+	for _, v := range a.Include {
+		if usable(v, a.Log) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
 	}
 	if a.Log {
 		// Whole decades around the data, so the ticks fall on them.

@@ -5,29 +5,79 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/authzbench/authzbench/internal/result"
 )
 
 func init() {
-	Register(Format{Name: "table", Render: Table, Heading: func(name string) string { return "== " + name + " ==\n" }})
+	Register(Format{Name: "table", Render: Table, Wide: TableWide, Heading: func(name string) string { return "== " + name + " ==\n" }})
 }
 
-// Table writes the comparison table for a terminal, its columns aligned, the notes under it.
-func Table(w io.Writer, doc *result.Document) error {
+// TerminalWidth is the width the terminal view is written for: the default table of the
+// quickstart fits it, and the notes are wrapped to it.
+const TerminalWidth = 120
+
+// Table writes the comparison table for a terminal, the columns a reader needs first
+// (DefaultColumns) aligned, the notes under it wrapped to TerminalWidth.
+func Table(w io.Writer, doc *result.Document) error { return table(w, doc, false) }
+
+// TableWide is Table with every column.
+func TableWide(w io.Writer, doc *result.Document) error { return table(w, doc, true) }
+
+func table(w io.Writer, doc *result.Document, wide bool) error {
 	v := Build(doc)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if len(v.Rows) > 0 { // else the notes begin with NoRuns, and a header alone is no table
-		fmt.Fprintln(tw, strings.Join(columns(v), "\t"))
+	var b strings.Builder
+	list := func(title string, items []string) {
+		b.WriteString(title + "\n")
+		for _, it := range items {
+			b.WriteString(wrap("- "+it, TerminalWidth, "  "))
+		}
 	}
-	for _, r := range v.Rows {
-		fmt.Fprintln(tw, strings.Join(cells(v, r, label(r)), "\t"))
+	if len(v.Findings) > 0 {
+		list(findingsTitle, v.Findings)
+		b.WriteString("\n")
+	}
+	head, rows := grid(v, wide, label)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if len(rows) > 0 { // else the notes begin with NoRuns, and a header alone is no table
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+	}
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if err := writeNotes(w, v, ""); err != nil {
+	for _, g := range noteGroups(v, head) {
+		b.WriteString("\n")
+		list(g.Title, g.Items)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	return writeLayers(w, v, false)
+}
+
+// wrap breaks text into lines of at most width characters at spaces, the lines after the
+// first indented by indent (a hanging indent, so each note still starts at the margin); a word
+// longer than a line keeps its own line whole rather than being cut. Every line ends in a
+// newline.
+func wrap(text string, width int, indent string) string {
+	var b strings.Builder
+	line, lineLen := "", 0
+	for _, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case lineLen == 0:
+			line, lineLen = word, n
+		case lineLen+1+n <= width:
+			line, lineLen = line+" "+word, lineLen+1+n
+		default:
+			b.WriteString(line + "\n")
+			line, lineLen = indent+word, utf8.RuneCountInString(indent)+n
+		}
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }

@@ -23,12 +23,40 @@ type View struct {
 	// when the document holds fewer than two engines and the column is left out.
 	CrossEngine string
 	Rows        []Row
-	// Notes follow the rows' own: pairs skipped, what Cedar is handed, how each column reads
-	// and when it calls a difference, a partial result, and the environment.
-	Notes []string
+	// Findings say what the run shows, a line each, before the table (findings.go).
+	Findings []string
+	// Notes follow the rows' own, each of a kind: the fits in full, what Cedar is handed, how
+	// each column reads and when it calls a difference, a partial result, pairs skipped, and
+	// the environment.
+	Notes []Note
 	// Layers are the runs whose responses reported the server's own timers, in the
 	// document's order: a table of their own after the notes (layers.go).
 	Layers []Layers
+}
+
+// NoteKind groups the notes under a table, so that a caveat is not lost among the lines that
+// say how a column reads or what the machine was.
+type NoteKind int
+
+const (
+	FitNote     NoteKind = iota // each fit in full: the findings' evidence
+	CaveatNote                  // what limits a figure: work not the same (‡), a partial or shard result
+	ColumnNote                  // how a column reads and when it calls a difference
+	SkippedNote                 // what did not run, and why
+	EnvNote                     // the machine and the versions
+)
+
+// noteTitles head the groups, in the order they are written; the rows' own notes (RunNotes)
+// come after the caveats.
+var noteTitles = map[NoteKind]string{FitNote: "Fits", CaveatNote: "Caveats", ColumnNote: "Reading the columns", SkippedNote: "Skipped", EnvNote: "Environment"}
+
+// Note is one note under the table.
+type Note struct {
+	Kind NoteKind
+	// Column is the column a ColumnNote explains: a view that leaves the column out leaves
+	// the note out too.
+	Column string
+	Text   string
 }
 
 // Row is one run's line of the comparison table.
@@ -206,6 +234,7 @@ func Build(doc *result.Document) *View {
 		}
 	}
 	v.Notes = documentNotes(doc, v, comparisons)
+	v.Findings = findings(doc, v, comparisons)
 	return v
 }
 
@@ -273,38 +302,45 @@ func shortWindowNote(r *result.Run, w *result.ShortWindow) string {
 }
 
 // documentNotes are the notes after the rows'.
-func documentNotes(doc *result.Document, v *View, comparisons []result.Comparison) []string {
-	var notes []string
+func documentNotes(doc *result.Document, v *View, comparisons []result.Comparison) []Note {
+	var notes []Note
+	add := func(kind NoteKind, texts ...string) {
+		for _, t := range texts {
+			notes = append(notes, Note{Kind: kind, Text: t})
+		}
+	}
 	if line := NoRuns(doc); line != "" {
-		notes = append(notes, strings.ToUpper(line[:1])+line[1:])
+		add(CaveatNote, strings.ToUpper(line[:1])+line[1:])
 	}
 	for _, k := range doc.Skipped {
-		notes = append(notes, fmt.Sprintf("%s on %s: skipped, %s", k.Workload, k.Target, k.Reason))
+		add(SkippedNote, fmt.Sprintf("%s on %s: skipped, %s", k.Workload, k.Target, k.Reason))
 	}
 	said := map[string]bool{}
 	for _, r := range doc.Runs {
 		if d := r.WorkloadDoc.CedarDifferences; d != "" && !said[r.Workload] {
 			said[r.Workload] = true
-			notes = append(notes, fmt.Sprintf("%s %s in Cedar, not the same work as in OPA: %s", handedMark, r.Workload, d))
+			add(CaveatNote, fmt.Sprintf("%s %s in Cedar, not the same work as in OPA: %s", handedMark, r.Workload, d))
 		}
 	}
 	if hasFigure(comparisons, result.Throughput) {
-		notes = append(notes, "× vs first: this row's req/s divided by the first row's of its workload; "+callRule(comparisons, result.Throughput))
+		notes = append(notes, Note{Kind: ColumnNote, Column: "× vs first", Text: "× vs first: this row's req/s divided by the first row's of its workload; " + callRule(comparisons, result.Throughput)})
 	}
 	for _, r := range v.Rows {
 		if r.OverFloor != nil {
-			notes = append(notes, "P50 over nop: this row's P50 minus its target's nop P50 under the same load; ± is the 95 % confidence interval of that difference from the repetitions' medians (Welch's t), and ~ marks one whose interval includes 0: no cost is called; without ± there were too few repetitions for an interval (--repeat 3 or more)")
+			notes = append(notes, Note{Kind: ColumnNote, Column: "P50 over nop", Text: "P50 over nop: this row's P50 minus its target's nop P50 under the same load; ± is the 95 % confidence interval of that difference from the repetitions' medians (Welch's t), and ~ marks one whose interval includes 0: no cost is called; without ± there were too few repetitions for an interval (--repeat 3 or more)"})
 			break
 		}
 	}
 	if e := v.CrossEngine; e != "" {
-		notes = append(notes, fmt.Sprintf("× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s; %s",
-			e, e, e, callRule(comparisons, result.P50)))
+		notes = append(notes, Note{Kind: ColumnNote, Column: "× vs " + e, Text: fmt.Sprintf("× vs %s: %s's P50 divided by this row's, same workload, deployment mode and load; above 1 is faster than %s; %s",
+			e, e, e, callRule(comparisons, result.P50))})
 	}
-	notes = append(notes, scaleOutNotes(doc)...)
-	notes = append(notes, growthNotes(doc)...)
+	shards, usl := scaleOutNotes(doc)
+	add(CaveatNote, shards...)
+	add(FitNote, usl...)
+	add(FitNote, growthNotes(doc)...)
 	if doc.Interrupted {
-		notes = append(notes, fmt.Sprintf("PARTIAL RESULT: the run was stopped before it finished (%s)", doc.StopReason))
+		add(CaveatNote, fmt.Sprintf("PARTIAL RESULT: the run was stopped before it finished (%s)", doc.StopReason))
 	}
 	engines := "OPA " + doc.Env.OPA
 	if doc.Env.Cedar != "" {
@@ -323,9 +359,10 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 	if src := doc.Env.CommitSource; src != "" && src != "none" {
 		commit += ", " + src
 	}
-	return append(notes, fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s, %s, %s, authzbench %s (%s); pinning: %s",
+	add(EnvNote, fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s, %s, %s, authzbench %s (%s); pinning: %s",
 		doc.Env.CPUModel, doc.Env.Cores, doc.Env.GOMAXPROCS, doc.Env.OS, doc.Env.Kernel, doc.Env.Go,
 		engines, doc.Env.Authzbench, commit, doc.Env.Pinning))
+	return notes
 }
 
 // thinOf marks the percentiles that rest on few samples and returns the note that says so;

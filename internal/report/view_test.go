@@ -38,8 +38,8 @@ func TestBuildComputesRowsAsNumbers(t *testing.T) {
 	if !open.RateMissed || open.Load.Model != result.OpenLoop || len(open.Notes) != 4 {
 		t.Errorf("open row: rate missed %t, model %q, %d notes: %q", open.RateMissed, open.Load.Model, len(open.Notes), open.Notes)
 	}
-	if last := v.Notes[len(v.Notes)-1]; !strings.HasPrefix(last, "Test CPU, 2 cores") {
-		t.Errorf("the last note is %q, want the environment", last)
+	if last := v.Notes[len(v.Notes)-1]; last.Kind != EnvNote || !strings.HasPrefix(last.Text, "Test CPU, 2 cores") {
+		t.Errorf("the last note is %q, want the environment", last.Text)
 	}
 }
 
