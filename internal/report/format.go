@@ -10,8 +10,8 @@ import (
 )
 
 // Format is an output format for result documents. Each registers itself by name from its own
-// file (table.go, markdown.go, csv.go, json.go, gobench.go, html.go), so a new format is one file and the commands list it
-// in their --format help without a change.
+// file (Register in its init), so a new format is one file, and the commands list it in their
+// --format help (NameList) without a change.
 type Format struct {
 	Name string
 	// Render writes one document.

@@ -2,8 +2,8 @@
 // table-shaped view shows of a document: one Row per run, its figures as numbers (throughput,
 // percentiles, the cost over the nop floor with its interval, the ratio columns with whether
 // their interval calls a difference, errors, the server's cost), and the notes that explain
-// them. Renderers registered by name (format.go; table, markdown, csv, json, gobench and html,
-// a file each) only format; prometheus.go exports a summary as OpenMetrics beside them.
+// them. Renderers, each registered by name from a file of its own (format.go says how), only
+// format; prometheus.go exports a summary as OpenMetrics beside them.
 // Everything is read from the result document alone, so any view can be rebuilt later from a
 // kept result file.
 package report
