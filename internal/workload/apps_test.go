@@ -1,0 +1,112 @@
+package workload
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/engine/openfga"
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+)
+
+// appSizes are the sizes the app tests generate: the smallest world, and one large enough that
+// folders, groups and teams nest to their full depth.
+var appSizes = []int{MinAppSize, 200}
+
+// checkAgainstOpenFGA writes an app's OpenFGA version into OpenFGA's server in this process,
+// as the openfga engine does, and fails the test for every check whose decision differs from
+// the one the reference model expects.
+func checkAgainstOpenFGA(t *testing.T, name string, f *OpenFGA) {
+	t.Helper()
+	if len(f.Checks) == 0 {
+		t.Fatalf("%s: no OpenFGA checks", name)
+	}
+	path := filepath.Join(t.TempDir(), f.Model.Name)
+	if err := os.WriteFile(path, f.Model.Content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model, err := openfga.LoadModel(path)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	fx := &openfga.Fixture{Source: name, Model: model, ModelOrigin: f.Model.Name}
+	tuples := make([]openfga.Tuple, len(f.Tuples))
+	for i, tu := range f.Tuples {
+		tuples[i] = openfga.Tuple{Key: &openfgav1.TupleKey{User: tu.User, Relation: tu.Relation, Object: tu.Object}, Origin: name}
+	}
+	fx.TupleSets = []openfga.TupleSet{{Name: "store", Tuples: tuples}}
+	ctx := context.Background()
+	e, err := openfga.Start(ctx, fx)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer e.Close()
+	const maxReported = 20
+	wrong := 0
+	for i, c := range f.Checks {
+		req, err := e.Prepare(openfga.Assertion{User: c.User, Relation: c.Relation, Object: c.Object, Origin: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		allow, err := e.Check(ctx, req)
+		if err == nil && expectOf(allow) == c.Expect {
+			continue
+		}
+		wrong++
+		if wrong <= maxReported {
+			t.Errorf("%s check %d: %s %s %s: OpenFGA allow %v (error %v); the model expects %s (%s)",
+				name, i, c.User, c.Relation, c.Object, allow, err, c.Expect, c.Reason)
+		}
+	}
+	if wrong > maxReported {
+		t.Errorf("%s: %d of %d checks wrong, only the first %d shown", name, wrong, len(f.Checks), maxReported)
+	}
+}
+
+// checkApp builds an app at each test size and checks OPA, Cedar and OpenFGA against the
+// reference model on every input, and that the inputs are decided by every rule the app has.
+func checkApp(t *testing.T, app string, allows, denies []string) {
+	for _, n := range appSizes {
+		name := app + "-" + itoa(n)
+		t.Run(name, func(t *testing.T) {
+			b, err := buildApp(name, DefaultSeed, DefaultInputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := b.workload
+			if w.Name != name || w.Description == "" || w.Scale == nil || w.Scale.N != n {
+				t.Errorf("workload identity: name %q, description %q, scale %+v", w.Name, w.Description, w.Scale)
+			}
+			denyReasons := checkAgainstOPA(t, w)
+			checkAgainstCedar(t, w)
+			if len(b.openfga.Checks) != len(w.Inputs) {
+				t.Fatalf("%d OpenFGA checks for %d inputs", len(b.openfga.Checks), len(w.Inputs))
+			}
+			checkAgainstOpenFGA(t, name, b.openfga)
+			allowReasons := map[string]int{}
+			for _, in := range w.Inputs {
+				if in.Expect == ExpectAllow {
+					allowReasons[in.Reason]++
+				}
+			}
+			for _, want := range allows {
+				if allowReasons[want] == 0 {
+					t.Errorf("no input is allowed for %q; allow reasons %v", want, allowReasons)
+				}
+			}
+			for _, want := range denies {
+				if denyReasons[want] == 0 {
+					t.Errorf("no input is denied for %q; deny reasons %v", want, denyReasons)
+				}
+			}
+			t.Logf("%s: allow reasons %v", name, allowReasons)
+		})
+	}
+}
+
+func TestGdriveMatchesReferenceModel(t *testing.T) {
+	checkApp(t, "gdrive",
+		[]string{"allow: owner", "allow: folder owner", "allow: editor", "allow: viewer", "allow: public"},
+		[]string{"deny: not owner", "deny: read only", "deny: sharing restricted", "deny: no access"})
+}
