@@ -110,3 +110,9 @@ func TestGdriveMatchesReferenceModel(t *testing.T) {
 		[]string{"allow: owner", "allow: folder owner", "allow: editor", "allow: viewer", "allow: public"},
 		[]string{"deny: not owner", "deny: read only", "deny: sharing restricted", "deny: no access"})
 }
+
+func TestGithubMatchesReferenceModel(t *testing.T) {
+	checkApp(t, "github",
+		[]string{"allow: owner", "allow: org owner", "allow: base permission", "allow: collaborator", "allow: team", "allow: public"},
+		[]string{"deny: archived", "deny: role too low", "deny: no access"})
+}

@@ -369,13 +369,16 @@ func (w *gdWorld) cedar() []byte {
 		s.in("Role", id+"/editors", role(id, "viewers"))
 		s.entity("Role", id+"/viewers")
 		s.in("User", gdUser(n.owner), role(id, "managers"))
-		for list, gs := range map[string][]gdGrantee{"viewers": n.viewers, "editors": n.editors} {
-			for _, g := range gs {
+		for _, acl := range []struct {
+			list string
+			gs   []gdGrantee
+		}{{"viewers", n.viewers}, {"editors", n.editors}} {
+			for _, g := range acl.gs {
 				typ := "User"
 				if g.group {
 					typ = "Group"
 				}
-				s.in(typ, g.id(), role(id, list))
+				s.in(typ, g.id(), role(id, acl.list))
 			}
 		}
 		if n.parent >= 0 {
