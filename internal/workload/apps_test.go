@@ -116,3 +116,9 @@ func TestGithubMatchesReferenceModel(t *testing.T) {
 		[]string{"allow: owner", "allow: org owner", "allow: base permission", "allow: collaborator", "allow: team", "allow: public"},
 		[]string{"deny: archived", "deny: role too low", "deny: no access"})
 }
+
+func TestTinytodoMatchesReferenceModel(t *testing.T) {
+	checkApp(t, "tinytodo",
+		[]string{"allow: owner", "allow: editor", "allow: reader"},
+		[]string{"deny: intern", "deny: not owner", "deny: read only", "deny: no access"})
+}

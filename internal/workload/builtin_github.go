@@ -65,10 +65,8 @@ type ghWorld struct {
 	repos     []ghRepo
 }
 
-func ghUser(i int) string { return fmt.Sprintf("user-%05d", i) }
-func ghOrgID(i int) string {
-	return fmt.Sprintf("org-%03d", i)
-}
+func ghUser(i int) string   { return fmt.Sprintf("user-%05d", i) }
+func ghOrgID(i int) string  { return fmt.Sprintf("org-%03d", i) }
 func ghTeamID(i int) string { return fmt.Sprintf("team-%04d", i) }
 func ghRepoID(i int) string { return fmt.Sprintf("repo-%05d", i) }
 
