@@ -1,9 +1,13 @@
 package workload
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/engine/openfga"
@@ -121,4 +125,44 @@ func TestTinytodoMatchesReferenceModel(t *testing.T) {
 	checkApp(t, "tinytodo",
 		[]string{"allow: owner", "allow: editor", "allow: reader"},
 		[]string{"deny: intern", "deny: not owner", "deny: read only", "deny: no access"})
+}
+
+// An app is the same world and the same inputs on every build, in every engine's form, and
+// AppOpenFGA's check i asks what the workload's input i asks.
+func TestAppsAreReproducibleAndAligned(t *testing.T) {
+	for _, name := range []string{"gdrive-50", "github-50", "tinytodo-50"} {
+		a, err := buildApp(name, DefaultSeed, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := AppOpenFGA(name, DefaultSeed, DefaultInputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.workload.Data, b.Data) || !bytes.Equal(a.workload.Cedar.Entities, b.Cedar.Entities) ||
+			!slices.Equal(a.openfga.Tuples, f.Tuples) {
+			t.Errorf("%s: two builds hold different worlds", name)
+		}
+		if len(f.Checks) != len(b.Inputs) {
+			t.Fatalf("%s: %d checks for %d inputs", name, len(f.Checks), len(b.Inputs))
+		}
+		for i, in := range b.Inputs {
+			if i < len(a.workload.Inputs) && !bytes.Equal(a.workload.Inputs[i].JSON, in.JSON) {
+				t.Fatalf("%s input %d: %s, then %s", name, i, a.workload.Inputs[i].JSON, in.JSON)
+			}
+			var q struct{ User, Action, Resource string }
+			if err := json.Unmarshal(in.JSON, &q); err != nil {
+				t.Fatal(err)
+			}
+			c := f.Checks[i]
+			if c.User != "user:"+q.User || c.Relation != "can_"+q.Action || !strings.HasSuffix(c.Object, ":"+q.Resource) ||
+				c.Expect != in.Expect {
+				t.Fatalf("%s input %d %s asks %+v of OpenFGA", name, i, in.JSON, c)
+			}
+		}
+	}
 }
