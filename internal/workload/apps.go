@@ -135,6 +135,16 @@ func appInputs(inputs int, draw func() appRequest) []appRequest {
 	return out
 }
 
+// cedar writes the request for Cedar, its principal and resource of the given entity types.
+func (q appRequest) cedar(principal, resource string) []byte {
+	return mustJSON(cedarRequest{
+		Principal: cedarUID{principal, q.User},
+		Action:    action(q.Action),
+		Resource:  cedarUID{resource, q.Resource},
+		Context:   map[string]any{},
+	})
+}
+
 // appWorkload fills a workload's inputs and the OpenFGA checks from the requests: the Rego
 // input is the request itself, the Cedar request names principal, action and resource.
 func appWorkload(w *Workload, f *OpenFGA, qs []appRequest, principal, resource string,
@@ -144,12 +154,7 @@ func appWorkload(w *Workload, f *OpenFGA, qs []appRequest, principal, resource s
 			JSON:   mustJSON(q),
 			Expect: expectOf(q.allow),
 			Reason: q.reason,
-			Cedar: mustJSON(cedarRequest{
-				Principal: cedarUID{principal, q.User},
-				Action:    action(q.Action),
-				Resource:  cedarUID{resource, q.Resource},
-				Context:   map[string]any{},
-			}),
+			Cedar:  q.cedar(principal, resource),
 		})
 		c := fgaCheck(q)
 		c.Expect, c.Reason = expectOf(q.allow), q.reason

@@ -279,7 +279,17 @@ func (w *gdWorld) request(r *rand.Rand) appRequest {
 func buildGdrive(name string, n int, seed int64, inputs int) *appBuilt {
 	w := newGdriveWorld(rand.New(rand.NewPCG(uint64(seed), 0x67647276)), n) // "gdrv"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x67647276_00000000|uint64(n)))
-	wl := &Workload{
+	wl := gdriveWorkload(name, n, w)
+	f := &OpenFGA{Model: File{Name: "gdrive.fga", Content: gdriveModel}, Tuples: w.tuples()}
+	qs := appInputs(inputs, func() appRequest { return w.request(r) })
+	return appWorkload(wl, f, qs, "User", "Document", func(q appRequest) FGACheck {
+		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "document:" + q.Resource}
+	})
+}
+
+// gdriveWorkload is the workload of world w, without inputs.
+func gdriveWorkload(name string, n int, w *gdWorld) *Workload {
+	return &Workload{
 		Name: name,
 		Description: fmt.Sprintf("gdrive with %d documents, %d folders, %d users and %d groups: grants inherit down nested folders "+
 			"and through nested groups, public links; the world as data in Rego, entities in Cedar", n, len(w.folders), w.users, len(w.groupParents)),
@@ -295,11 +305,6 @@ func buildGdrive(name string, n int, seed int64, inputs int) *appBuilt {
 				"resolves `in` through them, where Rego walks the folders and groups at each decision",
 		},
 	}
-	f := &OpenFGA{Model: File{Name: "gdrive.fga", Content: gdriveModel}, Tuples: w.tuples()}
-	qs := appInputs(inputs, func() appRequest { return w.request(r) })
-	return appWorkload(wl, f, qs, "User", "Document", func(q appRequest) FGACheck {
-		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "document:" + q.Resource}
-	})
 }
 
 // rego writes the world as data.gdrive: the group and folder graphs as graph.reachable reads

@@ -259,7 +259,17 @@ func (w *ghWorld) request(r *rand.Rand) appRequest {
 func buildGithub(name string, n int, seed int64, inputs int) *appBuilt {
 	w := newGithubWorld(rand.New(rand.NewPCG(uint64(seed), 0x67746862)), n) // "gthb"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x67746862_00000000|uint64(n)))
-	wl := &Workload{
+	wl := githubWorkload(name, n, w)
+	f := &OpenFGA{Model: File{Name: "github.fga", Content: githubModel}, Tuples: w.tuples()}
+	qs := appInputs(inputs, func() appRequest { return w.request(r) })
+	return appWorkload(wl, f, qs, "User", "Repository", func(q appRequest) FGACheck {
+		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "repository:" + q.Resource}
+	})
+}
+
+// githubWorkload is the workload of world w, without inputs.
+func githubWorkload(name string, n int, w *ghWorld) *Workload {
+	return &Workload{
 		Name: name,
 		Description: fmt.Sprintf("github with %d repositories, %d organisations, %d teams and %d users: roles from owners, "+
 			"base permissions, nested teams and collaborators, public and archived repositories; the world as data in Rego, entities in Cedar",
@@ -276,11 +286,6 @@ func buildGithub(name string, n int, seed int64, inputs int) *appBuilt {
 				"through them, where Rego compares role levels and walks nested teams at each decision",
 		},
 	}
-	f := &OpenFGA{Model: File{Name: "github.fga", Content: githubModel}, Tuples: w.tuples()}
-	qs := appInputs(inputs, func() appRequest { return w.request(r) })
-	return appWorkload(wl, f, qs, "User", "Repository", func(q appRequest) FGACheck {
-		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "repository:" + q.Resource}
-	})
 }
 
 // rego writes the world as data.github.

@@ -211,7 +211,25 @@ func (w *ttWorld) request(r *rand.Rand) appRequest {
 func buildTinytodo(name string, n int, seed int64, inputs int) *appBuilt {
 	w := newTinytodoWorld(rand.New(rand.NewPCG(uint64(seed), 0x74746f64)), n) // "ttod"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x74746f64_00000000|uint64(n)))
-	wl := &Workload{
+	wl := tinytodoWorkload(name, n, w)
+	f := &OpenFGA{Model: File{Name: "tinytodo.fga", Content: tinytodoModel}, Tuples: w.tuples(), Differences: ttOpenFGADifferences}
+	qs := appInputs(inputs, func() appRequest { return w.request(r) })
+	return appWorkload(wl, f, qs, "User", "List", func(q appRequest) FGACheck {
+		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "list:" + q.Resource}
+	})
+}
+
+func ttIDs(gs []ttGrantee) []string {
+	out := make([]string, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, g.id())
+	}
+	return out
+}
+
+// tinytodoWorkload is the workload of world w, without inputs.
+func tinytodoWorkload(name string, n int, w *ttWorld) *Workload {
+	return &Workload{
 		Name: name,
 		Description: fmt.Sprintf("tinytodo with %d lists, %d users and %d teams: owners, readers and editors directly or "+
 			"through nested teams, interns may not delete; the world as data in Rego, entities in Cedar", n, len(w.jobLevel), len(w.teamParents)),
@@ -227,19 +245,6 @@ func buildTinytodo(name string, n int, seed int64, inputs int) *appBuilt {
 				"where Rego walks the nested teams at each decision",
 		},
 	}
-	f := &OpenFGA{Model: File{Name: "tinytodo.fga", Content: tinytodoModel}, Tuples: w.tuples(), Differences: ttOpenFGADifferences}
-	qs := appInputs(inputs, func() appRequest { return w.request(r) })
-	return appWorkload(wl, f, qs, "User", "List", func(q appRequest) FGACheck {
-		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "list:" + q.Resource}
-	})
-}
-
-func ttIDs(gs []ttGrantee) []string {
-	out := make([]string, 0, len(gs))
-	for _, g := range gs {
-		out = append(out, g.id())
-	}
-	return out
 }
 
 // rego writes the world as data.tinytodo.
