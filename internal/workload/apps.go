@@ -1,0 +1,222 @@
+package workload
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// The applications of the Cedar paper's kind, each written for OPA, Cedar and OpenFGA: gdrive
+// (documents in nested folders shared with users and nested groups), github (repositories of
+// organisations, teams with repository roles) and tinytodo (task lists shared with readers and
+// editors). Each is a family, <app>-<N>, whose world grows with N, the number of documents,
+// repositories or lists: how an engine's decisions grow with the relationships it holds is the
+// question these apps answer, and docshare-<N> already asks how they grow with what a request
+// carries.
+//
+// The world lives with the engine, as these services deploy it: data in Rego, the entity store
+// in Cedar, tuples in OpenFGA. A request names only who does what to which object. Every
+// decision comes from the app's Go reference model over the world itself.
+
+// MinAppSize and MaxAppSize bound the N of the app families.
+const (
+	MinAppSize = 10
+	MaxAppSize = 100_000
+)
+
+// appBuilt is one app workload and its OpenFGA version, generated together from one world so
+// that OpenFGA's check i is Workload.Inputs[i].
+type appBuilt struct {
+	workload *Workload
+	openfga  *OpenFGA
+}
+
+// app is one application family: its name prefix and how it builds a world of size n.
+type app struct {
+	name        string // "gdrive"
+	param       string // what N counts: "documents"
+	description string
+	build       func(name string, n int, seed int64, inputs int) *appBuilt
+}
+
+var apps = map[string]app{}
+
+func registerApp(a app) {
+	apps[a.name] = a
+	pattern := a.name + "-<N>"
+	registerFamily(family{
+		Prefix:      a.name + "-",
+		Pattern:     pattern,
+		Description: fmt.Sprintf("%s; N %s (%d to %d), the world as data in Rego, entities in Cedar", a.description, a.param, MinAppSize, MaxAppSize),
+		Build: func(name string, seed int64, inputs int) (*Workload, error) {
+			b, err := buildApp(name, seed, inputs)
+			if err != nil {
+				return nil, err
+			}
+			return b.workload, nil
+		},
+	})
+}
+
+// buildApp resolves an app family's name and generates it.
+func buildApp(name string, seed int64, inputs int) (*appBuilt, error) {
+	prefix, digits, _ := strings.Cut(name, "-")
+	a, ok := apps[prefix]
+	if !ok {
+		return nil, fmt.Errorf("workload %q is no application family", name)
+	}
+	n, err := sizeOf(name, digits, a.name+"-<N>", MinAppSize, MaxAppSize)
+	if err != nil {
+		return nil, err
+	}
+	b := a.build(name, n, seed, inputs)
+	b.workload.Scale = &Scale{Family: a.name, Param: a.param, N: n,
+		Styles: map[string]string{"opa": "rego", "cedar": "cedar", "openfga": "openfga"}}
+	return b, nil
+}
+
+// OpenFGA is an application workload written for OpenFGA: its model, the tuples its world is
+// written as, and one check per input of the workload, in the same order, each expecting the
+// decision the workload's input expects.
+type OpenFGA struct {
+	Model  File // the model in OpenFGA's DSL
+	Tuples []FGATuple
+	Checks []FGACheck
+	// Differences says what OpenFGA is handed ready-made that the Rego and Cedar versions
+	// compute, for the same ‡ note Workload.Cedar.Differences gives; empty when none.
+	Differences string
+}
+
+// FGATuple is one relationship tuple: object#relation@user.
+type FGATuple struct{ User, Relation, Object string }
+
+// FGACheck is one Check request and the decision it must get.
+type FGACheck struct {
+	User, Relation, Object string
+	Expect                 Expect
+	Reason                 string
+}
+
+// AppOpenFGA returns the OpenFGA version of the application workload called name (gdrive-<N>,
+// github-<N>, tinytodo-<N>), generated from the same seed and input count as the workload, so
+// that Checks[i] is the workload's Inputs[i]. It is the OpenFGA engine's way into these apps.
+func AppOpenFGA(name string, seed int64, inputs int) (*OpenFGA, error) {
+	b, err := buildApp(name, seed, inputs)
+	if err != nil {
+		return nil, err
+	}
+	return b.openfga, nil
+}
+
+// appRequest is one request of an app: who does what to which object, with the reference
+// model's answer.
+type appRequest struct {
+	User     string `json:"user"`
+	Action   string `json:"action"`
+	Resource string `json:"resource"`
+	allow    bool
+	reason   string
+}
+
+// appInputs draws inputs requests with draw, aiming at an even mix of allows and denies: for
+// each input it draws until the decision is the one wanted, up to a bound, so the mix holds at
+// every N while the reasons stay as varied as draw makes them.
+func appInputs(inputs int, draw func() appRequest) []appRequest {
+	out := make([]appRequest, 0, inputs)
+	for i := range inputs {
+		want := i%2 == 0
+		q := draw()
+		for try := 0; try < 20 && q.allow != want; try++ {
+			q = draw()
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// cedar writes the request for Cedar, its principal and resource of the given entity types.
+func (q appRequest) cedar(principal, resource string) []byte {
+	return mustJSON(cedarRequest{
+		Principal: cedarUID{principal, q.User},
+		Action:    action(q.Action),
+		Resource:  cedarUID{resource, q.Resource},
+		Context:   map[string]any{},
+	})
+}
+
+// appWorkload fills a workload's inputs and the OpenFGA checks from the requests: the Rego
+// input is the request itself, the Cedar request names principal, action and resource.
+func appWorkload(w *Workload, f *OpenFGA, qs []appRequest, principal, resource string,
+	fgaCheck func(appRequest) FGACheck) *appBuilt {
+	for _, q := range qs {
+		w.Inputs = append(w.Inputs, Input{
+			JSON:   mustJSON(q),
+			Expect: expectOf(q.allow),
+			Reason: q.reason,
+			Cedar:  q.cedar(principal, resource),
+		})
+		c := fgaCheck(q)
+		c.Expect, c.Reason = expectOf(q.allow), q.reason
+		f.Checks = append(f.Checks, c)
+	}
+	return &appBuilt{workload: w, openfga: f}
+}
+
+// cedarStore collects entities by uid, so a generator can add parents as it meets them.
+type cedarStore map[cedarUID]*cedarEntity
+
+func (s cedarStore) entity(typ, id string) *cedarEntity {
+	uid := cedarUID{typ, id}
+	e := s[uid]
+	if e == nil {
+		e = &cedarEntity{UID: uid, Attrs: map[string]any{}, Parents: []cedarUID{}}
+		s[uid] = e
+	}
+	return e
+}
+
+// in makes entity (typ, id) a member of parent.
+func (s cedarStore) in(typ, id string, parent cedarUID) {
+	e := s.entity(typ, id)
+	if !slices.Contains(e.Parents, parent) {
+		e.Parents = append(e.Parents, parent)
+	}
+}
+
+func (s cedarStore) json() []byte {
+	es := make([]cedarEntity, 0, len(s))
+	for _, e := range s {
+		es = append(es, *e)
+	}
+	sortEntities(es)
+	return mustJSON(es)
+}
+
+// pick returns k distinct values below n, in the order drawn; fewer when n < k.
+func pick(r *rand.Rand, k, n int) []int {
+	k = min(k, n)
+	out := make([]int, 0, k)
+	for len(out) < k {
+		if v := r.IntN(n); !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// reach returns the nodes reachable from start through next, start included, each once.
+func reach(start []int, next func(int) []int) []int {
+	var out []int
+	queue := slices.Clone(start)
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		if slices.Contains(out, x) {
+			continue
+		}
+		out = append(out, x)
+		queue = append(queue, next(x)...)
+	}
+	return out
+}

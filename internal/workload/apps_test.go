@@ -1,0 +1,168 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/engine/openfga"
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+)
+
+// appSizes are the sizes the app tests generate: the smallest world, and one large enough that
+// folders, groups and teams nest to their full depth.
+var appSizes = []int{MinAppSize, 200}
+
+// checkAgainstOpenFGA writes an app's OpenFGA version into OpenFGA's server in this process,
+// as the openfga engine does, and fails the test for every check whose decision differs from
+// the one the reference model expects.
+func checkAgainstOpenFGA(t *testing.T, name string, f *OpenFGA) {
+	t.Helper()
+	if len(f.Checks) == 0 {
+		t.Fatalf("%s: no OpenFGA checks", name)
+	}
+	path := filepath.Join(t.TempDir(), f.Model.Name)
+	if err := os.WriteFile(path, f.Model.Content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model, err := openfga.LoadModel(path)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	fx := &openfga.Fixture{Source: name, Model: model, ModelOrigin: f.Model.Name}
+	tuples := make([]openfga.Tuple, len(f.Tuples))
+	for i, tu := range f.Tuples {
+		tuples[i] = openfga.Tuple{Key: &openfgav1.TupleKey{User: tu.User, Relation: tu.Relation, Object: tu.Object}, Origin: name}
+	}
+	fx.TupleSets = []openfga.TupleSet{{Name: "store", Tuples: tuples}}
+	ctx := context.Background()
+	e, err := openfga.Start(ctx, fx)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer e.Close()
+	const maxReported = 20
+	wrong := 0
+	for i, c := range f.Checks {
+		req, err := e.Prepare(openfga.Assertion{User: c.User, Relation: c.Relation, Object: c.Object, Origin: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		allow, err := e.Check(ctx, req)
+		if err == nil && expectOf(allow) == c.Expect {
+			continue
+		}
+		wrong++
+		if wrong <= maxReported {
+			t.Errorf("%s check %d: %s %s %s: OpenFGA allow %v (error %v); the model expects %s (%s)",
+				name, i, c.User, c.Relation, c.Object, allow, err, c.Expect, c.Reason)
+		}
+	}
+	if wrong > maxReported {
+		t.Errorf("%s: %d of %d checks wrong, only the first %d shown", name, wrong, len(f.Checks), maxReported)
+	}
+}
+
+// checkApp builds an app at each test size and checks OPA, Cedar and OpenFGA against the
+// reference model on every input, and that the inputs are decided by every rule the app has.
+func checkApp(t *testing.T, app string, allows, denies []string) {
+	for _, n := range appSizes {
+		name := app + "-" + itoa(n)
+		t.Run(name, func(t *testing.T) {
+			b, err := buildApp(name, DefaultSeed, DefaultInputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := b.workload
+			if w.Name != name || w.Description == "" || w.Scale == nil || w.Scale.N != n {
+				t.Errorf("workload identity: name %q, description %q, scale %+v", w.Name, w.Description, w.Scale)
+			}
+			denyReasons := checkAgainstOPA(t, w)
+			checkAgainstCedar(t, w)
+			if len(b.openfga.Checks) != len(w.Inputs) {
+				t.Fatalf("%d OpenFGA checks for %d inputs", len(b.openfga.Checks), len(w.Inputs))
+			}
+			checkAgainstOpenFGA(t, name, b.openfga)
+			allowReasons := map[string]int{}
+			for _, in := range w.Inputs {
+				if in.Expect == ExpectAllow {
+					allowReasons[in.Reason]++
+				}
+			}
+			for _, want := range allows {
+				if allowReasons[want] == 0 {
+					t.Errorf("no input is allowed for %q; allow reasons %v", want, allowReasons)
+				}
+			}
+			for _, want := range denies {
+				if denyReasons[want] == 0 {
+					t.Errorf("no input is denied for %q; deny reasons %v", want, denyReasons)
+				}
+			}
+			t.Logf("%s: allow reasons %v", name, allowReasons)
+		})
+	}
+}
+
+func TestGdriveMatchesReferenceModel(t *testing.T) {
+	checkApp(t, "gdrive",
+		[]string{"allow: owner", "allow: folder owner", "allow: editor", "allow: viewer", "allow: public"},
+		[]string{"deny: not owner", "deny: read only", "deny: sharing restricted", "deny: no access"})
+}
+
+func TestGithubMatchesReferenceModel(t *testing.T) {
+	checkApp(t, "github",
+		[]string{"allow: owner", "allow: org owner", "allow: base permission", "allow: collaborator", "allow: team", "allow: public"},
+		[]string{"deny: archived", "deny: role too low", "deny: no access"})
+}
+
+func TestTinytodoMatchesReferenceModel(t *testing.T) {
+	checkApp(t, "tinytodo",
+		[]string{"allow: owner", "allow: editor", "allow: reader"},
+		[]string{"deny: intern", "deny: not owner", "deny: read only", "deny: no access"})
+}
+
+// An app is the same world and the same inputs on every build, in every engine's form, and
+// AppOpenFGA's check i asks what the workload's input i asks.
+func TestAppsAreReproducibleAndAligned(t *testing.T) {
+	for _, name := range []string{"gdrive-50", "github-50", "tinytodo-50"} {
+		a, err := buildApp(name, DefaultSeed, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := AppOpenFGA(name, DefaultSeed, DefaultInputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.workload.Data, b.Data) || !bytes.Equal(a.workload.Cedar.Entities, b.Cedar.Entities) ||
+			!slices.Equal(a.openfga.Tuples, f.Tuples) {
+			t.Errorf("%s: two builds hold different worlds", name)
+		}
+		if len(f.Checks) != len(b.Inputs) {
+			t.Fatalf("%s: %d checks for %d inputs", name, len(f.Checks), len(b.Inputs))
+		}
+		for i, in := range b.Inputs {
+			if i < len(a.workload.Inputs) && !bytes.Equal(a.workload.Inputs[i].JSON, in.JSON) {
+				t.Fatalf("%s input %d: %s, then %s", name, i, a.workload.Inputs[i].JSON, in.JSON)
+			}
+			var q struct{ User, Action, Resource string }
+			if err := json.Unmarshal(in.JSON, &q); err != nil {
+				t.Fatal(err)
+			}
+			c := f.Checks[i]
+			if c.User != "user:"+q.User || c.Relation != "can_"+q.Action || !strings.HasSuffix(c.Object, ":"+q.Resource) ||
+				c.Expect != in.Expect {
+				t.Fatalf("%s input %d %s asks %+v of OpenFGA", name, i, in.JSON, c)
+			}
+		}
+	}
+}
