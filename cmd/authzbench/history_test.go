@@ -351,7 +351,10 @@ func TestHistoryChangesOnMeasuredStep(t *testing.T) {
 	if code, _, stderr := run(t, append([]string{"history", "add", "--history", db, "--branch", "main"}, files...)...); code != 0 {
 		t.Fatalf("history add: %d %s", code, stderr)
 	}
-	code, stdout, stderr := run(t, "history", "changes", "--history", db, "--format", "json")
+	// A shared 2-core machine drifts by 10 % and more within a minute; changes smaller than a
+	// quarter are not this test's question (the generated series of TestStore hold the 15 % step
+	// and the A/A series to the default threshold).
+	code, stdout, stderr := run(t, "history", "changes", "--history", db, "--format", "json", "--min-effect", "0.25")
 	if code != 0 {
 		t.Fatalf("history changes: %d %s", code, stderr)
 	}
