@@ -352,7 +352,7 @@ func TestHistoryChangesOnMeasuredStep(t *testing.T) {
 		t.Fatalf("history add: %d %s", code, stderr)
 	}
 	// A shared 2-core machine drifts by 10 % and more within a minute; changes smaller than a
-	// quarter are not this test's question (the generated series of TestStore hold the 15 % step
+	// quarter are not this test's question (internal/history's changes_test.go holds the 15 % step
 	// and the A/A series to the default threshold).
 	code, stdout, stderr := run(t, "history", "changes", "--history", db, "--format", "json", "--min-effect", "0.25")
 	if code != 0 {
