@@ -148,7 +148,8 @@ func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `verify runs every input of the named built-in workloads (all of them by default), or of your
 own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
 engine and mode authzbench can start: ` + strings.Join(kinds.EngineModes(), ", ") + `.
-Rego goes to the OPA targets and the Cedar version to the Cedar targets; a workload without a
+Rego goes to the OPA targets, the Cedar version to the Cedar targets and the OpenFGA one (a
+store file, or a model, tuples and checks) to the OpenFGA targets; a workload without a
 version for an engine is shown as skipped. An input without "expect" takes the decision of the
 first target that decided it, and every other target must give the same. It prints one line per
 workload and target and fails, naming the first input that got another decision (or an error),
@@ -157,7 +158,8 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 		Example: `  authzbench workloads verify
   authzbench workloads verify rbac risk --target cedar/inproc,cedar/server
   authzbench workloads verify --first 50
-  authzbench workloads verify --policy authz.rego --data data.json --inputs inputs.jsonl --v0-compatible`,
+  authzbench workloads verify --policy authz.rego --data data.json --inputs inputs.jsonl --v0-compatible
+  authzbench workloads verify --policy store.fga.yaml`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			spec := user.userSpec()
 			userFiles := spec.HasRego() || spec.HasCedar()

@@ -111,6 +111,11 @@ type Workload struct {
 	// for a workload with no OpenFGA version.
 	OpenFGA *OpenFGA
 
+	// Inexpressible says, by language ("OpenFGA"), why the workload has no version in it: what
+	// its rules do that the language cannot (verify a JWT, add up a list), so a run that leaves
+	// it out, or refuses it, says why.
+	Inexpressible map[string]string
+
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.
 	Scale *Scale
@@ -159,6 +164,29 @@ type OpenFGA struct {
 	// NotMeasured counts, per kind ("list_objects", "list_users"), the queries of the user's
 	// store file that authzbench does not measure, so a run says so.
 	NotMeasured map[string]int
+}
+
+// NotMeasured counts, by kind, the queries of the user's files that authzbench does not
+// measure; nil when there are none.
+func (w *Workload) NotMeasured() map[string]int {
+	if w.OpenFGA == nil || len(w.OpenFGA.NotMeasured) == 0 {
+		return nil
+	}
+	return w.OpenFGA.NotMeasured
+}
+
+// CountsString writes counts by kind as "2 list_objects, 1 list_users", kinds sorted.
+func CountsString(counts map[string]int) string {
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // HasOpenFGA reports whether the workload has an OpenFGA version for the openfga targets.
