@@ -195,7 +195,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVar(&f.url, "url", "", urlUsage)
 	fl.IntVar(&f.port, "port", 0, kindsTaking("port")+": loopback port for the server authzbench starts (default: a free one)")
 	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
-	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA servers authzbench starts; info writes a line per request and can cost throughput")
+	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA and OpenFGA servers authzbench starts; info writes a line per request and can cost throughput")
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())

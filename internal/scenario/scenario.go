@@ -571,12 +571,14 @@ func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 // and in a scenario file.
 var (
 	flagsFor = map[string]string{
-		"Rego":  "--policy and --inputs (with --data if it uses them)",
-		"Cedar": "--cedar-policies and --cedar-requests (with --entities and --schema if it uses them)",
+		"Rego":    "--policy and --inputs (with --data if it uses them)",
+		"Cedar":   "--cedar-policies and --cedar-requests (with --entities and --schema if it uses them)",
+		"OpenFGA": "--policy store.fga.yaml, or --policy model.fga with --inputs checks.jsonl (and --data tuples.yaml)",
 	}
 	keysFor = map[string]string{
-		"Rego":  "policy and inputs (with data if it uses them)",
-		"Cedar": "cedar_policies and requests (with entities and schema if it uses them)",
+		"Rego":    "policy and inputs (with data if it uses them)",
+		"Cedar":   "cedar_policies and requests (with entities and schema if it uses them)",
+		"OpenFGA": "policy: a store file (store.fga.yaml), or a model (model.fga) with inputs (checks.jsonl) and data (tuples)",
 	}
 )
 
