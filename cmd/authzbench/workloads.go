@@ -27,7 +27,7 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tCEDAR\tDESCRIPTION")
+			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tCEDAR\tOPENFGA\tDESCRIPTION")
 			var handed []string
 			for _, name := range workload.Names() {
 				w, err := workload.Builtin(name)
@@ -43,7 +43,12 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 						handed = append(handed, w.Name+": "+c.Differences)
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, cedar, w.Description)
+				// OpenFGA is never handed work: where it cannot do the rules' work it has no version.
+				openfga := "no"
+				if w.HasOpenFGA() {
+					openfga = "same work"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, cedar, openfga, w.Description)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
