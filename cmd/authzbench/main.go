@@ -19,6 +19,7 @@ import (
 	// is one more line here.
 	_ "github.com/authzbench/authzbench/internal/engine/cedar"
 	_ "github.com/authzbench/authzbench/internal/engine/opa"
+	"github.com/authzbench/authzbench/internal/engine/openfga"
 )
 
 // Exit statuses, so scripts can tell a bad invocation from a run that found errors.
@@ -71,6 +72,7 @@ func main() {
 	// per-decision `opa eval` process pays as little start-up as the real opa binary.
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
+	openfga.DispatchIfAsked() // "authzbench openfga run ..." is OpenFGA's own server
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
 	// Thousands of connections need thousands of descriptors; a failure leaves the limit as it

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
+	"github.com/authzbench/authzbench/internal/engine/openfga"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -28,6 +29,7 @@ import (
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
+	openfga.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
 	if os.Getenv("AUTHZBENCH_TEST_MAIN") == "1" {

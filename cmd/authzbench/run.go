@@ -76,6 +76,7 @@ type runFlags struct {
 	floor       bool
 	serverTimes int
 	grpcConns   int
+	openfgaAPI  string
 	http2       bool
 	http2Conns  int
 	noReuse     bool
@@ -122,6 +123,11 @@ Every built-in workload with a Cedar version (` + strings.Join(workload.CedarNam
 decides the same inputs in Rego and in Cedar, so running opa/... and cedar/... targets together
 compares the engines; the table then adds a "× vs <first engine>" column per mode. Your own
 Cedar: --cedar-policies, --entities, --schema and --cedar-requests (--requests counts requests).
+OpenFGA (` + strings.Join(workload.NamesWhere((*workload.Workload).HasOpenFGA), ", ") + ` have its version) takes your files in its own
+forms: --policy store.fga.yaml (the store file fga model test reads: its check tests are the
+inputs; list_objects and list_users tests are counted, not measured), or --policy model.fga
+(or fga.mod) --data tuples.yaml (.json, .jsonl, .csv) --inputs checks.jsonl, one
+{"user": ..., "relation": ..., "object": ..., "expect": true|false} per line.
 
 Targets:   ` + strings.Join(kinds.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
 Workloads: ` + strings.Join(workload.Names(), ", ") + `; generated for scaling series (docs/scaling.md):
@@ -165,7 +171,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVarP(&f.file, "file", "f", "", "scenario YAML file (workloads x targets x load x repetitions)")
 	fl.StringSliceVar(&f.targets, "target", nil, "target to measure, repeatable ("+strings.Join(kinds.Names(), ", ")+"); default opa/server")
 	fl.StringSliceVar(&f.workloads, "workload", nil, "built-in workload, repeatable ("+strings.Join(workload.Names(), ", ")+"); default rbac")
-	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable")
+	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable; or one OpenFGA store file (*.fga.yaml) or model (*.fga, fga.mod)")
 	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
 	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
 	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
@@ -190,7 +196,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVar(&f.url, "url", "", urlUsage)
 	fl.IntVar(&f.port, "port", 0, kindsTaking("port")+": loopback port for the server authzbench starts (default: a free one)")
 	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
-	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA servers authzbench starts; info writes a line per request and can cost throughput")
+	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA and OpenFGA servers authzbench starts; info writes a line per request and can cost throughput")
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())
@@ -199,6 +205,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVar(&f.prometheus, "prometheus", "", "also write the result's summary to this file as OpenMetrics text (for a Pushgateway)")
 	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.IntVar(&f.grpcConns, "grpc-connections", 0, kindsTaking("grpc_connections")+": HTTP/2 connections the workers share, round robin (default 1, as one Envoy worker keeps one)")
+	fl.StringVar(&f.openfgaAPI, "openfga-api", "", kindsTaking("api")+": the API measured, http (the default: POST /stores/{id}/check) or grpc (OpenFGAService.Check); with --url, the running server's address for that API")
 	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
 	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
 	fl.StringVar(&f.body, "body", "", "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)")
@@ -419,7 +426,7 @@ type optionFlag struct {
 func optionFlags(f runFlags) []optionFlag {
 	return []optionFlag{
 		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
-		{"grpc-connections", "grpc_connections", f.grpcConns},
+		{"grpc-connections", "grpc_connections", f.grpcConns}, {"openfga-api", "api", f.openfgaAPI},
 		{"http2", "http2", f.http2}, {"http2-connections", "http2_connections", f.http2Conns},
 		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
 		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
@@ -432,7 +439,7 @@ func optionFlags(f runFlags) []optionFlag {
 
 // selectiveFlags are option flags that only some kinds take: given with none of them
 // selected, they would be ignored without a word.
-var selectiveFlags = []string{"replicas", "http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
+var selectiveFlags = []string{"openfga-api", "replicas", "http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
 
 // checkTakenFlags refuses a selective flag that no selected target takes.
 func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {

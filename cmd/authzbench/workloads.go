@@ -27,7 +27,7 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tCEDAR\tDESCRIPTION")
+			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tCEDAR\tOPENFGA\tDESCRIPTION")
 			var handed []string
 			for _, name := range workload.Names() {
 				w, err := workload.Builtin(name)
@@ -43,7 +43,12 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 						handed = append(handed, w.Name+": "+c.Differences)
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, cedar, w.Description)
+				// OpenFGA is never handed work: where it cannot do the rules' work it has no version.
+				openfga := "no"
+				if w.HasOpenFGA() {
+					openfga = "same work"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, cedar, openfga, w.Description)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -148,7 +153,8 @@ func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `verify runs every input of the named built-in workloads (all of them by default), or of your
 own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
 engine and mode authzbench can start: ` + strings.Join(kinds.EngineModes(), ", ") + `.
-Rego goes to the OPA targets and the Cedar version to the Cedar targets; a workload without a
+Rego goes to the OPA targets, the Cedar version to the Cedar targets and the OpenFGA one (a
+store file, or a model, tuples and checks) to the OpenFGA targets; a workload without a
 version for an engine is shown as skipped. An input without "expect" takes the decision of the
 first target that decided it, and every other target must give the same. It prints one line per
 workload and target and fails, naming the first input that got another decision (or an error),
@@ -157,7 +163,8 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 		Example: `  authzbench workloads verify
   authzbench workloads verify rbac risk --target cedar/inproc,cedar/server
   authzbench workloads verify --first 50
-  authzbench workloads verify --policy authz.rego --data data.json --inputs inputs.jsonl --v0-compatible`,
+  authzbench workloads verify --policy authz.rego --data data.json --inputs inputs.jsonl --v0-compatible
+  authzbench workloads verify --policy store.fga.yaml`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			spec := user.userSpec()
 			userFiles := spec.HasRego() || spec.HasCedar()

@@ -90,6 +90,9 @@ func Execute(ctx context.Context, p *Plan, o Options, doc *result.Document) (err
 				o.Warn(fmt.Sprintf("workload %s: %s", w.Name, warning))
 			}
 		}
+		if n := w.NotMeasured(); len(n) > 0 && o.Warn != nil {
+			o.Warn(fmt.Sprintf("workload %s: not measured: %s (only checks are; the result counts them under not_measured)", w.Name, workload.CountsString(n)))
+		}
 	}
 	tmp, err := os.MkdirTemp(o.Common.TempDir, "authzbench-")
 	if err != nil {
@@ -235,7 +238,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		Target:   t.Name,
 		Workload: w.Name,
 		WorkloadDoc: result.WorkloadInfo{Description: w.Description, Query: w.Query, Inputs: len(w.Inputs),
-			ExpectAllow: allow, ExpectDeny: deny, Unverified: unverified},
+			ExpectAllow: allow, ExpectDeny: deny, Unverified: unverified, NotMeasured: w.NotMeasured()},
 		Load: result.Load{Model: result.ClosedLoop, Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
 	}

@@ -98,6 +98,9 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 	}
 	if lang, ok := engine.WrittenFor(kind.Engine, w); !ok {
 		row.Skipped = "no " + lang + " version"
+		if why := w.Inexpressible[lang]; why != "" {
+			row.Skipped += ": " + why
+		}
 		return row, nil
 	}
 	if reason := kind.Refuses(w); reason != "" {

@@ -173,3 +173,42 @@ func TestVerifyUnexpectedLinesAcrossEngines(t *testing.T) {
 		t.Errorf("cedar/inproc: agreed %d, first %+v; want 0 and %+v", rows[1].Agreed, d, want)
 	}
 }
+
+// OPA, Cedar and OpenFGA, in every mode, give nop's and rbac's inputs the decisions their Go
+// reference model expects: three engines, one set of rules.
+func TestVerifyNopAndRBACAcrossEveryEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OPA, Cedar and OpenFGA processes")
+	}
+	var ws []*workload.Workload
+	for _, name := range []string{"nop", "rbac"} {
+		w, err := workload.Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	rows, err := VerifyWorkloads(context.Background(), ws, EquivalenceOptions{Inputs: 30, Common: kinds.Common{TempDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkedBy := map[string]int{} // engine → rows that checked every input
+	for _, r := range rows {
+		if r.Skipped != "" {
+			if kindOf(t, r.Target).Refuses(ws[0]) == "" && r.Workload == "nop" {
+				t.Errorf("%s on nop: skipped (%s)", r.Target, r.Skipped)
+			}
+			continue
+		}
+		if r.Checked != 30 || r.Agreed != 30 {
+			t.Errorf("%s on %s: %d checked, %d agreed (first %+v)", r.Target, r.Workload, r.Checked, r.Agreed, r.First)
+			continue
+		}
+		checkedBy[kindOf(t, r.Target).Engine]++
+	}
+	for _, e := range engine.Names() {
+		if checkedBy[e] < 2*2 { // two workloads, at least two modes each
+			t.Errorf("engine %s: %d workload-mode rows agreed, want every mode of both workloads", e, checkedBy[e])
+		}
+	}
+}

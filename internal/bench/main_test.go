@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
+	"github.com/authzbench/authzbench/internal/engine/openfga"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 )
@@ -14,6 +15,7 @@ import (
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
+	openfga.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
 	os.Exit(m.Run())

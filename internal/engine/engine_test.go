@@ -1,20 +1,24 @@
 package engine_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/engine"
 	_ "github.com/authzbench/authzbench/internal/engine/cedar"
 	_ "github.com/authzbench/authzbench/internal/engine/opa"
+	_ "github.com/authzbench/authzbench/internal/engine/openfga"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // Every registered engine says what the rest of authzbench asks of it, so nothing asks by name.
 func TestEveryEngineDescribesItself(t *testing.T) {
 	names := engine.Names()
-	if len(names) < 2 {
-		t.Fatalf("engines %v: want at least this repository's OPA and Cedar", names)
+	for _, want := range []string{"cedar", "opa", "openfga"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("engines %v: want this repository's OPA, Cedar and OpenFGA", names)
+		}
 	}
 	for _, e := range engine.All() {
 		t.Run(e.Name(), func(t *testing.T) {

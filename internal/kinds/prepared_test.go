@@ -18,7 +18,7 @@ func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 	}
 	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
 	var inprocs []*opaInproc
-	for _, name := range []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc"} {
+	for _, name := range []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc", "openfga/inproc", "openfga/server"} {
 		tg, err := New(name, common, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -105,6 +105,9 @@ type served struct {
 	cfg    *ServerConfig
 	url    string // scheme://host:port
 	path   string // the decision endpoint on it
+	// paths, when set, is each input's own decision endpoint (OpenFGA's names the store the
+	// input is checked against), in place of path.
+	paths []string
 	launched
 	endpoint httpload.Endpoint
 	requests [][]byte // complete HTTP requests, one per input
@@ -135,6 +138,12 @@ func (s *served) speaksHTTP2() bool { return s.http2 != nil && s.http2.HTTP2 }
 // start points the target at its server, launching one unless --url names one, and encodes one
 // request per body. path is the engine's decision endpoint; a --url with a path replaces it.
 func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch func(context.Context) error) error {
+	return s.startThen(ctx, path, launch, func(context.Context) ([][]byte, error) { return bodies, nil })
+}
+
+// startThen is start for an engine whose requests depend on the server reached (OpenFGA's name
+// the store written into it): bodies is called once the server is there, before any clock.
+func (s *served) startThen(ctx context.Context, path string, launch func(context.Context) error, bodiesOf func(context.Context) ([][]byte, error)) error {
 	s.path = path
 	if s.speaksHTTP2() && s.common.NoReuse {
 		return refuseNoReuse()
@@ -154,7 +163,10 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 			return err
 		}
 	}
-	var err error
+	bodies, err := bodiesOf(ctx)
+	if err != nil {
+		return err
+	}
 	if s.endpoint, _, err = httpload.ParseURL(s.url + s.path); err != nil {
 		return err
 	}
@@ -166,7 +178,7 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 	headers := []httpload.Header{{Name: "Content-Type", Value: "application/json"}}
 	s.requests = make([][]byte, len(bodies))
 	for i, body := range bodies {
-		s.requests[i] = httpload.EncodeRequest(s.endpoint, "POST", s.path, headers, body)
+		s.requests[i] = httpload.EncodeRequest(s.endpoint, "POST", s.pathOf(i), headers, body)
 	}
 	if s.common.ServerMetricsEvery > 0 {
 		sep := "?"
@@ -175,7 +187,7 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 		}
 		s.timed = make([][]byte, len(bodies))
 		for i, body := range bodies {
-			s.timed[i] = httpload.EncodeRequest(s.endpoint, "POST", s.path+sep+"metrics=true", headers, body)
+			s.timed[i] = httpload.EncodeRequest(s.endpoint, "POST", s.pathOf(i)+sep+"metrics=true", headers, body)
 		}
 	}
 	if s.speaksHTTP2() {
@@ -189,9 +201,17 @@ func (s *served) start(ctx context.Context, path string, bodies [][]byte, launch
 	if s.cfg.URL != "" {
 		// Over HTTP/1.1 even with --http2: the probe asks whether the server is there, and a
 		// server that does not speak HTTP/2 is the run's to count, as not_http2.
-		return probe(ctx, s.url+s.path, bodies[0], s.common.timeout(), s.endpoint.TLS)
+		return probe(ctx, s.url+s.pathOf(0), bodies[0], s.common.timeout(), s.endpoint.TLS)
 	}
 	return nil
+}
+
+// pathOf is input i's decision endpoint.
+func (s *served) pathOf(i int) string {
+	if s.paths != nil {
+		return s.paths[i]
+	}
+	return s.path
 }
 
 // prepareHTTP2 builds the HTTP/2 requests and the pool of connections the workers share.

@@ -266,6 +266,9 @@ type WorkloadInfo struct {
 	UndefinedAs string `json:"undefined_as,omitempty"`
 	// RegoVersion is "v0" when the Rego was read as OPA v0 syntax (--v0-compatible).
 	RegoVersion string `json:"rego_version,omitempty"`
+	// NotMeasured counts, by kind, the queries of the user's files that the run did not
+	// measure (an OpenFGA store file's list_objects and list_users tests): counted, not dropped.
+	NotMeasured map[string]int `json:"not_measured,omitempty"`
 }
 
 // LoadModel is how a run's requests were sent: by a fixed number of workers, each sending its

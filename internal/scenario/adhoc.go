@@ -117,7 +117,7 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			} else if flagOf[i] == "" {
 				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))
 			} else {
-				errs = append(errs, fmt.Errorf("--target %s: %s has no %s version", g.target, flagOf[i], g.language))
+				errs = append(errs, fmt.Errorf("--target %s: %s has no %s version%s", g.target, flagOf[i], g.language, g.because()))
 			}
 		}
 	}

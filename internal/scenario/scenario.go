@@ -439,7 +439,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 				bad(w.Line, "target %s cannot run workload %s: %s", g.target, loaded[i].Name, g.refused)
 				continue
 			}
-			bad(w.Line, "workload %s has no %s version, and target %s reads %s; add %s", loaded[i].Name, g.language, g.target, g.language, keysFor[g.language])
+			bad(w.Line, "workload %s has no %s version%s, and target %s reads %s; add %s", loaded[i].Name, g.language, g.because(), g.target, g.language, keysFor[g.language])
 		}
 	}
 	if len(errs) > 0 {
@@ -517,14 +517,23 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 // gap is a target that cannot run the workload: its engine reads a language the workload is
 // not written in (language set), or its kind refuses the workload's requests (refused set, from
 // Kind.Takes: the ext_authz kinds send only Envoy CheckRequests).
-type gap struct{ target, language, refused string }
+type gap struct{ target, language, refused, why string }
 
 // reason is the gap in the words of a skipped pair.
 func (g gap) reason() string {
 	if g.refused != "" {
 		return g.refused
 	}
-	return "the workload has no " + g.language + " version"
+	return "the workload has no " + g.language + " version" + g.because()
+}
+
+// because is why the workload has no version in the gap's language, when it says: ": its rules
+// verify a JWT ...".
+func (g gap) because() string {
+	if g.why == "" {
+		return ""
+	}
+	return ": " + g.why
 }
 
 // engineGaps lists the targets whose engine the workload is not written for, so that a
@@ -549,7 +558,7 @@ func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 		}
 		if lang, ok := engine.WrittenFor(k.Engine, w); !ok {
 			seen[t.Name] = true
-			gaps = append(gaps, gap{target: t.Name, language: lang})
+			gaps = append(gaps, gap{target: t.Name, language: lang, why: w.Inexpressible[lang]})
 		} else if why := k.Refuses(w); why != "" {
 			seen[t.Name] = true
 			gaps = append(gaps, gap{target: t.Name, refused: why})
@@ -562,12 +571,14 @@ func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 // and in a scenario file.
 var (
 	flagsFor = map[string]string{
-		"Rego":  "--policy and --inputs (with --data if it uses them)",
-		"Cedar": "--cedar-policies and --cedar-requests (with --entities and --schema if it uses them)",
+		"Rego":    "--policy and --inputs (with --data if it uses them)",
+		"Cedar":   "--cedar-policies and --cedar-requests (with --entities and --schema if it uses them)",
+		"OpenFGA": "--policy store.fga.yaml, or --policy model.fga with --inputs checks.jsonl (and --data tuples.yaml)",
 	}
 	keysFor = map[string]string{
-		"Rego":  "policy and inputs (with data if it uses them)",
-		"Cedar": "cedar_policies and requests (with entities and schema if it uses them)",
+		"Rego":    "policy and inputs (with data if it uses them)",
+		"Cedar":   "cedar_policies and requests (with entities and schema if it uses them)",
+		"OpenFGA": "policy: a store file (store.fga.yaml), or a model (model.fga) with inputs (checks.jsonl) and data (tuples)",
 	}
 )
 

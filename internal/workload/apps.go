@@ -29,7 +29,7 @@ const (
 // that OpenFGA's check i is Workload.Inputs[i].
 type appBuilt struct {
 	workload *Workload
-	openfga  *OpenFGA
+	openfga  *AppFGA
 }
 
 // app is one application family: its name prefix and how it builds a world of size n.
@@ -76,10 +76,10 @@ func buildApp(name string, seed int64, inputs int) (*appBuilt, error) {
 	return b, nil
 }
 
-// OpenFGA is an application workload written for OpenFGA: its model, the tuples its world is
+// AppFGA is an application workload written for OpenFGA: its model, the tuples its world is
 // written as, and one check per input of the workload, in the same order, each expecting the
 // decision the workload's input expects.
-type OpenFGA struct {
+type AppFGA struct {
 	Model  File // the model in OpenFGA's DSL
 	Tuples []FGATuple
 	Checks []FGACheck
@@ -101,7 +101,7 @@ type FGACheck struct {
 // AppOpenFGA returns the OpenFGA version of the application workload called name (gdrive-<N>,
 // github-<N>, tinytodo-<N>), generated from the same seed and input count as the workload, so
 // that Checks[i] is the workload's Inputs[i]. It is the OpenFGA engine's way into these apps.
-func AppOpenFGA(name string, seed int64, inputs int) (*OpenFGA, error) {
+func AppOpenFGA(name string, seed int64, inputs int) (*AppFGA, error) {
 	b, err := buildApp(name, seed, inputs)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (q appRequest) cedar(principal, resource string) []byte {
 
 // appWorkload fills a workload's inputs and the OpenFGA checks from the requests: the Rego
 // input is the request itself, the Cedar request names principal, action and resource.
-func appWorkload(w *Workload, f *OpenFGA, qs []appRequest, principal, resource string,
+func appWorkload(w *Workload, f *AppFGA, qs []appRequest, principal, resource string,
 	fgaCheck func(appRequest) FGACheck) *appBuilt {
 	for _, q := range qs {
 		w.Inputs = append(w.Inputs, Input{

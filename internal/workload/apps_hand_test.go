@@ -184,7 +184,7 @@ func mustScan(t *testing.T, s, format string, v *int) {
 // checkOpenFGAHandCases asks OpenFGA each case of a hand-written world, as the app's checks do.
 func checkOpenFGAHandCases(t *testing.T, model File, tuples []FGATuple, object string, cases []handCase[appRequest]) {
 	t.Helper()
-	f := &OpenFGA{Model: model, Tuples: tuples}
+	f := &AppFGA{Model: model, Tuples: tuples}
 	for _, tc := range cases {
 		f.Checks = append(f.Checks, FGACheck{User: "user:" + tc.in.User, Relation: "can_" + tc.in.Action,
 			Object: object + tc.in.Resource, Expect: expectOf(tc.allow), Reason: tc.name})

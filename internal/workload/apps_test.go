@@ -2,70 +2,28 @@ package workload
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/authzbench/authzbench/internal/engine/openfga"
-	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 )
 
 // appSizes are the sizes the app tests generate: the smallest world, and one large enough that
 // folders, groups and teams nest to their full depth.
 var appSizes = []int{MinAppSize, 200}
 
-// checkAgainstOpenFGA writes an app's OpenFGA version into OpenFGA's server in this process,
-// as the openfga engine does, and fails the test for every check whose decision differs from
-// the one the reference model expects.
-func checkAgainstOpenFGA(t *testing.T, name string, f *OpenFGA) {
+// CheckAgainstOpenFGA asks OpenFGA every check of an app's OpenFGA version and fails the test
+// for each decision that differs from the one the reference model expects. OpenFGA's package
+// imports this one, so the checker is set from an external test file (apps_openfga_test.go):
+// the export_test pattern, which keeps the cycle out of the build.
+var CheckAgainstOpenFGA func(t *testing.T, name string, f *AppFGA)
+
+func checkAgainstOpenFGA(t *testing.T, name string, f *AppFGA) {
 	t.Helper()
-	if len(f.Checks) == 0 {
-		t.Fatalf("%s: no OpenFGA checks", name)
+	if CheckAgainstOpenFGA == nil {
+		t.Fatal("no OpenFGA checker: apps_openfga_test.go sets it")
 	}
-	path := filepath.Join(t.TempDir(), f.Model.Name)
-	if err := os.WriteFile(path, f.Model.Content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	model, err := openfga.LoadModel(path)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	fx := &openfga.Fixture{Source: name, Model: model, ModelOrigin: f.Model.Name}
-	tuples := make([]openfga.Tuple, len(f.Tuples))
-	for i, tu := range f.Tuples {
-		tuples[i] = openfga.Tuple{Key: &openfgav1.TupleKey{User: tu.User, Relation: tu.Relation, Object: tu.Object}, Origin: name}
-	}
-	fx.TupleSets = []openfga.TupleSet{{Name: "store", Tuples: tuples}}
-	ctx := context.Background()
-	e, err := openfga.Start(ctx, fx)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	defer e.Close()
-	const maxReported = 20
-	wrong := 0
-	for i, c := range f.Checks {
-		req, err := e.Prepare(openfga.Assertion{User: c.User, Relation: c.Relation, Object: c.Object, Origin: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		allow, err := e.Check(ctx, req)
-		if err == nil && expectOf(allow) == c.Expect {
-			continue
-		}
-		wrong++
-		if wrong <= maxReported {
-			t.Errorf("%s check %d: %s %s %s: OpenFGA allow %v (error %v); the model expects %s (%s)",
-				name, i, c.User, c.Relation, c.Object, allow, err, c.Expect, c.Reason)
-		}
-	}
-	if wrong > maxReported {
-		t.Errorf("%s: %d of %d checks wrong, only the first %d shown", name, wrong, len(f.Checks), maxReported)
-	}
+	CheckAgainstOpenFGA(t, name, f)
 }
 
 // checkApp builds an app at each test size and checks OPA, Cedar and OpenFGA against the

@@ -280,7 +280,7 @@ func buildGdrive(name string, n int, seed int64, inputs int) *appBuilt {
 	w := newGdriveWorld(rand.New(rand.NewPCG(uint64(seed), 0x67647276)), n) // "gdrv"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x67647276_00000000|uint64(n)))
 	wl := gdriveWorkload(name, n, w)
-	f := &OpenFGA{Model: File{Name: "gdrive.fga", Content: gdriveModel}, Tuples: w.tuples()}
+	f := &AppFGA{Model: File{Name: "gdrive.fga", Content: gdriveModel}, Tuples: w.tuples()}
 	qs := appInputs(inputs, func() appRequest { return w.request(r) })
 	return appWorkload(wl, f, qs, "User", "Document", func(q appRequest) FGACheck {
 		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "document:" + q.Resource}

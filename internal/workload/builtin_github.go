@@ -260,7 +260,7 @@ func buildGithub(name string, n int, seed int64, inputs int) *appBuilt {
 	w := newGithubWorld(rand.New(rand.NewPCG(uint64(seed), 0x67746862)), n) // "gthb"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x67746862_00000000|uint64(n)))
 	wl := githubWorkload(name, n, w)
-	f := &OpenFGA{Model: File{Name: "github.fga", Content: githubModel}, Tuples: w.tuples()}
+	f := &AppFGA{Model: File{Name: "github.fga", Content: githubModel}, Tuples: w.tuples()}
 	qs := appInputs(inputs, func() appRequest { return w.request(r) })
 	return appWorkload(wl, f, qs, "User", "Repository", func(q appRequest) FGACheck {
 		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "repository:" + q.Resource}

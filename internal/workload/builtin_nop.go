@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 )
@@ -28,6 +29,21 @@ entity Service;
 action GET, PUT, DELETE appliesTo { principal: User, resource: Service, context: { path: String, host: String } };
 `
 
+// nopOpenFGAModel allows every user every action on a document through one wildcard tuple per
+// document: the least an OpenFGA Check can do, one tuple read.
+const nopOpenFGAModel = `model
+  schema 1.1
+
+type user
+
+type document
+  relations
+    define anyone: [user:*]
+    define can_read: anyone
+    define can_write: anyone
+    define can_delete: anyone
+`
+
 func init() {
 	register(Spec{
 		Name:        "nop",
@@ -48,7 +64,9 @@ func buildNop(seed int64, n int) (*Workload, error) {
 			Policies: []File{{Name: "nop.cedar", Content: []byte(nopCedarPolicy)}},
 			Schema:   &File{Name: "nop.cedarschema", Content: []byte(nopCedarSchema)},
 		},
+		OpenFGA: &OpenFGA{Model: nopOpenFGAModel},
 	}
+	var tuples bytes.Buffer
 	// The inputs look like the rbac ones so the request size, and the cost of parsing it,
 	// matches a small real request rather than an empty object.
 	for i := range n {
@@ -62,7 +80,11 @@ func buildNop(seed int64, n int) (*Workload, error) {
 		}
 		req := cedarRequest{Principal: cedarUID{"User", user}, Action: action(act),
 			Resource: cedarUID{"Document", doc}, Context: map[string]any{}}
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop", Cedar: mustJSON(req)})
+		check := map[string]string{"user": "user:" + user, "relation": "can_" + act, "object": "document:" + doc}
+		tuples.Write(mustJSON(map[string]string{"user": "user:*", "relation": "anyone", "object": "document:" + doc}))
+		tuples.WriteByte('\n')
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop", Cedar: mustJSON(req), OpenFGA: mustJSON(check)})
 	}
+	w.OpenFGA.Tuples = tuples.Bytes()
 	return w, nil
 }

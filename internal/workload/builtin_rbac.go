@@ -167,6 +167,7 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 		Policies:    []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:        mustJSON(map[string]any{"rbac": d}),
 		Cedar:       rbacCedar(d),
+		OpenFGA:     rbacOpenFGA(d),
 	}
 	for range n {
 		var in rbacInput
@@ -211,8 +212,8 @@ func unknownResource(r *rand.Rand) rbacResourceRef {
 	return rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, t.count+r.IntN(1000))}
 }
 
-// rbacDecided is in with the decision the reference model gives it, in both engines' forms.
+// rbacDecided is in with the decision the reference model gives it, in every engine's form.
 func rbacDecided(d *rbacData, in rbacInput) Input {
 	allow, reason := rbacDecide(d, in)
-	return Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: rbacCedarRequest(in)}
+	return Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: rbacCedarRequest(in), OpenFGA: rbacOpenFGACheck(in)}
 }

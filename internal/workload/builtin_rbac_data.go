@@ -9,7 +9,7 @@ import (
 // The data-size family, rbac-data-<N>: the rbac workload's policy and roles over a directory of
 // N users, to see how latency and the engine's memory grow with the data it decides over, when
 // the policy stays the same. In Rego the users are data (data.rbac.users); in Cedar they are
-// entities, each a member of its roles.
+// entities, each a member of its roles; in OpenFGA, tuples (each role's assignees).
 //
 // Only the directory grows: the resources (500) and the roles table stay rbac's, and the inputs
 // keep the same mix at every N (a third ask about the caller's own resource, a few name an
@@ -27,7 +27,7 @@ func init() {
 	registerFamily(family{
 		Prefix:  "rbac-data-",
 		Pattern: rbacDataPattern,
-		Description: fmt.Sprintf("the rbac policy over N users (%d to %d), as data in Rego and entities in Cedar; 500 resources and rbac's roles at every N",
+		Description: fmt.Sprintf("the rbac policy over N users (%d to %d), as data in Rego, entities in Cedar and tuples in OpenFGA; 500 resources and rbac's roles at every N",
 			MinDataUsers, MaxDataUsers),
 		Build: buildRBACData,
 	})
@@ -70,13 +70,14 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 
 	w := &Workload{
 		Name: name,
-		Description: fmt.Sprintf("the rbac policy over %d users (data in Rego, entities in Cedar), %d resources",
+		Description: fmt.Sprintf("the rbac policy over %d users (data in Rego, entities in Cedar, tuples in OpenFGA), %d resources",
 			users, len(all)),
 		Query:    "data.authzbench.rbac.allow",
 		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:     mustJSON(map[string]any{"rbac": d}),
 		Cedar:    rbacCedar(d),
-		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego", "cedar": "cedar"}},
+		OpenFGA:  rbacOpenFGA(d),
+		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego", "cedar": "cedar", "openfga": "tuples"}},
 	}
 	for range inputs {
 		var in rbacInput

@@ -340,6 +340,8 @@ func riskWorkload(d *riskData) *Workload {
 		Policies:    []File{{Name: "risk.rego", Content: riskPolicy}},
 		Data:        mustJSON(map[string]any{"risk": d}),
 		Cedar:       riskCedar(d),
+		Inexpressible: map[string]string{"OpenFGA": "its rules sum, count and sort the applicant's debts and scores and compare the results with thresholds; " +
+			"OpenFGA's relations cannot compute over a list, and its conditions cannot either"},
 	}
 }
 

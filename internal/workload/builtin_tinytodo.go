@@ -212,7 +212,7 @@ func buildTinytodo(name string, n int, seed int64, inputs int) *appBuilt {
 	w := newTinytodoWorld(rand.New(rand.NewPCG(uint64(seed), 0x74746f64)), n) // "ttod"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x74746f64_00000000|uint64(n)))
 	wl := tinytodoWorkload(name, n, w)
-	f := &OpenFGA{Model: File{Name: "tinytodo.fga", Content: tinytodoModel}, Tuples: w.tuples(), Differences: ttOpenFGADifferences}
+	f := &AppFGA{Model: File{Name: "tinytodo.fga", Content: tinytodoModel}, Tuples: w.tuples(), Differences: ttOpenFGADifferences}
 	qs := appInputs(inputs, func() appRequest { return w.request(r) })
 	return appWorkload(wl, f, qs, "User", "List", func(q appRequest) FGACheck {
 		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "list:" + q.Resource}

@@ -81,6 +81,9 @@ func (e *SettingError) Named(name func(setting string) string) string { return e
 // Check reports the first setting of the spec that is missing or cannot be used as given,
 // before any file is read. FromFiles checks the same first.
 func (s UserSpec) Check() error {
+	if s.HasOpenFGA() {
+		return s.checkOpenFGA()
+	}
 	if !s.HasCedar() || s.HasRego() {
 		if s.Inputs == "" {
 			return &SettingError{Setting: "inputs", say: func(n func(string) string) string {
@@ -117,6 +120,12 @@ func (s UserSpec) Check() error {
 func FromFiles(s UserSpec) (*Workload, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
+	}
+	if s.HasOpenFGA() {
+		if OpenFGAFromFiles == nil {
+			return nil, fmt.Errorf("%s: an OpenFGA file, and this authzbench has no OpenFGA linked in", s.Policies[0])
+		}
+		return OpenFGAFromFiles(s)
 	}
 	if err := s.checkFilesExist(); err != nil {
 		return nil, err
@@ -575,4 +584,57 @@ func truncated(b []byte) string {
 		return string(b[:40]) + "..."
 	}
 	return string(b)
+}
+
+// OpenFGAFromFiles reads a user's OpenFGA files (HasOpenFGA) into a workload; OpenFGA's package
+// sets it, since reading them takes OpenFGA's own model parser.
+var OpenFGAFromFiles func(UserSpec) (*Workload, error)
+
+// HasOpenFGA reports whether the spec's policy is an OpenFGA file, as OpenFGA's CLI names
+// them: a store file (*.fga.yaml, *.fga.yml), or a model in the DSL (*.fga) or a modular
+// model's manifest (fga.mod).
+func (s UserSpec) HasOpenFGA() bool {
+	return slices.ContainsFunc(s.Policies, func(p string) bool { return IsOpenFGAStore(p) || IsOpenFGAModel(p) })
+}
+
+// IsOpenFGAStore reports whether path names an OpenFGA store file.
+func IsOpenFGAStore(path string) bool {
+	return strings.HasSuffix(path, ".fga.yaml") || strings.HasSuffix(path, ".fga.yml")
+}
+
+// IsOpenFGAModel reports whether path names an OpenFGA model: the DSL or a modular model.
+func IsOpenFGAModel(path string) bool {
+	return strings.HasSuffix(path, ".fga") || strings.HasSuffix(path, "fga.mod")
+}
+
+// checkOpenFGA checks an OpenFGA workload's settings: a store file alone (it holds the model,
+// tuples and tests), or a model with at most one tuple file (data) and a checks file (inputs).
+func (s UserSpec) checkOpenFGA() error {
+	say := func(setting, format string, args ...func(n func(string) string) string) error {
+		return &SettingError{Setting: setting, say: func(n func(string) string) string {
+			words := make([]any, len(args))
+			for i, a := range args {
+				words[i] = a(n)
+			}
+			return fmt.Sprintf(format, words...)
+		}}
+	}
+	name := func(setting string) func(n func(string) string) string {
+		return func(n func(string) string) string { return n(setting) }
+	}
+	switch {
+	case len(s.Policies) > 1:
+		return say("policy", "an OpenFGA workload is one %s: a store file (store.fga.yaml) or a model (model.fga, fga.mod)", name("policy"))
+	case s.HasCedar():
+		return say("cedar_policies", "an OpenFGA workload takes no Cedar files; run Cedar from a workload of its own")
+	case s.Query != "":
+		return say("query", "%s names a Rego decision; an OpenFGA check names its relation itself", name("query"))
+	case IsOpenFGAStore(s.Policies[0]) && (len(s.Data) > 0 || s.Inputs != ""):
+		return say("inputs", "a store file holds its tuples and its tests' checks: give it alone, without %s or %s", name("data"), name("inputs"))
+	case IsOpenFGAModel(s.Policies[0]) && s.Inputs == "":
+		return say("inputs", `an OpenFGA model needs %s FILE.jsonl of checks ({"user": ..., "relation": ..., "object": ..., "expect": true|false} per line), and its tuples with %s`, name("inputs"), name("data"))
+	case len(s.Data) > 1:
+		return say("data", "an OpenFGA model takes one tuple file (%s): YAML, JSON, JSON Lines or CSV", name("data"))
+	}
+	return nil
 }

@@ -59,6 +59,13 @@ type Input struct {
 	// CedarSource is the file and line of its Cedar request, when the workload has both
 	// versions from the user's files (Source is then the Rego line).
 	CedarSource string
+	// OpenFGA is the same request as an OpenFGA Check, a JSON object: {"user": "user:anne",
+	// "relation": "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and
+	// "tuple_set" (which of the workload's tuple sets it is checked against) where it has them.
+	// Nil when the workload has no OpenFGA version.
+	OpenFGA []byte
+	// OpenFGASource is the file and line of its OpenFGA check, when the user's files gave it.
+	OpenFGASource string
 }
 
 // File is a policy or data file of a built-in workload.
@@ -100,6 +107,15 @@ type Workload struct {
 	// with no Cedar version.
 	Cedar *Cedar
 
+	// OpenFGA is the workload as an OpenFGA model and tuples, deciding every input alike; nil
+	// for a workload with no OpenFGA version.
+	OpenFGA *OpenFGA
+
+	// Inexpressible says, by language ("OpenFGA"), why the workload has no version in it: what
+	// its rules do that the language cannot (verify a JWT, add up a list), so a run that leaves
+	// it out, or refuses it, says why.
+	Inexpressible map[string]string
+
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.
 	Scale *Scale
@@ -129,6 +145,52 @@ type Cedar struct {
 	// Empty when both versions do the same work.
 	Differences string
 }
+
+// OpenFGA is a workload's OpenFGA authorization model and relationship tuples. Every input of
+// the workload carries its Check (Input.OpenFGA). This package holds them as text and paths
+// only; OpenFGA's own package (internal/engine/openfga) reads them.
+type OpenFGA struct {
+	// Built-in workloads carry their model in the DSL and their tuples as JSON Lines
+	// ({"user": ..., "relation": ..., "object": ...} per line) in memory ...
+	Model  string
+	Tuples []byte
+
+	// ... user-supplied ones point at files on disk: a store file (model, tuples and tests, as
+	// OpenFGA's CLI reads it), or a model file and a tuple file.
+	StorePath  string
+	ModelPath  string
+	TuplesPath string
+
+	// NotMeasured counts, per kind ("list_objects", "list_users"), the queries of the user's
+	// store file that authzbench does not measure, so a run says so.
+	NotMeasured map[string]int
+}
+
+// NotMeasured counts, by kind, the queries of the user's files that authzbench does not
+// measure; nil when there are none.
+func (w *Workload) NotMeasured() map[string]int {
+	if w.OpenFGA == nil || len(w.OpenFGA.NotMeasured) == 0 {
+		return nil
+	}
+	return w.OpenFGA.NotMeasured
+}
+
+// CountsString writes counts by kind as "2 list_objects, 1 list_users", kinds sorted.
+func CountsString(counts map[string]int) string {
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// HasOpenFGA reports whether the workload has an OpenFGA version for the openfga targets.
+func (w *Workload) HasOpenFGA() bool { return w.OpenFGA != nil }
 
 // CedarWarnings says what in the user's Cedar files was read in a way they may not have meant.
 func (w *Workload) CedarWarnings() []string {

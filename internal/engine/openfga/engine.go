@@ -30,8 +30,7 @@ const MaxContextualTuples = 100
 // per distinct tuple set of a Fixture, all with the same model.
 type Engine struct {
 	srv *server.Server
-	// stores[i] and models[i] hold the Fixture's TupleSets[i].
-	stores, models []string
+	*Stores
 }
 
 // Start builds an OpenFGA server, and writes the model and every tuple set of f into its own
@@ -47,31 +46,58 @@ func Start(ctx context.Context, f *Fixture) (*Engine, error) {
 		return nil, fmt.Errorf("start openfga: %w", err)
 	}
 	e := &Engine{srv: srv}
+	if e.Stores, err = WriteFixture(ctx, srv, f); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// API is what writing a fixture takes of OpenFGA: its own server in process, a gRPC client of a
+// server elsewhere, or HTTPAPI over its HTTP API.
+type API interface {
+	CreateStore(context.Context, *openfgav1.CreateStoreRequest) (*openfgav1.CreateStoreResponse, error)
+	WriteAuthorizationModel(context.Context, *openfgav1.WriteAuthorizationModelRequest) (*openfgav1.WriteAuthorizationModelResponse, error)
+	Write(context.Context, *openfgav1.WriteRequest) (*openfgav1.WriteResponse, error)
+}
+
+// Stores are a fixture's tuple sets written into an OpenFGA: Stores[i] and Models[i] hold
+// TupleSets[i].
+type Stores struct {
+	Stores, Models []string
+}
+
+// WriteFixture writes the model and every tuple set of f into a store of its own on api. It is
+// all setup: call it before the clock.
+func WriteFixture(ctx context.Context, api API, f *Fixture) (*Stores, error) {
+	if f.Model == nil {
+		return nil, errors.New("openfga: no model")
+	}
+	s := &Stores{}
 	sets := f.TupleSets
 	if len(sets) == 0 {
 		sets = []TupleSet{{}}
 	}
 	for i, set := range sets {
-		storeID, modelID, err := e.load(ctx, fmt.Sprintf("authzbench-%d", i), f, set.Tuples)
+		storeID, modelID, err := load(ctx, api, fmt.Sprintf("authzbench-%d", i), f, set.Tuples)
 		if err != nil {
-			e.Close()
 			return nil, err
 		}
-		e.stores = append(e.stores, storeID)
-		e.models = append(e.models, modelID)
+		s.Stores = append(s.Stores, storeID)
+		s.Models = append(s.Models, modelID)
 	}
-	return e, nil
+	return s, nil
 }
 
 // load creates a store, writes the model into it and then the tuples, in writes of at most
 // OpenFGA's per-write limit.
-func (e *Engine) load(ctx context.Context, name string, f *Fixture, tuples []Tuple) (storeID, modelID string, err error) {
+func load(ctx context.Context, api API, name string, f *Fixture, tuples []Tuple) (storeID, modelID string, err error) {
 	model := f.Model
-	store, err := e.srv.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
+	store, err := api.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
 	if err != nil {
 		return "", "", fmt.Errorf("openfga: create store: %s", status.Convert(err).Message())
 	}
-	written, err := e.srv.WriteAuthorizationModel(ctx, &openfgav1.WriteAuthorizationModelRequest{
+	written, err := api.WriteAuthorizationModel(ctx, &openfgav1.WriteAuthorizationModelRequest{
 		StoreId:         store.GetId(),
 		SchemaVersion:   model.GetSchemaVersion(),
 		TypeDefinitions: model.GetTypeDefinitions(),
@@ -82,7 +108,7 @@ func (e *Engine) load(ctx context.Context, name string, f *Fixture, tuples []Tup
 		return "", "", fmt.Errorf("%s: openfga refuses the model: %s", f.ModelOrigin, status.Convert(err).Message())
 	}
 	for batch := range slices.Chunk(tuples, maxTuplesPerWrite) {
-		if err := e.write(ctx, store.GetId(), written.GetAuthorizationModelId(), batch); err != nil {
+		if err := write(ctx, api, store.GetId(), written.GetAuthorizationModelId(), batch); err != nil {
 			return "", "", err
 		}
 	}
@@ -95,7 +121,7 @@ const maxTuplesPerWrite = 100
 
 // write writes one batch. OpenFGA refuses a batch whole, naming a tuple only by its key; to name
 // the line the user must fix, a refused batch is written again tuple by tuple.
-func (e *Engine) write(ctx context.Context, storeID, modelID string, batch []Tuple) error {
+func write(ctx context.Context, api API, storeID, modelID string, batch []Tuple) error {
 	request := func(tuples []Tuple) *openfgav1.WriteRequest {
 		keys := make([]*openfgav1.TupleKey, len(tuples))
 		for i, t := range tuples {
@@ -104,12 +130,12 @@ func (e *Engine) write(ctx context.Context, storeID, modelID string, batch []Tup
 		return &openfgav1.WriteRequest{StoreId: storeID, AuthorizationModelId: modelID,
 			Writes: &openfgav1.WriteRequestWrites{TupleKeys: keys}}
 	}
-	_, err := e.srv.Write(ctx, request(batch))
+	_, err := api.Write(ctx, request(batch))
 	if err == nil {
 		return nil
 	}
 	for i := range batch {
-		if _, one := e.srv.Write(ctx, request(batch[i:i+1])); one != nil {
+		if _, one := api.Write(ctx, request(batch[i:i+1])); one != nil {
 			return fmt.Errorf("%s: openfga refuses tuple %s: %s", batch[i].Origin, tupleString(batch[i].Key), status.Convert(one).Message())
 		}
 	}
@@ -118,16 +144,16 @@ func (e *Engine) write(ctx context.Context, storeID, modelID string, batch []Tup
 
 // Prepare builds the Check request for a, aimed at its tuple set's store: the request the clock
 // will time, built before it.
-func (e *Engine) Prepare(a Assertion) (*openfgav1.CheckRequest, error) {
-	if a.TupleSet < 0 || a.TupleSet >= len(e.stores) {
-		return nil, fmt.Errorf("%s: tuple set %d, but the engine holds %d", a.Origin, a.TupleSet, len(e.stores))
+func (s *Stores) Prepare(a Assertion) (*openfgav1.CheckRequest, error) {
+	if a.TupleSet < 0 || a.TupleSet >= len(s.Stores) {
+		return nil, fmt.Errorf("%s: tuple set %d, but the engine holds %d", a.Origin, a.TupleSet, len(s.Stores))
 	}
 	if n := len(a.ContextualTuples); n > MaxContextualTuples {
 		return nil, fmt.Errorf("%s: %d contextual tuples; OpenFGA takes at most %d per Check, so write the rest as tuples before the run", a.Origin, n, MaxContextualTuples)
 	}
 	req := &openfgav1.CheckRequest{
-		StoreId:              e.stores[a.TupleSet],
-		AuthorizationModelId: e.models[a.TupleSet],
+		StoreId:              s.Stores[a.TupleSet],
+		AuthorizationModelId: s.Models[a.TupleSet],
 		TupleKey:             &openfgav1.CheckRequestTupleKey{User: a.User, Relation: a.Relation, Object: a.Object},
 		Context:              a.Context,
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// OpenFGA in process and its own server, over HTTP and over gRPC, run the built-in rbac with
+// every decision served and right.
+func TestOpenFGARunsRBAC(t *testing.T) {
+	for _, api := range []string{"http", "grpc"} {
+		t.Run(api, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			targets := "openfga/inproc,openfga/server"
+			args := []string{"run", "--target", targets, "--workload", "rbac", "--duration", "300ms", "--warmup", "0",
+				"--workers", "2", "--no-progress", "-o", out}
+			if api == "grpc" {
+				args = append(args, "--openfga-api", "grpc")
+			}
+			code, stdout, stderr := run(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+			}
+			doc, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Runs) != 2 {
+				t.Fatalf("%d runs, want 2", len(doc.Runs))
+			}
+			for _, r := range doc.Runs {
+				if r.Summary.OK == 0 || r.Summary.Errors != 0 {
+					t.Errorf("%s: ok %d errors %d, want decisions and no error", r.Target, r.Summary.OK, r.Summary.Errors)
+				}
+				if r.SUT.Engine != "openfga" || !strings.HasPrefix(r.SUT.Version, "openfga ") {
+					t.Errorf("%s: engine %q version %q", r.Target, r.SUT.Engine, r.SUT.Version)
+				}
+			}
+			if v := doc.Env.Engines["openfga"]; v == "" {
+				t.Errorf("environment's engines %v: want OpenFGA's version", doc.Env.Engines)
+			}
+		})
+	}
+}
+
+// A workload OpenFGA cannot express is refused with the reason when asked alone, and left out
+// of a run with other engines with the reason in the skip line and the result.
+func TestOpenFGASaysWhyItHasNoVersion(t *testing.T) {
+	code, _, stderr := run(t, "run", "--target", "openfga/inproc", "--workload", "api", "--duration", "100ms", "--warmup", "0", "--no-progress", "-o", filepath.Join(t.TempDir(), "r.json"))
+	if code != exitUsage || !strings.Contains(stderr, "api has no OpenFGA version: its rules verify a JWT") {
+		t.Errorf("exit %d, want %d and the reason\nstderr %s", code, exitUsage, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/inproc,openfga/inproc", "--workload", "risk,nop", "--requests", "20", "--warmup", "0", "--no-progress", "-o", out)
+	if code != 0 || !strings.Contains(stdout, "risk on openfga/inproc: skipped, the workload has no OpenFGA version: its rules sum") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Skipped) != 1 || !strings.Contains(doc.Skipped[0].Reason, "cannot compute over a list") {
+		t.Errorf("skipped %+v: want the pair with its reason", doc.Skipped)
+	}
+}
+
+// A store file as OpenFGA's CLI reads it runs unchanged through both OpenFGA modes: its check
+// assertions are the inputs, each decided as it expects, and its list_objects and list_users
+// tests are counted as not measured, in the warning and in the result.
+func TestOpenFGAStoreFileRuns(t *testing.T) {
+	store := filepath.Join("..", "..", "internal", "engine", "openfga", "testdata", "store.fga.yaml")
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "openfga/inproc,openfga/server", "--policy", store,
+		"--requests", "60", "--warmup", "0", "--workers", "2", "--no-progress", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "not measured: 2 list_objects, 1 list_users") {
+		t.Errorf("no word of the queries not measured in\n%s", stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Runs {
+		if r.Summary.OK != 60 || r.Summary.Errors != 0 {
+			t.Errorf("%s: ok %d errors %d, want 60 and none", r.Target, r.Summary.OK, r.Summary.Errors)
+		}
+		if nm := r.WorkloadDoc.NotMeasured; nm["list_objects"] != 2 || nm["list_users"] != 1 {
+			t.Errorf("%s: not measured %v", r.Target, nm)
+		}
+		if r.WorkloadDoc.ExpectAllow == 0 || r.WorkloadDoc.ExpectDeny == 0 {
+			t.Errorf("%s: %+v: want the store's assertions, allows and denies", r.Target, r.WorkloadDoc)
+		}
+	}
+}
+
+// Bad OpenFGA files exit 2 before any load, naming the file and line at fault.
+func TestOpenFGABadFilesNameTheLine(t *testing.T) {
+	dir := t.TempDir()
+	testdata := filepath.Join("..", "..", "internal", "engine", "openfga", "testdata")
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badModel := write("bad.fga", "model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer [user]\n")
+	badChecks := write("checks.jsonl", `{"user":"user:a","relation":"viewer","object":"document:x","expect":true}`+"\n"+`{"user":"user:a","relaton":"viewer"}`+"\n")
+	badStore := write("s.fga.yaml", "model_file: "+filepath.Join("..", "nosuch.fga")+"\ntests:\n  - name: t\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"model syntax", []string{"--policy", badModel, "--inputs", filepath.Join(testdata, "checks.jsonl")}, badModel + ":6:19: model syntax error"},
+		{"check line", []string{"--policy", filepath.Join(testdata, "model.fga"), "--inputs", badChecks}, badChecks + `:2: check: json: unknown field "relaton"`},
+		{"store's model file", []string{"--policy", badStore}, badStore + ":1: "},
+		{"store with inputs", []string{"--policy", filepath.Join(testdata, "store.fga.yaml"), "--inputs", badChecks}, "a store file holds its tuples and its tests' checks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name+".json")
+			args := append([]string{"run", "--target", "openfga/inproc,openfga/server", "--requests", "10", "--no-progress", "-o", out}, tc.args...)
+			code, _, stderr := run(t, args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q in\n%s", code, exitUsage, tc.want, stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a result was written: something ran")
+			}
+		})
+	}
+}

@@ -1,0 +1,250 @@
+package kinds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/authzbench/authzbench/internal/engine/openfga"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+func init() {
+	Register(Kind{Name: "openfga/server", Engine: "openfga", Placement: LaunchedServer, LoadsPolicy: true, Order: 58,
+		NewConfig: func() Config { return &OpenFGAServerConfig{} },
+		New: func(common Common, c Config) Target {
+			cfg := c.(*OpenFGAServerConfig)
+			// OpenFGA has no per-request timers to ask for (OPA's ?metrics=true); its own are
+			// Prometheus metrics, on a port of their own.
+			common.ServerMetricsEvery = 0
+			return &openfgaServer{served: served{common: common, engine: openfga.Registered, cfg: &cfg.ServerConfig}, api: cfg.API}
+		}})
+}
+
+// OpenFGAServerConfig is openfga/server's settings: a running OpenFGA to measure, or how to
+// start `authzbench openfga run`, and which of its APIs to measure.
+type OpenFGAServerConfig struct {
+	ServerConfig `yaml:",inline"`
+	// API is the API measured: "http" (the default, its HTTP gateway) or "grpc".
+	API string `yaml:"api"`
+}
+
+// Check refuses an API OpenFGA does not serve, and TLS, which openfga/server does not set up
+// for the server it starts yet.
+func (c *OpenFGAServerConfig) Check() error {
+	errs := []error{c.ServerConfig.check(openfgaRefusesMTLSAuthz)}
+	switch c.API {
+	case "", "http", "grpc":
+	default:
+		errs = append(errs, optionError("api", func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: OpenFGA serves http and grpc", n("api"), c.API)
+		}))
+	}
+	if c.Mode() != Plain {
+		errs = append(errs, optionError("tls", func(n func(string) string) string {
+			return fmt.Sprintf("%s: openfga/server starts OpenFGA in clear; measure one you run over TLS with %s", n("tls"), n("url"))
+		}))
+	}
+	if u, err := url.Parse(c.URL); c.API == "grpc" && c.URL != "" && err == nil && u.Scheme != "http" {
+		errs = append(errs, optionError("url", func(n func(string) string) string {
+			return fmt.Sprintf("%s %q with %s grpc: want http://host:port, the running server's gRPC address in clear", n("url"), c.URL, n("api"))
+		}))
+	}
+	return errors.Join(errs...)
+}
+
+func openfgaRefusesMTLSAuthz(n func(string) string) string {
+	return fmt.Sprintf("%s is not supported by openfga/server: OpenFGA has no authorization policy in front of its checks, as OPA's --authorization=basic", n("mtls_authz"))
+}
+
+// openfgaServer drives OpenFGA's own server: by default `authzbench openfga run` (OpenFGA's run
+// command, linked in) on free loopback ports, its in-memory datastore holding the workload's
+// stores, model and tuples, written over its API before the clock; with a URL, a running
+// OpenFGA, into which the same stores are written. Its HTTP API (POST /stores/{id}/check) is
+// measured by default, its gRPC API (OpenFGAService.Check) with api grpc.
+type openfgaServer struct {
+	served
+	api string
+
+	// Over gRPC: the server's address, the prepared requests, and the workers' connections.
+	grpcAddr string
+	checks   []*openfgav1.CheckRequest
+	mu       sync.Mutex
+	conns    []*grpc.ClientConn
+}
+
+func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
+	l, err := openfga.Load(ctx, t.common.Prepared, w)
+	if err != nil {
+		return err
+	}
+	if t.api == "grpc" {
+		return t.startGRPC(ctx, l.Fixture)
+	}
+	return t.startThen(ctx, "", t.launch, func(ctx context.Context) ([][]byte, error) {
+		client := &http.Client{Timeout: 30 * time.Second}
+		defer client.CloseIdleConnections()
+		stores, err := openfga.WriteFixture(ctx, openfga.HTTPAPI(t.url, client), l.Fixture)
+		if err != nil {
+			return nil, fmt.Errorf("write the workload into OpenFGA at %s: %w", t.url, err)
+		}
+		bodies := make([][]byte, len(l.Fixture.Assertions))
+		t.paths = make([]string, len(bodies))
+		for i, a := range l.Fixture.Assertions {
+			req, err := stores.Prepare(a)
+			if err != nil {
+				return nil, err
+			}
+			if bodies[i], err = openfga.HTTPBody(req); err != nil {
+				return nil, err
+			}
+			t.paths[i] = "/stores/" + req.GetStoreId() + "/check"
+		}
+		return bodies, nil
+	})
+}
+
+// startGRPC starts (or finds) the server, writes the fixture over gRPC and prepares every
+// Check request.
+func (t *openfgaServer) startGRPC(ctx context.Context, f *openfga.Fixture) error {
+	if t.cfg.URL != "" {
+		u, err := url.Parse(t.cfg.URL)
+		if err != nil {
+			return err
+		}
+		t.grpcAddr, t.url = u.Host, "grpc://"+u.Host
+	} else if err := t.launch(ctx); err != nil {
+		return err
+	}
+	conn, err := t.dial()
+	if err != nil {
+		return err
+	}
+	stores, err := openfga.WriteFixture(ctx, openfga.GRPCAPI(conn), f)
+	if err != nil {
+		return fmt.Errorf("write the workload into OpenFGA at %s (gRPC): %w", t.grpcAddr, err)
+	}
+	t.checks = make([]*openfgav1.CheckRequest, len(f.Assertions))
+	for i, a := range f.Assertions {
+		if t.checks[i], err = stores.Prepare(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// launch starts `authzbench openfga run` on free loopback ports (its HTTP API, gRPC API and
+// metrics each their own), its log at the run's level: OpenFGA logs every request at info.
+func (t *openfgaServer) launch(ctx context.Context) error {
+	httpAddr, err := t.cfg.listenAddr()
+	if err != nil {
+		return err
+	}
+	grpcAddr, err := sut.FreeAddr()
+	if err != nil {
+		return err
+	}
+	metricsAddr, err := sut.FreeAddr()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable to run OpenFGA: %w", err)
+	}
+	args := []string{openfga.Arg, "run", "--http-addr", httpAddr, "--grpc-addr", grpcAddr,
+		"--metrics-addr", metricsAddr, "--log-level", t.common.logLevel(), "--playground-enabled=false"}
+	cmd := exec.Command(self, append(args, t.cfg.Args...)...)
+	if err := t.run(ctx, "openfga server", httpAddr, cmd); err != nil {
+		return err
+	}
+	t.grpcAddr = grpcAddr
+	if t.api == "grpc" {
+		t.url = "grpc://" + grpcAddr
+	}
+	return nil
+}
+
+func (t *openfgaServer) dial() (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(t.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("connect to OpenFGA's gRPC API at %s: %w", t.grpcAddr, err)
+	}
+	t.mu.Lock()
+	t.conns = append(t.conns, conn)
+	t.mu.Unlock()
+	return conn, nil
+}
+
+func (t *openfgaServer) Worker() Decider {
+	if t.api != "grpc" {
+		return t.worker(newAnswerReader(t.engine.Answer()))
+	}
+	// A connection per worker, as the HTTP API's workers have: dialled before the clock,
+	// connected by the first request.
+	conn, err := t.dial()
+	if err != nil {
+		return failedDecider{err}
+	}
+	return &openfgaGRPCWorker{client: openfgav1.NewOpenFGAServiceClient(conn), checks: t.checks, timeout: t.common.timeout()}
+}
+
+// openfgaGRPCWorker asks OpenFGAService.Check over one gRPC connection.
+type openfgaGRPCWorker struct {
+	client  openfgav1.OpenFGAServiceClient
+	checks  []*openfgav1.CheckRequest
+	timeout time.Duration
+}
+
+func (w *openfgaGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	resp, err := w.client.Check(ctx, w.checks[i])
+	if err != nil {
+		st := status.Convert(err)
+		err = fmt.Errorf("openfga grpc check: %s: %s", st.Code(), st.Message())
+		switch {
+		case ctx.Err() != nil:
+			return verify.Outcome{Kind: verify.TimedOut, Err: err}
+		case st.Code() == codes.Unavailable:
+			return verify.Outcome{Kind: verify.TransportFailure, Err: err}
+		}
+		// A failed check (a resolution limit, a condition's error): no decision, never a deny.
+		return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
+	}
+	return verify.Outcome{Kind: verify.Decided, Allow: resp.GetAllowed()}
+}
+
+func (t *openfgaServer) Info() Info {
+	info := t.info("openfga", "openfga "+openfga.Version())
+	if t.api == "grpc" {
+		info.URL = t.url
+		info.HTTP2 = true
+	}
+	return info
+}
+
+func (t *openfgaServer) Stop(ctx context.Context) error {
+	t.mu.Lock()
+	conns := t.conns
+	t.conns = nil
+	t.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+	return t.served.Stop(ctx)
+}

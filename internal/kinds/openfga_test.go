@@ -1,0 +1,77 @@
+package kinds
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// OpenFGA in process, its server over HTTP and over gRPC, each started by authzbench and each
+// found at a URL, decide the rbac inputs as the reference model does.
+func TestOpenFGAModesDecideAlike(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Inputs = w.Inputs[:200]
+	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
+	decideAll := func(t *testing.T, tg Target) {
+		t.Helper()
+		d := tg.Worker()
+		for i, in := range w.Inputs {
+			out := d.Decide(context.Background(), i)
+			if want := in.Expect == workload.ExpectAllow; out.Kind != verify.Decided || out.Allow != want {
+				t.Fatalf("input %d %s: %+v, want allowed %t", i+1, in.OpenFGA, out, want)
+			}
+		}
+	}
+	start := func(t *testing.T, name string, c Config) Target {
+		t.Helper()
+		tg, err := New(name, common, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Start(context.Background(), w); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Cleanup(func() { tg.Stop(context.Background()) })
+		return tg
+	}
+	t.Run("inproc", func(t *testing.T) { decideAll(t, start(t, "openfga/inproc", nil)) })
+	for _, api := range []string{"http", "grpc"} {
+		t.Run("server-"+api, func(t *testing.T) {
+			tg := start(t, "openfga/server", &OpenFGAServerConfig{API: api})
+			decideAll(t, tg)
+			info := tg.Info()
+			if info.PID == 0 || !strings.HasPrefix(info.Version, "openfga ") {
+				t.Errorf("info %+v: want the started server's PID and OpenFGA's version", info)
+			}
+			// The same server, as one someone else runs: the stores are written into it again.
+			url := strings.Replace(info.URL, "grpc://", "http://", 1)
+			if i := strings.Index(url, "/stores/"); i >= 0 {
+				url = url[:i]
+			}
+			decideAll(t, start(t, "openfga/server", &OpenFGAServerConfig{API: api, ServerConfig: ServerConfig{URL: url}}))
+		})
+	}
+}
+
+// Settings OpenFGA cannot take are refused before anything starts, naming the option.
+func TestOpenFGAServerRefusesWhatItCannotServe(t *testing.T) {
+	for _, tc := range []struct {
+		c    OpenFGAServerConfig
+		want string
+	}{
+		{OpenFGAServerConfig{API: "rest"}, `api "rest": OpenFGA serves http and grpc`},
+		{OpenFGAServerConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{TLS: true}}}, "openfga/server starts OpenFGA in clear"},
+		{OpenFGAServerConfig{API: "grpc", ServerConfig: ServerConfig{URL: "https://127.0.0.1:8081"}}, "the running server's gRPC address in clear"},
+	} {
+		if err := tc.c.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
+		}
+	}
+}
