@@ -178,3 +178,15 @@ func TestVersionIsTheLinkedModule(t *testing.T) {
 		t.Errorf("moduleVersion(nil) = %q", got)
 	}
 }
+
+// Relationships with an expiration hold until it, and not after.
+func TestExpiringRelationships(t *testing.T) {
+	f, err := LoadValidationFile("testdata/expiration.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Relationships) != 2 || f.Relationships[1].Rel.OptionalExpiration == nil {
+		t.Fatalf("relationships %+v: want two, with their expirations", f.Relationships)
+	}
+	verifyAll(t, f)
+}

@@ -17,9 +17,10 @@ const Arg = "spicedb"
 // serverDefaults are where `authzbench spicedb serve` differs from `spicedb serve` when neither
 // a flag nor a SPICEDB_* variable says otherwise: every listener on loopback, as authzbench's
 // traffic is, where SpiceDB listens on every interface, and no telemetry, which SpiceDB reports
-// to Authzed's endpoint unless told otherwise. Everything else is SpiceDB's own
-// default: its memory datastore, no HTTP gateway, no dispatch cluster, metrics on. The
-// preshared key has no default, in SpiceDB as here: the caller gives one.
+// to Authzed's endpoint unless told otherwise (rootCommand also skips its release check, which
+// asks GitHub). Everything else is SpiceDB's own default: its memory datastore, no HTTP
+// gateway, no dispatch cluster, metrics on. The preshared key has no default, in SpiceDB as
+// here: the caller gives one.
 var serverDefaults = map[string]string{
 	"grpc-addr":             "127.0.0.1:50051",
 	"http-addr":             "127.0.0.1:8443",
@@ -73,6 +74,16 @@ func rootCommand() (*cobra.Command, error) {
 		}
 		f.DefValue = value
 	}
+	// SpiceDB asks GitHub for its latest release at startup unless told not to; our traffic
+	// stays on loopback. A default, as above.
+	skip := root.PersistentFlags().Lookup("skip-release-check")
+	if skip == nil {
+		return nil, errors.New("SpiceDB's command line has no --skip-release-check flag")
+	}
+	if err := skip.Value.Set("true"); err != nil {
+		return nil, err
+	}
+	skip.DefValue = "true"
 	return root, nil
 }
 

@@ -68,6 +68,10 @@ func TestServerListensOnLoopbackByDefault(t *testing.T) {
 	if f := serve.Flags().Lookup("telemetry-endpoint"); f == nil || f.Value.String() != "" || f.Changed {
 		t.Errorf("--telemetry-endpoint: %v; want an empty default", f)
 	}
+	// Nor does it ask GitHub for SpiceDB's latest release.
+	if f := root.PersistentFlags().Lookup("skip-release-check"); f == nil || f.Value.String() != "true" || f.Changed {
+		t.Errorf("--skip-release-check: %v; want a true default", f)
+	}
 	if err := serve.Flags().Parse([]string{"--grpc-addr", "127.0.0.1:9"}); err != nil {
 		t.Fatal(err)
 	}
