@@ -3,6 +3,7 @@ package spicedb
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -141,6 +142,10 @@ func TestServerSubprocess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// More relationships than SpiceDB takes in one write: Load must batch them.
+	for i := range 2*MaxUpdatesPerWrite + 500 {
+		f.Relationships = append(f.Relationships, Relationship{Rel: tuple.MustParse(fmt.Sprintf("group:eng#member@user:u%d", i)), Origin: "generated"})
+	}
 	if err := Load(ctx, conn, f); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +156,7 @@ func TestServerSubprocess(t *testing.T) {
 		want    v1.CheckPermissionResponse_Permissionship
 	}{
 		{"document:readme#view@user:alice", nil, v1.CheckPermissionResponse_PERMISSIONSHIP_HAS_PERMISSION},
+		{"document:readme#view@user:u2499", nil, v1.CheckPermissionResponse_PERMISSIONSHIP_HAS_PERMISSION},
 		{"document:plan#view@user:dave", map[string]any{"hour": 20}, v1.CheckPermissionResponse_PERMISSIONSHIP_NO_PERMISSION},
 		{"document:plan#view@user:dave", nil, v1.CheckPermissionResponse_PERMISSIONSHIP_CONDITIONAL_PERMISSION},
 	} {
