@@ -43,8 +43,8 @@ func TestValidationFileDecidesAsExpected(t *testing.T) {
 	for _, a := range f.Assertions {
 		counts[a.Expect]++
 	}
-	if counts[ExpectAllowed] != 4 || counts[ExpectDenied] != 3 || counts[ExpectConditional] != 1 {
-		t.Errorf("assertions by expectation: %v, want 4 allowed, 3 denied, 1 conditional", counts)
+	if counts[ExpectAllowed] != 5 || counts[ExpectDenied] != 3 || counts[ExpectConditional] != 1 {
+		t.Errorf("assertions by expectation: %v, want 5 allowed, 3 denied, 1 conditional", counts)
 	}
 	if len(f.Relationships) != 9 {
 		t.Errorf("%d relationships, want 9 (comments and blank lines skipped)", len(f.Relationships))
