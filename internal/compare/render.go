@@ -287,7 +287,7 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 		b.WriteString(`<p class="nothing-in-common">The two sides have no run in common: nothing to compare.</p>` + "\n")
 	}
 	if len(one) > 0 {
-		fmt.Fprintf(&b, `<details class="only-one"><summary>%d runs only one side holds</summary><ul class="notes">`, len(one))
+		fmt.Fprintf(&b, `<details class="only-one"><summary>%s only one side holds</summary><ul class="notes">`, runsCount(len(one)))
 		for _, row := range one {
 			fmt.Fprintf(&b, "<li>%s: %s</li>", html.EscapeString(row.Name()), html.EscapeString(row.Problem))
 		}
@@ -321,4 +321,11 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func runsCount(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
