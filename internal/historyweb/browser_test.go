@@ -133,7 +133,7 @@ func TestPagesInChromium(t *testing.T) {
 	})
 
 	t.Run("compare", func(t *testing.T) {
-		root := load(fmt.Sprintf("/compare?base=%s&new=%s&series=%d", commitOf(stepAt-1)[:6], commitOf(stepAt)[:6], ids["rbac"]))
+		root := load(fmt.Sprintf("/compare?base=%s&new=%s&series=%d", commitOf(stepAt - 1)[:6], commitOf(stepAt)[:6], ids["rbac"]))
 		tables := find(root, "table", "compare")
 		if len(tables) != 1 || len(find(tables[0], "tr", "")) != 2 {
 			t.Errorf("want one compare table of a header and one row, got %d tables", len(tables))
