@@ -56,7 +56,8 @@ var consoleTrouble = []string{"Uncaught", ":CONSOLE", "Refused to", "net::ERR_"}
 // stepped series, a comparison and a stored report. From each DOM Chromium built: the series
 // and the changes are there, every chart is an <svg> with its <title>, the series chart has its
 // bands, titled points and the change's mark; the console is silent and nothing was refused.
-// A screenshot of the series page must be an image of the window's size that is not blank.
+// A screenshot of the series page must be an image of the window's size that is not blank;
+// AUTHZBENCH_SCREENSHOT=path keeps it (docs/history.md shows it).
 func TestPagesInChromium(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -171,6 +172,15 @@ func TestPagesInChromium(t *testing.T) {
 		}
 		if len(seen) < 16 {
 			t.Errorf("screenshot has %d colours: a blank page, not the series", len(seen))
+		}
+		if keep := os.Getenv("AUTHZBENCH_SCREENSHOT"); keep != "" {
+			data, err := os.ReadFile(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(keep, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }

@@ -254,7 +254,7 @@ func (s *server) series(r *http.Request) (*pageData, error) {
 	for i, pt := range points {
 		at[pt.Commit] = i
 	}
-	var marks []report.TrendMark
+	var latencyMarks, rateMarks []report.TrendMark
 	changedAt := map[int][]string{}
 	for _, c := range latestFirst(changes) {
 		if c.Series != se.ID || c.Branch != branch {
@@ -268,7 +268,12 @@ func (s *server) series(r *http.Request) (*pageData, error) {
 			if c.Relative != nil {
 				rel = fmt.Sprintf(" %+.0f%%", *c.Relative*100)
 			}
-			marks = append(marks, report.TrendMark{At: i, Label: fmt.Sprintf("%s%s at %s", c.Figure, rel, short(c.Commit))})
+			m := report.TrendMark{At: i, Label: fmt.Sprintf("%s%s at %s", c.Figure, rel, short(c.Commit))}
+			if c.Figure == history.Throughput {
+				rateMarks = append(rateMarks, m)
+			} else {
+				latencyMarks = append(latencyMarks, m)
+			}
 		}
 	}
 	commits := make([]string, len(points))
@@ -276,13 +281,13 @@ func (s *server) series(r *http.Request) (*pageData, error) {
 		commits[i] = tickLabel(pt.Commit)
 	}
 	lat := report.Trend{ID: "trend-latency", Title: "Latency along commits: " + p.Label, YLabel: "latency",
-		Format: report.Duration, Commits: commits, Marks: marks}
+		Format: report.Duration, Commits: commits, Marks: latencyMarks}
 	for k, f := range []history.Figure{history.P99, history.P50} {
 		lat.Bands = append(lat.Bands, bandOf(points, f, strings.ToUpper(string(f))+": median of the repetitions, band from fastest to slowest", k, k))
 	}
 	lat.Log = wideRange(lat.Bands)
 	rate := report.Trend{ID: "trend-throughput", Title: "Throughput along commits: " + p.Label, YLabel: "ok responses per second",
-		Format: report.Thousands, Commits: commits, Marks: marks}
+		Format: report.Thousands, Commits: commits, Marks: rateMarks}
 	rate.Bands = append(rate.Bands, bandOf(points, history.Throughput, "throughput: median of the repetitions, band from lowest to highest", 2, 0))
 	p.Latency, p.Rate = template.HTML(lat.SVG()), template.HTML(rate.SVG())
 	for i := len(points) - 1; i >= 0; i-- {

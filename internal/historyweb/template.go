@@ -52,8 +52,8 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"mu
 {{with .Series}}
 <p>Testbed: {{.Testbed}}. Branch <strong>{{.Branch}}</strong>{{if gt (len .Branches) 1}}; also on {{range .Branches}}{{if ne . $.Series.Branch}}<a href="/series/{{$.Series.ID}}?branch={{.}}">{{.}}</a> {{end}}{{end}}{{end}}.</p>
 <div class="charts">
-<figure>{{.Latency}}<figcaption>Each commit's P50 and P99: the line is the median over its repetitions, the band spans the fastest to the slowest. Hover a point for its commit and values; dotted lines mark the commits where a change was found.</figcaption></figure>
-<figure>{{.Rate}}<figcaption>Ok responses per second, each commit's median over its repetitions, the band from the lowest to the highest.</figcaption></figure>
+<figure>{{.Latency}}<figcaption>Each commit's P50 and P99: the line is the median over its repetitions, the band spans the fastest to the slowest. Hover a point for its commit and values; dotted lines mark the commits where a latency or error-rate change was found.</figcaption></figure>
+<figure>{{.Rate}}<figcaption>Ok responses per second, each commit's median over its repetitions, the band from the lowest to the highest; dotted lines mark where a change of throughput was found.</figcaption></figure>
 </div>
 <h2 id="changes">Changes</h2>
 {{if .Changes}}<ul class="changes">{{range .Changes}}<li class="change"><span class="{{if .Regression}}regression{{else}}improvement{{end}}">{{.Figure}} {{if .Regression}}regression{{else}}improvement{{end}}</span> {{.Size}} at <code>{{.Commit}}</code> ({{.When}}), after <code>{{.Previous}}</code>{{with .CompareURL}}: <a href="{{.}}">compare</a>{{end}}</li>{{end}}</ul>

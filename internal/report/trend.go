@@ -171,7 +171,7 @@ func commitTicks(commits []string) []tick {
 	step := max(1, int(math.Ceil(float64(n)/maxCommitTicks)))
 	var out []tick
 	for i := 0; i < n; i += step {
-		if n-1-i < step/2 && i != n-1 && i != 0 {
+		if n-1-i < step && i != n-1 && i != 0 {
 			continue // too close to the last, which is labelled below
 		}
 		out = append(out, tick{float64(i), commits[i]})
