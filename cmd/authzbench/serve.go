@@ -118,7 +118,7 @@ after the pages being built are done.` + serveExitHelp,
 		},
 	}
 	fl := cmd.Flags()
-	addHistoryFlag(fl, &where)
+	fl.StringVar(&where, "history", "", "the history database to show: a SQLite file (never created: it must hold results), or postgres://user@host/db (default $XDG_DATA_HOME/authzbench/history.db)")
 	fl.StringVar(&host, "host", "127.0.0.1", "the address to listen on: a loopback address unless --allow-remote")
 	fl.IntVar(&port, "port", DefaultServePort, "the port to listen on; 0 for any free one")
 	fl.BoolVar(&allowRemote, "allow-remote", false, "listen on an address other machines can reach (the pages show every stored result: put something that authenticates in front)")
