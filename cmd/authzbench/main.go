@@ -132,6 +132,7 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 	root.AddCommand(newProfileCommand(stdout, stderr))
 	root.AddCommand(newMergeCommand(stdout, stderr))
 	root.AddCommand(newHistoryCommand(stdout, stderr))
+	root.AddCommand(newServeCommand(stdout, stderr))
 	return root
 }
 

@@ -384,3 +384,27 @@ func TestThinTailsAreMarked(t *testing.T) {
 		t.Errorf("table does not mark the thin P99:\n%s", out.String())
 	}
 }
+
+// The HTML table the history's pages show: the runs both sides hold in the table, a
+// significant change's row marked, the runs one side holds folded under it (and not repeated in
+// the notes), every text escaped.
+func TestWriteHTML(t *testing.T) {
+	base := runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5})
+	slower := runOf(t, shape{"opa/server", "rbac", 1000, 4000, 1500, 5})
+	alone := runOf(t, shape{"opa/server", "<b>risk</b>", 900, 3000, 1000, 5})
+	var b strings.Builder
+	if err := NewReport(Compare("base.json", docOf(base), "new.json", docOf(slower, alone), Options{}), Gate{}, nil).WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	table := page[:strings.Index(page, "</table>")]
+	if strings.Count(table, "<tr") != 2 || !strings.Contains(table, `<tr class="changed"><td>rbac</td>`) {
+		t.Errorf("want a header and rbac's row marked changed:\n%s", table)
+	}
+	if !strings.Contains(page, `<summary>1 run only one side holds</summary>`) || strings.Count(page, "only in the new result") != 1 {
+		t.Errorf("the run only the new side holds is not folded once under the table:\n%s", page)
+	}
+	if strings.Contains(page, "<b>risk") || !strings.Contains(page, "&lt;b&gt;risk&lt;/b&gt;") {
+		t.Errorf("a workload's name is not escaped:\n%s", page)
+	}
+}

@@ -3,6 +3,7 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -245,3 +246,86 @@ func (rep *Report) markdown(w io.Writer) error {
 
 // mdEscape keeps a cell's text from breaking the table.
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// WriteHTML writes the comparison as an HTML fragment for a page that has its own head and
+// stylesheet (the history's): the table with the terminal's columns, the runs only one side
+// holds folded under it, then its notes and warnings. Every text is escaped.
+func (rep *Report) WriteHTML(w io.Writer) error {
+	var b strings.Builder
+	var both, one []Row
+	for _, row := range rep.Rows {
+		if row.Missing == "" {
+			both = append(both, row)
+		} else {
+			one = append(one, row)
+		}
+	}
+	table := func(rows []Row) {
+		b.WriteString(`<div class="scroll"><table class="compare"><thead><tr>`)
+		for _, h := range rep.header() {
+			fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(h))
+		}
+		b.WriteString("</tr></thead><tbody>\n")
+		for _, row := range rows {
+			class := ""
+			for _, f := range rep.figures {
+				if c := row.Cell(f); c != nil && c.Significant && c.Untestable == "" {
+					class = ` class="changed"`
+				}
+			}
+			fmt.Fprintf(&b, "<tr%s>", class)
+			for _, c := range rep.cells(row) {
+				fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(c))
+			}
+			b.WriteString("</tr>\n")
+		}
+		b.WriteString("</tbody></table></div>\n")
+	}
+	if len(both) > 0 {
+		table(both)
+	} else {
+		b.WriteString(`<p class="nothing-in-common">The two sides have no run in common: nothing to compare.</p>` + "\n")
+	}
+	if len(one) > 0 {
+		fmt.Fprintf(&b, `<details class="only-one"><summary>%s only one side holds</summary><ul class="notes">`, runsCount(len(one)))
+		for _, row := range one {
+			fmt.Fprintf(&b, "<li>%s: %s</li>", html.EscapeString(row.Name()), html.EscapeString(row.Problem))
+		}
+		b.WriteString("</ul></details>\n")
+	}
+	lines, warnings := rep.notes()
+	folded := map[string]bool{} // said in the fold above
+	for _, row := range one {
+		folded[row.Name()+": "+row.Problem] = true
+	}
+	var kept []string
+	for _, l := range lines {
+		if !folded[l] {
+			kept = append(kept, l)
+		}
+	}
+	lines = kept
+	if len(warnings) > 0 {
+		b.WriteString(`<ul class="warnings">`)
+		for _, l := range warnings {
+			fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(l))
+		}
+		b.WriteString("</ul>\n")
+	}
+	if len(lines) > 0 {
+		b.WriteString(`<ul class="notes">`)
+		for _, l := range lines {
+			fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(l))
+		}
+		b.WriteString("</ul>\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func runsCount(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}

@@ -25,9 +25,9 @@ var Figures = []Figure{Throughput, P50, P99, ErrorRate}
 // HigherIsBetter is true of throughput only: latencies and errors going up are regressions.
 func (f Figure) HigherIsBetter() bool { return f == Throughput }
 
-// of is the figure of one repetition, and whether it has one: throughput and latencies need a
+// Of is the figure of one repetition, and whether it has one: throughput and latencies need a
 // repetition that ran to its end and served something; an error rate needs requests.
-func (f Figure) of(r Repetition) (float64, bool) {
+func (f Figure) Of(r Repetition) (float64, bool) {
 	switch f {
 	case Throughput:
 		return r.Throughput, r.Usable
@@ -149,7 +149,7 @@ func changesIn(se Series, branch string, points []Point, f Figure, o ChangeOptio
 	for _, p := range points {
 		var v []float64
 		for _, r := range p.Repetitions {
-			if x, ok := f.of(r); ok {
+			if x, ok := f.Of(r); ok {
 				v = append(v, x)
 			}
 		}

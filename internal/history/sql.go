@@ -277,7 +277,7 @@ func (s *sqlStore) Document(ctx context.Context, id int64) (*StoredDocument, err
 		&d.Name, &d.Commit, &dirty, &d.Branch, &created, &added, &encoding, &body,
 		&d.Testbed.Key, &d.Testbed.CPUModel, &d.Testbed.Cores, &d.Testbed.Kernel, &d.Testbed.Pinning)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("history %s: no document %d", s.where, id)
+		return nil, fmt.Errorf("history %s: document %d: %w", s.where, id, ErrNoDocument)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history %s: read document %d: %w", s.where, id, err)

@@ -135,6 +135,9 @@ type Options struct {
 // ErrNoHistory is returned by Open with MustExist for a file that does not exist.
 var ErrNoHistory = errors.New("no history database there")
 
+// ErrNoDocument is returned by Document for an id the database does not hold.
+var ErrNoDocument = errors.New("no such document")
+
 // IsPostgres reports whether where names a Postgres server rather than a SQLite file.
 func IsPostgres(where string) bool {
 	return strings.HasPrefix(where, "postgres://") || strings.HasPrefix(where, "postgresql://")

@@ -62,13 +62,22 @@ type page struct {
 	Sections []section
 }
 
-// Palette is the stylesheet's rules colouring series c0…c7 from the page's colour variables.
-func (page) Palette() template.CSS {
+// Stylesheet is the page's stylesheet.
+func (page) Stylesheet() template.CSS { return Stylesheet() }
+
+// Stylesheet is the report's stylesheet: its colours in light and dark mode, its tables and the
+// charts svg.go draws. Other pages drawing those charts (the history's) use it as it is.
+func Stylesheet() template.CSS {
+	return template.CSS(styleBase + palette() + styleEnd)
+}
+
+// palette is the stylesheet's rules colouring series c0…c7 from the page's colour variables.
+func palette() string {
 	var b strings.Builder
 	for i := range paletteSize {
 		fmt.Fprintf(&b, "svg .c%d polyline, svg .c%d line { stroke: var(--c%d); } svg .c%d circle, svg .c%d rect { fill: var(--c%d); }\n", i, i, i, i, i, i)
 	}
-	return template.CSS(b.String())
+	return b.String()
 }
 
 type section struct {
@@ -688,15 +697,7 @@ func slug(s string) string {
 	}, s)
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>{{.Title}}</title>
-<style>
-:root { --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --grid: #d8dee4; --warn-bg: #fff4d6; --warn-fg: #6b4a00; --row: #f6f8fa;
+const styleBase = `:root { --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --grid: #d8dee4; --warn-bg: #fff4d6; --warn-fg: #6b4a00; --row: #f6f8fa;
   --c0: #0969da; --c1: #cf222e; --c2: #1a7f37; --c3: #8250df; --c4: #bc4c00; --c5: #0598bc; --c6: #bf3989; --c7: #6e7781; }
 @media (prefers-color-scheme: dark) {
   :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --grid: #30363d; --warn-bg: #3b2e00; --warn-fg: #f2cc60; --row: #161b22;
@@ -729,8 +730,9 @@ svg .grid { stroke: var(--grid); stroke-width: 1; } svg .frame { stroke: var(--m
 svg .series polyline, svg .legend line { stroke-width: 2; fill: none; }
 svg .whisker { stroke: var(--fg); stroke-width: 1.5; }
 svg .knee line { stroke: var(--warn-fg); stroke-width: 1.5; stroke-dasharray: 2 3; }
-{{.Palette}}
-dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; } dl.env dt { color: var(--muted); } dl.env dd { margin: 0; }
+`
+
+const styleEnd = `dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; } dl.env dt { color: var(--muted); } dl.env dd { margin: 0; }
 @media print {
   :root { --bg: #ffffff; --fg: #000000; --muted: #444444; --grid: #cccccc; --warn-bg: #ffffff; --warn-fg: #000000; --row: #f2f2f2; }
   body { margin: 0; max-width: none; } .warnings { border: 1px solid #000; }
@@ -738,7 +740,17 @@ dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; }
   .print-only table { font-size: 9px; } .print-only th, .print-only td { white-space: normal; padding: 2px 4px; }
   figure, table, .warnings { break-inside: avoid; } h2 { break-after: avoid; }
 }
-</style>
+`
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{{.Title}}</title>
+<style>
+{{.Stylesheet}}</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
