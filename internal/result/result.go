@@ -66,6 +66,9 @@ type Document struct {
 	// Growth is how latency grows with N along each scaling series of the runs (Run.Scale),
 	// per target and percentile: the models fitted and the one chosen (growth.go).
 	Growth []GrowthFit `json:"growth,omitempty"`
+	// Replays are the impact of the policy on each replayed decision log, found before any
+	// load (replay.go).
+	Replays []Replay `json:"replays,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Expect is the decision an input must produce.
@@ -59,6 +60,10 @@ type Input struct {
 	// CedarSource is the file and line of its Cedar request, when the workload has both
 	// versions from the user's files (Source is then the Rego line).
 	CedarSource string
+	// DecisionID is the id of the decision-log event a replayed input came from, and Offset
+	// its time after the log's first event of the same path.
+	DecisionID string
+	Offset     time.Duration
 }
 
 // File is a policy or data file of a built-in workload.
@@ -99,6 +104,9 @@ type Workload struct {
 	// Cedar is the workload written in Cedar, deciding every input alike; nil for a workload
 	// with no Cedar version.
 	Cedar *Cedar
+
+	// Replay is where a workload replayed from a decision log came from; nil for others.
+	Replay *Replay
 
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// recordDecisionLog starts the linked OPA server ("<self> opa run --server") with OPA's console
+// decision logger on a free loopback port, asks it the first n inputs of the rbac workload, and
+// returns the log it printed, with the workload's exported files in dir.
+func recordDecisionLog(t *testing.T, dir string, n int) (logPath string) {
+	t.Helper()
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workload.Export(w, dir); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	logPath = filepath.Join(dir, "decisions.jsonl")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	// The console decision logger writes to stderr, beside OPA's own log lines (those are
+	// counted as skipped by the replay, not taken for decisions).
+	cmd := exec.Command(os.Args[0], "opa", "run", "--server", "--addr", addr, "--log-level", "error",
+		"--set", "decision_logs.console=true", filepath.Join(dir, "rbac.rego"), filepath.Join(dir, "data.json"))
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	defer stop()
+	url := "http://" + addr + "/v1/data/authzbench/rbac/allow"
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; i < n; i++ {
+		body := append(append([]byte(`{"input":`), w.Inputs[i].JSON...), '}')
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil && i == 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond) // the server is starting
+			i--
+			continue
+		}
+		if err != nil {
+			t.Fatalf("ask the OPA server input %d: %v", i+1, err)
+		}
+		resp.Body.Close()
+	}
+	// The console logger writes after it answers; wait for the last decision to be logged.
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(logPath)
+		if bytes.Count(b, []byte(`"msg":"Decision Log"`)) >= n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	b, _ := os.ReadFile(logPath)
+	if got := bytes.Count(b, []byte(`"msg":"Decision Log"`)); got != n {
+		t.Fatalf("OPA's console logger logged %d decisions, want %d:\n%.2000s", got, n, b)
+	}
+	return logPath
+}
+
+// expectedFlips are the decision ids of the logged events that denying the delete of a
+// confidential resource flips: deletes of confidential resources that were allowed. Worked out
+// from the log and the data, not from either policy.
+func expectedFlips(t *testing.T, logPath, dataPath string) []string {
+	t.Helper()
+	var data struct {
+		RBAC struct {
+			Resources map[string]map[string]struct {
+				Confidential bool `json:"confidential"`
+			} `json:"resources"`
+		} `json:"rbac"`
+	}
+	raw, err := os.ReadFile(dataPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &data); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct {
+			DecisionID string `json:"decision_id"`
+			Result     bool   `json:"result"`
+			Input      struct {
+				Action   string `json:"action"`
+				Resource struct{ Type, ID string }
+			} `json:"input"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.DecisionID == "" {
+			continue
+		}
+		if ev.Result && ev.Input.Action == "delete" && data.RBAC.Resources[ev.Input.Resource.Type][ev.Input.Resource.ID].Confidential {
+			ids = append(ids, ev.DecisionID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestReplayOPAConsoleLog(t *testing.T) {
+	dir := t.TempDir()
+	const events = 200
+	logPath := recordDecisionLog(t, dir, events)
+	policy, data := filepath.Join(dir, "rbac.rego"), filepath.Join(dir, "data.json")
+	replay := func(t *testing.T, out string, extra ...string) (int, string, string, *result.Document) {
+		args := append([]string{"run", "--target", "opa/inproc", "--decision-log", logPath, "--data", data,
+			"--requests", "50", "--workers", "1", "--no-progress", "-o", out}, extra...)
+		code, stdout, stderr := run(t, args...)
+		doc, err := result.Read(out)
+		if err != nil {
+			t.Fatalf("exit %d, no result: %v\n%s", code, err, stderr)
+		}
+		if len(doc.Replays) != 1 {
+			t.Fatalf("want one replay in the result, got %+v", doc.Replays)
+		}
+		return code, stdout, stderr, doc
+	}
+
+	t.Run("the same policy reproduces every decision", func(t *testing.T) {
+		code, stdout, stderr, doc := replay(t, filepath.Join(dir, "same.json"), "--policy", policy)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		r := doc.Replays[0]
+		if r.Events != events || r.Reproduced != events || len(r.Flipped) != 0 {
+			t.Errorf("replay: %d events, %d reproduced, %d flipped; want %d, %d, 0", r.Events, r.Reproduced, len(r.Flipped), events, events)
+		}
+		if r.Path != "authzbench/rbac/allow" || r.Query != "data.authzbench.rbac.allow" {
+			t.Errorf("path %q query %q", r.Path, r.Query)
+		}
+		if want := fmt.Sprintf("reproduced %d of %d; flipped 0", events, events); !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+		if s := doc.Runs[0].Summary; s.WrongDecision != 0 || s.OK != 50 {
+			t.Errorf("run: ok %d, wrong %d; want 50, 0", s.OK, s.WrongDecision)
+		}
+	})
+
+	// One rule changed: a confidential resource can no longer be deleted either.
+	changed := filepath.Join(dir, "changed", "rbac.rego")
+	src, err := os.ReadFile(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), `input.action == "share"`, `input.action in {"share", "delete"}`, 1)
+	if edited == string(src) {
+		t.Fatal("the rbac policy no longer has the rule this test changes")
+	}
+	if err := os.MkdirAll(filepath.Dir(changed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(changed, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := expectedFlips(t, logPath, data)
+	if len(want) == 0 {
+		t.Fatal("no recorded event is an allowed delete of a confidential resource: record more events")
+	}
+
+	t.Run("one rule changed flips exactly the events it affects", func(t *testing.T) {
+		code, stdout, stderr, doc := replay(t, filepath.Join(dir, "changed.json"), "--policy", changed, "--requests", fmt.Sprint(events))
+		if code != exitFailed {
+			t.Errorf("exit %d, want %d: a flipped decision is a wrong decision\n%s", code, exitFailed, stderr)
+		}
+		var got []string
+		for _, f := range doc.Replays[0].Flipped {
+			got = append(got, f.DecisionID)
+			if f.Old != "allow" || f.New != "deny" || f.Intended {
+				t.Errorf("flip %+v: want allow → deny, not intended", f)
+			}
+			if !strings.Contains(stdout, f.DecisionID) {
+				t.Errorf("terminal does not list flipped decision %s", f.DecisionID)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("flipped %v\nwant      %v", got, want)
+		}
+		if r := doc.Replays[0]; r.Reproduced != events-len(want) {
+			t.Errorf("reproduced %d, want %d", r.Reproduced, events-len(want))
+		}
+		// The impact comes before any timing: printed before the table.
+		if i, j := strings.Index(stdout, "flipped "+want[0]), strings.Index(stdout, "Workload"); i < 0 || j < 0 || i > j {
+			t.Errorf("the flips are not listed before the table:\n%s", stdout)
+		}
+		if s := doc.Runs[0].Summary; s.WrongDecision != uint64(len(want)) {
+			t.Errorf("run of all %d events: %d wrong decisions, want %d", events, s.WrongDecision, len(want))
+		}
+	})
+
+	t.Run("reviewed flips are expected", func(t *testing.T) {
+		reviewed := filepath.Join(dir, "reviewed.txt")
+		if err := os.WriteFile(reviewed, []byte("# reviewed\n"+strings.Join(want, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr, doc := replay(t, filepath.Join(dir, "reviewed.json"), "--policy", changed, "--requests", fmt.Sprint(events), "--expect-changes", reviewed)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if r := doc.Replays[0]; r.Intended != len(want) || len(r.Flipped) != len(want) || len(r.Unmet) != 0 {
+			t.Errorf("intended %d of %d flipped, unmet %v; want %d", r.Intended, len(r.Flipped), r.Unmet, len(want))
+		}
+		if s := doc.Runs[0].Summary; s.WrongDecision != 0 {
+			t.Errorf("%d wrong decisions with every flip reviewed", s.WrongDecision)
+		}
+	})
+}
+
+func TestReplayBadLogs(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	event := func(id string, allow bool) string {
+		return fmt.Sprintf(`{"decision_id":%q,"path":"authz/allow","input":{"user":"alice"},"result":%t,"timestamp":"2026-01-01T00:00:00Z"}`, id, allow)
+	}
+	good := event("a", true) + "\n" + event("b", true) + "\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(strings.Repeat(good, 200)))
+	zw.Close()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"a line that is not JSON", write("notjson.jsonl", []byte(good+"time=now level=info msg=hello\n")), []string{"notjson.jsonl:3", "not JSON"}},
+		{"a gzip stream cut short", write("cut.jsonl.gz", gz.Bytes()[:gz.Len()/2]), []string{"cut.jsonl.gz", "cut short"}},
+		{"no event with an input", write("noinput.jsonl", []byte(`{"decision_id":"x","path":"authz/allow","result":true}`+"\n")), []string{"noinput.jsonl: no decision to replay", "1 skipped: no input, first at", "noinput.jsonl:1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", tc.file, "--policy", policy, "--requests", "5", "--check-only")
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+
+	t.Run("events that cannot be replayed are counted and said", func(t *testing.T) {
+		log := write("mixed.jsonl", []byte(good+
+			`{"decision_id":"e","path":"authz/allow","input":{"user":"bob"},"error":{"code":"internal_error"}}`+"\n"+
+			`{"decision_id":"m","path":"authz/allow","erased":["/input/password"],"input":{"user":"bob"},"result":false}`+"\n"+
+			`{"decision_id":"r","path":"authz/allow","input":{"user":"bob"}}`+"\n"+
+			`{"level":"info","msg":"Server initialized"}`+"\n"))
+		code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--check-only")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		for _, w := range []string{"2 decisions", "1 error", "1 input erased or masked", "1 no result", "1 log line that is no decision", "reproduced 2 of 2"} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("stdout lacks %q:\n%s", w, stdout)
+			}
+		}
+	})
+}
