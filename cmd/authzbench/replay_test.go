@@ -304,3 +304,83 @@ func TestReplayBadLogs(t *testing.T) {
 		}
 	})
 }
+
+func TestReplayAtRecordedPace(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\ndefault allow := false\n\nallow if input.n % 2 == 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 40 events 1 ms apart, then a pause of 5 s and one more; events 3 and 4 logged in the
+	// wrong order.
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var lines []string
+	order := []int{}
+	for k := range 40 {
+		order = append(order, k)
+	}
+	order[3], order[4] = order[4], order[3]
+	at := func(k int) time.Time {
+		if k == 40 {
+			return start.Add(39*time.Millisecond + 5*time.Second)
+		}
+		return start.Add(time.Duration(k) * time.Millisecond)
+	}
+	for _, k := range append(order, 40) {
+		lines = append(lines, fmt.Sprintf(`{"decision_id":"d%d","path":"authz/allow","input":{"n":%d},"result":%t,"timestamp":%q}`,
+			k, k, k%2 == 0, at(k).Format(time.RFC3339Nano)))
+	}
+	logPath := filepath.Join(dir, "paced.jsonl")
+	if err := os.WriteFile(logPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "paced.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", logPath, "--policy", policy,
+		"--speed", "1", "--max-gap", "10ms", "--no-progress", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Runs[0]
+	want := result.LoadReplay{Events: 41, SpanS: (39*time.Millisecond + 5*time.Second).Seconds(), Speed: 1, MaxGapS: 0.01, GapsShortened: 1}
+	if r.Load.Replay == nil || *r.Load.Replay != want {
+		t.Fatalf("load.replay %+v, want %+v", r.Load.Replay, want)
+	}
+	// The window holds every event once: the last is due 39 ms + the 10 ms gap kept.
+	if w := (49*time.Millisecond + time.Nanosecond).Seconds(); r.Load.DurationS != w || r.Load.WarmupS != 0 || !r.Load.Open() {
+		t.Errorf("load %+v: want open, duration %g s, no warm-up", r.Load, w)
+	}
+	rep := r.Repetitions[0]
+	if rep.Intended != 41 || rep.Requests != 41 {
+		t.Errorf("repetition: %d intended, %d requests; want every event once, 41", rep.Intended, rep.Requests)
+	}
+	if o := r.Summary.Open; o == nil || o.Intended != 41 || o.Sent+o.Unsent != o.Intended {
+		t.Errorf("open summary %+v: want 41 due = sent + unsent", o)
+	}
+	if r.Summary.WrongDecision != 0 || r.Summary.OK+r.Summary.Errors != 41 {
+		t.Errorf("summary: ok %d errors %d wrong %d", r.Summary.OK, r.Summary.Errors, r.Summary.WrongDecision)
+	}
+	if doc.Replays[0].OutOfOrder != 1 || !strings.Contains(stdout, "out of timestamp order in the log: 1 events") {
+		t.Errorf("out of order %d; stdout:\n%s", doc.Replays[0].OutOfOrder, stdout)
+	}
+	if !strings.Contains(stdout, "replay 41 events") {
+		t.Errorf("the table does not name the replay schedule:\n%s", stdout)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--speed", "1", "--rate", "100"}, "--speed and --rate"},
+		{[]string{"--speed", "0"}, "speed must be a positive number"},
+		{[]string{"--max-gap", "1s"}, "--max-gap applies to a paced replay"},
+	} {
+		code, _, stderr := run(t, append([]string{"run", "--target", "opa/inproc", "--decision-log", logPath, "--policy", policy, "--check-only"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -100,6 +100,7 @@ type runFlags struct {
 	// A decision log replayed (docs/replay.md).
 	decisionLog, decisionField, expectChanges string
 	speed                                     float64
+	maxGap                                    time.Duration
 }
 
 // urlUsage is the --url flag's help, alike for every command that drives a target; the served
@@ -573,6 +574,9 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 			return nil, fmt.Errorf("--stages: %w", err)
 		}
 		o.Stages = stages
+	}
+	if err := replayOverride(cmd, f, &o); err != nil {
+		return nil, err
 	}
 	if fl.Changed("rate") {
 		o.Rate = &f.rate

@@ -38,6 +38,8 @@ func addUserFileFlags(fl *pflag.FlagSet, f *runFlags) {
 func addReplayFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.decisionLog, "decision-log", "", "replay an OPA decision log (console JSON lines or the log service's JSON arrays, gzip'd or not): each event's input asks data.<its path> of your --policy, its logged result is the expected decision; one workload per path")
 	fl.StringVar(&f.decisionField, "decision-field", "", "with --decision-log: the member of object results compared, such as ext_authz's allowed (default allowed)")
+	fl.Float64Var(&f.speed, "speed", 0, "with --decision-log: send each event at its recorded time after the first, divided by this (1: as recorded, 2: twice as fast), open loop, latency from the intended time; the measured window is the log's span, no warm-up")
+	fl.DurationVar(&f.maxGap, "max-gap", 0, "with --speed: shorten every recorded pause longer than this to it (0: keep every gap as recorded)")
 	fl.StringVar(&f.expectChanges, "expect-changes", "", "with --decision-log: the reviewed decision ids whose decisions your policy is meant to flip, one per line or a JSON array; they then expect the new decision")
 }
 

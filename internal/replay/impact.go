@@ -98,7 +98,7 @@ func Print(w io.Writer, r result.Replay, n int) {
 		fmt.Fprintf(w, "  skipped from the log: %s\n", skippedWords(r.Skipped))
 	}
 	if r.OutOfOrder > 0 {
-		fmt.Fprintf(w, "  %d events were out of timestamp order in the log; replayed sorted\n", r.OutOfOrder)
+		fmt.Fprintf(w, "  out of timestamp order in the log: %d events, replayed sorted\n", r.OutOfOrder)
 	}
 	if r.NotChecked != "" {
 		fmt.Fprintf(w, "  impact not checked: %s\n", r.NotChecked)

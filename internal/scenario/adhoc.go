@@ -30,6 +30,9 @@ type Overrides struct {
 	Sweep Sweep
 	// Segment makes every target's load this generator's share (--shard i/N).
 	Segment *load.Segment
+	// Replay sends each workload's recorded events at their recorded pace (--speed), in place
+	// of any other schedule.
+	Replay *load.ReplaySettings
 }
 
 // AdHoc is a scenario described by flags alone.
@@ -259,6 +262,10 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 		if o.Segment != nil {
 			t.Load.Segment = *o.Segment
+		}
+		if o.Replay != nil {
+			t.Load.Replay = o.Replay
+			t.Load.Workers, t.Load.Rate, t.Load.Stages, t.Load.Requests, t.Load.Warmup = 0, 0, nil, 0, 0
 		}
 	}
 	if o.Sweep.kinds() == 1 {
