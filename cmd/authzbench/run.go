@@ -148,6 +148,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
   authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
   authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
   authzbench run --target opa/inproc,cedar/inproc,opa/server,cedar/server --workload rbac,risk
+  authzbench run --target opa/server --decision-log decisions.jsonl --policy new.rego --speed 1
   authzbench run --target cedar/server --cedar-policies app.cedar --entities entities.json \
     --schema app.cedarschema --cedar-requests requests.jsonl
   authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c
