@@ -420,3 +420,41 @@ func TestReplayDocumentedExample(t *testing.T) {
 		t.Error("the example log has no decision the changed rule flips")
 	}
 }
+
+// A log of several paths runs as one workload per path: a row and an impact each.
+func TestReplaySeveralPaths(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n\n"+
+		"default ext := {\"allowed\": false}\n\next := {\"allowed\": true, \"headers\": {\"x\": \"y\"}} if input.user == \"bob\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "two.jsonl")
+	if err := os.WriteFile(log, []byte(`[{"decision_id":"1","path":"authz/allow","input":{"user":"alice"},"result":true},
+{"decision_id":"2","path":"authz/ext","input":{"user":"bob"},"result":{"allowed":true,"headers":{"x":"y"}}},
+{"decision_id":"3","path":"authz/ext","input":{"user":"carol"},"result":{"allowed":true}}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--requests", "6", "--workers", "1", "--no-progress", "-o", out)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d (event 3 flips)\n%s\n%s", code, exitFailed, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 2 || doc.Runs[0].Workload != "two:authz/allow" || doc.Runs[1].Workload != "two:authz/ext" {
+		t.Fatalf("runs %d: %v", len(doc.Runs), doc.Runs)
+	}
+	allow, ext := doc.Replays[0], doc.Replays[1]
+	if allow.Query != "data.authz.allow" || allow.Reproduced != 1 || len(allow.Flipped) != 0 {
+		t.Errorf("authz/allow: %+v", allow)
+	}
+	if ext.Query != "data.authz.ext.allowed" || ext.Field != "allowed" || ext.Reproduced != 1 || len(ext.Flipped) != 1 || ext.Flipped[0].DecisionID != "3" {
+		t.Errorf("authz/ext: %+v", ext)
+	}
+	if !strings.Contains(stdout, `comparing the results' "allowed" field`) {
+		t.Errorf("the compared field is not said:\n%s", stdout)
+	}
+}

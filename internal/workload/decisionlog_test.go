@@ -94,3 +94,30 @@ func TestReadDecisionLogErrorsNameTheLine(t *testing.T) {
 		t.Errorf("unknown reviewed id: %v", err)
 	}
 }
+
+// FuzzReadDecisionLog: whatever the file holds, the reader returns events or an error, never
+// panics, and every event it returns has an input, a path and an id.
+func FuzzReadDecisionLog(f *testing.F) {
+	f.Add([]byte(`{"decision_id":"a","path":"x/allow","input":{},"result":true}` + "\n"))
+	f.Add([]byte(`[{"decision_id":"a","path":"x/allow","input":{},"result":{"allowed":false}}]`))
+	f.Add([]byte("{\"level\":\"info\"}\nnot json\n"))
+	f.Add([]byte{0x1f, 0x8b, 0, 0})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "log")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := ReadDecisionLog(p, "")
+		if err != nil {
+			return
+		}
+		for path, evs := range l.Events {
+			for _, e := range evs {
+				if e.Path != path || path == "" || len(e.Input) == 0 || e.Source == "" {
+					t.Fatalf("event %+v under path %q", e, path)
+				}
+			}
+		}
+	})
+}
