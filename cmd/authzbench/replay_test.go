@@ -225,6 +225,11 @@ func TestReplayOPAConsoleLog(t *testing.T) {
 		if s := doc.Runs[0].Summary; s.WrongDecision != uint64(len(want)) {
 			t.Errorf("run of all %d events: %d wrong decisions, want %d", events, s.WrongDecision, len(want))
 		}
+		// Any report rebuilt from the result says it too.
+		_, report, _ := run(t, "report", filepath.Join(dir, "changed.json"))
+		if w := fmt.Sprintf("the policy reproduced %d and flipped %d (0 intended): %s allow → deny", events-len(want), len(want), doc.Replays[0].Flipped[0].DecisionID); !strings.Contains(unwrapped(report), w) {
+			t.Errorf("report lacks %q:\n%s", w, report)
+		}
 	})
 
 	t.Run("reviewed flips are expected", func(t *testing.T) {
