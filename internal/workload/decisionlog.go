@@ -117,7 +117,12 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 			if err := dec.Decode(&batch); err == io.EOF {
 				break
 			} else if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, lineOf(text, start), userwords.JSON(text, err, "a JSON array of decision-log events"))
+				at := start
+				var syntax *json.SyntaxError
+				if errors.As(err, &syntax) {
+					at = syntax.Offset // where in the file the JSON broke, not where its array began
+				}
+				return nil, fmt.Errorf("%s:%d: %w", path, lineOf(text, at), userwords.JSON(text, err, "a JSON array of decision-log events"))
 			}
 			for _, ev := range batch {
 				at := bytes.Index(text[start:], ev)
@@ -172,8 +177,8 @@ func gunzipped(path string, text []byte) ([]byte, error) {
 	}
 	out, err := io.ReadAll(zr)
 	if err != nil {
-		return nil, fmt.Errorf("%s:%d: gzip stream damaged or cut short after %d bytes (line %d of the log): %w",
-			path, lineOf(out, int64(len(out))), len(out), lineOf(out, int64(len(out))), err)
+		return nil, fmt.Errorf("%s:%d: gzip stream damaged or cut short after %d bytes of the log: %w",
+			path, lineOf(out, int64(len(out))), len(out), err)
 	}
 	return out, nil
 }

@@ -83,7 +83,7 @@ func TestReadDecisionLogErrorsNameTheLine(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "log")
 	os.WriteFile(p, []byte("[{\"decision_id\":\"a\"},\n{\"decision_id\": }]\n"), 0o644)
-	if _, err := ReadDecisionLog(p, ""); err == nil || !strings.Contains(err.Error(), p+":1") {
+	if _, err := ReadDecisionLog(p, ""); err == nil || !strings.Contains(err.Error(), p+":2") {
 		t.Errorf("broken array: %v", err)
 	}
 	changes := filepath.Join(dir, "changes")
