@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -289,12 +291,23 @@ func decisionOf(result json.RawMessage, field string) (allow, object bool, kind 
 // Query is the query that asks path's decision again: data.authz.allow for path authz/allow,
 // and data.authz.allow.allowed when its results are objects compared by their allowed field.
 func (l *DecisionLog) Query(path string) string {
-	q := "data." + strings.ReplaceAll(strings.Trim(path, "/"), "/", ".")
+	q := "data"
+	segments := strings.Split(strings.Trim(path, "/"), "/")
 	if l.objects[path] {
-		q += "." + l.Field
+		segments = append(segments, l.Field)
+	}
+	for _, seg := range segments {
+		if identifier.MatchString(seg) {
+			q += "." + seg
+		} else {
+			q += "[" + strconv.Quote(seg) + "]" // a segment Rego cannot name bare: data.x["a-b"]
+		}
 	}
 	return q
 }
+
+// identifier is a name Rego reads bare in a reference.
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (l *DecisionLog) skippedSummary() string {
 	if len(l.Skipped) == 0 {

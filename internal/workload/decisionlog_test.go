@@ -74,6 +74,10 @@ func TestReadDecisionLogObjectResults(t *testing.T) {
 	if q := l.Query("envoy/authz/allow"); q != "data.envoy.authz.allow.allowed" {
 		t.Errorf("query %q", q)
 	}
+	l.objects["envoy/ext-authz/allow"] = false
+	if q := l.Query("envoy/ext-authz/allow"); q != `data.envoy["ext-authz"].allow` {
+		t.Errorf("query %q", q)
+	}
 	if l, err := ReadDecisionLog(p, "ok"); err == nil || !strings.Contains(err.Error(), "object result without the compared field") {
 		t.Errorf("with field ok: %v, %+v", err, l)
 	}
