@@ -62,6 +62,8 @@ func runInputs(p *outputs.Plan, f runFlags, s *scenario.Scenario) {
 		p.Input(by("--schema"), u.Schema)
 		p.Input(by("--cedar-requests"), u.Requests)
 		p.Input(by("--template-links"), u.TemplateLinks)
+		p.Input(by("--decision-log"), u.DecisionLog)
+		p.Input(by("--expect-changes"), u.ExpectChanges)
 	}
 	p.Input("--opa-bin", f.opaBin)
 	p.Input("--server-cert", f.serverCert)

@@ -98,6 +98,10 @@ type runFlags struct {
 	caCert, cert, key     string
 	insecure              bool
 	scaleOut              scaleOutFlags
+	// A decision log replayed (docs/replay.md).
+	decisionLog, decisionField, expectChanges string
+	speed                                     float64
+	maxGap                                    time.Duration
 }
 
 // urlUsage is the --url flag's help, alike for every command that drives a target; the served
@@ -150,6 +154,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
   authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
   authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
   authzbench run --target opa/inproc,cedar/inproc,opa/server,cedar/server --workload rbac,risk
+  authzbench run --target opa/server --decision-log decisions.jsonl --policy new.rego --speed 1
   authzbench run --target cedar/server --cedar-policies app.cedar --entities entities.json \
     --schema app.cedarschema --cedar-requests requests.jsonl
   authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c
@@ -181,6 +186,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
 	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
 	addPolicyOptionFlags(fl, &f)
+	addReplayFlags(fl, &f)
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
 	fl.StringSliceVar(&f.loadPoints, "load-points", nil, "open loop: RATExCONNECTIONS steps (100x8,500x32,1000x64)")
@@ -359,6 +365,10 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 		return exitFor(ctx, err, nil, true)
 	}
 	if err := checkBeforeLoad(ctx, resolved, opts, f); err != nil {
+		return usageError(err)
+	}
+	// Impact first: what the policy does to the logged decisions, before any timing.
+	if doc.Replays, err = replayImpacts(ctx, resolved, stdout); err != nil {
 		return usageError(err)
 	}
 	if f.checkOnly {
@@ -572,6 +582,9 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 			return nil, fmt.Errorf("--stages: %w", err)
 		}
 		o.Stages = stages
+	}
+	if err := replayOverride(cmd, f, &o); err != nil {
+		return nil, err
 	}
 	if fl.Changed("rate") {
 		o.Rate = &f.rate

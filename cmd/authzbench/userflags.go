@@ -34,11 +34,21 @@ func addUserFileFlags(fl *pflag.FlagSet, f *runFlags) {
 	addPolicyOptionFlags(fl, f)
 }
 
+// addReplayFlags adds the flags of a decision-log replay (docs/replay.md).
+func addReplayFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.StringVar(&f.decisionLog, "decision-log", "", "replay an OPA decision log (console JSON lines or the log service's JSON arrays, gzip'd or not): each event's input asks data.<its path> of your --policy, its logged result is the expected decision; one workload per path")
+	fl.StringVar(&f.decisionField, "decision-field", "", "with --decision-log: the member of object results compared, such as ext_authz's allowed (default allowed)")
+	fl.Float64Var(&f.speed, "speed", 0, "with --decision-log: send each event at its recorded time after the first, divided by this (1: as recorded, 2: twice as fast), open loop, latency from the intended time; the measured window is the log's span, no warm-up")
+	fl.DurationVar(&f.maxGap, "max-gap", 0, "with --speed: shorten every recorded pause longer than this to it (0: keep every gap as recorded)")
+	fl.StringVar(&f.expectChanges, "expect-changes", "", "with --decision-log: the reviewed decision ids whose decisions your policy is meant to flip, one per line or a JSON array; they then expect the new decision")
+}
+
 // userSpec is the workload the user's file flags describe.
 func (f *runFlags) userSpec() workload.UserSpec {
 	return workload.UserSpec{Name: f.name, Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
 		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs,
-		TemplateLinks: f.cedarLinks, V0Compatible: f.v0, UndefinedAs: f.undefinedAs}
+		TemplateLinks: f.cedarLinks, V0Compatible: f.v0, UndefinedAs: f.undefinedAs,
+		DecisionLog: f.decisionLog, DecisionField: f.decisionField, ExpectChanges: f.expectChanges}
 }
 
 // checkPolicyOptions checks the settings of the user's workload, naming the flags that gave them,
@@ -69,6 +79,7 @@ var settingFlags = map[string]string{
 	"v0_compatible": "--v0-compatible", "undefined_as": "--undefined-as",
 	"cedar_policies": "--cedar-policies", "entities": "--entities", "schema": "--schema",
 	"requests": "--cedar-requests", "template_links": "--template-links",
+	"decision_log": "--decision-log", "decision_field": "--decision-field", "expect_changes": "--expect-changes",
 }
 
 // flagNamed rewrites, in err's message, each problem with a setting of the user's workload so

@@ -259,6 +259,14 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		if len(t.Load.Stages) > 0 {
 			run.Load.Stages = load.FormatStages(t.Load.Stages)
 		}
+		if t.Load.Replay != nil {
+			// A replayed workload has one event at least, in timestamp order: its schedule is sound.
+			if r, err := t.Load.ReplayOf(w.Inputs); err == nil {
+				run.Load.Rate, run.Load.DurationS, run.Load.WarmupS, run.Load.Requests = 0, r.Window().Seconds(), 0, 0
+				run.Load.Replay = &result.LoadReplay{Events: r.Events, SpanS: r.Span.Seconds(), Speed: r.Settings.Speed,
+					MaxGapS: r.Settings.MaxGap.Seconds(), GapsShortened: r.GapsShortened}
+			}
+		}
 	}
 	cfg := t.Settings()
 	placement := kind.PlacementFor(cfg)

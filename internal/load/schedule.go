@@ -32,11 +32,14 @@ func (c Constant) Pacer() Pacer { return c }
 func (c Constant) Describe() string { return c.String() }
 
 // Open reports whether the load is open loop: sent on a schedule, not by workers.
-func (c Spec) Open() bool { return c.Rate != 0 || len(c.Stages) > 0 }
+func (c Spec) Open() bool { return c.Rate != 0 || len(c.Stages) > 0 || c.Replay != nil }
 
 // Model is the load's model, built from its settings: its stages, or a constant rate, or else
 // the closed loop of its workers.
 func (c Spec) Model() (Model, error) {
+	if c.Replay != nil {
+		return nil, errors.New("a replay's schedule is its inputs' recorded times: ReplayOf builds it")
+	}
 	if len(c.Stages) > 0 {
 		stages := c.Stages
 		if c.Warmup > 0 {

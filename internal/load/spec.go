@@ -55,6 +55,10 @@ type Spec struct {
 	// loop its share of the schedule, in closed loop its share of Workers (Segment.Workers);
 	// the zero value is the whole, 1/1.
 	Segment Segment
+	// Replay, when set, is the open-loop schedule instead of Rate or Stages: the inputs'
+	// recorded offsets (replay.go), measured over the window that holds them all, with no
+	// warm-up (it would send the first events early and discard them).
+	Replay *ReplaySettings
 }
 
 // Validate reports settings that cannot run, every one of them.
@@ -94,7 +98,15 @@ func (c Spec) Problems() []Problem {
 	}
 	open := c.Open()
 	schedule := "rate"
-	if len(c.Stages) > 0 {
+	if c.Replay != nil {
+		schedule = "speed"
+		if err := c.Replay.Check(); err != nil {
+			bad("speed", "%v", err)
+		}
+		if c.Rate != 0 || len(c.Stages) > 0 {
+			out = append(out, Problem{Setting: "speed", With: "rate", Msg: "given together: a replay sends at the recorded pace; give one or the other"})
+		}
+	} else if len(c.Stages) > 0 {
 		schedule = "stages"
 		if err := CheckStages(c.Stages); err != nil {
 			bad("stages", "%v", err)
@@ -126,7 +138,7 @@ func (c Spec) Problems() []Problem {
 	if c.Requests < 0 {
 		bad("requests", "must not be negative, got %d", c.Requests)
 	}
-	if c.Requests == 0 && c.Duration <= 0 {
+	if c.Requests == 0 && c.Duration <= 0 && c.Replay == nil {
 		bad("duration", "must be positive, got %s (or give a request count)", c.Duration)
 	}
 	if c.Warmup < 0 {
@@ -145,6 +157,15 @@ func (c Spec) Problems() []Problem {
 		out = append(out, Problem{Setting: setting, Msg: strings.TrimPrefix(err.Error(), setting+" ")})
 	}
 	return out
+}
+
+// ReplayOf is the replay schedule of the inputs' recorded offsets.
+func (c Spec) ReplayOf(inputs []workload.Input) (Replay, error) {
+	offsets := make([]time.Duration, len(inputs))
+	for i, in := range inputs {
+		offsets[i] = in.Offset
+	}
+	return NewReplay(offsets, *c.Replay)
 }
 
 // CheckOpenFiles refuses a load that needs more open files than this process may have: a
@@ -214,6 +235,14 @@ func (s *Schedule) GeneratorBehind() bool { return s.GeneratorLate*100 > s.Inten
 
 // Run drives t with the inputs until the measured phase is over.
 func (c Spec) Run(ctx context.Context, t kinds.Target, inputs []workload.Input, progress func(Progress)) Outcome {
+	if c.Replay != nil {
+		r, err := c.ReplayOf(inputs)
+		if err != nil {
+			return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
+		}
+		c.Warmup, c.Duration, c.Requests = 0, r.Window(), 0
+		return c.runOpen(ctx, t, r, inputs, progress)
+	}
 	model, err := c.Model()
 	if err != nil {
 		return Outcome{Recorder: metrics.NewRecorder(), Stopped: err}

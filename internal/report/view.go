@@ -11,6 +11,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -315,6 +316,9 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 	for _, k := range doc.Skipped {
 		add(SkippedNote, fmt.Sprintf("%s on %s: skipped, %s", k.Workload, k.Target, k.Reason))
 	}
+	for _, r := range doc.Replays {
+		add(CaveatNote, replayNote(r))
+	}
 	said := map[string]bool{}
 	for _, r := range doc.Runs {
 		if d := r.WorkloadDoc.CedarDifferences; d != "" && !said[r.Workload] {
@@ -529,4 +533,38 @@ func openNotes(r *result.Run, o *result.OpenSummary) []string {
 		note += fmt.Sprintf("; the ok responses alone read p50 %s, p99 %s", Duration(o.OKLatencyUS.P50), Duration(o.OKLatencyUS.P99))
 	}
 	return append(notes, note)
+}
+
+// replayNote says what a replayed decision log's policy did to the logged decisions, checked
+// before the runs: the rows' wrong decisions are those flips (the result lists them all).
+func replayNote(r result.Replay) string {
+	line := fmt.Sprintf("%s replays %d decisions of path %s from %s", r.Workload, r.Events, r.Path, r.Log)
+	if r.Field != "" {
+		line += fmt.Sprintf(", comparing the results' %q field", r.Field)
+	}
+	if r.NotChecked != "" {
+		line += "; impact not checked: " + r.NotChecked
+	} else {
+		line += fmt.Sprintf("; the policy reproduced %d and flipped %d (%d intended)", r.Reproduced, len(r.Flipped), r.Intended)
+		var ids []string
+		for i, f := range r.Flipped {
+			if i == 3 {
+				ids = append(ids, fmt.Sprintf("… %d more in replays[].flipped", len(r.Flipped)-3))
+				break
+			}
+			ids = append(ids, fmt.Sprintf("%s %s → %s", f.DecisionID, f.Old, f.New))
+		}
+		if len(ids) > 0 {
+			line += ": " + strings.Join(ids, ", ")
+		}
+	}
+	if len(r.Skipped) > 0 {
+		var kinds []string
+		for k, c := range r.Skipped {
+			kinds = append(kinds, fmt.Sprintf("%d %s", c, k))
+		}
+		slices.Sort(kinds)
+		line += "; skipped from the log: " + strings.Join(kinds, ", ")
+	}
+	return line
 }

@@ -100,6 +100,13 @@ func mergedHeader(docs []*Document) *Document {
 				out.Skipped = append(out.Skipped, k)
 			}
 		}
+		// Every shard or repetition of a replay found the same impact before its load (the
+		// same log, policy and data): one of each is kept.
+		for _, r := range d.Replays {
+			if !slices.ContainsFunc(out.Replays, func(o Replay) bool { return o.Workload == r.Workload && o.Log == r.Log }) {
+				out.Replays = append(out.Replays, r)
+			}
+		}
 	}
 	out.Env.Hostname = strings.Join(hosts, ", ")
 	out.StopReason = strings.Join(reasons, "; ")

@@ -66,6 +66,9 @@ type Document struct {
 	// Growth is how latency grows with N along each scaling series of the runs (Run.Scale),
 	// per target and percentile: the models fitted and the one chosen (growth.go).
 	Growth []GrowthFit `json:"growth,omitempty"`
+	// Replays are the impact of the policy on each replayed decision log, found before any
+	// load (replay.go).
+	Replays []Replay `json:"replays,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.
@@ -309,6 +312,9 @@ type Load struct {
 	// Stages is an open-loop schedule of stages, as --stages writes it ("30s:0-2000,1m0s:2000"),
 	// in place of a constant Rate (0 then); empty for a constant rate.
 	Stages string `json:"stages,omitempty"`
+	// Replay is a decision log's schedule followed in place of a constant Rate (0 then): each
+	// event at its recorded offset from the first, divided by the speed.
+	Replay *LoadReplay `json:"replay,omitempty"`
 	// ShardWorkers is, in a closed-loop shard (--shard i/N), the workers this shard ran of
 	// Workers, the scenario's whole.
 	ShardWorkers int `json:"shard_workers,omitempty"`
@@ -325,6 +331,7 @@ type LoadKey struct {
 	Workers     int     // closed loop
 	Rate        float64 // open loop
 	Stages      string  // open loop
+	Replay      string  // open loop: LoadReplay.Label
 	Connections int     // open loop
 }
 
@@ -332,7 +339,7 @@ type LoadKey struct {
 // open loop.
 func (l Load) Key() LoadKey {
 	if l.Open() {
-		return LoadKey{Model: OpenLoop, Rate: l.Rate, Stages: l.Stages, Connections: l.Connections}
+		return LoadKey{Model: OpenLoop, Rate: l.Rate, Stages: l.Stages, Replay: l.Replay.Label(), Connections: l.Connections}
 	}
 	return LoadKey{Model: l.Model, Workers: l.Workers}
 }
@@ -342,6 +349,9 @@ func (l Load) Key() LoadKey {
 func (l Load) Schedule(thousands func(float64) string) string {
 	if l.Stages != "" {
 		return StagesLabel(l.Stages)
+	}
+	if l.Replay != nil {
+		return l.Replay.Label()
 	}
 	return thousands(l.Rate) + "/s"
 }

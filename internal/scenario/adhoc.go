@@ -30,6 +30,9 @@ type Overrides struct {
 	Sweep Sweep
 	// Segment makes every target's load this generator's share (--shard i/N).
 	Segment *load.Segment
+	// Replay sends each workload's recorded events at their recorded pace (--speed), in place
+	// of any other schedule.
+	Replay *load.ReplaySettings
 }
 
 // AdHoc is a scenario described by flags alone.
@@ -87,26 +90,43 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		loaded, flagOf = append(loaded, wl), append(flagOf, "--workload "+w)
 		s.Workloads = append(s.Workloads, WorkloadRef{Name: w, Built: wl})
 	}
-	if a.User != nil {
-		if wl, err := workload.FromFiles(*a.User); err != nil {
+	var users []*workload.UserSpec
+	var built []*workload.Workload
+	if a.User != nil && a.User.DecisionLog != "" {
+		// One workload per decision path of the log, each its own row of the report.
+		ws, err := workload.FromDecisionLog(*a.User)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, w := range ws {
+			u := *a.User
+			u.DecisionPath = w.Replay.Path
+			users, built = append(users, &u), append(built, w)
+		}
+	} else if a.User != nil {
+		wl, err := workload.FromFiles(*a.User)
+		if err != nil {
 			errs = append(errs, err)
 		} else {
-			u := *a.User
-			u.Name = wl.Name // the user's --name, or else named after the files
-			user := &u
-			if err := checkQuery(wl, s.Targets); err != nil {
-				errs = append(errs, err)
-			}
-			built := wl
-			if len(engineGaps(wl, s.Targets)) == 0 && onlyRunningServersAsked(s.Targets) && len(user.Policies) > 0 {
-				// Nothing loads the policy into a running server: it only named the query. The
-				// workload is built again from what is left, when the run starts.
-				u.Query, u.Policies, u.Data = wl.Query, nil, nil
-				built = nil
-			}
-			loaded, flagOf = append(loaded, wl), append(flagOf, "")
-			s.Workloads = append(s.Workloads, WorkloadRef{Name: wl.Name, User: user, Built: built})
+			users, built = append(users, a.User), append(built, wl)
 		}
+	}
+	for i, wl := range built {
+		u := *users[i]
+		u.Name = wl.Name // the user's --name, or else named after the files
+		user := &u
+		if err := checkQuery(wl, s.Targets); err != nil {
+			errs = append(errs, err)
+		}
+		built := wl
+		if len(engineGaps(wl, s.Targets)) == 0 && onlyRunningServersAsked(s.Targets) && len(user.Policies) > 0 && user.DecisionLog == "" {
+			// Nothing loads the policy into a running server: it only named the query. The
+			// workload is built again from what is left, when the run starts.
+			u.Query, u.Policies, u.Data = wl.Query, nil, nil
+			built = nil
+		}
+		loaded, flagOf = append(loaded, wl), append(flagOf, "")
+		s.Workloads = append(s.Workloads, WorkloadRef{Name: wl.Name, User: user, Built: built})
 	}
 	skips, unrunnable := pairGaps(loaded, s.Targets)
 	s.Skips = skips
@@ -242,6 +262,10 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 		if o.Segment != nil {
 			t.Load.Segment = *o.Segment
+		}
+		if o.Replay != nil {
+			t.Load.Replay = o.Replay
+			t.Load.Workers, t.Load.Rate, t.Load.Stages, t.Load.Requests, t.Load.Warmup = 0, 0, nil, 0, 0
 		}
 	}
 	if o.Sweep.kinds() == 1 {

@@ -45,6 +45,17 @@ type UserSpec struct {
 	Schema        string
 	Requests      string
 	TemplateLinks string // links for the Cedar policies' templates, as the Cedar CLI's --template-linked
+
+	// DecisionLog is an OPA decision log replayed instead of Inputs (FromDecisionLog): each
+	// event's input, its logged result the expected decision. DecisionField is the member of
+	// object results compared (allowed by default); ExpectChanges the reviewed decision ids
+	// whose decisions are meant to flip.
+	DecisionLog   string
+	DecisionField string
+	ExpectChanges string
+	// DecisionPath picks the workload of one logged path, for FromFiles; empty takes the log's
+	// only path.
+	DecisionPath string
 }
 
 // HasCedar reports whether the spec names any Cedar file.
@@ -54,7 +65,7 @@ func (s UserSpec) HasCedar() bool {
 
 // HasRego reports whether the spec names any Rego-side file.
 func (s UserSpec) HasRego() bool {
-	return len(s.Policies) > 0 || len(s.Data) > 0 || s.Inputs != "" || s.Query != ""
+	return len(s.Policies) > 0 || len(s.Data) > 0 || s.Inputs != "" || s.Query != "" || s.DecisionLog != ""
 }
 
 // SettingError is a setting of a user workload that is missing or cannot be used as given.
@@ -81,6 +92,15 @@ func (e *SettingError) Named(name func(setting string) string) string { return e
 // Check reports the first setting of the spec that is missing or cannot be used as given,
 // before any file is read. FromFiles checks the same first.
 func (s UserSpec) Check() error {
+	if s.DecisionLog != "" {
+		return s.checkReplay()
+	}
+	if s.DecisionField != "" || s.ExpectChanges != "" {
+		setting := map[bool]string{true: "decision_field", false: "expect_changes"}[s.DecisionField != ""]
+		return &SettingError{Setting: setting, say: func(n func(string) string) string {
+			return fmt.Sprintf("%s applies to a replayed decision log: give %s FILE with it", n(setting), n("decision_log"))
+		}}
+	}
 	if s.HasOpenFGA() {
 		return s.checkOpenFGA()
 	}
@@ -116,6 +136,28 @@ func (s UserSpec) Check() error {
 	return nil
 }
 
+// checkReplay checks the settings of a decision-log replay: its queries are the logged paths
+// and its inputs the logged ones, so neither is given, and it is Rego alone.
+func (s UserSpec) checkReplay() error {
+	for _, clash := range []struct {
+		setting string
+		given   bool
+	}{{"inputs", s.Inputs != ""}, {"query", s.Query != ""}, {"cedar_policies", len(s.CedarPolicies) > 0}, {"requests", s.Requests != ""}} {
+		if clash.given {
+			return &SettingError{Setting: clash.setting, say: func(n func(string) string) string {
+				return fmt.Sprintf("%s and %s: a replay asks each logged event's path of its logged input; drop %s", n(clash.setting), n("decision_log"), n(clash.setting))
+			}}
+		}
+	}
+	if strings.ContainsAny(s.DecisionField, ". /") {
+		return &SettingError{Setting: "decision_field", say: func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: want the name of one member of the logged result, such as allowed", n("decision_field"), s.DecisionField)
+		}}
+	}
+	_, err := ParseUndefinedAs(s.UndefinedAs)
+	return err
+}
+
 // FromFiles builds a workload from the user's policy, data and inputs files.
 func FromFiles(s UserSpec) (*Workload, error) {
 	if err := s.Check(); err != nil {
@@ -129,6 +171,9 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	}
 	if err := s.checkFilesExist(); err != nil {
 		return nil, err
+	}
+	if s.DecisionLog != "" {
+		return oneReplay(s)
 	}
 	if s.HasCedar() && !s.HasRego() {
 		return cedarFromFiles(s)
@@ -184,6 +229,25 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	return w, nil
 }
 
+// oneReplay is the workload of s.DecisionPath in the user's decision log, or of its only path.
+func oneReplay(s UserSpec) (*Workload, error) {
+	ws, err := FromDecisionLog(s)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, w := range ws {
+		if w.Replay.Path == s.DecisionPath || (s.DecisionPath == "" && len(ws) == 1) {
+			if s.Name != "" {
+				w.Name = s.Name // as the log's workloads were named when first built
+			}
+			return w, nil
+		}
+		paths = append(paths, w.Replay.Path)
+	}
+	return nil, fmt.Errorf("%s has decisions of paths %s; none is %q", s.DecisionLog, strings.Join(paths, ", "), s.DecisionPath)
+}
+
 // checkFilesExist refuses every file of the spec that cannot be read, naming the setting that
 // gave it (--policy missing.rego: no such file), all at once.
 func (s UserSpec) checkFilesExist() error {
@@ -193,6 +257,7 @@ func (s UserSpec) checkFilesExist() error {
 		paths   []string
 	}{
 		{"policy", s.Policies}, {"data", s.Data}, {"inputs", []string{s.Inputs}},
+		{"decision_log", []string{s.DecisionLog}}, {"expect_changes", []string{s.ExpectChanges}},
 		{"cedar_policies", s.CedarPolicies}, {"entities", []string{s.Entities}}, {"schema", []string{s.Schema}},
 		{"requests", []string{s.Requests}}, {"template_links", []string{s.TemplateLinks}},
 	} {

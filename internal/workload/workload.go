@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Expect is the decision an input must produce.
@@ -66,6 +67,10 @@ type Input struct {
 	OpenFGA []byte
 	// OpenFGASource is the file and line of its OpenFGA check, when the user's files gave it.
 	OpenFGASource string
+	// DecisionID is the id of the decision-log event a replayed input came from, and Offset
+	// its time after the log's first event of the same path.
+	DecisionID string
+	Offset     time.Duration
 }
 
 // File is a policy or data file of a built-in workload.
@@ -115,6 +120,8 @@ type Workload struct {
 	// its rules do that the language cannot (verify a JWT, add up a list), so a run that leaves
 	// it out, or refuses it, says why.
 	Inexpressible map[string]string
+	// Replay is where a workload replayed from a decision log came from; nil for others.
+	Replay *Replay
 
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.

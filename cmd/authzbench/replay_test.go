@@ -1,0 +1,465 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// recordDecisionLog starts the linked OPA server ("<self> opa run --server") with OPA's console
+// decision logger on a free loopback port, asks it the first n inputs of the rbac workload, and
+// returns the log it printed, with the workload's exported files in dir.
+func recordDecisionLog(t *testing.T, dir string, n int) (logPath string) {
+	t.Helper()
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workload.Export(w, dir); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	logPath = filepath.Join(dir, "decisions.jsonl")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	// The console decision logger writes to stderr, beside OPA's own log lines (those are
+	// counted as skipped by the replay, not taken for decisions).
+	cmd := exec.Command(os.Args[0], "opa", "run", "--server", "--addr", addr, "--log-level", "error",
+		"--set", "decision_logs.console=true", filepath.Join(dir, "rbac.rego"), filepath.Join(dir, "data.json"))
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	defer stop()
+	url := "http://" + addr + "/v1/data/authzbench/rbac/allow"
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; i < n; i++ {
+		body := append(append([]byte(`{"input":`), w.Inputs[i].JSON...), '}')
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil && i == 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond) // the server is starting
+			i--
+			continue
+		}
+		if err != nil {
+			t.Fatalf("ask the OPA server input %d: %v", i+1, err)
+		}
+		resp.Body.Close()
+	}
+	// The console logger writes after it answers; wait for the last decision to be logged.
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(logPath)
+		if bytes.Count(b, []byte(`"msg":"Decision Log"`)) >= n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	b, _ := os.ReadFile(logPath)
+	if got := bytes.Count(b, []byte(`"msg":"Decision Log"`)); got != n {
+		t.Fatalf("OPA's console logger logged %d decisions, want %d:\n%.2000s", got, n, b)
+	}
+	return logPath
+}
+
+// expectedFlips are the decision ids of the logged events that denying the delete of a
+// confidential resource flips: deletes of confidential resources that were allowed. Worked out
+// from the log and the data, not from either policy.
+func expectedFlips(t *testing.T, logPath, dataPath string) []string {
+	t.Helper()
+	var data struct {
+		RBAC struct {
+			Resources map[string]map[string]struct {
+				Confidential bool `json:"confidential"`
+			} `json:"resources"`
+		} `json:"rbac"`
+	}
+	raw, err := os.ReadFile(dataPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &data); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct {
+			DecisionID string `json:"decision_id"`
+			Result     bool   `json:"result"`
+			Input      struct {
+				Action   string `json:"action"`
+				Resource struct{ Type, ID string }
+			} `json:"input"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.DecisionID == "" {
+			continue
+		}
+		if ev.Result && ev.Input.Action == "delete" && data.RBAC.Resources[ev.Input.Resource.Type][ev.Input.Resource.ID].Confidential {
+			ids = append(ids, ev.DecisionID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestReplayOPAConsoleLog(t *testing.T) {
+	dir := t.TempDir()
+	const events = 200
+	logPath := recordDecisionLog(t, dir, events)
+	policy, data := filepath.Join(dir, "rbac.rego"), filepath.Join(dir, "data.json")
+	replay := func(t *testing.T, out string, extra ...string) (int, string, string, *result.Document) {
+		args := append([]string{"run", "--target", "opa/inproc", "--decision-log", logPath, "--data", data,
+			"--requests", "50", "--workers", "1", "--no-progress", "-o", out}, extra...)
+		code, stdout, stderr := run(t, args...)
+		doc, err := result.Read(out)
+		if err != nil {
+			t.Fatalf("exit %d, no result: %v\n%s", code, err, stderr)
+		}
+		if len(doc.Replays) != 1 {
+			t.Fatalf("want one replay in the result, got %+v", doc.Replays)
+		}
+		return code, stdout, stderr, doc
+	}
+
+	t.Run("the same policy reproduces every decision", func(t *testing.T) {
+		code, stdout, stderr, doc := replay(t, filepath.Join(dir, "same.json"), "--policy", policy)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		r := doc.Replays[0]
+		if r.Events != events || r.Reproduced != events || len(r.Flipped) != 0 {
+			t.Errorf("replay: %d events, %d reproduced, %d flipped; want %d, %d, 0", r.Events, r.Reproduced, len(r.Flipped), events, events)
+		}
+		if r.Path != "authzbench/rbac/allow" || r.Query != "data.authzbench.rbac.allow" {
+			t.Errorf("path %q query %q", r.Path, r.Query)
+		}
+		if want := fmt.Sprintf("reproduced %d of %d; flipped 0", events, events); !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+		if s := doc.Runs[0].Summary; s.WrongDecision != 0 || s.OK != 50 {
+			t.Errorf("run: ok %d, wrong %d; want 50, 0", s.OK, s.WrongDecision)
+		}
+	})
+
+	// One rule changed: a confidential resource can no longer be deleted either.
+	changed := filepath.Join(dir, "changed", "rbac.rego")
+	src, err := os.ReadFile(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), `input.action == "share"`, `input.action in {"share", "delete"}`, 1)
+	if edited == string(src) {
+		t.Fatal("the rbac policy no longer has the rule this test changes")
+	}
+	if err := os.MkdirAll(filepath.Dir(changed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(changed, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := expectedFlips(t, logPath, data)
+	if len(want) == 0 {
+		t.Fatal("no recorded event is an allowed delete of a confidential resource: record more events")
+	}
+
+	t.Run("one rule changed flips exactly the events it affects", func(t *testing.T) {
+		code, stdout, stderr, doc := replay(t, filepath.Join(dir, "changed.json"), "--policy", changed, "--requests", fmt.Sprint(events))
+		if code != exitFailed {
+			t.Errorf("exit %d, want %d: a flipped decision is a wrong decision\n%s", code, exitFailed, stderr)
+		}
+		var got []string
+		for _, f := range doc.Replays[0].Flipped {
+			got = append(got, f.DecisionID)
+			if f.Old != "allow" || f.New != "deny" || f.Intended {
+				t.Errorf("flip %+v: want allow → deny, not intended", f)
+			}
+			if !strings.Contains(stdout, f.DecisionID) {
+				t.Errorf("terminal does not list flipped decision %s", f.DecisionID)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("flipped %v\nwant      %v", got, want)
+		}
+		if r := doc.Replays[0]; r.Reproduced != events-len(want) {
+			t.Errorf("reproduced %d, want %d", r.Reproduced, events-len(want))
+		}
+		// The impact comes before any timing: printed before the table.
+		if i, j := strings.Index(stdout, "flipped "+want[0]), strings.Index(stdout, "Workload"); i < 0 || j < 0 || i > j {
+			t.Errorf("the flips are not listed before the table:\n%s", stdout)
+		}
+		if s := doc.Runs[0].Summary; s.WrongDecision != uint64(len(want)) {
+			t.Errorf("run of all %d events: %d wrong decisions, want %d", events, s.WrongDecision, len(want))
+		}
+		// Any report rebuilt from the result says it too.
+		_, report, _ := run(t, "report", filepath.Join(dir, "changed.json"))
+		if w := fmt.Sprintf("the policy reproduced %d and flipped %d (0 intended): %s allow → deny", events-len(want), len(want), doc.Replays[0].Flipped[0].DecisionID); !strings.Contains(unwrapped(report), w) {
+			t.Errorf("report lacks %q:\n%s", w, report)
+		}
+	})
+
+	t.Run("reviewed flips are expected", func(t *testing.T) {
+		reviewed := filepath.Join(dir, "reviewed.txt")
+		if err := os.WriteFile(reviewed, []byte("# reviewed\n"+strings.Join(want, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr, doc := replay(t, filepath.Join(dir, "reviewed.json"), "--policy", changed, "--requests", fmt.Sprint(events), "--expect-changes", reviewed)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if r := doc.Replays[0]; r.Intended != len(want) || len(r.Flipped) != len(want) || len(r.Unmet) != 0 {
+			t.Errorf("intended %d of %d flipped, unmet %v; want %d", r.Intended, len(r.Flipped), r.Unmet, len(want))
+		}
+		if s := doc.Runs[0].Summary; s.WrongDecision != 0 {
+			t.Errorf("%d wrong decisions with every flip reviewed", s.WrongDecision)
+		}
+	})
+}
+
+func TestReplayBadLogs(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	event := func(id string, allow bool) string {
+		return fmt.Sprintf(`{"decision_id":%q,"path":"authz/allow","input":{"user":"alice"},"result":%t,"timestamp":"2026-01-01T00:00:00Z"}`, id, allow)
+	}
+	good := event("a", true) + "\n" + event("b", true) + "\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(strings.Repeat(good, 200)))
+	zw.Close()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"a line that is not JSON", write("notjson.jsonl", []byte(good+"time=now level=info msg=hello\n")), []string{"notjson.jsonl:3", "not JSON"}},
+		{"a gzip stream cut short", write("cut.jsonl.gz", gz.Bytes()[:gz.Len()/2]), []string{"cut.jsonl.gz", "cut short"}},
+		{"no event with an input", write("noinput.jsonl", []byte(`{"decision_id":"x","path":"authz/allow","result":true}`+"\n")), []string{"noinput.jsonl: no decision to replay", "1 skipped: no input, first at", "noinput.jsonl:1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", tc.file, "--policy", policy, "--requests", "5", "--check-only")
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+
+	t.Run("events that cannot be replayed are counted and said", func(t *testing.T) {
+		log := write("mixed.jsonl", []byte(good+
+			`{"decision_id":"e","path":"authz/allow","input":{"user":"bob"},"error":{"code":"internal_error"}}`+"\n"+
+			`{"decision_id":"m","path":"authz/allow","erased":["/input/password"],"input":{"user":"bob"},"result":false}`+"\n"+
+			`{"decision_id":"r","path":"authz/allow","input":{"user":"bob"}}`+"\n"+
+			`{"level":"info","msg":"Server initialized"}`+"\n"))
+		code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--check-only")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		for _, w := range []string{"2 decisions", "1 error", "1 input erased or masked", "1 no result", "1 log line that is no decision", "reproduced 2 of 2"} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("stdout lacks %q:\n%s", w, stdout)
+			}
+		}
+	})
+}
+
+func TestReplayAtRecordedPace(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\ndefault allow := false\n\nallow if input.n % 2 == 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 40 events 1 ms apart, then a pause of 5 s and one more; events 3 and 4 logged in the
+	// wrong order.
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var lines []string
+	order := []int{}
+	for k := range 40 {
+		order = append(order, k)
+	}
+	order[3], order[4] = order[4], order[3]
+	at := func(k int) time.Time {
+		if k == 40 {
+			return start.Add(39*time.Millisecond + 5*time.Second)
+		}
+		return start.Add(time.Duration(k) * time.Millisecond)
+	}
+	for _, k := range append(order, 40) {
+		lines = append(lines, fmt.Sprintf(`{"decision_id":"d%d","path":"authz/allow","input":{"n":%d},"result":%t,"timestamp":%q}`,
+			k, k, k%2 == 0, at(k).Format(time.RFC3339Nano)))
+	}
+	logPath := filepath.Join(dir, "paced.jsonl")
+	if err := os.WriteFile(logPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "paced.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", logPath, "--policy", policy,
+		"--speed", "1", "--max-gap", "10ms", "--no-progress", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Runs[0]
+	want := result.LoadReplay{Events: 41, SpanS: (39*time.Millisecond + 5*time.Second).Seconds(), Speed: 1, MaxGapS: 0.01, GapsShortened: 1}
+	if r.Load.Replay == nil || *r.Load.Replay != want {
+		t.Fatalf("load.replay %+v, want %+v", r.Load.Replay, want)
+	}
+	// The window holds every event once: the last is due 39 ms + the 10 ms gap kept.
+	if w := (49*time.Millisecond + time.Nanosecond).Seconds(); r.Load.DurationS != w || r.Load.WarmupS != 0 || !r.Load.Open() {
+		t.Errorf("load %+v: want open, duration %g s, no warm-up", r.Load, w)
+	}
+	rep := r.Repetitions[0]
+	if rep.Intended != 41 || rep.Requests != 41 {
+		t.Errorf("repetition: %d intended, %d requests; want every event once, 41", rep.Intended, rep.Requests)
+	}
+	if o := r.Summary.Open; o == nil || o.Intended != 41 || o.Sent+o.Unsent != o.Intended {
+		t.Errorf("open summary %+v: want 41 due = sent + unsent", o)
+	}
+	if r.Summary.WrongDecision != 0 || r.Summary.OK+r.Summary.Errors != 41 {
+		t.Errorf("summary: ok %d errors %d wrong %d", r.Summary.OK, r.Summary.Errors, r.Summary.WrongDecision)
+	}
+	if doc.Replays[0].OutOfOrder != 1 || !strings.Contains(stdout, "out of timestamp order in the log: 1 events") {
+		t.Errorf("out of order %d; stdout:\n%s", doc.Replays[0].OutOfOrder, stdout)
+	}
+	if !strings.Contains(stdout, "replay 41 events") {
+		t.Errorf("the table does not name the replay schedule:\n%s", stdout)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--speed", "1", "--rate", "100"}, "--speed and --rate"},
+		{[]string{"--speed", "0"}, "speed must be a positive number"},
+		{[]string{"--max-gap", "1s"}, "--max-gap applies to a paced replay"},
+	} {
+		code, _, stderr := run(t, append([]string{"run", "--target", "opa/inproc", "--decision-log", logPath, "--policy", policy, "--check-only"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// The example of docs/replay.md runs as the page says: every decision of the shipped log
+// reproduced by the policy it was recorded with, and the changed rule flipping exactly the
+// allowed deletes of confidential resources.
+func TestReplayDocumentedExample(t *testing.T) {
+	ex := filepath.Join("..", "..", "docs", "replay")
+	log, data := filepath.Join(ex, "rbac-decisions.jsonl"), filepath.Join(ex, "data.json")
+	for _, tc := range []struct {
+		policy string
+		flips  []string
+	}{
+		{"rbac.rego", nil},
+		{"rbac-changed.rego", expectedFlips(t, log, data)},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", filepath.Join(ex, tc.policy),
+				"--data", data, "--check-only", "-o", out)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			want := fmt.Sprintf("reproduced %d of 300; flipped %d", 300-len(tc.flips), len(tc.flips))
+			if !strings.Contains(stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, stdout)
+			}
+			for _, id := range tc.flips {
+				if !strings.Contains(stdout, "flipped "+id) {
+					t.Errorf("flip %s not listed:\n%s", id, stdout)
+				}
+			}
+		})
+	}
+	if len(expectedFlips(t, log, data)) == 0 {
+		t.Error("the example log has no decision the changed rule flips")
+	}
+}
+
+// A log of several paths runs as one workload per path: a row and an impact each.
+func TestReplaySeveralPaths(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n\n"+
+		"default ext := {\"allowed\": false}\n\next := {\"allowed\": true, \"headers\": {\"x\": \"y\"}} if input.user == \"bob\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "two.jsonl")
+	if err := os.WriteFile(log, []byte(`[{"decision_id":"1","path":"authz/allow","input":{"user":"alice"},"result":true},
+{"decision_id":"2","path":"authz/ext","input":{"user":"bob"},"result":{"allowed":true,"headers":{"x":"y"}}},
+{"decision_id":"3","path":"authz/ext","input":{"user":"carol"},"result":{"allowed":true}}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--requests", "6", "--workers", "1", "--no-progress", "-o", out)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d (event 3 flips)\n%s\n%s", code, exitFailed, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 2 || doc.Runs[0].Workload != "two:authz/allow" || doc.Runs[1].Workload != "two:authz/ext" {
+		t.Fatalf("runs %d: %v", len(doc.Runs), doc.Runs)
+	}
+	allow, ext := doc.Replays[0], doc.Replays[1]
+	if allow.Query != "data.authz.allow" || allow.Reproduced != 1 || len(allow.Flipped) != 0 {
+		t.Errorf("authz/allow: %+v", allow)
+	}
+	if ext.Query != "data.authz.ext.allowed" || ext.Field != "allowed" || ext.Reproduced != 1 || len(ext.Flipped) != 1 || ext.Flipped[0].DecisionID != "3" {
+		t.Errorf("authz/ext: %+v", ext)
+	}
+	if !strings.Contains(stdout, `comparing the results' "allowed" field`) {
+		t.Errorf("the compared field is not said:\n%s", stdout)
+	}
+}

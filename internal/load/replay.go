@@ -1,0 +1,105 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"time"
+)
+
+// ReplaySettings ask for a workload's recorded events to be sent at the pace they were
+// recorded: event k at its offset from the first, divided by Speed (2: twice as fast). MaxGap,
+// when positive, shortens every recorded pause longer than it to it, so a log with a night's
+// silence in it replays its busy stretches back to back; 0 keeps every gap.
+type ReplaySettings struct {
+	Speed  float64
+	MaxGap time.Duration
+}
+
+// Check refuses settings no replay can follow.
+func (s ReplaySettings) Check() error {
+	switch {
+	case math.IsNaN(s.Speed) || math.IsInf(s.Speed, 0) || s.Speed <= 0:
+		return fmt.Errorf("speed must be a positive number, got %g", s.Speed)
+	case s.Speed > 1e6:
+		return fmt.Errorf("speed %g: at most 1e6 (a recorded microsecond a picosecond)", s.Speed)
+	case s.MaxGap < 0:
+		return fmt.Errorf("max gap must not be negative, got %s", s.MaxGap)
+	}
+	return nil
+}
+
+// Replay is the schedule of a recorded workload: send k is due at event k's recorded offset
+// (gaps over MaxGap shortened to it) divided by the speed, rounded down to the nanosecond and
+// computed in integers from the speed as the decimal it is written as, so the accounting of due
+// sends is exact. Sends after the last event are never due: the replay sends each event once.
+type Replay struct {
+	Settings ReplaySettings
+	// Events is how many events the replay sends; Span the recorded time from the first to the
+	// last (before any gap is shortened); GapsShortened how many gaps were over MaxGap.
+	Events        int
+	Span          time.Duration
+	GapsShortened int
+	due           []time.Duration
+}
+
+// NewReplay is the schedule of events at these recorded offsets from the first (in order:
+// offsets never decrease).
+func NewReplay(offsets []time.Duration, s ReplaySettings) (Replay, error) {
+	if err := s.Check(); err != nil {
+		return Replay{}, err
+	}
+	if len(offsets) == 0 {
+		return Replay{}, errors.New("replay: no events")
+	}
+	speed, ok := new(big.Rat).SetString(strconv.FormatFloat(s.Speed, 'g', -1, 64))
+	if !ok {
+		return Replay{}, fmt.Errorf("speed %g: not a decimal number", s.Speed)
+	}
+	r := Replay{Settings: s, Events: len(offsets), Span: offsets[len(offsets)-1] - offsets[0], due: make([]time.Duration, len(offsets))}
+	var kept time.Duration // the recorded offset with long gaps shortened
+	q := new(big.Int)
+	for k, off := range offsets {
+		if k > 0 {
+			gap := off - offsets[k-1]
+			if gap < 0 {
+				return Replay{}, fmt.Errorf("replay: event %d is recorded before event %d", k+1, k)
+			}
+			if s.MaxGap > 0 && gap > s.MaxGap {
+				gap = s.MaxGap
+				r.GapsShortened++
+			}
+			kept += gap
+		}
+		// ⌊kept × den / num⌋ for speed = num/den.
+		q.Mul(big.NewInt(int64(kept)), speed.Denom())
+		q.Quo(q, speed.Num())
+		r.due[k] = time.Duration(q.Int64())
+	}
+	return r, nil
+}
+
+// Due is event k's offset divided by the speed; never (math.MaxInt64) after the last event.
+func (r Replay) Due(k int64) time.Duration {
+	if k < 0 {
+		return 0
+	}
+	if k >= int64(len(r.due)) {
+		return math.MaxInt64
+	}
+	return r.due[k]
+}
+
+// Window is the measured window that holds every event: up to and including the last one's
+// due time.
+func (r Replay) Window() time.Duration { return r.due[len(r.due)-1] + time.Nanosecond }
+
+// Pacer is the replay itself.
+func (r Replay) Pacer() Pacer { return r }
+
+// Describe is "replay of 200 events over 1.5s at 2×".
+func (r Replay) Describe() string {
+	return fmt.Sprintf("replay of %d events over %s at %s×", r.Events, r.Span, strconv.FormatFloat(r.Settings.Speed, 'g', -1, 64))
+}
