@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -93,6 +94,14 @@ func args(parts ...any) []string {
 // and the message. A case that exits 2 must have run nothing: no request reached the fake
 // server, no table was printed and no result file was written.
 func TestFaultPaths(t *testing.T) {
+	// An address nothing listens on: a loopback port just closed. A fixed one (127.0.0.1:1) is
+	// reachable whenever some root process on the machine binds it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable := "http://" + l.Addr().String()
+	l.Close()
 	cedarEntities := func(owner string) string {
 		return `[{"uid": {"type": "User", "id": "alice"}, "attrs": {}, "parents": []},
  {"uid": {"type": "Photo", "id": "p1"}, "attrs": {"owner": ` + owner + `}, "parents": []}]`
@@ -362,14 +371,14 @@ func TestFaultPaths(t *testing.T) {
 					"targets:\n  - target: http\n    options: {url: '"+e.url+"', decision_path: /result, headers: ['Authorization Bearer x']}\n"), "-o", e.out)
 			}},
 		{name: "a scenario's unreachable url is named url, the flag's --url", code: exitFailed,
-			want: []string{"cannot reach url http://127.0.0.1:1/"}, not: []string{"--url"},
+			want: []string{"cannot reach url " + unreachable + "/"}, not: []string{"--url"},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "-f", e.write(t, "s.yaml", "floor: false\nload: {duration: 200ms, warmup: 0s, workers: 1}\nworkloads: [nop]\n"+
-					"targets:\n  - target: opa/server\n    options: {url: 'http://127.0.0.1:1'}\n"), "-o", e.out)
+					"targets:\n  - target: opa/server\n    options: {url: '"+unreachable+"'}\n"), "-o", e.out)
 			}},
-		{name: "an unreachable --url is named --url", code: exitFailed, want: []string{"cannot reach --url http://127.0.0.1:1/"},
+		{name: "an unreachable --url is named --url", code: exitFailed, want: []string{"cannot reach --url " + unreachable + "/"},
 			args: func(t *testing.T, e *faultEnv) []string {
-				return args("run", "--target", "opa/server", "--url", "http://127.0.0.1:1", "--workload", "nop", fast, "-o", e.out)
+				return args("run", "--target", "opa/server", "--url", unreachable, "--workload", "nop", fast, "-o", e.out)
 			}},
 		{name: "--port 70000 is not a port", code: exitUsage, want: []string{"--port 70000: not a TCP port"}, not: []string{"in use"},
 			args: func(t *testing.T, e *faultEnv) []string {
