@@ -112,20 +112,7 @@ func TestHistoryBadInput(t *testing.T) {
 	os.WriteFile(truncated, body[:len(body)/2], 0o644)
 	unknown := filepath.Join(dir, "unknown.json")
 	os.WriteFile(unknown, bytes.Replace(body, []byte(result.Schema), []byte("authzbench/result/v9"), 1), 0o644)
-	corrupt := filepath.Join(dir, "corrupt.db")
-	garbage := bytes.Repeat([]byte("garbage!"), 1000)
-	os.WriteFile(corrupt, garbage, 0o644)
-	newer := filepath.Join(dir, "newer.db")
-	if st, err := history.Open(context.Background(), newer, history.Options{}); err != nil {
-		t.Fatal(err)
-	} else {
-		st.Close()
-	}
-	raw, _ := sql.Open("sqlite", newer)
-	if _, err := raw.Exec(`INSERT INTO schema_version (version) VALUES (?)`, history.SchemaVersion+1); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	corrupt, newer := badHistories(t, dir)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := fmt.Sprintf("postgres://bench@%s/x?sslmode=disable&connect_timeout=2", l.Addr())
 	l.Close()
@@ -159,7 +146,7 @@ func TestHistoryBadInput(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := os.ReadFile(corrupt); !bytes.Equal(got, garbage) {
+	if got, _ := os.ReadFile(corrupt); !bytes.Equal(got, notADatabase) {
 		t.Error("the corrupted database was changed")
 	}
 	if got, _ := os.ReadFile(good); !bytes.Equal(got, body) {
@@ -380,4 +367,32 @@ func TestHistoryChangesOnMeasuredStep(t *testing.T) {
 	if p50 == nil || p50.Commit != "commit08" || !p50.Regression || p50.Relative == nil || *p50.Relative < 0.3 {
 		t.Fatalf("p50 change %+v; want a regression of at least +30 %% at commit08", p50)
 	}
+}
+
+// notADatabase is the content of the corrupt history badHistories writes.
+var notADatabase = bytes.Repeat([]byte("garbage!"), 1000)
+
+// badHistories writes, in dir, a history file that is no database and one from a newer schema,
+// the two a command must refuse without changing them.
+func badHistories(t *testing.T, dir string) (corrupt, newer string) {
+	t.Helper()
+	corrupt = filepath.Join(dir, "corrupt.db")
+	if err := os.WriteFile(corrupt, notADatabase, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newer = filepath.Join(dir, "newer.db")
+	st, err := history.Open(context.Background(), newer, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	raw, err := sql.Open("sqlite", newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`INSERT INTO schema_version (version) VALUES (?)`, history.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	return corrupt, newer
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -18,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/history"
 )
 
 // A history with the committed quickstart in it.
@@ -37,20 +35,7 @@ func quickstartHistory(t *testing.T) string {
 func TestServeBadInput(t *testing.T) {
 	db := quickstartHistory(t)
 	dir := t.TempDir()
-	corrupt := filepath.Join(dir, "corrupt.db")
-	garbage := bytes.Repeat([]byte("garbage!"), 1000)
-	os.WriteFile(corrupt, garbage, 0o644)
-	newer := filepath.Join(dir, "newer.db")
-	if st, err := history.Open(context.Background(), newer, history.Options{}); err != nil {
-		t.Fatal(err)
-	} else {
-		st.Close()
-	}
-	raw, _ := sql.Open("sqlite", newer)
-	if _, err := raw.Exec(`INSERT INTO schema_version (version) VALUES (?)`, history.SchemaVersion+1); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	corrupt, newer := badHistories(t, dir)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +66,7 @@ func TestServeBadInput(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := os.ReadFile(corrupt); !bytes.Equal(got, garbage) {
+	if got, _ := os.ReadFile(corrupt); !bytes.Equal(got, notADatabase) {
 		t.Error("the corrupted database was changed")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "none.db")); err == nil {

@@ -254,3 +254,30 @@ func readByBuild(path string) bool {
 	return strings.HasPrefix(path, "cmd/") || strings.HasPrefix(path, "internal/") ||
 		path == "go.mod" || path == "go.sum" || strings.HasSuffix(path, ".go")
 }
+
+// ModuleVersion is the version of the module at path linked into this binary (its
+// replacement's, when replaced), "" when the binary carries no such module, as test binaries
+// carry none. Engines that have no version constant of their own (cedar-go, OpenFGA, SpiceDB)
+// are read so.
+func ModuleVersion(path string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	return DepVersion(bi.Deps, path)
+}
+
+// DepVersion is the version of the module at path among deps (its replacement's, if replaced),
+// "" when it is not there.
+func DepVersion(deps []*debug.Module, path string) string {
+	for _, m := range deps {
+		if m.Path != path {
+			continue
+		}
+		if m.Replace != nil && m.Replace.Version != "" {
+			return m.Replace.Version
+		}
+		return m.Version
+	}
+	return ""
+}

@@ -3,8 +3,9 @@ package kinds
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
+	"strings"
 
+	"github.com/authzbench/authzbench/internal/buildinfo"
 	"github.com/authzbench/authzbench/internal/cedarengine"
 	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
 	"github.com/authzbench/authzbench/internal/verify"
@@ -59,12 +60,5 @@ func (t *cedarInproc) Stop(context.Context) error { return nil }
 
 // cedarVersion is the version of cedar-go linked into this executable.
 func cedarVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range bi.Deps {
-			if dep.Path == "github.com/cedar-policy/cedar-go" {
-				return "cedar-go " + dep.Version
-			}
-		}
-	}
-	return "cedar-go"
+	return strings.TrimSpace("cedar-go " + buildinfo.ModuleVersion("github.com/cedar-policy/cedar-go"))
 }

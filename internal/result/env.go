@@ -114,25 +114,10 @@ func cedarVersion() string {
 	if !ok {
 		return "unknown"
 	}
-	if v := moduleVersion(bi.Deps, "github.com/cedar-policy/cedar-go"); v != "" {
+	if v := buildinfo.DepVersion(bi.Deps, "github.com/cedar-policy/cedar-go"); v != "" {
 		return v
 	}
 	return "unknown"
-}
-
-// moduleVersion is the version of a module among deps (its replacement's, if replaced), ""
-// when it is not there.
-func moduleVersion(deps []*debug.Module, path string) string {
-	for _, m := range deps {
-		if m.Path != path {
-			continue
-		}
-		if m.Replace != nil && m.Replace.Version != "" {
-			return m.Replace.Version
-		}
-		return m.Version
-	}
-	return ""
 }
 
 func cpuModel() string {

@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/authzbench/authzbench/internal/buildinfo"
 )
 
 // The CPUs the caller read from the kernel are recorded as given: a generator allowed fewer CPUs
@@ -37,14 +39,14 @@ func TestEnvRecordsCPUsAsGiven(t *testing.T) {
 func TestEnvRecordsCedarVersion(t *testing.T) {
 	deps := []*debug.Module{{Path: "github.com/open-policy-agent/opa", Version: "v1.22.2"},
 		{Path: "github.com/cedar-policy/cedar-go", Version: "v1.9.0"}}
-	if v := moduleVersion(deps, "github.com/cedar-policy/cedar-go"); v != "v1.9.0" {
+	if v := buildinfo.DepVersion(deps, "github.com/cedar-policy/cedar-go"); v != "v1.9.0" {
 		t.Errorf("cedar-go %q, want v1.9.0", v)
 	}
 	deps[1].Replace = &debug.Module{Path: "../cedar-go", Version: "v1.9.1-fork"}
-	if v := moduleVersion(deps, "github.com/cedar-policy/cedar-go"); v != "v1.9.1-fork" {
+	if v := buildinfo.DepVersion(deps, "github.com/cedar-policy/cedar-go"); v != "v1.9.1-fork" {
 		t.Errorf("replaced cedar-go %q, want the replacement's version", v)
 	}
-	if v := moduleVersion(deps[:1], "github.com/cedar-policy/cedar-go"); v != "" {
+	if v := buildinfo.DepVersion(deps[:1], "github.com/cedar-policy/cedar-go"); v != "" {
 		t.Errorf("absent module: %q", v)
 	}
 	if env := CaptureEnv("v1.22.2", CPUs{Machine: 2}); env.Cedar == "" || env.OPA != "v1.22.2" {

@@ -6,10 +6,10 @@ package cedar
 
 import (
 	"errors"
-	"runtime/debug"
 
 	"github.com/valyala/fastjson"
 
+	"github.com/authzbench/authzbench/internal/buildinfo"
 	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -32,18 +32,8 @@ func (cedar) Languages() []string { return []string{"Cedar"} }
 // has no version constant of its own); "unknown" where the binary carries none, as test
 // binaries do.
 func (cedar) Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	for _, m := range bi.Deps {
-		if m.Path != "github.com/cedar-policy/cedar-go" {
-			continue
-		}
-		if m.Replace != nil && m.Replace.Version != "" {
-			return m.Replace.Version
-		}
-		return m.Version
+	if v := buildinfo.ModuleVersion("github.com/cedar-policy/cedar-go"); v != "" {
+		return v
 	}
 	return "unknown"
 }

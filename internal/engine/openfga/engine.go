@@ -13,13 +13,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"github.com/openfga/openfga/pkg/server"
 	"github.com/openfga/openfga/pkg/storage/memory"
 	"google.golang.org/grpc/status"
+
+	"github.com/authzbench/authzbench/internal/buildinfo"
 )
 
 // MaxContextualTuples is OpenFGA's limit on contextual tuples in one Check request (its API
@@ -201,20 +202,8 @@ func tupleString(k *openfgav1.TupleKey) string {
 // records (OpenFGA's own version command says "dev" when linked as a module). A test binary
 // carries no module versions: "unknown".
 func Version() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		return moduleVersion(info.Deps)
-	}
-	return "unknown"
-}
-
-func moduleVersion(deps []*debug.Module) string {
-	for _, dep := range deps {
-		if dep.Path == "github.com/openfga/openfga" {
-			if dep.Replace != nil {
-				return dep.Replace.Version
-			}
-			return dep.Version
-		}
+	if v := buildinfo.ModuleVersion("github.com/openfga/openfga"); v != "" {
+		return v
 	}
 	return "unknown"
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -208,19 +207,5 @@ func TestPrepareAimsAtTheTestsStore(t *testing.T) {
 	}
 	if len(stores) != 3 {
 		t.Errorf("checks go to %d stores, want 3", len(stores))
-	}
-}
-
-func TestVersionIsTheLinkedModule(t *testing.T) {
-	deps := []*debug.Module{{Path: "github.com/open-policy-agent/opa", Version: "v1.22.2"}, {Path: "github.com/openfga/openfga", Version: "v1.22.1"}}
-	if v := moduleVersion(deps); v != "v1.22.1" {
-		t.Errorf("version %q, want v1.22.1", v)
-	}
-	deps[1].Replace = &debug.Module{Path: "../openfga", Version: "v1.22.2-local"}
-	if v := moduleVersion(deps); v != "v1.22.2-local" {
-		t.Errorf("replaced: version %q, want the replacement's", v)
-	}
-	if v := moduleVersion(deps[:1]); v != "unknown" {
-		t.Errorf("not linked: version %q, want unknown", v)
 	}
 }

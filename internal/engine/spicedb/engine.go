@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/authzed/spicedb/pkg/datalayer"
@@ -29,6 +28,8 @@ import (
 	core "github.com/authzed/spicedb/pkg/proto/core/v1"
 	devinterface "github.com/authzed/spicedb/pkg/proto/developer/v1"
 	"github.com/authzed/spicedb/pkg/tuple"
+
+	"github.com/authzbench/authzbench/internal/buildinfo"
 )
 
 // ErrConditional is what a Check that comes back conditional wraps: the relationships hold
@@ -161,20 +162,8 @@ func (e *Engine) Close() {
 // Version is the version of SpiceDB linked into this binary, for the environment a result
 // records. A test binary carries no module versions: "unknown".
 func Version() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		return moduleVersion(info.Deps)
-	}
-	return "unknown"
-}
-
-func moduleVersion(deps []*debug.Module) string {
-	for _, dep := range deps {
-		if dep.Path == "github.com/authzed/spicedb" {
-			if dep.Replace != nil {
-				return dep.Replace.Version
-			}
-			return dep.Version
-		}
+	if v := buildinfo.ModuleVersion("github.com/authzed/spicedb"); v != "" {
+		return v
 	}
 	return "unknown"
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -166,16 +165,6 @@ func TestCloseStopsTheEngine(t *testing.T) {
 	if after := runtime.NumGoroutine(); after > before {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines before the engine, %d after Close:\n%s", before, after, buf[:runtime.Stack(buf, true)])
-	}
-}
-
-func TestVersionIsTheLinkedModule(t *testing.T) {
-	deps := []*debug.Module{{Path: "github.com/authzed/spicedb/other", Version: "v0"}, {Path: "github.com/authzed/spicedb", Version: "v1.56.2"}}
-	if got := moduleVersion(deps); got != "v1.56.2" {
-		t.Errorf("moduleVersion = %q", got)
-	}
-	if got := moduleVersion(nil); got != "unknown" {
-		t.Errorf("moduleVersion(nil) = %q", got)
 	}
 }
 
