@@ -1,51 +1,18 @@
 package historyweb
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"image/png"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/authzbench/authzbench/internal/browsertest"
 )
-
-// chromium finds a headless-capable Chromium as the report's browser test does; "" when none
-// is installed.
-func chromium() string {
-	if p := os.Getenv("AUTHZBENCH_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// runChromium runs headless Chromium on a URL with a fresh profile, bounded in time, its
-// console logged to stderr.
-func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	all := append([]string{"--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
-		"--no-first-run", "--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}, args...)
-	cmd := exec.CommandContext(ctx, bin, all...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errOut.String())
-	}
-	return out.String(), errOut.String()
-}
 
 // consoleTrouble are what Chromium logs when a page's script throws, it logs to the console,
 // or it tries to load something its Content-Security-Policy forbids or cannot reach.
@@ -59,7 +26,7 @@ var consoleTrouble = []string{"Uncaught", ":CONSOLE", "Refused to", "net::ERR_"}
 // A screenshot of the series page must be an image of the window's size that is not blank;
 // AUTHZBENCH_SCREENSHOT=path keeps it (docs/history.md shows it).
 func TestPagesInChromium(t *testing.T) {
-	bin := chromium()
+	bin := browsertest.Find()
 	if bin == "" {
 		t.Skip("Chromium not found (chromium, chromium-browser, google-chrome or AUTHZBENCH_CHROMIUM): apt-get install -y chromium to run the browser test")
 	}
@@ -70,7 +37,7 @@ func TestPagesInChromium(t *testing.T) {
 
 	load := func(path string) *html.Node {
 		t.Helper()
-		dom, logs := runChromium(t, bin, "--virtual-time-budget=3000", "--dump-dom", srv.URL+path)
+		dom, logs := browsertest.Run(t, bin, "--virtual-time-budget=3000", "--dump-dom", srv.URL+path)
 		for _, bad := range consoleTrouble {
 			if strings.Contains(logs, bad) {
 				t.Errorf("Chromium logged %q loading %s:\n%s", bad, path, logs)
@@ -150,7 +117,7 @@ func TestPagesInChromium(t *testing.T) {
 
 	t.Run("screenshot", func(t *testing.T) {
 		shot := filepath.Join(t.TempDir(), "series.png")
-		runChromium(t, bin, "--window-size=1280,1000", "--screenshot="+shot, fmt.Sprintf("%s/series/%d", srv.URL, ids["rbac"]))
+		browsertest.Run(t, bin, "--window-size=1280,1000", "--screenshot="+shot, fmt.Sprintf("%s/series/%d", srv.URL, ids["rbac"]))
 		f, err := os.Open(shot)
 		if err != nil {
 			t.Fatalf("no screenshot: %v", err)

@@ -2,50 +2,19 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/html"
 
+	"github.com/authzbench/authzbench/internal/browsertest"
 	"github.com/authzbench/authzbench/internal/result"
 )
-
-// chromium finds a headless-capable Chromium; "" when none is installed.
-func chromium() string {
-	if p := os.Getenv("AUTHZBENCH_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// runChromium runs headless Chromium on a page with a fresh profile, bounded in time.
-func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	all := append([]string{"--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
-		"--no-first-run", "--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}, args...)
-	cmd := exec.CommandContext(ctx, bin, all...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errOut.String())
-	}
-	return out.String(), errOut.String()
-}
 
 // The HTML report as a browser shows it: a multi-target report (the quickstart's five targets,
 // a rate matrix, a worker sweep and a scaling series in one page) is loaded in headless
@@ -54,7 +23,7 @@ func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr strin
 // throw). A screenshot is taken and checked to be an image of the window's size that is not
 // blank; AUTHZBENCH_SCREENSHOT=path keeps the quickstart's.
 func TestHTMLInChromium(t *testing.T) {
-	bin := chromium()
+	bin := browsertest.Find()
 	if bin == "" {
 		t.Skip("Chromium not found (chromium, chromium-browser, google-chrome or AUTHZBENCH_CHROMIUM): apt-get install -y chromium to run the browser test")
 	}
@@ -77,7 +46,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dom, logs := runChromium(t, bin, "--dump-dom", "file://"+pagePath)
+	dom, logs := browsertest.Run(t, bin, "--dump-dom", "file://"+pagePath)
 	for _, bad := range []string{"Uncaught", ":CONSOLE", "Refused to", "net::ERR_"} {
 		if strings.Contains(logs, bad) {
 			t.Errorf("Chromium logged %q while loading the page:\n%s", bad, logs)
@@ -98,7 +67,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(dir, "report.png")
-	runChromium(t, bin, "--window-size=1280,3000", "--screenshot="+shot, "file://"+onePath)
+	browsertest.Run(t, bin, "--window-size=1280,3000", "--screenshot="+shot, "file://"+onePath)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -228,7 +197,7 @@ addEventListener("load", () => {
 // the findings first. A quickstart, a rule-scaling sweep (long workload names)
 // and a rate matrix are measured.
 func TestHTMLFitsThePageInChromium(t *testing.T) {
-	bin := chromium()
+	bin := browsertest.Find()
 	if bin == "" {
 		t.Skip("Chromium not found (chromium, chromium-browser, google-chrome or AUTHZBENCH_CHROMIUM): apt-get install -y chromium to run the browser test")
 	}
@@ -243,7 +212,7 @@ func TestHTMLFitsThePageInChromium(t *testing.T) {
 			if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			dom, _ := runChromium(t, bin, "--window-size=1280,2400", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
+			dom, _ := browsertest.Run(t, bin, "--window-size=1280,2400", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
 			i := strings.Index(dom, `<pre id="measured">measured`)
 			if i < 0 {
 				t.Fatal("the measuring script did not run: Chromium's DOM has no measurements")
