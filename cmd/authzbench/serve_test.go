@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // A history with the committed quickstart in it.
