@@ -125,7 +125,7 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 	fl.DurationVar(&c.Warmup, "warmup", time.Second, "warm-up of each probe")
 	fl.IntVar(&c.MaxSteps, "max-steps", 12, "most probes to run")
 	fl.Float64Var(&c.Resolution, "resolution", 0.05, "stop bisecting when the failing rate is within this fraction of the passing one")
-	fl.StringVar(&url, "url", "", urlUsage)
+	fl.StringVar(&url, "url", "", optionUsage("url"))
 	fl.StringVar(&opaBin, "opa-bin", "", "run this opa binary instead of the OPA linked in")
 	fl.StringVarP(&out, "out", "o", "", "result file (default results/capacity-<time>.json)")
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")

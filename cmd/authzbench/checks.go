@@ -30,8 +30,9 @@ var opaLogLevels = []string{"debug", "info", "error"}
 func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	fl := cmd.Flags()
 	var errs []error
-	if f.url != "" {
-		if err := checkURL(f.url); err != nil {
+	http2 := f.options.on("http2")
+	if url := f.options.str("url"); url != "" {
+		if err := checkURL(url); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -41,23 +42,23 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	if f.procs < 0 {
 		errs = append(errs, fmt.Errorf("--generator-procs %d: want 1 or more, or 0 for the default", f.procs))
 	}
-	if f.http2Conns < 0 {
-		errs = append(errs, fmt.Errorf("--http2-connections %d: want 1 or more, or none for 1", f.http2Conns))
+	if n := f.options.num("http2_connections"); n < 0 {
+		errs = append(errs, fmt.Errorf("--http2-connections %d: want 1 or more, or none for 1", n))
 	}
-	if fl.Changed("http2-connections") && !f.http2 && f.file == "" {
+	if fl.Changed("http2-connections") && !http2 && f.file == "" {
 		errs = append(errs, errors.New("--http2-connections sets the HTTP/2 connections the workers share; give --http2 with it"))
 	}
-	if f.http2 && f.noReuse {
+	if http2 && f.noReuse {
 		errs = append(errs, errors.New("--http2 multiplexes requests over kept connections; it does not go with --no-reuse (measure connection costs over HTTP/1.1, without --http2)"))
 	}
 	if f.serverTimes < 0 {
 		errs = append(errs, fmt.Errorf("--server-metrics %d: want N >= 1 to sample every Nth request, or 0 for none", f.serverTimes))
 	}
-	if err := kinds.CheckHTTP(kinds.HTTPConfig{Headers: f.headers, Body: f.body}, nil); err != nil {
+	if err := kinds.CheckHTTP(kinds.HTTPConfig{Headers: f.options.list("headers"), Body: f.options.str("body")}, nil); err != nil {
 		errs = append(errs, err)
 	}
-	if f.decStatus != "" {
-		if _, err := kinds.ParseDecisionStatus(f.decStatus); err != nil {
+	if status := f.options.str("decision_status"); status != "" {
+		if _, err := kinds.ParseDecisionStatus(status); err != nil {
 			errs = append(errs, fmt.Errorf("--decision-status %w", err))
 		}
 	}
@@ -105,7 +106,7 @@ func checkBeforeLoad(ctx context.Context, plan *bench.Plan, o bench.Options, f r
 	var servers []scenario.TargetRef
 	for _, t := range plan.Scenario.Targets {
 		seen := slices.ContainsFunc(servers, func(r scenario.TargetRef) bool { return r.Name == t.Name })
-		if len(f.sutArgs) > 0 && t.Placement() == kinds.LaunchedServer && !seen {
+		if len(f.options.list("sut_args")) > 0 && t.Placement() == kinds.LaunchedServer && !seen {
 			servers = append(servers, t)
 		}
 	}

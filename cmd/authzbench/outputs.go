@@ -40,7 +40,7 @@ func checkOutputs(p *outputs.Plan) error {
 }
 
 // runInputs adds to p every file a run reads: the scenario, every user workload's files, the
-// opa binary and the TLS material given as flags.
+// files the target options' flags name (the opa binary, the TLS material).
 func runInputs(p *outputs.Plan, f runFlags, s *scenario.Scenario) {
 	p.Input("-f", f.file)
 	by := func(flag string) string {
@@ -65,12 +65,7 @@ func runInputs(p *outputs.Plan, f runFlags, s *scenario.Scenario) {
 		p.Input(by("--decision-log"), u.DecisionLog)
 		p.Input(by("--expect-changes"), u.ExpectChanges)
 	}
-	p.Input("--opa-bin", f.opaBin)
-	p.Input("--server-cert", f.serverCert)
-	p.Input("--server-key", f.serverKey)
-	p.Input("--cacert", f.caCert)
-	p.Input("--cert", f.cert)
-	p.Input("--key", f.key)
+	f.options.addInputs(p)
 }
 
 // writeLog reports every output that could not be written on a line of its own as it fails,

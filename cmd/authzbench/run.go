@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,11 +57,7 @@ type runFlags struct {
 	requests    int64
 	repeat      int
 	timeout     time.Duration
-	url         string
-	port        int
-	opaBin      string
 	logLevel    string
-	sutArgs     []string
 	out         string
 	format      string
 	wide        bool
@@ -75,39 +70,20 @@ type runFlags struct {
 	checkOnly   bool // ab: check everything a turn would, and measure nothing
 	floor       bool
 	serverTimes int
-	grpcConns   int
-	openfgaAPI  string
-	http2       bool
-	http2Conns  int
 	noReuse     bool
 	pinSUT      string
-	httpMethod  string
-	headers     []string
-	body        string
-	decPath     string
-	decStatus   string
 	pinLoad     string
 	pin         string
 	procs       int
 	order       string
-	// TLS: the mode of a server authzbench starts, its certificates if the user's own, and
-	// what the client trusts and presents.
-	tls, mtls, mtlsAuthz  bool
-	mtlsAdmit             []string
-	serverCert, serverKey string
-	caCert, cert, key     string
-	insecure              bool
-	scaleOut              scaleOutFlags
+	// options are the flags that set target options, as the kinds declare them.
+	options  *optionFlags
+	scaleOut scaleOutFlags
 	// A decision log replayed (docs/replay.md).
 	decisionLog, decisionField, expectChanges string
 	speed                                     float64
 	maxGap                                    time.Duration
 }
-
-// urlUsage is the --url flag's help, alike for every command that drives a target; the served
-// kinds are those that take a port.
-var urlUsage = strings.ReplaceAll(kindsTaking("port"), " and ", ", ") + ": measure this running server (http://127.0.0.1:8181) instead of starting one; " +
-	"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port (grpcs:// over TLS). http: the endpoint"
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
@@ -169,7 +145,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 			if f.file == "" {
 				err = flagNamed(err)
 			}
-			return optionsFlagNamed(err, givenOptionFlags(cmd, f))
+			return optionsFlagNamed(err, f.options.named(f.file != ""))
 		},
 	}
 	fl := cmd.Flags()
@@ -199,41 +175,17 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.IntVar(&f.repeat, "repeat", 1, "repetitions: throughput is reported as mean ± sd with a 95% CI, percentiles from all merged")
 	fl.StringVar(&f.order, "order", "", "interleaved: with --repeat, the targets of a workload take turns, one repetition each, servers staying up (the default, for flags and scenario files); sequential: each target's repetitions back to back")
 	fl.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "per-request timeout; slower answers count as timeout errors")
-	fl.StringVar(&f.url, "url", "", urlUsage)
-	fl.IntVar(&f.port, "port", 0, kindsTaking("port")+": loopback port for the server authzbench starts (default: a free one)")
-	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
 	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA and OpenFGA servers authzbench starts; info writes a line per request and can cost throughput")
-	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
 	fl.StringVar(&f.format, "format", "table", "output: "+report.NameList())
 	fl.BoolVar(&f.wide, "wide", false, wideHelp)
 	fl.StringVar(&f.html, "html", "", "also write the HTML report (one self-contained page with charts) to this file")
 	fl.StringVar(&f.prometheus, "prometheus", "", "also write the result's summary to this file as OpenMetrics text (for a Pushgateway)")
-	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.ReplaceAll(kindsTaking("port"), " and ", ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
-	fl.IntVar(&f.grpcConns, "grpc-connections", 0, kindsTaking("grpc_connections")+": HTTP/2 connections the workers share, round robin (default 1, as one Envoy worker keeps one)")
-	fl.StringVar(&f.openfgaAPI, "openfga-api", "", kindsTaking("api")+": the API measured, http (the default: POST /stores/{id}/check) or grpc (OpenFGAService.Check); with --url, the running server's address for that API")
-	fl.StringVar(&f.httpMethod, "method", "POST", "http target: request method")
-	fl.StringArrayVar(&f.headers, "header", nil, "http target: request header \"Name: value\", repeatable")
-	fl.StringVar(&f.body, "body", "", "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)")
-	fl.StringVar(&f.decPath, "decision-path", "", "http target: JSON pointer to the decision in a 2xx or 403 response (/allow, /result/decision): true/false or \"allow\"/\"deny\"")
-	fl.StringVar(&f.decStatus, "decision-status", "", "http target: decision from the status alone, such as 200=allow,403=deny")
+	fl.IntVar(&f.serverTimes, "server-metrics", 0, strings.Join(kinds.KindsTaking("port"), ", ")+": ask the server for its own evaluation and handler timers on every Nth request (1: all; 0: none)")
 	fl.StringVar(&f.pinSUT, "pin-sut", "", "pin the servers authzbench starts to these CPUs (0 or 1-3); Linux")
 	fl.StringVar(&f.pinLoad, "pin-load", "", "pin authzbench itself, the generator, to these CPUs; Linux")
 	fl.StringVar(&f.pin, "pin", "", "auto: on a machine of 2 to 4 CPUs, run the generator on CPU 0 and servers on the rest (the default for scenario files); none: leave them unpinned (the default for flags)")
-	fl.BoolVar(&f.http2, "http2", false, strings.ReplaceAll(kindsTaking("http2"), " and ", ", ")+": speak HTTP/2 (Go's net/http): h2 by ALPN with --tls or an https url, h2c with prior knowledge in clear (OPA started with --h2c); answers over HTTP/1.x count as not_http2")
-	fl.IntVar(&f.http2Conns, "http2-connections", 0, "with --http2: HTTP/2 connections the workers share, worker k on connection k mod N (default 1)")
 	fl.BoolVar(&f.noReuse, "no-reuse", false, "open a new connection for every request, and show the connect time apart")
-	served := strings.ReplaceAll(kindsTaking("tls"), " and ", ", ")
-	fl.BoolVar(&f.tls, "tls", false, served+": serve over TLS, with a CA and certificates generated for the run (ECDSA P-256) unless --server-cert gives yours")
-	fl.BoolVar(&f.mtls, "mtls", false, served+": serve over TLS and require a client certificate (OPA: --authentication=tls)")
-	fl.BoolVar(&f.mtlsAuthz, "mtls-authz", false, "opa/server only (the other servers have no authorization policy in front of their decisions): --mtls, and OPA's authorization policy (--authorization=basic, data.system.authz) admitting the client certificate's subject")
-	fl.StringArrayVar(&f.mtlsAdmit, "mtls-admit", nil, "with --mtls-authz: a client identity the policy admits instead of the client certificate's subject (CN=name), repeatable")
-	fl.StringVar(&f.serverCert, "server-cert", "", served+": your server certificate (PEM) for --tls, instead of generated ones; with --server-key and --cacert")
-	fl.StringVar(&f.serverKey, "server-key", "", "the private key (PEM) of --server-cert")
-	fl.StringVar(&f.caCert, "cacert", "", "https or grpcs --url (any of these makes a grpc:// url TLS): the CA (PEM) that signed the server's certificate (default: the system's roots)")
-	fl.StringVar(&f.cert, "cert", "", "https or grpcs --url: a client certificate (PEM) to present, with --key (mTLS)")
-	fl.StringVar(&f.key, "key", "", "the private key (PEM) of --cert")
-	fl.BoolVar(&f.insecure, "insecure", false, "https or grpcs --url: accept any server certificate (recorded in the result)")
 	fl.BoolVar(&f.floor, "floor", false, "also run the nop workload through each target, to show each policy's cost above it (on by default for scenario files)")
 	fl.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some responses were not served decisions (not when none was: a run that served nothing exits 1)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
@@ -244,7 +196,8 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.BoolVar(&f.checkOnly, "check-only", false, "check the flags, the files and the outputs, build the workloads, and run nothing")
 	fl.MarkHidden("check-only")
 	addScaleOutFlags(fl, &f.scaleOut)
-	markCounts(fl, "workers", "connections", "requests", "repeat", "grpc-connections", "http2-connections", "replicas")
+	f.options = addOptionFlags(fl)
+	markCounts(fl, "workers", "connections", "requests", "repeat")
 	return cmd
 }
 
@@ -267,19 +220,19 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	if err := checkServerFlags(s, f); err != nil {
 		return usageError(err)
 	}
-	if err := checkTakenFlags(cmd, s, f); err != nil {
+	if err := f.options.checkTaken(s); err != nil {
 		return usageError(err)
 	}
 	if err := checkReplicas(s, cmd.Flags().Changed("replicas")); err != nil {
 		return usageError(err)
 	}
-	if f.opaBin != "" {
-		if _, err := sut.ExternalOPA(f.opaBin); err != nil {
+	if opaBin := f.options.str("opa_bin"); opaBin != "" {
+		if _, err := sut.ExternalOPA(opaBin); err != nil {
 			return usageError(fmt.Errorf("--opa-bin %w", err))
 		}
 	}
-	if f.port != 0 {
-		if _, err := sut.CheckFree(f.port); err != nil {
+	if port := f.options.num("port"); port != 0 {
+		if _, err := sut.CheckFree(port); err != nil {
 			return usageError(fmt.Errorf("--port %w", err))
 		}
 	}
@@ -414,91 +367,10 @@ func pinningDescription(load, servers []int) string {
 	return "generator on CPUs " + sut.FormatCPUs(load) + ", servers on CPUs " + sut.FormatCPUs(servers)
 }
 
-// targetOptions are the flags that set a target kind's own options, by the option's key; only
-// the flags given, so a scenario's options stand where no flag overrides them.
-func targetOptions(cmd *cobra.Command, f runFlags) map[string]any {
-	fl := cmd.Flags()
-	values := map[string]any{}
-	for _, o := range optionFlags(f) {
-		if fl.Changed(o.flag) {
-			values[o.key] = o.value
-		}
-	}
-	return values
-}
-
-// optionFlag is a flag that sets a target option.
-type optionFlag struct {
-	flag, key string
-	value     any
-}
-
-func optionFlags(f runFlags) []optionFlag {
-	return []optionFlag{
-		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
-		{"grpc-connections", "grpc_connections", f.grpcConns}, {"openfga-api", "api", f.openfgaAPI},
-		{"http2", "http2", f.http2}, {"http2-connections", "http2_connections", f.http2Conns},
-		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
-		{"decision-path", "decision_path", f.decPath}, {"decision-status", "decision_status", f.decStatus},
-		{"tls", "tls", f.tls}, {"mtls", "mtls", f.mtls}, {"mtls-authz", "mtls_authz", f.mtlsAuthz},
-		{"mtls-admit", "mtls_admit", f.mtlsAdmit}, {"server-cert", "server_cert", f.serverCert},
-		{"server-key", "server_key", f.serverKey}, {"cacert", "cacert", f.caCert}, {"cert", "cert", f.cert},
-		{"key", "key", f.key}, {"insecure", "insecure", f.insecure}, {"replicas", "replicas", f.scaleOut.replicas},
-	}
-}
-
-// selectiveFlags are option flags that only some kinds take: given with none of them
-// selected, they would be ignored without a word.
-var selectiveFlags = []string{"openfga-api", "replicas", "http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
-
-// checkTakenFlags refuses a selective flag that no selected target takes.
-func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
-	for _, o := range optionFlags(f) {
-		if !slices.Contains(selectiveFlags, o.flag) || !cmd.Flags().Changed(o.flag) {
-			continue
-		}
-		taken := false
-		for _, t := range s.Targets {
-			taken = taken || kinds.HasOption(t.Settings(), o.key)
-		}
-		if !taken {
-			return fmt.Errorf("--%s applies to the %s targets, and none is selected", o.flag, kindsTaking(o.key))
-		}
-	}
-	return nil
-}
-
-// givenOptionFlags names the flags given that set target options, by the option's key, for
-// errors about those options to name the flag. Without a scenario file the flags are the user's
-// only words for the options, so an error names the flag of an option not given too ("needs
-// --server-key").
-func givenOptionFlags(cmd *cobra.Command, f runFlags) map[string]string {
-	given := map[string]string{}
-	for _, o := range optionFlags(f) {
-		if cmd.Flags().Changed(o.flag) || f.file == "" {
-			given[o.key] = "--" + o.flag
-		}
-	}
-	return given
-}
-
-// kindsTaking names the kinds offered to users that take an option, "opa/server and
-// cedar/server", for messages about the flag that sets it.
-func kindsTaking(key string) string {
-	var names []string
-	for _, k := range kinds.Kinds() {
-		if kinds.HasOption(k.NewConfig(), key) {
-			names = append(names, k.Name)
-		}
-	}
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
 // checkServerFlags rejects server flags that would be silently ignored.
 func checkServerFlags(s *scenario.Scenario, f runFlags) error {
+	url, port, opaBin := f.options.str("url"), f.options.num("port"), f.options.str("opa_bin")
+	decPath, decStatus := f.options.str("decision_path"), f.options.str("decision_status")
 	// A served target takes a port; the http target reads its decision from the response.
 	hasServer, hasHTTP := false, false
 	for _, t := range s.Targets {
@@ -506,17 +378,17 @@ func checkServerFlags(s *scenario.Scenario, f runFlags) error {
 		hasHTTP = hasHTTP || kinds.HasOption(t.Settings(), "decision_path")
 	}
 	switch {
-	case hasHTTP && f.url == "" && !hasRemote(s):
+	case hasHTTP && url == "" && !hasRemote(s):
 		return errors.New("the http target needs --url, the decision endpoint (http://127.0.0.1:8080/v1/authorize)")
-	case hasHTTP && (f.decPath == "") == (f.decStatus == "") && !httpDecisionSet(s):
+	case hasHTTP && (decPath == "") == (decStatus == "") && !httpDecisionSet(s):
 		return errors.New("the http target needs one of --decision-path (/allow) or --decision-status (200=allow,403=deny)")
-	case f.port != 0 && !hasServer:
-		return fmt.Errorf("--port applies to the %s targets, and none is selected", kindsTaking("port"))
-	case f.url != "" && !hasServer && !hasHTTP:
-		return fmt.Errorf("--url and --port apply to the %s targets, and none is selected", kindsTaking("port"))
-	case f.url != "" && f.port != 0:
+	case port != 0 && !hasServer:
+		return fmt.Errorf("--port applies to the %s targets, and none is selected", kinds.TakingPhrase("port"))
+	case url != "" && !hasServer && !hasHTTP:
+		return fmt.Errorf("--url and --port apply to the %s targets, and none is selected", kinds.TakingPhrase("port"))
+	case url != "" && port != 0:
 		return errors.New("--port sets the port of a server authzbench starts; with --url it starts none")
-	case f.url != "" && (len(f.sutArgs) > 0 || f.opaBin != ""):
+	case url != "" && (len(f.options.list("sut_args")) > 0 || opaBin != ""):
 		return errors.New("--sut-arg and --opa-bin configure servers authzbench starts; with --url it starts none")
 	}
 	return nil
@@ -630,7 +502,7 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 	}
 	var s *scenario.Scenario
 	var err error
-	options := targetOptions(cmd, f)
+	options := f.options.given()
 	switch {
 	case f.file != "":
 		s, err = scenario.Load(f.file)

@@ -16,19 +16,17 @@ import (
 )
 
 // scaleOutFlags are run's flags for splitting one scenario across generators (--shard,
-// --start-at) and spreading it over several servers (--replicas).
+// --start-at); --replicas, spreading it over several servers, is a target option (kinds).
 type scaleOutFlags struct {
 	shard     string
 	shardBase int
 	startAt   string
-	replicas  int
 }
 
 func addScaleOutFlags(fl *pflag.FlagSet, f *scaleOutFlags) {
 	fl.StringVar(&f.shard, "shard", "", "run shard i of N of the scenario (1/4): in closed loop its share of the workers, in open loop every N-th send of the schedule; authzbench merge adds the N results into one")
 	fl.IntVar(&f.shardBase, "shard-base", 1, "the number --shard gives the first shard: 1, or 0 to pass a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX) as is (--shard=$(JOB_COMPLETION_INDEX)/N --shard-base=0); results always number shards from 1")
 	fl.StringVar(&f.startAt, "start-at", "", "with --shard: hold the load until this instant (RFC 3339, 2026-11-23T18:00:00Z), so that every shard starts together; at most 24h ahead")
-	fl.IntVar(&f.replicas, "replicas", 0, kindsTaking("replicas")+": start K server processes and spread the connections over them round robin, as a Kubernetes Service does (pinned to distinct CPUs where --pin-sut or --pin auto gives enough)")
 }
 
 // maxStartAhead bounds --start-at: a start a day away is more likely a typo than a plan, and

@@ -39,6 +39,10 @@ type ExtAuthzConfig struct {
 	GRPCConnections int `yaml:"grpc_connections" count:"true"`
 }
 
+func init() {
+	DeclareOption(Option{Key: "grpc_connections", Flag: "grpc-connections", Help: "{kinds}: HTTP/2 connections the workers share, round robin (default 1, as one Envoy worker keeps one)"})
+}
+
 // Check finds an address that is no gRPC address, and settings that cannot go together.
 func (c *ExtAuthzConfig) Check() error {
 	var errs []error

@@ -44,6 +44,14 @@ type HTTPConfig struct {
 	HTTP2Config `yaml:",inline"`
 }
 
+func init() {
+	DeclareOption(Option{Key: "method", Flag: "method", Default: "POST", Help: "http target: request method"})
+	DeclareOption(Option{Key: "headers", Flag: "header", Help: "http target: request header \"Name: value\", repeatable"})
+	DeclareOption(Option{Key: "body", Flag: "body", Help: "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)"})
+	DeclareOption(Option{Key: "decision_path", Flag: "decision-path", Help: "http target: JSON pointer to the decision in a 2xx or 403 response (/allow, /result/decision): true/false or \"allow\"/\"deny\""})
+	DeclareOption(Option{Key: "decision_status", Flag: "decision-status", Help: "http target: decision from the status alone, such as 200=allow,403=deny"})
+}
+
 // RemoteURL is the endpoint: the http target always measures a server someone else runs.
 func (c *HTTPConfig) RemoteURL() string { return c.URL }
 

@@ -27,6 +27,13 @@ type HTTP2Config struct {
 	HTTP2Connections int `yaml:"http2_connections" count:"true"`
 }
 
+func init() {
+	DeclareOption(Option{Key: "http2", Flag: "http2", Selective: true,
+		Help: "{kinds,}: speak HTTP/2 (Go's net/http): h2 by ALPN with --tls or an https url, h2c with prior knowledge in clear (OPA started with --h2c); answers over HTTP/1.x count as not_http2"})
+	DeclareOption(Option{Key: "http2_connections", Flag: "http2-connections", Selective: true,
+		Help: "with --http2: HTTP/2 connections the workers share, worker k on connection k mod N (default 1)"})
+}
+
 // check finds an http2_connections without http2, or one that is no count.
 func (c *HTTP2Config) check() []error {
 	var errs []error

@@ -27,6 +27,10 @@ type OPACLIConfig struct {
 	OPABin string `yaml:"opa_bin"`
 }
 
+func init() {
+	DeclareOption(Option{Key: "opa_bin", Flag: "opa-bin", File: true, Help: "run this opa binary for {kinds} instead of the OPA linked in"})
+}
+
 func (*OPACLIConfig) Check() error { return nil }
 
 // opaCLI runs one `opa eval` process per decision, with the policy and data files and the input

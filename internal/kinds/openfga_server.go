@@ -43,6 +43,11 @@ type OpenFGAServerConfig struct {
 	API string `yaml:"api"`
 }
 
+func init() {
+	DeclareOption(Option{Key: "api", Flag: "openfga-api", Selective: true,
+		Help: "{kinds}: the API measured, http (the default: POST /stores/{id}/check) or grpc (OpenFGAService.Check); with --url, the running server's address for that API"})
+}
+
 // Check refuses an API OpenFGA does not serve, and TLS, which openfga/server does not set up
 // for the server it starts yet.
 func (c *OpenFGAServerConfig) Check() error {

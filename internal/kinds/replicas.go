@@ -25,6 +25,11 @@ type Replication struct {
 	Replicas int `yaml:"replicas" count:"true"`
 }
 
+func init() {
+	DeclareOption(Option{Key: "replicas", Flag: "replicas", Selective: true,
+		Help: "{kinds}: start K server processes and spread the connections over them round robin, as a Kubernetes Service does (pinned to distinct CPUs where --pin-sut or --pin auto gives enough)"})
+}
+
 // check refuses replicas that cannot be started as asked.
 func (r Replication) check(c *ServerConfig) error {
 	switch {

@@ -38,6 +38,16 @@ type ServerConfig struct {
 	TLSClient `yaml:",inline"`
 }
 
+// The options of every served kind. --url's help names the kinds that start a server (those
+// that take a port); the http target takes a url too, its endpoint.
+func init() {
+	DeclareOption(Option{Key: "url", Flag: "url", HelpKinds: "port",
+		Help: "{kinds,}: measure this running server (http://127.0.0.1:8181) instead of starting one; " +
+			"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port (grpcs:// over TLS). http: the endpoint"})
+	DeclareOption(Option{Key: "port", Flag: "port", Help: "{kinds}: loopback port for the server authzbench starts (default: a free one)"})
+	DeclareOption(Option{Key: "sut_args", Flag: "sut-arg", Help: "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)"})
+}
+
 // RemoteURL is the running server to measure, if any.
 func (c *ServerConfig) RemoteURL() string { return c.URL }
 

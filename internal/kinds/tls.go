@@ -28,6 +28,18 @@ type TLSClient struct {
 	Insecure bool `yaml:"insecure"`
 }
 
+func init() {
+	for _, o := range []Option{
+		{Key: "cacert", File: true, Flag: "cacert", Help: "https or grpcs --url (any of these makes a grpc:// url TLS): the CA (PEM) that signed the server's certificate (default: the system's roots)"},
+		{Key: "cert", File: true, Flag: "cert", Help: "https or grpcs --url: a client certificate (PEM) to present, with --key (mTLS)"},
+		{Key: "key", File: true, Flag: "key", Help: "the private key (PEM) of --cert"},
+		{Key: "insecure", Flag: "insecure", Help: "https or grpcs --url: accept any server certificate (recorded in the result)"},
+	} {
+		o.Selective = true
+		DeclareOption(o)
+	}
+}
+
 func (c *TLSClient) given() bool { return c.CACert != "" || c.Cert != "" || c.Key != "" || c.Insecure }
 
 // config reads the files into a client configuration; errors name the option at fault.
@@ -90,6 +102,20 @@ type TLSServer struct {
 	// client's certificate for mtls.
 	ServerCert string `yaml:"server_cert"`
 	ServerKey  string `yaml:"server_key"`
+}
+
+func init() {
+	for _, o := range []Option{
+		{Key: "tls", Flag: "tls", Help: "{kinds,}: serve over TLS, with a CA and certificates generated for the run (ECDSA P-256) unless --server-cert gives yours"},
+		{Key: "mtls", Flag: "mtls", HelpKinds: "tls", Help: "{kinds,}: serve over TLS and require a client certificate (OPA: --authentication=tls)"},
+		{Key: "mtls_authz", Flag: "mtls-authz", Help: "opa/server only (the other servers have no authorization policy in front of their decisions): --mtls, and OPA's authorization policy (--authorization=basic, data.system.authz) admitting the client certificate's subject"},
+		{Key: "mtls_admit", Flag: "mtls-admit", Help: "with --mtls-authz: a client identity the policy admits instead of the client certificate's subject (CN=name), repeatable"},
+		{Key: "server_cert", File: true, Flag: "server-cert", HelpKinds: "tls", Help: "{kinds,}: your server certificate (PEM) for --tls, instead of generated ones; with --server-key and --cacert"},
+		{Key: "server_key", File: true, Flag: "server-key", Help: "the private key (PEM) of --server-cert"},
+	} {
+		o.Selective = true
+		DeclareOption(o)
+	}
 }
 
 // Mode is the strongest mode asked for.

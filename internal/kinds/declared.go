@@ -1,0 +1,150 @@
+package kinds
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// An Option is a target option as a user gives it: by its key among a scenario's per-target
+// options, and by its flag on the command line. Each is declared once (DeclareOption), from the
+// file that holds the settings field it sets; its type is that field's, and the kinds that take
+// it are those whose settings have the key. So a new option is a field and a declaration in
+// this package, and the command line cannot drift from what a scenario file decodes.
+type Option struct {
+	Key  string // the settings field's yaml key: "grpc_connections"
+	Flag string // the command line's flag, without its dashes: "grpc-connections"
+	// Help is the flag's help. {kinds} in it stands for the kinds offered to users that take the
+	// option named by HelpKinds (by default this one), "opa/server, cedar/server and http";
+	// {kinds,} for the same kinds joined by commas alone.
+	Help      string
+	HelpKinds string
+	// Default is the value the flag's help shows as its default ("POST"); nil for the zero
+	// value. A flag not given sets nothing: the scenario's option, or the kind's own default,
+	// stands.
+	Default any
+	// Selective marks an option only some kinds take: its flag, given with none of them
+	// selected, would be ignored without a word, so the command line refuses it.
+	Selective bool
+	// File marks an option that names a file the run reads (a certificate, a binary): no
+	// output of the run may replace it.
+	File bool
+}
+
+var declared = map[string]Option{}
+
+// DeclareOption adds a target option; called from the init function of the file whose
+// settings hold its field.
+func DeclareOption(o Option) {
+	switch {
+	case o.Key == "" || o.Flag == "" || o.Help == "":
+		panic(fmt.Sprintf("kinds: option %q declared without its key, flag or help", o.Key))
+	case declared[o.Key].Key != "":
+		panic("kinds: option " + o.Key + " declared twice")
+	}
+	declared[o.Key] = o
+}
+
+// Options lists the declared target options, by flag. It panics on a declaration that no
+// kind's settings have, or on a key two kinds give different types: both are programming errors
+// any test that builds the command line meets.
+func Options() []Option {
+	var out []Option
+	for _, o := range declared {
+		if _, err := optionType(o.Key); err != nil {
+			panic(err)
+		}
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Flag < out[j].Flag })
+	return out
+}
+
+// LookupOption returns the declaration of the option key.
+func LookupOption(key string) (Option, bool) {
+	o, ok := declared[key]
+	return o, ok
+}
+
+// Type is the Go type of the option's value: that of the settings field it sets.
+func (o Option) Type() reflect.Type {
+	t, err := optionType(o.Key)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Count reports whether the option counts something (replicas, connections): given, it must be
+// 1 or more (see CountOption).
+func (o Option) Count() bool {
+	for _, k := range kinds {
+		if isCount(reflect.TypeOf(k.NewConfig()), o.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+// Usage is the flag's help, with the kinds that take the option written in.
+func (o Option) Usage() string {
+	of := o.HelpKinds
+	if of == "" {
+		of = o.Key
+	}
+	taking := KindsTaking(of)
+	return strings.NewReplacer("{kinds,}", strings.Join(taking, ", "), "{kinds}", joinAnd(taking)).Replace(o.Help)
+}
+
+// KindsTaking lists the kinds offered to users whose settings take the option key, in their
+// Order.
+func KindsTaking(key string) []string {
+	var names []string
+	for _, k := range Kinds() {
+		if HasOption(k.NewConfig(), key) {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// TakingPhrase names the kinds that take the option key as a sentence does, "opa/server and
+// cedar/server", for messages about the option.
+func TakingPhrase(key string) string { return joinAnd(KindsTaking(key)) }
+
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// optionType is the type of the field of key in the settings of every kind (internal ones
+// included) that has it.
+func optionType(key string) (reflect.Type, error) {
+	var found reflect.Type
+	for _, name := range sortedKindNames() {
+		f, ok := optionFields(reflect.ValueOf(kinds[name].NewConfig()))[key]
+		switch {
+		case !ok:
+		case found == nil:
+			found = f.Type()
+		case found != f.Type():
+			return nil, fmt.Errorf("kinds: option %s is a %s in one kind's settings and a %s in %s's", key, found, f.Type(), name)
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("kinds: option %s declared, and no kind's settings have it", key)
+	}
+	return found, nil
+}
+
+func sortedKindNames() []string {
+	var names []string
+	for name := range kinds {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}

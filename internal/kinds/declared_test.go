@@ -1,0 +1,48 @@
+package kinds
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every key a kind's settings take is declared once, with its flag: a scenario file and the
+// command line then offer the same options, and no option is reachable from one alone.
+func TestEveryOptionIsDeclared(t *testing.T) {
+	seen := map[string]bool{}
+	for _, name := range sortedKindNames() {
+		for _, key := range OptionKeys(kinds[name].NewConfig()) {
+			if _, ok := LookupOption(key); !ok && !seen[key] {
+				t.Errorf("option %s of %s has no declaration (DeclareOption), so no flag sets it", key, name)
+			}
+			seen[key] = true
+		}
+	}
+	flags := map[string]string{}
+	for _, o := range Options() {
+		if !seen[o.Key] {
+			t.Errorf("option %s is declared and no kind takes it", o.Key)
+		}
+		if other, ok := flags[o.Flag]; ok {
+			t.Errorf("flag --%s declared for options %s and %s", o.Flag, other, o.Key)
+		}
+		flags[o.Flag] = o.Key
+	}
+}
+
+// A flag's help names the kinds that take its option, from the registry.
+func TestOptionUsageNamesTheKindsTakingIt(t *testing.T) {
+	o, ok := LookupOption("opa_bin")
+	if !ok {
+		t.Fatal("opa_bin is not declared")
+	}
+	if got, want := o.Usage(), "run this opa binary for opa/cli and opa/server instead of the OPA linked in"; got != want {
+		t.Errorf("usage %q, want %q", got, want)
+	}
+	tls, _ := LookupOption("server_cert")
+	if got := tls.Usage(); strings.Contains(got, "{kinds") || !strings.HasPrefix(got, "opa/server, ") {
+		t.Errorf("usage %q: want the kinds taking tls, comma-separated", got)
+	}
+	if got, want := TakingPhrase("grpc_connections"), "opa/extauthz and cedar/extauthz"; got != want {
+		t.Errorf("TakingPhrase(grpc_connections) %q, want %q", got, want)
+	}
+}
