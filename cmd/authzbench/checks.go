@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/authzbench/authzbench/internal/bench"
 	"github.com/authzbench/authzbench/internal/engine"
@@ -27,8 +27,7 @@ var opaLogLevels = []string{"debug", "info", "error"}
 
 // checkRunFlags finds flags that are wrong on their face, or that would be ignored, before
 // anything is built or started.
-func checkRunFlags(cmd *cobra.Command, f runFlags) error {
-	fl := cmd.Flags()
+func checkRunFlags(fl *pflag.FlagSet, f runFlags) error {
 	var errs []error
 	http2 := f.options.on("http2")
 	if url := f.options.str("url"); url != "" {

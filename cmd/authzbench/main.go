@@ -84,7 +84,11 @@ func main() {
 func execute(args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	return exitStatus(root.Execute(), stderr)
+}
+
+// exitStatus says err on stderr and returns the status the process exits with.
+func exitStatus(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}

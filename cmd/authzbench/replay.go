@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/authzbench/authzbench/internal/bench"
 	"github.com/authzbench/authzbench/internal/load"
@@ -39,8 +39,7 @@ func replayImpacts(ctx context.Context, plan *bench.Plan, stdout io.Writer) ([]r
 
 // replayOverride makes the load the replay schedule when --speed is given, refusing the flags
 // of any other schedule, which the replay would silently replace.
-func replayOverride(cmd *cobra.Command, f runFlags, o *scenario.Overrides) error {
-	fl := cmd.Flags()
+func replayOverride(fl *pflag.FlagSet, f runFlags, o *scenario.Overrides) error {
 	if !fl.Changed("speed") {
 		if fl.Changed("max-gap") {
 			return errors.New("--max-gap applies to a paced replay: give --speed with it")

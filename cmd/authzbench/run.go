@@ -16,6 +16,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/version"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/authzbench/authzbench/internal/bench"
@@ -139,16 +140,59 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
     --inputs inputs.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// A target option the user gave as a flag is named as that flag in any error, and so
-			// is a setting of a workload the flags gave (not a scenario file).
-			err := runBench(cmd, f, stdout, stderr)
-			if f.file == "" {
-				err = flagNamed(err)
-			}
-			return optionsFlagNamed(err, f.options.named(f.file != ""))
+			return runWith(cmd.Flags(), f, runIO{stdout: stdout, stderr: stderr, notify: notifyInterrupt})
 		},
 	}
-	fl := cmd.Flags()
+	addRunFlags(cmd.Flags(), &f)
+	return cmd
+}
+
+// runIO is what run is given besides its flags: where it writes, and how Ctrl-C reaches it.
+type runIO struct {
+	stdout, stderr io.Writer
+	// notify relays Ctrl-C and SIGTERM to a channel (notifyInterrupt in the process; a test
+	// sends its own).
+	notify func(chan<- os.Signal)
+}
+
+// runMain is authzbench run without cobra: args are run's flags (without "run"), and it returns
+// the exit status, as the process would exit with. Tests call it with their own writers and
+// interrupts; the cobra command is a shell over the same runWith.
+func runMain(args []string, stdout, stderr io.Writer, notify func(chan<- os.Signal)) int {
+	var f runFlags
+	fl := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	addRunFlags(fl, &f)
+	err := fl.Parse(args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprint(stdout, fl.FlagUsages())
+		return exitOK
+	case err != nil:
+		err = flagValueError(nil, err)
+	case fl.NArg() > 0:
+		err = usageError(fmt.Errorf("unknown command %q for \"authzbench run\"", fl.Arg(0)))
+	default:
+		if err = checkFlagCounts(fl); err == nil {
+			err = runWith(fl, f, runIO{stdout: stdout, stderr: stderr, notify: notify})
+		}
+	}
+	return exitStatus(err, stderr)
+}
+
+// runWith runs what the flags fl (parsed into f) describe.
+func runWith(fl *pflag.FlagSet, f runFlags, out runIO) error {
+	// A target option the user gave as a flag is named as that flag in any error, and so is a
+	// setting of a workload the flags gave (not a scenario file).
+	err := runBench(fl, f, out)
+	if f.file == "" {
+		err = flagNamed(err)
+	}
+	return optionsFlagNamed(err, f.options.named(f.file != ""))
+}
+
+// addRunFlags declares run's flags on fl, parsed into f.
+func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVarP(&f.file, "file", "f", "", "scenario YAML file (workloads x targets x load x repetitions)")
 	fl.StringSliceVar(&f.targets, "target", nil, "target to measure, repeatable ("+strings.Join(kinds.Names(), ", ")+"); default opa/server")
 	fl.StringSliceVar(&f.workloads, "workload", nil, "built-in workload, repeatable ("+strings.Join(workload.Names(), ", ")+"); default rbac")
@@ -161,8 +205,8 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVar(&f.cedarLinks, "template-links", "", `your Cedar template links, as the Cedar CLI's --template-linked: [{"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\""}}]`)
 	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
 	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
-	addPolicyOptionFlags(fl, &f)
-	addReplayFlags(fl, &f)
+	addPolicyOptionFlags(fl, f)
+	addReplayFlags(fl, f)
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
 	fl.StringSliceVar(&f.loadPoints, "load-points", nil, "open loop: RATExCONNECTIONS steps (100x8,500x32,1000x64)")
@@ -198,22 +242,22 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	addScaleOutFlags(fl, &f.scaleOut)
 	f.options = addOptionFlags(fl)
 	markCounts(fl, "workers", "connections", "requests", "repeat")
-	return cmd
 }
 
-func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err error) {
+func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
+	stdout, stderr := out.stdout, out.stderr
 	format, err := lookupFormat(f.format, f.wide)
 	if err != nil {
 		return usageError(err)
 	}
-	if err := checkRunFlags(cmd, f); err != nil {
+	if err := checkRunFlags(fl, f); err != nil {
 		return usageError(err)
 	}
 	shard, _, err := f.scaleOut.shardOf(time.Now())
 	if err != nil {
 		return usageError(err)
 	}
-	s, err := buildScenario(cmd, f)
+	s, err := buildScenario(fl, f)
 	if err != nil {
 		return usageError(err)
 	}
@@ -223,7 +267,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 	if err := f.options.checkTaken(s); err != nil {
 		return usageError(err)
 	}
-	if err := checkReplicas(s, cmd.Flags().Changed("replicas")); err != nil {
+	if err := checkReplicas(s, fl.Changed("replicas")); err != nil {
 		return usageError(err)
 	}
 	if opaBin := f.options.str("opa_bin"); opaBin != "" {
@@ -288,7 +332,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	stopSignals := onInterrupt(cancel, stderr)
+	stopSignals := onInterruptFrom(out.notify, cancel, stderr)
 	defer stopSignals()
 
 	if pinLoad != nil || pinSUT != nil {
@@ -427,8 +471,7 @@ func errorCount(doc *result.Document) uint64 {
 
 // buildScenario picks the quickstart, a scenario file, or one from flags, and applies the load
 // flags the user set.
-func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
-	fl := cmd.Flags()
+func buildScenario(fl *pflag.FlagSet, f runFlags) (*scenario.Scenario, error) {
 	var o scenario.Overrides
 	if fl.Changed("workers") {
 		if len(f.workers) == 1 {
@@ -455,7 +498,7 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 		}
 		o.Stages = stages
 	}
-	if err := replayOverride(cmd, f, &o); err != nil {
+	if err := replayOverride(fl, f, &o); err != nil {
 		return nil, err
 	}
 	if fl.Changed("rate") {
@@ -554,8 +597,13 @@ var notifyInterrupt = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, 
 // onInterrupt cancels the run on the first Ctrl-C (or SIGTERM) so the partial result is written
 // and the servers are stopped; a second one exits at once.
 func onInterrupt(cancel context.CancelCauseFunc, stderr io.Writer) (stop func()) {
+	return onInterruptFrom(notifyInterrupt, cancel, stderr)
+}
+
+// onInterruptFrom is onInterrupt with the signals relayed by notify.
+func onInterruptFrom(notify func(chan<- os.Signal), cancel context.CancelCauseFunc, stderr io.Writer) (stop func()) {
 	sig := make(chan os.Signal, 2)
-	notifyInterrupt(sig)
+	notify(sig)
 	done := make(chan struct{})
 	go func() {
 		select {

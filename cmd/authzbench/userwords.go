@@ -26,22 +26,25 @@ func markCounts(fl *pflag.FlagSet, names ...string) {
 
 // checkCounts refuses every count flag the user gave that is not one or more, 0 in the same
 // words as a negative ("--replicas 0: want 1 or more"), never taken as 1; all at once.
-func checkCounts(cmd *cobra.Command) error {
+func checkCounts(cmd *cobra.Command) error { return checkFlagCounts(cmd.Flags()) }
+
+// checkFlagCounts is checkCounts on a flag set.
+func checkFlagCounts(fl *pflag.FlagSet) error {
 	var errs []error
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+	fl.VisitAll(func(f *pflag.Flag) {
 		if !f.Changed || f.Annotations[countAnnotation] == nil {
 			return
 		}
 		var values []int64
 		switch f.Value.Type() {
 		case "int":
-			v, _ := cmd.Flags().GetInt(f.Name)
+			v, _ := fl.GetInt(f.Name)
 			values = append(values, int64(v))
 		case "int64":
-			v, _ := cmd.Flags().GetInt64(f.Name)
+			v, _ := fl.GetInt64(f.Name)
 			values = append(values, v)
 		case "intSlice":
-			vs, _ := cmd.Flags().GetIntSlice(f.Name)
+			vs, _ := fl.GetIntSlice(f.Name)
 			for _, v := range vs {
 				values = append(values, int64(v))
 			}
