@@ -15,7 +15,6 @@ import (
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/report"
-	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -51,7 +50,7 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 				return usageError(err)
 			}
 			if url != "" {
-				if err := checkURL(url); err != nil {
+				if err := kinds.CheckOption("url", "--url", url); err != nil {
 					return usageError(err)
 				}
 			}
@@ -62,8 +61,8 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 				return usageError(err)
 			}
 			if opaBin != "" {
-				if _, err := sut.ExternalOPA(opaBin); err != nil {
-					return usageError(fmt.Errorf("--opa-bin %w", err))
+				if err := kinds.CheckOption("opa_bin", "--opa-bin", opaBin); err != nil {
+					return usageError(err)
 				}
 			}
 			doc := newDocument("capacity")

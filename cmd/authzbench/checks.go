@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,19 +29,12 @@ var opaLogLevels = []string{"debug", "info", "error"}
 func checkRunFlags(fl *pflag.FlagSet, f runFlags) error {
 	var errs []error
 	http2 := f.options.on("http2")
-	if url := f.options.str("url"); url != "" {
-		if err := checkURL(url); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, f.options.check()...)
 	if !slices.Contains(opaLogLevels, f.logLevel) {
 		errs = append(errs, fmt.Errorf("--log-level %q: want one of %v", f.logLevel, opaLogLevels))
 	}
 	if f.procs < 0 {
 		errs = append(errs, fmt.Errorf("--generator-procs %d: want 1 or more, or 0 for the default", f.procs))
-	}
-	if n := f.options.num("http2_connections"); n < 0 {
-		errs = append(errs, fmt.Errorf("--http2-connections %d: want 1 or more, or none for 1", n))
 	}
 	if fl.Changed("http2-connections") && !http2 && f.file == "" {
 		errs = append(errs, errors.New("--http2-connections sets the HTTP/2 connections the workers share; give --http2 with it"))
@@ -53,26 +45,7 @@ func checkRunFlags(fl *pflag.FlagSet, f runFlags) error {
 	if f.serverTimes < 0 {
 		errs = append(errs, fmt.Errorf("--server-metrics %d: want N >= 1 to sample every Nth request, or 0 for none", f.serverTimes))
 	}
-	if err := kinds.CheckHTTP(kinds.HTTPConfig{Headers: f.options.list("headers"), Body: f.options.str("body")}, nil); err != nil {
-		errs = append(errs, err)
-	}
-	if status := f.options.str("decision_status"); status != "" {
-		if _, err := kinds.ParseDecisionStatus(status); err != nil {
-			errs = append(errs, fmt.Errorf("--decision-status %w", err))
-		}
-	}
 	return errors.Join(errs...)
-}
-
-// checkURL wants a scheme and a host: "127.0.0.1:8181" alone would fail only once the load
-// starts, with a message about something else. grpc:// and grpcs:// (TLS) are the ext_authz
-// targets' (each kind checks that the scheme is its own).
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc" && u.Scheme != "grpcs") {
-		return fmt.Errorf("--url %q: want a scheme and a host, such as http://127.0.0.1:8181 (grpc://127.0.0.1:9191, or grpcs:// over TLS, for the ext_authz targets)", raw)
-	}
-	return nil
 }
 
 // saveResult writes the document to path, replacing a file there only with replace (--force),

@@ -63,6 +63,20 @@ func (f *optionFlags) num(key string) int       { return *f.values[key].(*int) }
 func (f *optionFlags) on(key string) bool       { return *f.values[key].(*bool) }
 func (f *optionFlags) list(key string) []string { return *f.values[key].(*[]string) }
 
+// check checks the value of every option flag given, as its declaration says (kinds.CheckOption).
+func (f *optionFlags) check() []error {
+	var errs []error
+	for _, o := range kinds.Options() {
+		if f.fl.Changed(o.Flag) {
+			value := reflect.ValueOf(f.values[o.Key]).Elem().Interface()
+			if err := kinds.CheckOption(o.Key, "--"+o.Flag, value); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
+}
+
 // named names, by option key, the flags that gave target options, for errors about those
 // options to name the flag. Without a scenario file the flags are the user's only words for the
 // options, so every option is named by its flag, given or not ("needs --server-key").

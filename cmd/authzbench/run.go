@@ -270,16 +270,6 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	if err := checkReplicas(s, fl.Changed("replicas")); err != nil {
 		return usageError(err)
 	}
-	if opaBin := f.options.str("opa_bin"); opaBin != "" {
-		if _, err := sut.ExternalOPA(opaBin); err != nil {
-			return usageError(fmt.Errorf("--opa-bin %w", err))
-		}
-	}
-	if port := f.options.num("port"); port != 0 {
-		if _, err := sut.CheckFree(port); err != nil {
-			return usageError(fmt.Errorf("--port %w", err))
-		}
-	}
 	var pinSUT, pinLoad []int
 	if f.pinSUT != "" {
 		if pinSUT, err = sut.ParseCPUs(f.pinSUT); err != nil {

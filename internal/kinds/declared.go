@@ -30,6 +30,10 @@ type Option struct {
 	// File marks an option that names a file the run reads (a certificate, a binary): no
 	// output of the run may replace it.
 	File bool
+	// Check finds what is wrong with a value on its face, before anything is built or started,
+	// saying it of name, the option as the user gave it (its flag, "--url"); nil takes any
+	// value. A zero value, the kind's default, is never checked.
+	Check func(name string, value any) error
 }
 
 var declared = map[string]Option{}
@@ -59,6 +63,16 @@ func Options() []Option {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Flag < out[j].Flag })
 	return out
+}
+
+// CheckOption checks value, given for option key as name (a flag), as the option's declaration
+// does; nil when it has no check or value is the zero value.
+func CheckOption(key, name string, value any) error {
+	o, ok := declared[key]
+	if !ok || o.Check == nil || value == nil || reflect.ValueOf(value).IsZero() {
+		return nil
+	}
+	return o.Check(name, value)
 }
 
 // LookupOption returns the declaration of the option key.

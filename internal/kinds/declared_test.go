@@ -46,3 +46,31 @@ func TestOptionUsageNamesTheKindsTakingIt(t *testing.T) {
 		t.Errorf("TakingPhrase(grpc_connections) %q, want %q", got, want)
 	}
 }
+
+// A value given for an option is checked as its declaration says, the option named as the user
+// gave it; the zero value, the kind's default, is not checked.
+func TestCheckOptionNamesTheOptionAsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		key, name string
+		value     any
+		want      string // "" for no error
+	}{
+		{"port", "--port", 70000, "--port 70000: not a TCP port"},
+		{"port", "--port", 0, ""},
+		{"url", "url", "127.0.0.1:8181", `url "127.0.0.1:8181": want a scheme and a host`},
+		{"url", "--url", "http://127.0.0.1:8181", ""},
+		{"decision_status", "--decision-status", "200=maybe", `--decision-status "200=maybe": want STATUS=allow|deny pairs`},
+		{"headers", "--header", []string{"X-Ok: 1", "Authorization Bearer x"}, `--header "Authorization Bearer x": want Name: value`},
+		{"body", "--body", `{"u": {{input.user}, "a": 1}`, `--body: "{{input.user}, \"a\": 1}" is not a placeholder`},
+		{"body", "--body", `{"u": {{input.user}}}`, ""},
+		{"replicas", "--replicas", 3, ""}, // no check declared
+	} {
+		err := CheckOption(tc.key, tc.name, tc.value)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %v: %v, want no error", tc.name, tc.value, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s %v: %v, want %q", tc.name, tc.value, err, tc.want)
+		}
+	}
+}

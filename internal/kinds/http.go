@@ -46,10 +46,25 @@ type HTTPConfig struct {
 
 func init() {
 	DeclareOption(Option{Key: "method", Flag: "method", Default: "POST", Help: "http target: request method"})
-	DeclareOption(Option{Key: "headers", Flag: "header", Help: "http target: request header \"Name: value\", repeatable"})
-	DeclareOption(Option{Key: "body", Flag: "body", Help: "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)"})
+	DeclareOption(Option{Key: "headers", Flag: "header", Check: func(name string, v any) error {
+		if hv, bad := badHeader(v.([]string)); bad {
+			return fmt.Errorf("%s %q: want Name: value", name, hv)
+		}
+		return nil
+	}, Help: "http target: request header \"Name: value\", repeatable"})
+	DeclareOption(Option{Key: "body", Flag: "body", Check: func(name string, v any) error {
+		if at, bad := badPlaceholder(v.(string)); bad {
+			return fmt.Errorf("%s: %q is not a placeholder: want {{input}} or {{input.field}}, closed by }}", name, at)
+		}
+		return nil
+	}, Help: "http target: body template; {{input}} is the input, {{input.user.id}} one field (default: the input itself)"})
 	DeclareOption(Option{Key: "decision_path", Flag: "decision-path", Help: "http target: JSON pointer to the decision in a 2xx or 403 response (/allow, /result/decision): true/false or \"allow\"/\"deny\""})
-	DeclareOption(Option{Key: "decision_status", Flag: "decision-status", Help: "http target: decision from the status alone, such as 200=allow,403=deny"})
+	DeclareOption(Option{Key: "decision_status", Flag: "decision-status", Check: func(name string, v any) error {
+		if _, err := ParseDecisionStatus(v.(string)); err != nil {
+			return fmt.Errorf("%s %w", name, err)
+		}
+		return nil
+	}, Help: "http target: decision from the status alone, such as 200=allow,403=deny"})
 }
 
 // RemoteURL is the endpoint: the http target always measures a server someone else runs.
@@ -181,23 +196,40 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 	return probe(ctx, h.URL, bodies[0], t.common.timeout(), e.TLS)
 }
 
+// badHeader is the first header that is not "Name: value".
+func badHeader(headers []string) (string, bool) {
+	for _, hv := range headers {
+		name, _, ok := strings.Cut(hv, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return hv, true
+		}
+	}
+	return "", false
+}
+
+// badPlaceholder is where a body template holds a "{{" that opens no placeholder: what is left
+// once its placeholders are taken out must hold none, since it would be sent as written, and a
+// typo would pass for a body.
+func badPlaceholder(body string) (string, bool) {
+	rest := placeholder.ReplaceAllString(body, "")
+	at := strings.Index(rest, "{{")
+	if at < 0 {
+		return "", false
+	}
+	return truncate(rest[at:], 30), true
+}
+
 // CheckHTTP finds what is wrong with the http target's headers and body template, for every
 // input of w (nil: the template's syntax alone), so it can be reported before any load starts.
 func CheckHTTP(h HTTPConfig, w *workload.Workload) error {
-	for _, hv := range h.Headers {
-		name, _, ok := strings.Cut(hv, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return optionError("headers", func(n func(string) string) string {
-				return fmt.Sprintf("%s %q: want Name: value", n("headers"), hv)
-			})
-		}
+	if hv, bad := badHeader(h.Headers); bad {
+		return optionError("headers", func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: want Name: value", n("headers"), hv)
+		})
 	}
-	// What is left of the template once its placeholders are taken out must hold no "{{": it
-	// would be sent as written, and a typo would pass for a body.
-	if rest := placeholder.ReplaceAllString(h.Body, ""); strings.Contains(rest, "{{") {
-		at := strings.Index(rest, "{{")
+	if at, bad := badPlaceholder(h.Body); bad {
 		return optionError("body", func(n func(string) string) string {
-			return fmt.Sprintf("%s: %q is not a placeholder: want {{input}} or {{input.field}}, closed by }}", n("body"), truncate(rest[at:], 30))
+			return fmt.Sprintf("%s: %q is not a placeholder: want {{input}} or {{input.field}}, closed by }}", n("body"), at)
 		})
 	}
 	if w == nil {

@@ -28,7 +28,14 @@ type OPACLIConfig struct {
 }
 
 func init() {
-	DeclareOption(Option{Key: "opa_bin", Flag: "opa-bin", File: true, Help: "run this opa binary for {kinds} instead of the OPA linked in"})
+	DeclareOption(Option{Key: "opa_bin", Flag: "opa-bin", File: true, Help: "run this opa binary for {kinds} instead of the OPA linked in",
+		// An opa that is not there, or does not answer `opa version`, is bad input.
+		Check: func(name string, value any) error {
+			if _, err := sut.ExternalOPA(value.(string)); err != nil {
+				return fmt.Errorf("%s %w", name, err)
+			}
+			return nil
+		}})
 }
 
 func (*OPACLIConfig) Check() error { return nil }

@@ -38,13 +38,34 @@ type ServerConfig struct {
 	TLSClient `yaml:",inline"`
 }
 
+// checkURL wants a scheme and a host: "127.0.0.1:8181" alone would fail only once the load
+// starts, with a message about something else. grpc:// and grpcs:// (TLS) are the ext_authz
+// kinds' (each kind checks that the scheme is its own).
+func checkURL(name string, value any) error {
+	raw := value.(string)
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc" && u.Scheme != "grpcs") {
+		return fmt.Errorf("%s %q: want a scheme and a host, such as http://127.0.0.1:8181 (grpc://127.0.0.1:9191, or grpcs:// over TLS, for the ext_authz targets)", name, raw)
+	}
+	return nil
+}
+
+// checkPortFree wants a port a server can listen on now, so that a port in use is bad input
+// rather than a server that fails to start after other targets' load.
+func checkPortFree(name string, value any) error {
+	if _, err := sut.CheckFree(value.(int)); err != nil {
+		return fmt.Errorf("%s %w", name, err)
+	}
+	return nil
+}
+
 // The options of every served kind. --url's help names the kinds that start a server (those
 // that take a port); the http target takes a url too, its endpoint.
 func init() {
-	DeclareOption(Option{Key: "url", Flag: "url", HelpKinds: "port",
+	DeclareOption(Option{Key: "url", Flag: "url", HelpKinds: "port", Check: checkURL,
 		Help: "{kinds,}: measure this running server (http://127.0.0.1:8181) instead of starting one; " +
 			"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port (grpcs:// over TLS). http: the endpoint"})
-	DeclareOption(Option{Key: "port", Flag: "port", Help: "{kinds}: loopback port for the server authzbench starts (default: a free one)"})
+	DeclareOption(Option{Key: "port", Flag: "port", Check: checkPortFree, Help: "{kinds}: loopback port for the server authzbench starts (default: a free one)"})
 	DeclareOption(Option{Key: "sut_args", Flag: "sut-arg", Help: "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)"})
 }
 
