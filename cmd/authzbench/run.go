@@ -261,7 +261,7 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	if err != nil {
 		return usageError(err)
 	}
-	if err := checkServerFlags(s, f); err != nil {
+	if err := kinds.CheckGiven(targetSettings(s), f.options.given()); err != nil {
 		return usageError(err)
 	}
 	if err := f.options.checkTaken(s); err != nil {
@@ -401,54 +401,13 @@ func pinningDescription(load, servers []int) string {
 	return "generator on CPUs " + sut.FormatCPUs(load) + ", servers on CPUs " + sut.FormatCPUs(servers)
 }
 
-// checkServerFlags rejects server flags that would be silently ignored.
-func checkServerFlags(s *scenario.Scenario, f runFlags) error {
-	url, port, opaBin := f.options.str("url"), f.options.num("port"), f.options.str("opa_bin")
-	decPath, decStatus := f.options.str("decision_path"), f.options.str("decision_status")
-	// A served target takes a port; the http target reads its decision from the response.
-	hasServer, hasHTTP := false, false
+// targetSettings are the settings of the scenario's targets, the flags' options set on them.
+func targetSettings(s *scenario.Scenario) []kinds.Config {
+	var out []kinds.Config
 	for _, t := range s.Targets {
-		hasServer = hasServer || kinds.HasOption(t.Settings(), "port")
-		hasHTTP = hasHTTP || kinds.HasOption(t.Settings(), "decision_path")
+		out = append(out, t.Settings())
 	}
-	switch {
-	case hasHTTP && url == "" && !hasRemote(s):
-		return errors.New("the http target needs --url, the decision endpoint (http://127.0.0.1:8080/v1/authorize)")
-	case hasHTTP && (decPath == "") == (decStatus == "") && !httpDecisionSet(s):
-		return errors.New("the http target needs one of --decision-path (/allow) or --decision-status (200=allow,403=deny)")
-	case port != 0 && !hasServer:
-		return fmt.Errorf("--port applies to the %s targets, and none is selected", kinds.TakingPhrase("port"))
-	case url != "" && !hasServer && !hasHTTP:
-		return fmt.Errorf("--url and --port apply to the %s targets, and none is selected", kinds.TakingPhrase("port"))
-	case url != "" && port != 0:
-		return errors.New("--port sets the port of a server authzbench starts; with --url it starts none")
-	case url != "" && (len(f.options.list("sut_args")) > 0 || opaBin != ""):
-		return errors.New("--sut-arg and --opa-bin configure servers authzbench starts; with --url it starts none")
-	}
-	return nil
-}
-
-// hasRemote reports whether every target that reads its decision from a response (the http
-// target) has its endpoint from the scenario.
-func hasRemote(s *scenario.Scenario) bool {
-	for _, t := range s.Targets {
-		if kinds.HasOption(t.Settings(), "decision_path") {
-			if r, ok := t.Settings().(kinds.Remote); !ok || r.RemoteURL() == "" {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// httpDecisionSet reports whether every http target has one decision rule from the scenario.
-func httpDecisionSet(s *scenario.Scenario) bool {
-	for _, t := range s.Targets {
-		if h, ok := t.Settings().(*kinds.HTTPConfig); ok && (h.DecisionPath == "") == (h.DecisionStatus == "") {
-			return false
-		}
-	}
-	return true
+	return out
 }
 
 func errorCount(doc *result.Document) uint64 {
