@@ -111,8 +111,14 @@ func (f *optionFlags) checkTaken(s *scenario.Scenario) error {
 // addInputs adds to p the files the option flags name, which no output may replace.
 func (f *optionFlags) addInputs(p *outputs.Plan) {
 	for _, o := range kinds.Options() {
-		if o.File {
-			p.Input("--"+o.Flag, f.str(o.Key))
+		if !o.File {
+			continue
+		}
+		switch v := reflect.ValueOf(f.values[o.Key]).Elem().Interface().(type) {
+		case string:
+			p.Input("--"+o.Flag, v)
+		case []string:
+			p.Input("--"+o.Flag, v...)
 		}
 	}
 }

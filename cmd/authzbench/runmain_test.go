@@ -24,6 +24,22 @@ func TestRunMainTakesItsWritersAndInterrupts(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want 2 naming --workers", code, errb.String())
 		}
 	})
+	t.Run("an output onto a file an option flag names is refused", func(t *testing.T) {
+		// --opa-bin is declared a file (kinds.Option.File): run reads it, so -o may not replace it.
+		opa := filepath.Join(t.TempDir(), "opa")
+		script := "#!/bin/sh\necho 'Version: 1.22.2'\n"
+		if err := os.WriteFile(opa, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := runMain([]string{"--target", "opa/server", "--workload", "nop", "--opa-bin", opa, "-o", opa}, &out, &errb, nil)
+		if code != exitUsage || !strings.Contains(errb.String(), "which this command reads (--opa-bin): an output never replaces an input") {
+			t.Errorf("exit %d, stderr %q; want 2, -o refused onto --opa-bin", code, errb.String())
+		}
+		if b, err := os.ReadFile(opa); err != nil || string(b) != script {
+			t.Errorf("--opa-bin file now %q (%v), want it untouched", b, err)
+		}
+	})
 	t.Run("an interrupt sent through notify keeps the partial result", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("measures for a second")
