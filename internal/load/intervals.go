@@ -134,3 +134,15 @@ func (iv *intervals) close(pl plan, firstMeasured, pastDue int64) []Interval {
 	}
 	return iv.of
 }
+
+// RateAt is the rate the load asks for at the offset t into its measured window: its stages',
+// or its constant rate; 0 for a closed loop or a replay, which have no rate to ask.
+func (c Spec) RateAt(t time.Duration) float64 {
+	switch {
+	case c.Replay != nil:
+		return 0
+	case len(c.Stages) > 0:
+		return RateAt(c.Stages, t)
+	}
+	return c.Rate
+}
