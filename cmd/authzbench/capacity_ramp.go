@@ -24,8 +24,7 @@ The ramp is quicker than the search but biased high: latency lags a rising rate,
 server past its capacity needs time to build the queue that breaks the SLO, so the intervals
 just past the knee still meet it; the steeper the ramp, the larger the overestimate. Read the
 estimate as an upper bound to confirm, not a capacity. A linear ramp spends its time evenly over
-the rates: give --max near the capacity you expect, or the knee falls in its first intervals.
-`
+the rates: give --max near the capacity you expect, or the knee falls in its first intervals.`
 
 func addRampFlags(fl *pflag.FlagSet, c *bench.CapacitySearch) {
 	fl.DurationVar(&c.Ramp, "ramp", 0, "instead of probes, one linear ramp from --start to --max over this long, judged interval by interval (an estimate biased high; see above)")
