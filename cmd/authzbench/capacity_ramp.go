@@ -44,7 +44,14 @@ func checkRampFlags(fl *pflag.FlagSet, c bench.CapacitySearch) error {
 		}
 		return errors.Join(errs...)
 	}
-	return bench.CheckRamp(c)
+	errs := []error{bench.CheckRamp(c)}
+	// The search's own bounds mean nothing to a ramp: refused rather than silently ignored.
+	for _, name := range []string{"max-steps", "resolution"} {
+		if fl.Changed(name) {
+			errs = append(errs, fmt.Errorf("--%s bounds the probe search; a --ramp is one run (drop one or the other)", name))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // rampKnee is the ramp's answer in a probe search's terms, for what follows from one (the

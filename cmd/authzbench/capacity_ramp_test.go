@@ -35,6 +35,7 @@ func TestCapacityRampRefusesBadFlags(t *testing.T) {
 		{"too many intervals", []string{"--ramp", "1h", "--ramp-interval", "1s"}, "--ramp-interval 1s: 3600 intervals in the --ramp 1h0m0s, at most 600"},
 		{"an interval without a ramp", []string{"--ramp-interval", "1s"}, "--ramp-interval applies to a ramp; give --ramp DURATION too"},
 		{"--no-confirm without a ramp", []string{"--no-confirm"}, "--no-confirm applies to a ramp"},
+		{"a ramp with the search's bounds", []string{"--ramp", "5s", "--max-steps", "3"}, "--max-steps bounds the probe search; a --ramp is one run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
