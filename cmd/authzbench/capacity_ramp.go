@@ -95,7 +95,7 @@ func printRamp(w io.Writer, e bench.RampEstimate, c bench.CapacitySearch) {
 	slo := c.SLO
 	switch {
 	case e.Interrupted:
-		fmt.Fprintf(w, "\nramp interrupted before it ended: no conclusion for %s\n", slo)
+		fmt.Fprintf(w, "\nramp stopped before it ended: no conclusion for %s\n", slo)
 		return
 	case e.Met == nil && e.Broke == nil:
 		fmt.Fprintf(w, "\nno estimate: no interval had the %d sends due a percentile is judged from; give a longer --ramp-interval\n", bench.MinIntervalSends)

@@ -36,7 +36,8 @@ type RampEstimate struct {
 	Met, Broke *result.Interval
 	// Confirm is the constant-rate probe at the estimate, when one was run.
 	Confirm *Probe
-	// Interrupted: Ctrl-C stopped it; nothing is concluded.
+	// Interrupted: Ctrl-C, or a server that died, stopped it before its end; nothing is
+	// concluded.
 	Interrupted bool
 }
 
@@ -97,9 +98,21 @@ func CapacityRamp(ctx context.Context, c CapacitySearch, o Options, doc *result.
 	spec := load.Spec{Stages: []load.Stage{{Over: c.Ramp, From: c.Start, To: c.Max}}, Connections: c.Connections,
 		Duration: c.Ramp, Warmup: c.Warmup, Intervals: RampIntervalFor(c.Ramp, c.RampInterval)}
 	var est RampEstimate
-	if _, err = m.run(ctx, "the ramp", spec); err == nil {
-		ramp := len(doc.Runs) - 1
-		est, err = judgeRamp(c.SLO, &doc.Runs[ramp])
+	before := len(doc.Runs)
+	_, err = m.run(ctx, "the ramp", spec)
+	// A ramp stopped before its end (Ctrl-C, a server that died) never reached its upper rates:
+	// what it met and broke is shown, but no estimate is drawn.
+	est.Interrupted = err != nil
+	if ramp := len(doc.Runs) - 1; ramp >= before {
+		// A ramp cut short is judged too, for what its intervals showed before the stop; no
+		// estimate is drawn from it (Interrupted, below).
+		stopped := est.Interrupted
+		var jerr error
+		est, jerr = judgeRamp(c.SLO, &doc.Runs[ramp])
+		est.Interrupted = stopped
+		if err == nil {
+			err = jerr
+		}
 		if err == nil && est.Met != nil && !c.NoConfirm && ctx.Err() == nil {
 			var p Probe
 			if p, err = m.probe(ctx, est.Estimate()); err == nil {

@@ -13,6 +13,9 @@ type Ramp struct {
 	Workload, Target string
 	Load             result.Load
 	Intervals        []result.Interval
+	// Partial: the ramp was stopped before its end, so it never reached its upper rates and
+	// no estimate is drawn from it.
+	Partial bool
 }
 
 // rampsOf are the run's repetitions that hold intervals.
@@ -20,7 +23,7 @@ func rampsOf(r *result.Run) []Ramp {
 	var out []Ramp
 	for _, rep := range r.Repetitions {
 		if len(rep.Intervals) > 0 {
-			out = append(out, Ramp{Workload: r.Workload, Target: r.Label(), Load: r.Load, Intervals: rep.Intervals})
+			out = append(out, Ramp{Workload: r.Workload, Target: r.Label(), Load: r.Load, Intervals: rep.Intervals, Partial: r.Partial || rep.Partial})
 		}
 	}
 	return out
@@ -72,6 +75,8 @@ func rampEstimate(r Ramp) string {
 	switch {
 	case met < 0 && broke < 0:
 		return ""
+	case r.Partial:
+		return where + ": the ramp was stopped before its end: no estimate is drawn from it"
 	case met < 0 && r.Intervals[broke].GeneratorBound:
 		return fmt.Sprintf("%s: no ramp estimate: in the first judged interval (%s) the generator fell behind, its own limit, not the server's", where, span(r.Intervals[broke]))
 	case met < 0:
