@@ -34,9 +34,11 @@ keep to (over 1 % of the sends late through the generator's own fault) says noth
 server: it is measured once more, and if it fails so again the knee is named as the generator's,
 not the server's. The search is bounded by --max-steps probes of --step each, repeats included.
 Ctrl-C stops the search: the result is marked interrupted, and the rates met and missed before
-the interruption are named as such, with no knee drawn from them.` + outputRulesHelp + exitStatusHelp,
+the interruption are named as such, with no knee drawn from them.
+` + rampHelp + outputRulesHelp + exitStatusHelp,
 		Example: `  authzbench capacity --target opa/server --workload risk --slo p99=5ms,errors=0.1%
-  authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms`,
+  authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms
+  authzbench capacity --target opa/server --workload rbac --start 500 --max 8000 --ramp 60s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			// Every target option here is a flag: errors about one name it so.
@@ -47,6 +49,9 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 			}
 			c.SLO = slo
 			if err := checkCapacity(c); err != nil {
+				return usageError(err)
+			}
+			if err := checkRampFlags(cmd.Flags(), c); err != nil {
 				return usageError(err)
 			}
 			if url != "" {
@@ -92,6 +97,23 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 			o := bench.Options{}
 			progress := newProgressLine(stderr, noProgress)
 			o.Progress = progress.show
+			if c.Ramp > 0 {
+				est, err := bench.CapacityRamp(ctx, c, o, doc)
+				progress.clear()
+				var werr error
+				if len(doc.Runs) > 0 {
+					werr = saveResult(out, "capacity", doc, force, stderr)
+					report.Table(stdout, doc)
+					printRamp(stdout, est, c)
+					if model != nil && !est.Interrupted {
+						printReplicaPlan(stdout, rampKnee(est), *model, plan)
+					}
+				}
+				if err := exitFor(ctx, err, werr, false); err != nil {
+					return err
+				}
+				return unmeasuredRamp(est)
+			}
 			knee, err := bench.Capacity(ctx, c, o, doc)
 			progress.clear()
 			var werr error
@@ -130,6 +152,7 @@ the interruption are named as such, with no knee drawn from them.` + outputRules
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress on stderr (a live line on a terminal, else a line every 10s)")
 	addForceFlag(fl, &force)
 	addReplicaPlanFlags(fl, &plan)
+	addRampFlags(fl, &c)
 	markCounts(fl, "connections", "max-steps", "max-replicas")
 	return cmd
 }

@@ -150,6 +150,28 @@ func TestInterruptedMeansMarked(t *testing.T) {
 					t.Errorf("%d runs, the first partial %t: want the finished probe and at most the cut one", n, n > 0 && doc.Runs[0].Partial)
 				}
 			}},
+		{name: "capacity ramp mid-way",
+			args: func(t *testing.T, e *faultEnv) []string {
+				return args("capacity", "--target", "opa/server", "--url", e.url, "--workload", "nop", "--start", "50", "--max", "200",
+					"--ramp", "5s", "--ramp-interval", "500ms", "--warmup", "0s", "--slo", "p99=1s", "--no-progress", "-o", e.out)
+			},
+			// About 60 sends are due in the ramp's first second: the stop falls in its second.
+			when: func(t *testing.T, e *faultEnv) func(string) bool {
+				return func(string) bool { return e.hits.Load() >= 60 }
+			},
+			stdout: []string{"ramp stopped before it ended: no conclusion"},
+			notOut: []string{"ramp estimate", "confirmed", "no rate met", "every interval met"},
+			check: func(t *testing.T, doc *result.Document, stdout string) {
+				// The ramp alone, cut short: no probe confirms what it never estimated.
+				if n := len(doc.Runs); n != 1 || !doc.Runs[0].Partial {
+					t.Fatalf("%d runs, want the ramp alone, partial", n)
+				}
+				// Its intervals are kept, the ones after the stop due nothing.
+				ivs := doc.Runs[0].Repetitions[0].Intervals
+				if len(ivs) != 10 || ivs[len(ivs)-1].Due != 0 || ivs[0].Due == 0 {
+					t.Errorf("intervals %+v: want 10, the first due sends, the last none", ivs)
+				}
+			}},
 		{name: "replicas starting",
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "--target", "opa/server", "--workload", "nop", "--replicas", "3", "--duration", "20s",

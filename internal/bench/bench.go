@@ -418,6 +418,11 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 				return err
 			}
 		}
+		if len(out.Intervals) > 0 {
+			if r.Intervals, err = intervalsOf(sl.ref.Load, out.Intervals); err != nil {
+				return err
+			}
+		}
 		r.Turn, r.Started = seq, begun.UTC()
 		if !out.MeasuredFrom.IsZero() {
 			r.MeasuredFrom = out.MeasuredFrom.UTC()

@@ -92,6 +92,11 @@ type CapacitySearch struct {
 	Resolution       float64 // relative, e.g. 0.05
 	// Options are the target's own settings by key, as flags give them (url, opa_bin ...).
 	Options map[string]any
+	// Ramp, when set, replaces the probes with one linear ramp from Start to Max over Ramp,
+	// read in intervals of RampInterval (0: RampIntervalFor's choice); its estimate is then
+	// probed at a constant rate unless NoConfirm (ramp.go).
+	Ramp, RampInterval time.Duration
+	NoConfirm          bool
 }
 
 // Knee is the answer: the last rate that passed and the first that failed.
@@ -108,45 +113,11 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 	if c.Start <= 0 || c.Max < c.Start || c.MaxSteps < 1 {
 		return Knee{}, errors.New("capacity: start must be positive, max at least start, and steps at least 1")
 	}
-	kind, err := kinds.Lookup(c.Target)
+	m, err := c.measurer(o, doc)
 	if err != nil {
 		return Knee{}, err
 	}
-	cfg, err := kind.Configure(c.Options)
-	if err == nil {
-		err = cfg.Check()
-	}
-	if err != nil {
-		return Knee{}, err
-	}
-	// One workload for every probe: built, and its policy compiled, once for the search.
-	ref := scenario.WorkloadRef{Name: c.Workload}
-	if o.Common.Prepared == nil {
-		o.Common.Prepared = engine.NewPrepared()
-	}
-	knee, err := c.search(func(rate float64) (Probe, error) {
-		if ctx.Err() != nil {
-			// No target is started for a probe after Ctrl-C.
-			return Probe{}, &StoppedError{Cause: context.Cause(ctx)}
-		}
-		s := &scenario.Scenario{Name: "capacity", Source: "capacity", Repeat: 1,
-			Workloads: []scenario.WorkloadRef{ref},
-			Targets: []scenario.TargetRef{{Name: c.Target, Timeout: scenario.DefaultTimeout, Config: cfg,
-				Load: load.Spec{Rate: rate, Connections: c.Connections, Duration: c.Step, Warmup: c.Warmup}}}}
-		p, err := NewPlan(ctx, s, o)
-		if err != nil {
-			return Probe{}, err
-		}
-		ref.Built = p.Workloads[0] // the next probe's scenario takes the workload as built
-		before := len(doc.Runs)
-		if err := Execute(ctx, p, o, doc); err != nil {
-			return Probe{}, err
-		}
-		if len(doc.Runs) != before+1 {
-			return Probe{}, fmt.Errorf("capacity: probe at %.0f req/s produced no run", rate)
-		}
-		return judge(c.SLO, rate, doc.Runs[len(doc.Runs)-1])
-	})
+	knee, err := c.search(func(rate float64) (Probe, error) { return m.probe(ctx, rate) })
 	if ctx.Err() != nil {
 		// A search cut short has no answer, whatever its probes so far say.
 		knee.Interrupted = true
@@ -156,6 +127,68 @@ func Capacity(ctx context.Context, c CapacitySearch, o Options, doc *result.Docu
 		MarkStopped(ctx, doc, err)
 	}
 	return knee, err
+}
+
+// measurer runs one load of a search against its target, each into doc: a probe, or a ramp.
+type measurer struct {
+	c   CapacitySearch
+	cfg kinds.Config
+	ref scenario.WorkloadRef
+	o   Options
+	doc *result.Document
+}
+
+func (c CapacitySearch) measurer(o Options, doc *result.Document) (*measurer, error) {
+	kind, err := kinds.Lookup(c.Target)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := kind.Configure(c.Options)
+	if err == nil {
+		err = cfg.Check()
+	}
+	if err != nil {
+		return nil, err
+	}
+	// One workload for every load: built, and its policy compiled, once for the search.
+	if o.Common.Prepared == nil {
+		o.Common.Prepared = engine.NewPrepared()
+	}
+	return &measurer{c: c, cfg: cfg, ref: scenario.WorkloadRef{Name: c.Workload}, o: o, doc: doc}, nil
+}
+
+// run measures one load and returns its run.
+func (m *measurer) run(ctx context.Context, what string, spec load.Spec) (result.Run, error) {
+	if ctx.Err() != nil {
+		// No target is started after Ctrl-C.
+		return result.Run{}, &StoppedError{Cause: context.Cause(ctx)}
+	}
+	s := &scenario.Scenario{Name: "capacity", Source: "capacity", Repeat: 1,
+		Workloads: []scenario.WorkloadRef{m.ref},
+		Targets:   []scenario.TargetRef{{Name: m.c.Target, Timeout: scenario.DefaultTimeout, Config: m.cfg, Load: spec}}}
+	p, err := NewPlan(ctx, s, m.o)
+	if err != nil {
+		return result.Run{}, err
+	}
+	m.ref.Built = p.Workloads[0] // the next load's scenario takes the workload as built
+	before := len(m.doc.Runs)
+	if err := Execute(ctx, p, m.o, m.doc); err != nil {
+		return result.Run{}, err
+	}
+	if len(m.doc.Runs) != before+1 {
+		return result.Run{}, fmt.Errorf("capacity: %s produced no run", what)
+	}
+	return m.doc.Runs[len(m.doc.Runs)-1], nil
+}
+
+// probe measures one constant rate and judges it.
+func (m *measurer) probe(ctx context.Context, rate float64) (Probe, error) {
+	r, err := m.run(ctx, fmt.Sprintf("probe at %.0f req/s", rate),
+		load.Spec{Rate: rate, Connections: m.c.Connections, Duration: m.c.Step, Warmup: m.c.Warmup})
+	if err != nil {
+		return Probe{}, err
+	}
+	return judge(m.c.SLO, rate, r)
 }
 
 // search chooses the rates, measure measures and judges one; apart, so the search can be tested
@@ -259,22 +292,33 @@ func judge(slo SLO, rate float64, r result.Run) (Probe, error) {
 		p.Unmeasured = true
 		return p, nil
 	}
-	errRatio := float64(s.Errors) / float64(s.Requests)
+	var sched *load.Schedule
+	if o := s.Open; o != nil {
+		sched = &load.Schedule{Intended: o.Intended, Sent: o.Sent, Unsent: o.Unsent, GeneratorLate: o.GeneratorLate}
+	}
+	p.Pass, p.GeneratorBound, p.Why = slo.verdict(int64(s.Requests), int64(s.Errors), sched, s.Open != nil && s.Open.RateMissed, p.Latency)
+	return p, nil
+}
+
+// verdict is the SLO's rule for one load's figures, a probe's or a ramp interval's: requests
+// due, errors among them (unsent sends included), how the schedule was kept (nil in closed
+// loop), whether the rate was missed, and the latency at the SLO's percentile. The generator's
+// own lateness is named before latency, which it inflates: such a failure is the generator's
+// limit, not the server's.
+func (slo SLO) verdict(requests, errs int64, sched *load.Schedule, rateMissed bool, latency time.Duration) (pass, generatorBound bool, why string) {
+	errRatio := float64(errs) / float64(requests)
 	switch {
 	case errRatio > slo.ErrorRatio:
-		p.Why = fmt.Sprintf("errors %.3g%% > %g%%", 100*errRatio, 100*slo.ErrorRatio)
-	case generatorBehind(s.Open):
-		p.GeneratorBound = true
-		p.Why = fmt.Sprintf("the generator woke up late for %d of %d sends: its own limit on this machine, not the server's",
-			s.Open.GeneratorLate, s.Open.Intended)
-	case p.Latency > slo.Latency:
-		p.Why = fmt.Sprintf("p%g %s > %s", slo.Percentile, p.Latency.Round(10*time.Microsecond), slo.Latency)
-	case s.Open != nil && s.Open.RateMissed:
-		p.Why = "the rate was not delivered (see the run's notes)"
-	default:
-		p.Pass = true
+		return false, false, fmt.Sprintf("errors %.3g%% > %g%%", 100*errRatio, 100*slo.ErrorRatio)
+	case sched != nil && sched.GeneratorBehind() && !sched.Undelivered():
+		return false, true, fmt.Sprintf("the generator woke up late for %d of %d sends: its own limit on this machine, not the server's",
+			sched.GeneratorLate, sched.Intended)
+	case latency > slo.Latency:
+		return false, false, fmt.Sprintf("p%g %s > %s", slo.Percentile, latency.Round(10*time.Microsecond), slo.Latency)
+	case rateMissed:
+		return false, false, "the rate was not delivered (see the run's notes)"
 	}
-	return p, nil
+	return true, false, ""
 }
 
 // generatorBehind reports a missed rate that was the generator's doing alone: the sends went out,

@@ -100,6 +100,23 @@ func setSchedule(r *result.Repetition, sc load.Schedule, rec *metrics.Recorder, 
 	return err
 }
 
+// intervalsOf stores an open-loop run's intervals (load.Spec.Intervals), with the rates the load
+// asked for at each one's edges.
+func intervalsOf(spec load.Spec, ivs []load.Interval) ([]result.Interval, error) {
+	out := make([]result.Interval, len(ivs))
+	for i, iv := range ivs {
+		hdr, err := result.EncodeHistogram(iv.Latency)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = result.Interval{FromS: iv.From.Seconds(), ToS: iv.To.Seconds(),
+			RateFrom: spec.RateAt(iv.From), RateTo: spec.RateAt(iv.To),
+			Due: iv.Due, Sent: iv.Sent, Unsent: iv.Unsent, Late: iv.Late, GenLate: iv.GeneratorLate,
+			OK: iv.OK, Errors: iv.Errors, LatencyUS: result.PercentilesOf(iv.Latency, 0), HDR: hdr}
+	}
+	return out, nil
+}
+
 // summarise fills the summary of a run under its load from its repetitions and their merged
 // recorder. result.Merge computes the same summary from the histograms the repetitions store;
 // record_test.go holds the two alike.

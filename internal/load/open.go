@@ -62,6 +62,7 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	for i := range shards {
 		shards[i] = &shard{rec: metrics.NewOpenRecorderUpTo(c.Ceiling)}
 		shards[i].rec.ShareTimedSample(len(shards))
+		shards[i].intervals = newIntervals(c.Warmup, c.Duration, c.Intervals, shards[i].rec.Ceiling())
 	}
 	// One pacer hands out sends at their intended times to whichever connection is free; when
 	// none is, the send waits, and that wait is part of its latency.
@@ -136,6 +137,10 @@ wait:
 	for _, s := range shards {
 		rec.Merge(s.rec)
 	}
+	intervals := shards[0].intervals
+	for _, s := range shards[1:] {
+		intervals.merge(s.intervals)
+	}
 
 	// The measured time runs from the end of the warm-up to the last measured answer, and at
 	// least to the end of the window: throughput divides by the time the ok answers took.
@@ -147,19 +152,23 @@ wait:
 		pastDue = min(pastLast, max(firstMeasured, pl.sendsBefore(stoppedAt.Sub(start))))
 	}
 	for j := max(pe.next, firstMeasured); j < pastDue; j++ {
-		rec.RecordUnsent(pe.at.Sub(start) - pl.due(j))
+		intended := pl.due(j)
+		rec.RecordUnsent(pe.at.Sub(start) - intended)
+		intervals.unsent(intended, pe.at.Sub(start)-intended)
 	}
 	unsent := int64(rec.Counts[verify.Unsent])
 	return Outcome{
 		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
 		Schedule: &Schedule{Intended: pastDue - firstMeasured, Sent: int64(rec.Requests()) - unsent, Unsent: unsent,
 			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate)},
+		Intervals: intervals.close(pl, firstMeasured, pastDue),
 	}
 }
 
 type shard struct {
-	mu  sync.Mutex
-	rec *metrics.Recorder
+	mu        sync.Mutex
+	rec       *metrics.Recorder
+	intervals *intervals // nil unless the run is accounted interval by interval
 }
 
 // dueSend is one send the pacer hands to a connection.
@@ -224,6 +233,7 @@ func (w *openWorker) run(ctx context.Context) {
 			// charged like the ones no connection took, from its intended time to now.
 			w.shard.mu.Lock()
 			w.shard.rec.RecordUnsent(done - intended)
+			w.shard.intervals.unsent(intended, done-intended)
 			w.shard.mu.Unlock()
 			continue
 		}
@@ -234,6 +244,7 @@ func (w *openWorker) run(ctx context.Context) {
 		w.shard.mu.Lock()
 		class := recordResponse(w.shard.rec, i, w.expects[i], out, done-intended, sent-intended)
 		w.shard.rec.RecordSend(class == verify.OK, sent-intended, generatorLateness, done-sent, LateAfter)
+		w.shard.intervals.sent(intended, class == verify.OK, done-intended, sent-intended, generatorLateness)
 		w.shard.mu.Unlock()
 	}
 }

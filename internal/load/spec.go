@@ -59,6 +59,10 @@ type Spec struct {
 	// recorded offsets (replay.go), measured over the window that holds them all, with no
 	// warm-up (it would send the first events early and discard them).
 	Replay *ReplaySettings
+	// Intervals, when positive, splits an open-loop run's measured window into stretches this
+	// long and accounts for each apart (Outcome.Intervals): how a ramp's latency followed its
+	// rate. 0: the window as one.
+	Intervals time.Duration
 }
 
 // Validate reports settings that cannot run, every one of them.
@@ -144,6 +148,9 @@ func (c Spec) Problems() []Problem {
 	if c.Warmup < 0 {
 		bad("warmup", "must not be negative, got %s", c.Warmup)
 	}
+	if c.Intervals < 0 || (c.Intervals > 0 && !open) {
+		bad("intervals", "must be a positive duration, and apply to open loop only, got %s", c.Intervals)
+	}
 	if err := c.Segment.Validate(); err != nil {
 		bad("segment", "%d/%d: %v", c.Segment.Index, c.Segment.Count, err)
 	} else if !open && c.Workers >= 1 && c.Workers < c.Segment.orWhole().Count {
@@ -199,6 +206,8 @@ type Outcome struct {
 	MeasuredFrom time.Time
 	// Open loop only: how well the generator kept its schedule.
 	Schedule *Schedule
+	// Intervals is the measured window interval by interval, when Spec.Intervals asked for it.
+	Intervals []Interval
 }
 
 // Schedule says how an open-loop generator kept to its intended send times. Every send due

@@ -255,3 +255,17 @@ func (s Stages) String() string { return FormatStages(s.stages) }
 
 // DescribeStages labels stages as every report does: "stages 0→2000/30s, 2000/1m0s, 2000→0/30s".
 func DescribeStages(stages []Stage) string { return result.StagesLabel(FormatStages(stages)) }
+
+// RateAt is the rate the stages ask for at the offset t from their start; 0 outside them.
+func RateAt(stages []Stage, t time.Duration) float64 {
+	if t < 0 {
+		return 0
+	}
+	for _, s := range stages {
+		if t <= s.Over {
+			return s.From + (s.To-s.From)*float64(t)/float64(s.Over)
+		}
+		t -= s.Over
+	}
+	return 0
+}

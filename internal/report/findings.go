@@ -103,7 +103,9 @@ func saturations(doc *result.Document) []saturation {
 	by := map[key][]*result.Run{}
 	for i := range doc.Runs {
 		r := &doc.Runs[i]
-		if r.Load.Model != result.OpenLoop || r.Scale != nil {
+		// A series of constant rates: a schedule whose rate changes (stages, a capacity ramp,
+		// a replay) has no one rate to stand on the axis.
+		if r.Load.Model != result.OpenLoop || r.Scale != nil || r.Load.Rate == 0 {
 			continue
 		}
 		k := key{r.Workload, r.Label()}

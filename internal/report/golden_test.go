@@ -146,6 +146,36 @@ func layersDocument() *result.Document {
 		Runs: []result.Run{open, closed}}
 }
 
+// rampDocument is a capacity ramp, 100 to 1,000 req/s over 3 s judged in three intervals (met,
+// met, broke), and the constant-rate probe that confirmed its estimate.
+func rampDocument() *result.Document {
+	p := func(us float64) result.Percentiles {
+		return result.Percentiles{P50: us, P75: us, P90: us, P95: us, P99: 4 * us, P999: 8 * us, P9999: 8 * us, Max: 8 * us, Mean: us}
+	}
+	iv := func(from, to, rateFrom, rateTo float64, due, late int64, us float64, v result.Verdict, why string) result.Interval {
+		return result.Interval{FromS: from, ToS: to, RateFrom: rateFrom, RateTo: rateTo, Due: due, Sent: due, Late: late, OK: due,
+			LatencyUS: p(us), Verdict: v, Why: why}
+	}
+	ramp := result.Run{Target: "opa/server", Workload: "rbac",
+		Load: result.Load{Model: result.OpenLoop, Stages: "3s:100-1000", Connections: 32, DurationS: 3},
+		Summary: result.Summary{Requests: 1650, OK: 1650, ThroughputRPS: result.Spread{Mean: 550, N: 1}, LatencyUS: p(2000),
+			Open: &result.OpenSummary{Intended: 1650, Sent: 1650, LateAfterUS: 1000, AchievedRPS: result.Spread{Mean: 550, N: 1},
+				OKLatencyUS: p(2000), UncorrectedLatencyUS: p(1500)}},
+		Repetitions: []result.Repetition{{Requests: 1650, OK: 1650, Intervals: []result.Interval{
+			iv(0, 1, 100, 400, 250, 0, 500, result.Met, "p99 2ms <= 50ms"),
+			iv(1, 2, 400, 700, 550, 3, 900, result.Met, "p99 3.6ms <= 50ms"),
+			iv(2, 3, 700, 1000, 850, 20, 40000, result.Broke, "p99 160ms > 50ms"),
+		}}}}
+	probe := result.Run{Target: "opa/server", Workload: "rbac", Load: result.Load{Model: result.OpenLoop, Rate: 550, Connections: 32, DurationS: 1},
+		Summary: result.Summary{Requests: 550, OK: 550, ThroughputRPS: result.Spread{Mean: 550, N: 1}, LatencyUS: p(700),
+			Open: &result.OpenSummary{Intended: 550, Sent: 550, LateAfterUS: 1000, AchievedRPS: result.Spread{Mean: 550, N: 1},
+				OKLatencyUS: p(700), UncorrectedLatencyUS: p(600)}}}
+	return &result.Document{Schema: result.Schema,
+		Env: result.Env{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux", Kernel: "6.0", Go: "go1.26",
+			OPA: "1.22.2", Authzbench: "devel", Commit: "0123456789abcdef", Pinning: "none"},
+		Runs: []result.Run{ramp, probe}}
+}
+
 // compareGolden compares got with testdata/name, rewriting it under -update.
 func compareGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -307,6 +337,28 @@ func TestRenderGolden(t *testing.T) {
 			},
 			rows:   "rbac api",
 			counts: map[string]int{"≤ p50": 1},
+		},
+		{
+			name: "ramp table", doc: rampDocument, format: "table", golden: "ramp_table.golden",
+			must: []string{
+				"Ramp, interval by interval: rbac on opa/server, under stages 100→1000/3s",
+				"0s–1s     100–400      250  250   0       0 (0)               0       500µs   2.00ms  4.00ms  met",
+				"2s–3s     700–1,000    850  850   0       20 (0)              0       40.0ms  160ms   320ms   BROKE: p99 160ms > 50ms",
+				"rbac on opa/server, under stages 100→1000/3s: ramp estimate 550 req/s, the mean rate of the last interval that met the SLO (400–700 req/s) before the first that broke it (700–1,000 req/s)",
+				"the estimate is an upper bound, not a capacity: latency lags a rising rate",
+			},
+			// The ramp and its probe are no series of rates: no finding reads one from them.
+			counts: map[string]int{"Ramp, interval by interval": 1, "BROKE": 1, "held every rate": 0},
+		},
+		{
+			name: "ramp markdown", doc: rampDocument, format: "markdown", golden: "ramp_markdown.golden",
+			must: []string{
+				"**Ramp, interval by interval: rbac on opa/server, under stages 100→1000/3s**\n\n| interval | rate, req/s | due | sent | unsent | late (generator's) | errors | P50 | P99 | P99.9 | SLO |\n|---|",
+				"| 1s–2s | 400–700 | 550 | 550 | 0 | 3 (0) | 0 | 900µs | 3.60ms | 7.20ms | met |",
+				"- rbac on opa/server, under stages 100→1000/3s: ramp estimate 550 req/s",
+			},
+			rows:   "rbac rbac",
+			counts: map[string]int{"BROKE": 1},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

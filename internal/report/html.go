@@ -91,7 +91,17 @@ type section struct {
 	Rows, WideRows       [][]string
 	Notes                []noteGroup
 	Charts               []chart
-	Env                  [][2]string
+	// Ramps are the runs read interval by interval (a capacity ramp's), a table each, and
+	// RampNotes what their estimates are and are not.
+	Ramps     []htmlTable
+	RampNotes []string
+	Env       [][2]string
+}
+
+type htmlTable struct {
+	Title  string
+	Header []string
+	Rows   [][]string
 }
 
 type chart struct {
@@ -131,6 +141,13 @@ func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
 		return sec, err
 	}
 	sec.Charts = charts
+	for _, r := range v.Ramps {
+		sec.Ramps = append(sec.Ramps, htmlTable{Title: fmt.Sprintf("%s on %s, %s", r.Workload, r.Target, atLoad(r.Load)),
+			Header: rampHeader, Rows: rampRows(r.Intervals)})
+	}
+	if len(v.Ramps) > 0 {
+		sec.RampNotes = rampNotes(v)
+	}
 	sec.Env = provenance(doc)
 	return sec, nil
 }
@@ -782,7 +799,14 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <div class="charts">
 {{range .}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</div></details>{{end}}
-<h2>Notes</h2>
+{{if .Ramps}}<h2>Ramp, interval by interval</h2>
+{{range .Ramps}}<h3 class="notes">{{.Title}}</h3>
+<div class="scroll"><table class="summary wide">
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div>
+{{end}}<ul class="notes">{{range .RampNotes}}<li>{{.}}</li>{{end}}</ul>
+{{end}}<h2>Notes</h2>
 {{range .Notes}}<h3 class="notes">{{.Title}}</h3>
 <ul class="notes">{{range .Items}}<li>{{.}}</li>{{end}}</ul>
 {{end}}

@@ -43,5 +43,8 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return writeLayers(w, v, true)
+	if err := writeLayers(w, v, true); err != nil {
+		return err
+	}
+	return writeRamps(w, v, true)
 }

@@ -56,7 +56,10 @@ func table(w io.Writer, doc *result.Document, wide bool) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return writeLayers(w, v, false)
+	if err := writeLayers(w, v, false); err != nil {
+		return err
+	}
+	return writeRamps(w, v, false)
 }
 
 // wrap breaks text into lines of at most width characters at spaces, the lines after the

@@ -33,6 +33,9 @@ type View struct {
 	// Layers are the runs whose responses reported the server's own timers, in the
 	// document's order: a table of their own after the notes (layers.go).
 	Layers []Layers
+	// Ramps are the runs read interval by interval (a capacity ramp's), in the document's
+	// order: a table each after the notes (ramp.go).
+	Ramps []Ramp
 }
 
 // NoteKind groups the notes under a table, so that a caveat is not lost among the lines that
@@ -233,6 +236,7 @@ func Build(doc *result.Document) *View {
 		if l := layersOf(r); l != nil {
 			v.Layers = append(v.Layers, *l)
 		}
+		v.Ramps = append(v.Ramps, rampsOf(r)...)
 	}
 	v.Notes = documentNotes(doc, v, comparisons)
 	v.Findings = findings(doc, v, comparisons)

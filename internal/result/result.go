@@ -548,6 +548,9 @@ type Repetition struct {
 	// ServerSample is a bounded sample of those responses' (client, handler, evaluation)
 	// times, EncodeSample's text: what summary.attribution is computed from.
 	ServerSample string `json:"server_sample,omitempty"`
+	// Intervals is the measured window interval by interval, for a run that asked for it (a
+	// capacity ramp): how latency followed a changing rate. Merges keep it with its repetition.
+	Intervals []Interval `json:"intervals,omitempty"`
 }
 
 // EncodeHistogram returns the histogram in HdrHistogram's compressed V2 form (base64 text), which
