@@ -368,7 +368,7 @@ func runBench(cmd *cobra.Command, f runFlags, stdout, stderr io.Writer) (err err
 		return usageError(err)
 	}
 	// Impact first: what the policy does to the logged decisions, before any timing.
-	if doc.Replays, err = replayImpacts(ctx, resolved, stdout); err != nil {
+	if doc.Replays, err = replayImpacts(ctx, resolved, stdout, stderr); err != nil {
 		return usageError(err)
 	}
 	if f.checkOnly {
@@ -583,7 +583,7 @@ func buildScenario(cmd *cobra.Command, f runFlags) (*scenario.Scenario, error) {
 		}
 		o.Stages = stages
 	}
-	if err := replayOverride(cmd, f, &o); err != nil {
+	if err := checkReplayFlags(cmd, f); err != nil {
 		return nil, err
 	}
 	if fl.Changed("rate") {

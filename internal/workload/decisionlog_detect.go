@@ -1,0 +1,104 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// DetectDecisionLog reads the file given as inputs (s.Inputs) and, when it is in fact an OPA
+// decision log, returns the spec that replays it as one: DecisionLog set, Inputs cleared,
+// LogFromInputs saying why. A file that holds both inputs lines and decision-log events is
+// refused, naming a line of each; a file that cannot be read is left for the usual checks to
+// name.
+//
+// An inputs line is {"input": ..., "expect": ...}; a decision-log event has a decision_id
+// (every event OPA logs does), whether bare, in the console logger's envelope, or in the
+// arrays the log service receives. Lines that are neither (OPA's own log lines, comments) do
+// not decide.
+func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
+	if s.Inputs == "" || s.DecisionLog != "" {
+		return s, nil
+	}
+	raw, err := os.ReadFile(s.Inputs)
+	if err != nil {
+		return s, nil // checkFilesExist names it, in the words of the setting that gave it
+	}
+	gzipped := len(raw) >= 2 && raw[0] == 0x1f && raw[1] == 0x8b
+	text, err := gunzipped(s.Inputs, raw)
+	if err != nil {
+		return s, err
+	}
+	why, err := decisionLogSigns(s.Inputs, text)
+	if err != nil {
+		return s, err
+	}
+	if why == "" {
+		if gzipped {
+			return s, &SettingError{Setting: "inputs", say: func(n func(string) string) string {
+				return fmt.Sprintf("%s %s: gzip'd and not an OPA decision log; an inputs file is read uncompressed (gunzip it), a decision log gzip'd or not", n("inputs"), s.Inputs)
+			}}
+		}
+		return s, s.replaySettingWithoutLog(s.Inputs)
+	}
+	if gzipped {
+		why = "gzip'd, " + why
+	}
+	s.DecisionLog, s.Inputs, s.LogFromInputs = s.Inputs, "", why
+	return s, nil
+}
+
+// decisionLogSigns says why text reads as a decision log ("" when it reads as inputs), or
+// refuses a file that is both.
+func decisionLogSigns(path string, text []byte) (string, error) {
+	if first := bytes.TrimLeft(text, " \t\r\n"); len(first) > 0 && first[0] == '[' {
+		// No inputs file starts so: each of its lines is an object.
+		return "a JSON array, the form OPA's decision-log service receives", nil
+	}
+	var eventLine, inputsLine int
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] != '{' {
+			continue // blank, a comment, or not JSON: whichever reader runs names it
+		}
+		var keys struct {
+			DecisionID *json.RawMessage `json:"decision_id"`
+			Input      *json.RawMessage `json:"input"`
+			Expect     *json.RawMessage `json:"expect"`
+		}
+		if json.Unmarshal(b, &keys) != nil {
+			continue
+		}
+		event := keys.DecisionID != nil
+		inputs := keys.Expect != nil || (keys.Input != nil && !event)
+		if event && inputs {
+			return "", ambiguous(path, fmt.Sprintf("%s:%d has both a decision-log event's \"decision_id\" and an inputs line's \"expect\"", path, line))
+		}
+		if event && eventLine == 0 {
+			eventLine = line
+		}
+		if inputs && inputsLine == 0 {
+			inputsLine = line
+		}
+		if eventLine > 0 && inputsLine > 0 {
+			return "", ambiguous(path, fmt.Sprintf("%s:%d is a decision-log event (it has a \"decision_id\") and %s:%d an inputs line ({\"input\": ..., \"expect\": ...})",
+				path, eventLine, path, inputsLine))
+		}
+	}
+	if eventLine > 0 {
+		return fmt.Sprintf("line %d is a decision-log event, with a \"decision_id\"", eventLine), nil
+	}
+	return "", nil
+}
+
+// ambiguous refuses a file given as inputs that reads both as inputs and as a decision log.
+func ambiguous(path, where string) error {
+	return &SettingError{Setting: "inputs", say: func(n func(string) string) string {
+		return fmt.Sprintf("%s %s: %s; a file is one or the other: give a decision log with %s FILE, and inputs with %s FILE",
+			n("inputs"), path, where, n("decision_log"), n("inputs"))
+	}}
+}
