@@ -451,7 +451,7 @@ func TestReplayLogGivenAsInputs(t *testing.T) {
 	}
 	code, _, stderr = run(t, "run", "--target", "opa/inproc", "--inputs", mixed, "--policy", filepath.Join(ex, "rbac.rego"), "--check-only")
 	want := "--inputs " + mixed + ": " + mixed + ":2 is a decision-log event (it has a \"decision_id\") and " + mixed + ":1 an inputs line"
-	if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "give a decision log with --decision-log FILE, and inputs with --inputs FILE") {
+	if code != exitUsage || strings.Count(stderr, want) != 1 || !strings.Contains(stderr, "give a decision log with --decision-log FILE, and inputs with --inputs FILE") {
 		t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", code, stderr, exitUsage, want)
 	}
 }

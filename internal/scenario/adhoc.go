@@ -90,28 +90,26 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 	var users []*workload.UserSpec
 	var built []*workload.Workload
 	if a.User != nil {
-		// An --inputs file that is a decision log is replayed as one.
+		// An --inputs file that is a decision log is replayed as one: a workload per path.
 		detected, err := a.User.DetectDecisionLog()
-		if err != nil {
+		switch {
+		case err != nil:
 			errs = append(errs, err)
-		} else {
-			a.User = &detected
-		}
-	}
-	if a.User != nil && a.User.DecisionLog != "" {
-		ws, err := replayWorkloads(*a.User)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		for _, w := range ws {
-			users, built = append(users, w.User), append(built, w.Built)
-		}
-	} else if a.User != nil {
-		wl, err := workload.FromFiles(*a.User)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			users, built = append(users, a.User), append(built, wl)
+		case detected.DecisionLog != "":
+			refs, err := replayWorkloads(detected)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			for _, r := range refs {
+				users, built = append(users, r.User), append(built, r.Built)
+			}
+		default:
+			wl, err := workload.FromFiles(detected)
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				users, built = append(users, a.User), append(built, wl)
+			}
 		}
 	}
 	for i, wl := range built {

@@ -565,7 +565,7 @@ func workloadRefs(w workloadSpec, baseDir string) ([]WorkloadRef, error) {
 	if detected.DecisionLog != "" {
 		return replayWorkloads(detected)
 	}
-	wl, err := workload.FromFiles(*u)
+	wl, err := workload.FromFiles(detected) // read as inputs already: not read again for signs of a log
 	if err != nil {
 		return nil, err
 	}

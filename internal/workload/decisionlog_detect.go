@@ -19,7 +19,7 @@ import (
 // arrays the log service receives. Lines that are neither (OPA's own log lines, comments) do
 // not decide.
 func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
-	if s.Inputs == "" || s.DecisionLog != "" {
+	if s.Inputs == "" || s.DecisionLog != "" || s.inputsAreInputs {
 		return s, nil
 	}
 	raw, err := os.ReadFile(s.Inputs)
@@ -41,6 +41,7 @@ func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
 				return fmt.Sprintf("%s %s: gzip'd and not an OPA decision log; an inputs file is read uncompressed (gunzip it), a decision log gzip'd or not", n("inputs"), s.Inputs)
 			}}
 		}
+		s.inputsAreInputs = true
 		return s, s.replaySettingWithoutLog(s.Inputs)
 	}
 	if gzipped {

@@ -64,6 +64,9 @@ type UserSpec struct {
 	// LogFromInputs says why the file given as Inputs was taken for the decision log it is
 	// (DetectDecisionLog); empty when the log was named as one.
 	LogFromInputs string
+	// inputsAreInputs records that DetectDecisionLog read Inputs and found no log, so that an
+	// inputs file is read once more to build the workload, not twice.
+	inputsAreInputs bool
 }
 
 // HasCedar reports whether the spec names any Cedar file.
