@@ -82,12 +82,48 @@ func TestDetectDecisionLog(t *testing.T) {
 		})
 	}
 
+	t.Run("one workload wanted of a log of two paths", func(t *testing.T) {
+		p := filepath.Join(dir, "two.jsonl")
+		os.WriteFile(p, []byte(event+"\n"+strings.Replace(event, "authz/allow", "authz/other", 1)+"\n"), 0o644)
+		_, err := FromFiles(UserSpec{Inputs: p})
+		if err == nil || !strings.Contains(err.Error(), p+" has decisions of 2 paths (authz/allow, authz/other), a workload each") {
+			t.Errorf("err %v", err)
+		}
+	})
+
 	t.Run("a replay setting with inputs that are not a log", func(t *testing.T) {
 		p := filepath.Join(dir, "in.jsonl")
 		os.WriteFile(p, []byte(input+"\n"), 0o644)
 		_, err := FromFiles(UserSpec{Inputs: p, DecisionField: "ok"})
 		if err == nil || !strings.Contains(err.Error(), "decision_field applies to a replayed decision log, and inputs "+p+" is inputs, not a log") {
 			t.Errorf("err %v", err)
+		}
+	})
+}
+
+// FuzzDetectDecisionLog: whatever the file given as inputs holds, detection returns a spec or
+// an error, never panics; a spec taken for a log names the file as the log, with a reason, and
+// no inputs; one left as inputs is unchanged.
+func FuzzDetectDecisionLog(f *testing.F) {
+	f.Add([]byte(`{"decision_id":"a","path":"x/allow","input":{},"result":true}` + "\n"))
+	f.Add([]byte(`{"input":{},"expect":true}` + "\n" + `{"decision_id":"a"}`))
+	f.Add([]byte("[1, 2]"))
+	f.Add([]byte{0x1f, 0x8b, 0, 0})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "in")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := UserSpec{Inputs: p}.DetectDecisionLog()
+		switch {
+		case err != nil:
+		case got.DecisionLog != "":
+			if got.DecisionLog != p || got.Inputs != "" || got.LogFromInputs == "" {
+				t.Fatalf("taken for a log: %+v", got)
+			}
+		case got.Inputs != p || got.LogFromInputs != "":
+			t.Fatalf("left as inputs, changed: %+v", got)
 		}
 	})
 }

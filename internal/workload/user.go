@@ -286,6 +286,11 @@ func oneReplay(s UserSpec) (*Workload, error) {
 		}
 		paths = append(paths, w.Replay.Path)
 	}
+	if s.DecisionPath == "" {
+		// Only authzbench run (and a scenario) makes a workload of each path.
+		return nil, fmt.Errorf("%s has decisions of %d paths (%s), a workload each, and one workload is wanted here; authzbench run replays every path",
+			s.DecisionLog, len(paths), strings.Join(paths, ", "))
+	}
 	return nil, fmt.Errorf("%s has decisions of paths %s; none is %q", s.DecisionLog, strings.Join(paths, ", "), s.DecisionPath)
 }
 
