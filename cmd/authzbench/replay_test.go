@@ -443,6 +443,13 @@ func TestReplayLogGivenAsInputs(t *testing.T) {
 		t.Errorf("the log given as inputs was not replayed:\n%s", stdout)
 	}
 
+	// The log is an input like any other, under the flag that gave it.
+	code, _, stderr = run(t, "run", "--target", "opa/inproc", "--inputs", log, "--policy", filepath.Join(ex, "rbac.rego"),
+		"--data", data, "--check-only", "-o", log, "--force")
+	if want := "-o " + log + " is " + log + ", which this command reads (--inputs)"; code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("-o the log given as inputs: exit %d, stderr:\n%s\nwant %d and %q", code, stderr, exitUsage, want)
+	}
+
 	dir := t.TempDir()
 	mixed := filepath.Join(dir, "mixed.jsonl")
 	if err := os.WriteFile(mixed, []byte(`{"input":{"user":"alice"},"expect":true}`+"\n"+
