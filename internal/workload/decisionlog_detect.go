@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -22,14 +23,27 @@ func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
 	if s.Inputs == "" || s.DecisionLog != "" || s.inputsAreInputs {
 		return s, nil
 	}
-	raw, err := os.ReadFile(s.Inputs)
+	f, err := os.Open(s.Inputs)
 	if err != nil {
 		return s, nil // checkFilesExist names it, in the words of the setting that gave it
 	}
-	gzipped := len(raw) >= 2 && raw[0] == 0x1f && raw[1] == 0x8b
-	text, err := gunzipped(s.Inputs, raw)
-	if err != nil {
-		return s, err
+	defer f.Close()
+	// Streamed: an inputs file may be far larger than memory would like to hold twice. A
+	// gzip'd file is read whole, as the decision-log reader reads it.
+	br := bufio.NewReaderSize(f, 64<<10)
+	magic, _ := br.Peek(2)
+	gzipped := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	var text io.Reader = br
+	if gzipped {
+		raw, err := io.ReadAll(br)
+		if err != nil {
+			return s, fmt.Errorf("read %s: %w", s.Inputs, err)
+		}
+		plain, err := gunzipped(s.Inputs, raw)
+		if err != nil {
+			return s, err
+		}
+		text = bytes.NewReader(plain)
 	}
 	why, err := decisionLogSigns(s.Inputs, text)
 	if err != nil {
@@ -53,15 +67,31 @@ func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
 
 // decisionLogSigns says why text reads as a decision log ("" when it reads as inputs), or
 // refuses a file that is both.
-func decisionLogSigns(path string, text []byte) (string, error) {
-	if first := bytes.TrimLeft(text, " \t\r\n"); len(first) > 0 && first[0] == '[' {
-		// No inputs file starts so: each of its lines is an object.
-		return "a JSON array, the form OPA's decision-log service receives", nil
+func decisionLogSigns(path string, text io.Reader) (string, error) {
+	br := bufio.NewReader(text)
+	first := 1 // the line the scan below starts on, after the blank ones
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return "", nil // empty: the inputs reader says so
+		}
+		if c == '\n' {
+			first++
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			continue
+		}
+		if c == '[' {
+			// No inputs file starts so: each of its lines is an object.
+			return "a JSON array, the form OPA's decision-log service receives", nil
+		}
+		_ = br.UnreadByte()
+		break
 	}
 	var eventLine, inputsLine int
-	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
-	for line := 1; sc.Scan(); line++ {
+	for line := first; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 || b[0] != '{' {
 			continue // blank, a comment, or not JSON: whichever reader runs names it
