@@ -82,6 +82,15 @@ func TestDetectDecisionLog(t *testing.T) {
 		})
 	}
 
+	t.Run("a query beside a log given as inputs", func(t *testing.T) {
+		p := filepath.Join(dir, "log.jsonl")
+		os.WriteFile(p, []byte(event+"\n"), 0o644)
+		_, err := FromFiles(UserSpec{Inputs: p, Query: "data.authz.allow"})
+		if err == nil || !strings.Contains(err.Error(), "query and inputs "+p+" (a decision log): a replay asks each logged event's path") {
+			t.Errorf("err %v", err)
+		}
+	})
+
 	t.Run("one workload wanted of a log of two paths", func(t *testing.T) {
 		p := filepath.Join(dir, "two.jsonl")
 		os.WriteFile(p, []byte(event+"\n"+strings.Replace(event, "authz/allow", "authz/other", 1)+"\n"), 0o644)

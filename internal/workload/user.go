@@ -176,7 +176,11 @@ func (s UserSpec) checkReplay() error {
 	}{{"inputs", s.Inputs != ""}, {"query", s.Query != ""}, {"cedar_policies", len(s.CedarPolicies) > 0}, {"requests", s.Requests != ""}} {
 		if clash.given {
 			return &SettingError{Setting: clash.setting, say: func(n func(string) string) string {
-				return fmt.Sprintf("%s and %s: a replay asks each logged event's path of its logged input; drop %s", n(clash.setting), n("decision_log"), n(clash.setting))
+				log := n("decision_log")
+				if s.LogFromInputs != "" { // named by the setting the user gave it with
+					log = n("inputs") + " " + s.DecisionLog + " (a decision log)"
+				}
+				return fmt.Sprintf("%s and %s: a replay asks each logged event's path of its logged input; drop %s", n(clash.setting), log, n(clash.setting))
 			}}
 		}
 	}
