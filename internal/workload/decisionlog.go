@@ -384,7 +384,8 @@ func opposite(e Expect) Expect {
 // FromDecisionLog builds the workloads of a user's decision log: one per decision path, named
 // after the log (and the path, when there are several), each asking its path's query of the
 // user's policy. The events of the intended changes (s.ExpectChanges) expect the opposite of
-// their logged decision.
+// their logged decision. The log is s.DecisionLog, or s.Inputs when that file is one
+// (DetectDecisionLog).
 func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 	s, err := s.DetectDecisionLog()
 	if err != nil {
