@@ -62,7 +62,11 @@ func runInputs(p *outputs.Plan, f runFlags, s *scenario.Scenario) {
 		p.Input(by("--schema"), u.Schema)
 		p.Input(by("--cedar-requests"), u.Requests)
 		p.Input(by("--template-links"), u.TemplateLinks)
-		p.Input(by("--decision-log"), u.DecisionLog)
+		logFlag := "--decision-log"
+		if u.LogFromInputs != "" {
+			logFlag = "--inputs" // a decision log given as inputs, and replayed as one
+		}
+		p.Input(by(logFlag), u.DecisionLog)
 		p.Input(by("--expect-changes"), u.ExpectChanges)
 	}
 	f.options.addInputs(p)

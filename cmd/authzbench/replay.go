@@ -12,7 +12,6 @@ import (
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/replay"
 	"github.com/authzbench/authzbench/internal/result"
-	"github.com/authzbench/authzbench/internal/scenario"
 )
 
 // flipsShown is how many flipped decisions the terminal lists per path; the result file holds
@@ -20,12 +19,19 @@ import (
 const flipsShown = 10
 
 // replayImpacts finds, for each workload replayed from a decision log, what the policy does to
-// the logged decisions, and prints it.
-func replayImpacts(ctx context.Context, plan *bench.Plan, stdout io.Writer) ([]result.Replay, error) {
+// the logged decisions, and prints it; an inputs file read as a decision log is said on stderr,
+// once.
+func replayImpacts(ctx context.Context, plan *bench.Plan, stdout, stderr io.Writer) ([]result.Replay, error) {
 	var out []result.Replay
+	said := map[string]bool{}
 	for _, w := range plan.Workloads {
 		if w.Replay == nil {
 			continue
+		}
+		if why := w.Replay.FromInputs; why != "" && !said[w.Replay.Log] {
+			said[w.Replay.Log] = true
+			fmt.Fprintf(stderr, "authzbench: inputs file %s is an OPA decision log (%s): replayed as one, a workload per decision path; --decision-log (decision_log in a scenario) names a log outright\n",
+				w.Replay.Log, why)
 		}
 		r, err := replay.Impact(ctx, plan.Prepared, w)
 		if err != nil {
@@ -37,16 +43,21 @@ func replayImpacts(ctx context.Context, plan *bench.Plan, stdout io.Writer) ([]r
 	return out, nil
 }
 
-// replayOverride makes the load the replay schedule when --speed is given, refusing the flags
-// of any other schedule, which the replay would silently replace.
-func replayOverride(fl *pflag.FlagSet, f runFlags, o *scenario.Overrides) error {
+// checkReplayFlags refuses --speed and --max-gap where they cannot apply: without a decision
+// log, or beside the flags of any other schedule, which the paced replay would silently
+// replace. The pace itself travels with the log's workloads (userSpec), as a scenario file's
+// speed does.
+func checkReplayFlags(fl *pflag.FlagSet, f runFlags) error {
 	if !fl.Changed("speed") {
 		if fl.Changed("max-gap") {
 			return errors.New("--max-gap applies to a paced replay: give --speed with it")
 		}
 		return nil
 	}
-	if f.decisionLog == "" {
+	if f.decisionLog == "" && f.inputs == "" {
+		if f.file != "" {
+			return errors.New("--speed replays a decision log at its recorded pace: in a scenario file give speed in the decision log's workload entry")
+		}
 		return errors.New("--speed replays a decision log at its recorded pace: give --decision-log FILE")
 	}
 	for _, other := range []string{"workload", "rate", "rates", "stages", "load-points", "workers", "requests", "duration", "warmup"} {
@@ -58,6 +69,5 @@ func replayOverride(fl *pflag.FlagSet, f runFlags, o *scenario.Overrides) error 
 	if err := s.Check(); err != nil {
 		return fmt.Errorf("--speed/--max-gap: %w", err)
 	}
-	o.Replay = &s
 	return nil
 }

@@ -426,7 +426,45 @@ func TestReplayDocumentedExample(t *testing.T) {
 	}
 }
 
-// A log of several paths runs as one workload per path: a row and an impact each.
+// A log given with --inputs is replayed as the decision log it is, and said so; a file that is
+// both a log and inputs is refused before any load, naming a line of each and the flags.
+func TestReplayLogGivenAsInputs(t *testing.T) {
+	ex := filepath.Join("..", "..", "docs", "replay")
+	log, data := filepath.Join(ex, "rbac-decisions.jsonl"), filepath.Join(ex, "data.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--inputs", log, "--policy", filepath.Join(ex, "rbac.rego"),
+		"--data", data, "--check-only")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if want := "inputs file " + log + " is an OPA decision log (line 2 is a decision-log event"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if !strings.Contains(stdout, "reproduced 300 of 300; flipped 0") {
+		t.Errorf("the log given as inputs was not replayed:\n%s", stdout)
+	}
+
+	// The log is an input like any other, under the flag that gave it.
+	code, _, stderr = run(t, "run", "--target", "opa/inproc", "--inputs", log, "--policy", filepath.Join(ex, "rbac.rego"),
+		"--data", data, "--check-only", "-o", log, "--force")
+	if want := "-o " + log + " is " + log + ", which this command reads (--inputs)"; code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("-o the log given as inputs: exit %d, stderr:\n%s\nwant %d and %q", code, stderr, exitUsage, want)
+	}
+
+	dir := t.TempDir()
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	if err := os.WriteFile(mixed, []byte(`{"input":{"user":"alice"},"expect":true}`+"\n"+
+		`{"decision_id":"1","path":"authz/allow","input":{"user":"alice"},"result":true}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(t, "run", "--target", "opa/inproc", "--inputs", mixed, "--policy", filepath.Join(ex, "rbac.rego"), "--check-only")
+	want := "--inputs " + mixed + ": " + mixed + ":2 is a decision-log event (it has a \"decision_id\") and " + mixed + ":1 an inputs line"
+	if code != exitUsage || strings.Count(stderr, want) != 1 || !strings.Contains(stderr, "give a decision log with --decision-log FILE, and inputs with --inputs FILE") {
+		t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", code, stderr, exitUsage, want)
+	}
+}
+
+// A log of several paths runs as one workload per path: a row and an impact each, whether the
+// log is named by flags or in a scenario file.
 func TestReplaySeveralPaths(t *testing.T) {
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "authz.rego")
@@ -440,26 +478,61 @@ func TestReplaySeveralPaths(t *testing.T) {
 {"decision_id":"3","path":"authz/ext","input":{"user":"carol"},"result":{"allowed":true}}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "r.json")
-	code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--requests", "6", "--workers", "1", "--no-progress", "-o", out)
-	if code != exitFailed {
-		t.Fatalf("exit %d, want %d (event 3 flips)\n%s\n%s", code, exitFailed, stdout, stderr)
-	}
-	doc, err := result.Read(out)
-	if err != nil {
+	scenarioFile := filepath.Join(dir, "replay.yaml")
+	if err := os.WriteFile(scenarioFile, []byte(`floor: false
+pin: none
+load: {workers: 1, requests: 6}
+workloads:
+  - {decision_log: two.jsonl, policy: [authz.rego]}
+targets: [opa/inproc]
+`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Runs) != 2 || doc.Runs[0].Workload != "two:authz/allow" || doc.Runs[1].Workload != "two:authz/ext" {
-		t.Fatalf("runs %d: %v", len(doc.Runs), doc.Runs)
-	}
-	allow, ext := doc.Replays[0], doc.Replays[1]
-	if allow.Query != "data.authz.allow" || allow.Reproduced != 1 || len(allow.Flipped) != 0 {
-		t.Errorf("authz/allow: %+v", allow)
-	}
-	if ext.Query != "data.authz.ext.allowed" || ext.Field != "allowed" || ext.Reproduced != 1 || len(ext.Flipped) != 1 || ext.Flipped[0].DecisionID != "3" {
-		t.Errorf("authz/ext: %+v", ext)
-	}
-	if !strings.Contains(stdout, `comparing the results' "allowed" field`) {
-		t.Errorf("the compared field is not said:\n%s", stdout)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"flags", []string{"--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--requests", "6", "--workers", "1"}},
+		{"scenario", []string{"-f", scenarioFile}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name+".json")
+			code, stdout, stderr := run(t, append(append([]string{"run"}, tc.args...), "--no-progress", "-o", out)...)
+			if code != exitFailed {
+				t.Fatalf("exit %d, want %d (event 3 flips)\n%s\n%s", code, exitFailed, stdout, stderr)
+			}
+			doc, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Runs) != 2 || doc.Runs[0].Workload != "two:authz/allow" || doc.Runs[1].Workload != "two:authz/ext" {
+				t.Fatalf("runs %d: %v", len(doc.Runs), doc.Runs)
+			}
+			// Each row holds its path's events alone: 1 of authz/allow, 2 of authz/ext, the 6
+			// requests cycling through them; event 3, flipped, is wrong each of its 3 times.
+			for i, want := range []struct{ inputs, allow, wrong int }{{1, 1, 0}, {2, 2, 3}} {
+				r := doc.Runs[i]
+				if r.WorkloadDoc.Inputs != want.inputs || r.WorkloadDoc.ExpectAllow != want.allow || r.Summary.Requests != 6 || r.Summary.WrongDecision != uint64(want.wrong) {
+					t.Errorf("row %s: %d inputs (%d allow), %d requests, %d wrong; want %d (%d), 6, %d",
+						r.Workload, r.WorkloadDoc.Inputs, r.WorkloadDoc.ExpectAllow, r.Summary.Requests, r.Summary.WrongDecision, want.inputs, want.allow, want.wrong)
+				}
+				if !strings.Contains(stdout, r.Workload) {
+					t.Errorf("the table does not name row %s:\n%s", r.Workload, stdout)
+				}
+			}
+			if len(doc.Replays) != 2 {
+				t.Fatalf("replays %+v", doc.Replays)
+			}
+			allow, ext := doc.Replays[0], doc.Replays[1]
+			if allow.Query != "data.authz.allow" || allow.Events != 1 || allow.Reproduced != 1 || len(allow.Flipped) != 0 {
+				t.Errorf("authz/allow: %+v", allow)
+			}
+			if ext.Query != "data.authz.ext.allowed" || ext.Field != "allowed" || ext.Events != 2 || ext.Reproduced != 1 || len(ext.Flipped) != 1 || ext.Flipped[0].DecisionID != "3" {
+				t.Errorf("authz/ext: %+v", ext)
+			}
+			if !strings.Contains(stdout, `comparing the results' "allowed" field`) {
+				t.Errorf("the compared field is not said:\n%s", stdout)
+			}
+		})
 	}
 }

@@ -355,7 +355,7 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 		return usageError(err)
 	}
 	// Impact first: what the policy does to the logged decisions, before any timing.
-	if doc.Replays, err = replayImpacts(ctx, resolved, stdout); err != nil {
+	if doc.Replays, err = replayImpacts(ctx, resolved, stdout, stderr); err != nil {
 		return usageError(err)
 	}
 	if f.checkOnly {
@@ -447,7 +447,7 @@ func buildScenario(fl *pflag.FlagSet, f runFlags) (*scenario.Scenario, error) {
 		}
 		o.Stages = stages
 	}
-	if err := replayOverride(fl, f, &o); err != nil {
+	if err := checkReplayFlags(fl, f); err != nil {
 		return nil, err
 	}
 	if fl.Changed("rate") {

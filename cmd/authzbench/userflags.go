@@ -48,7 +48,8 @@ func (f *runFlags) userSpec() workload.UserSpec {
 	return workload.UserSpec{Name: f.name, Policies: f.policies, Data: f.data, Inputs: f.inputs, Query: f.query,
 		CedarPolicies: f.cedarPols, Entities: f.entities, Schema: f.schema, Requests: f.cedarReqs,
 		TemplateLinks: f.cedarLinks, V0Compatible: f.v0, UndefinedAs: f.undefinedAs,
-		DecisionLog: f.decisionLog, DecisionField: f.decisionField, ExpectChanges: f.expectChanges}
+		DecisionLog: f.decisionLog, DecisionField: f.decisionField, ExpectChanges: f.expectChanges,
+		Speed: f.speed, MaxGap: f.maxGap}
 }
 
 // checkPolicyOptions checks the settings of the user's workload, naming the flags that gave them,
@@ -80,6 +81,7 @@ var settingFlags = map[string]string{
 	"cedar_policies": "--cedar-policies", "entities": "--entities", "schema": "--schema",
 	"requests": "--cedar-requests", "template_links": "--template-links",
 	"decision_log": "--decision-log", "decision_field": "--decision-field", "expect_changes": "--expect-changes",
+	"speed": "--speed", "max_gap": "--max-gap",
 }
 
 // flagNamed rewrites, in err's message, each problem with a setting of the user's workload so

@@ -233,6 +233,7 @@ type slot struct {
 }
 
 func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, t scenario.TargetRef, step, steps int) *slot {
+	t.Load = scenario.Paced(t.Load, w)
 	allow, deny, unverified := w.Counts()
 	run := &result.Run{
 		Target:   t.Name,

@@ -30,9 +30,6 @@ type Overrides struct {
 	Sweep Sweep
 	// Segment makes every target's load this generator's share (--shard i/N).
 	Segment *load.Segment
-	// Replay sends each workload's recorded events at their recorded pace (--speed), in place
-	// of any other schedule.
-	Replay *load.ReplaySettings
 }
 
 // AdHoc is a scenario described by flags alone.
@@ -92,23 +89,27 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 	}
 	var users []*workload.UserSpec
 	var built []*workload.Workload
-	if a.User != nil && a.User.DecisionLog != "" {
-		// One workload per decision path of the log, each its own row of the report.
-		ws, err := workload.FromDecisionLog(*a.User)
-		if err != nil {
+	if a.User != nil {
+		// An --inputs file that is a decision log is replayed as one: a workload per path.
+		detected, err := a.User.DetectDecisionLog()
+		switch {
+		case err != nil:
 			errs = append(errs, err)
-		}
-		for _, w := range ws {
-			u := *a.User
-			u.DecisionPath = w.Replay.Path
-			users, built = append(users, &u), append(built, w)
-		}
-	} else if a.User != nil {
-		wl, err := workload.FromFiles(*a.User)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			users, built = append(users, a.User), append(built, wl)
+		case detected.DecisionLog != "":
+			refs, err := replayWorkloads(detected)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			for _, r := range refs {
+				users, built = append(users, r.User), append(built, r.Built)
+			}
+		default:
+			wl, err := workload.FromFiles(detected)
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				users, built = append(users, a.User), append(built, wl)
+			}
 		}
 	}
 	for i, wl := range built {
@@ -262,10 +263,6 @@ func (s *Scenario) Apply(o Overrides) error {
 		}
 		if o.Segment != nil {
 			t.Load.Segment = *o.Segment
-		}
-		if o.Replay != nil {
-			t.Load.Replay = o.Replay
-			t.Load.Workers, t.Load.Rate, t.Load.Stages, t.Load.Requests, t.Load.Warmup = 0, 0, nil, 0, 0
 		}
 	}
 	if o.Sweep.kinds() == 1 {

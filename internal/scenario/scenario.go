@@ -234,6 +234,30 @@ type workloadSpec struct {
 	V0Compatible  bool   `yaml:"v0_compatible"`
 	UndefinedAs   string `yaml:"undefined_as"`
 	TemplateLinks string `yaml:"template_links"`
+	// An OPA decision log replayed (--decision-log and its flags): one workload per decision
+	// path, each event's input asked of the policy, its logged result expected.
+	DecisionLog   string             `yaml:"decision_log"`
+	DecisionField string             `yaml:"decision_field"`
+	ExpectChanges string             `yaml:"expect_changes"`
+	Speed         *at[float64]       `yaml:"speed"`
+	MaxGap        *at[time.Duration] `yaml:"max_gap"`
+}
+
+// replaySettings reports whether the entry gives any setting of a decision-log replay.
+func (w workloadSpec) replaySettings() bool {
+	return w.DecisionLog != "" || w.DecisionField != "" || w.ExpectChanges != "" || w.Speed != nil || w.MaxGap != nil
+}
+
+// paceLine is the line of the entry's speed (or max_gap), where a problem with its pace is
+// blamed; the entry's own line when it gives neither.
+func (w workloadSpec) paceLine() int {
+	switch {
+	case w.Speed != nil:
+		return w.Speed.Line
+	case w.MaxGap != nil:
+		return w.MaxGap.Line
+	}
+	return w.Line
 }
 
 func (w *workloadSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -379,16 +403,25 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	if len(f.Workloads) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no workloads: list at least one (known: %s)", source, strings.Join(workload.Names(), ", ")))
 	}
-	loaded := make([]*workload.Workload, len(f.Workloads)) // for the engine check; nil where invalid
-	for i, w := range f.Workloads {
-		ref, wl, err := workloadRef(w, baseDir)
+	// The workloads built, for the engine check, and the entry each came from: a decision log
+	// of several paths is a workload per path.
+	var loaded []*workload.Workload
+	var entryOf []workloadSpec
+	for _, w := range f.Workloads {
+		refs, err := workloadRefs(w, baseDir)
 		if err != nil {
-			bad(w.Line, "%v", err)
+			line := w.Line
+			var se *workload.SettingError
+			if errors.As(err, &se) && (se.Setting == "speed" || se.Setting == "max_gap") {
+				line = w.paceLine()
+			}
+			bad(line, "%v", err)
 			continue
 		}
-		loaded[i] = wl
-		ref.Built = wl
-		s.Workloads = append(s.Workloads, ref)
+		for _, ref := range refs {
+			loaded, entryOf = append(loaded, ref.Built), append(entryOf, w)
+			s.Workloads = append(s.Workloads, ref)
+		}
 	}
 	if len(f.Targets) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no targets: list at least one (known: %s)", source, strings.Join(kinds.Names(), ", ")))
@@ -424,6 +457,14 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 			bad(line, "%v", err)
 			continue
 		}
+		if sweep.kinds() > 0 {
+			for i, wl := range loaded {
+				if wl.Replay != nil && wl.Replay.Speed != 0 {
+					bad(entryOf[i].paceLine(), "workload %s replays its log at the recorded pace (speed), and target %s sweeps its load (line %d): a paced replay has one schedule, the log's; give the sweep to the targets of another scenario",
+						wl.Name, t.Target, line)
+				}
+			}
+		}
 		for _, step := range sweep.expand(ref) {
 			for _, e := range validateLoad(step, t.Load, f.Load) {
 				bad(e.line, "%s", e.msg)
@@ -433,7 +474,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	}
 	skips, unrunnable := pairGaps(loaded, s.Targets)
 	s.Skips = skips
-	for i, w := range f.Workloads {
+	for i, w := range entryOf {
 		for _, g := range unrunnable[i] {
 			if g.refused != "" {
 				bad(w.Line, "target %s cannot run workload %s: %s", g.target, loaded[i].Name, g.refused)
@@ -463,22 +504,23 @@ func (s *Scenario) SetFloor(on bool) {
 	s.Workloads = append([]WorkloadRef{{Name: "nop"}}, s.Workloads...)
 }
 
-// workloadRef resolves a workload entry, loading it to check it, and returns the loaded
-// workload too.
-func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workload, error) {
-	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 &&
+// workloadRefs resolves a workload entry, loading it to check it: one workload, or one per
+// decision path of a decision log (in the entry, or in an inputs file that is one). Each ref
+// carries the workload built.
+func workloadRefs(w workloadSpec, baseDir string) ([]WorkloadRef, error) {
+	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 && !w.replaySettings() &&
 		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" && w.TemplateLinks == "" {
 		if w.Name == "" {
-			return WorkloadRef{}, nil, errors.New("workload without a name")
+			return nil, errors.New("workload without a name")
 		}
 		if w.V0Compatible || w.UndefinedAs != "" {
-			return WorkloadRef{}, nil, fmt.Errorf("workload %s: v0_compatible and undefined_as apply to your own policy (policy and inputs); the built-in workloads are v1 Rego with a default for every decision", w.Name)
+			return nil, fmt.Errorf("workload %s: v0_compatible and undefined_as apply to your own policy (policy and inputs); the built-in workloads are v1 Rego with a default for every decision", w.Name)
 		}
 		wl, err := workload.Builtin(w.Name)
 		if err != nil {
-			return WorkloadRef{}, nil, err
+			return nil, err
 		}
-		return WorkloadRef{Name: w.Name}, wl, nil
+		return []WorkloadRef{{Name: w.Name, Built: wl}}, nil
 	}
 	rel := func(p string) string {
 		if filepath.IsAbs(p) || baseDir == "" {
@@ -494,7 +536,19 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 	}
 	u := &workload.UserSpec{Name: w.Name, Inputs: relOpt(w.Inputs), Query: w.Query,
 		Entities: relOpt(w.Entities), Schema: relOpt(w.Schema), Requests: relOpt(w.Requests),
-		V0Compatible: w.V0Compatible, UndefinedAs: w.UndefinedAs, TemplateLinks: relOpt(w.TemplateLinks)}
+		V0Compatible: w.V0Compatible, UndefinedAs: w.UndefinedAs, TemplateLinks: relOpt(w.TemplateLinks),
+		DecisionLog: relOpt(w.DecisionLog), DecisionField: w.DecisionField, ExpectChanges: relOpt(w.ExpectChanges)}
+	if w.Speed != nil {
+		u.Speed = w.Speed.V
+		if u.Speed == 0 { // written as 0: not the same as no speed at all
+			return nil, workload.NewSettingError("speed", func(n func(string) string) string {
+				return n("speed") + " must be a positive number, got 0"
+			})
+		}
+	}
+	if w.MaxGap != nil {
+		u.MaxGap = w.MaxGap.V
+	}
 	for _, p := range w.Policy {
 		u.Policies = append(u.Policies, rel(p))
 	}
@@ -504,14 +558,21 @@ func workloadRef(w workloadSpec, baseDir string) (WorkloadRef, *workload.Workloa
 	for _, p := range w.Data {
 		u.Data = append(u.Data, rel(p))
 	}
-	wl, err := workload.FromFiles(*u)
+	detected, err := u.DetectDecisionLog()
 	if err != nil {
-		return WorkloadRef{}, nil, err
+		return nil, err
+	}
+	if detected.DecisionLog != "" {
+		return replayWorkloads(detected)
+	}
+	wl, err := workload.FromFiles(detected) // read as inputs already: not read again for signs of a log
+	if err != nil {
+		return nil, err
 	}
 	// Named after its files when the entry gives no name, so the name the result shows is
 	// fixed here and not derived again.
 	u.Name = wl.Name
-	return WorkloadRef{Name: u.Name, User: u}, wl, nil
+	return []WorkloadRef{{Name: u.Name, User: u, Built: wl}}, nil
 }
 
 // gap is a target that cannot run the workload: its engine reads a language the workload is

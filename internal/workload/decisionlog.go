@@ -353,6 +353,14 @@ type Replay struct {
 	// Intended are the decision ids of --expect-changes: their inputs expect the opposite of
 	// the logged decision.
 	Intended map[string]bool
+	// Speed, when positive, is the pace the events are sent at (their recorded offsets divided
+	// by it), whatever load the targets were given; MaxGap shortens the pauses longer than it.
+	// The load package turns them into the schedule (load.ReplaySettings).
+	Speed  float64
+	MaxGap time.Duration
+	// FromInputs says why the file given as inputs was read as this decision log; empty when
+	// it was named as one.
+	FromInputs string
 }
 
 // Logged is the decision in is logged with, before any intended change.
@@ -376,8 +384,13 @@ func opposite(e Expect) Expect {
 // FromDecisionLog builds the workloads of a user's decision log: one per decision path, named
 // after the log (and the path, when there are several), each asking its path's query of the
 // user's policy. The events of the intended changes (s.ExpectChanges) expect the opposite of
-// their logged decision.
+// their logged decision. The log is s.DecisionLog, or s.Inputs when that file is one
+// (DetectDecisionLog).
 func FromDecisionLog(s UserSpec) ([]*Workload, error) {
+	s, err := s.DetectDecisionLog()
+	if err != nil {
+		return nil, err
+	}
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -418,7 +431,8 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 				name = s.Name + ":" + p
 			}
 		}
-		r := &Replay{Log: s.DecisionLog, Path: p, Skipped: l.Skipped, SkippedFirst: l.SkippedFirst, OutOfOrder: l.OutOfOrder, Intended: intended}
+		r := &Replay{Log: s.DecisionLog, Path: p, Skipped: l.Skipped, SkippedFirst: l.SkippedFirst, OutOfOrder: l.OutOfOrder, Intended: intended,
+			Speed: s.Speed, MaxGap: s.MaxGap, FromInputs: s.LogFromInputs}
 		if l.objects[p] {
 			r.Field = l.Field
 		}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cedar-policy/cedar-go/types"
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -56,6 +57,16 @@ type UserSpec struct {
 	// DecisionPath picks the workload of one logged path, for FromFiles; empty takes the log's
 	// only path.
 	DecisionPath string
+	// Speed, when positive, replays the log's events at their recorded pace divided by it, in
+	// place of the targets' load; MaxGap then shortens every recorded pause longer than it.
+	Speed  float64
+	MaxGap time.Duration
+	// LogFromInputs says why the file given as Inputs was taken for the decision log it is
+	// (DetectDecisionLog); empty when the log was named as one.
+	LogFromInputs string
+	// inputsAreInputs records that DetectDecisionLog read Inputs and found no log, so that an
+	// inputs file is read once more to build the workload, not twice.
+	inputsAreInputs bool
 }
 
 // HasCedar reports whether the spec names any Cedar file.
@@ -95,11 +106,10 @@ func (s UserSpec) Check() error {
 	if s.DecisionLog != "" {
 		return s.checkReplay()
 	}
-	if s.DecisionField != "" || s.ExpectChanges != "" {
-		setting := map[bool]string{true: "decision_field", false: "expect_changes"}[s.DecisionField != ""]
-		return &SettingError{Setting: setting, say: func(n func(string) string) string {
-			return fmt.Sprintf("%s applies to a replayed decision log: give %s FILE with it", n(setting), n("decision_log"))
-		}}
+	if s.Inputs == "" { // an inputs file may be a decision log, which DetectDecisionLog tells
+		if err := s.replaySettingWithoutLog(""); err != nil {
+			return err
+		}
 	}
 	if s.HasOpenFGA() {
 		return s.checkOpenFGA()
@@ -136,6 +146,27 @@ func (s UserSpec) Check() error {
 	return nil
 }
 
+// replaySettingWithoutLog refuses a setting of a replay given without a decision log to
+// replay; inputs, when not empty, is the inputs file that turned out not to be one.
+func (s UserSpec) replaySettingWithoutLog(inputs string) error {
+	for _, r := range []struct {
+		setting string
+		given   bool
+	}{{"decision_field", s.DecisionField != ""}, {"expect_changes", s.ExpectChanges != ""}, {"speed", s.Speed != 0}, {"max_gap", s.MaxGap != 0}} {
+		if !r.given {
+			continue
+		}
+		return &SettingError{Setting: r.setting, say: func(n func(string) string) string {
+			if inputs != "" {
+				return fmt.Sprintf("%s applies to a replayed decision log, and %s %s is inputs, not a log (no line has a \"decision_id\"): give %s FILE",
+					n(r.setting), n("inputs"), inputs, n("decision_log"))
+			}
+			return fmt.Sprintf("%s applies to a replayed decision log: give %s FILE with it", n(r.setting), n("decision_log"))
+		}}
+	}
+	return nil
+}
+
 // checkReplay checks the settings of a decision-log replay: its queries are the logged paths
 // and its inputs the logged ones, so neither is given, and it is Rego alone.
 func (s UserSpec) checkReplay() error {
@@ -145,7 +176,11 @@ func (s UserSpec) checkReplay() error {
 	}{{"inputs", s.Inputs != ""}, {"query", s.Query != ""}, {"cedar_policies", len(s.CedarPolicies) > 0}, {"requests", s.Requests != ""}} {
 		if clash.given {
 			return &SettingError{Setting: clash.setting, say: func(n func(string) string) string {
-				return fmt.Sprintf("%s and %s: a replay asks each logged event's path of its logged input; drop %s", n(clash.setting), n("decision_log"), n(clash.setting))
+				log := n("decision_log")
+				if s.LogFromInputs != "" { // named by the setting the user gave it with
+					log = n("inputs") + " " + s.DecisionLog + " (a decision log)"
+				}
+				return fmt.Sprintf("%s and %s: a replay asks each logged event's path of its logged input; drop %s", n(clash.setting), log, n(clash.setting))
 			}}
 		}
 	}
@@ -154,12 +189,22 @@ func (s UserSpec) checkReplay() error {
 			return fmt.Sprintf("%s %q: want the name of one member of the logged result, such as allowed", n("decision_field"), s.DecisionField)
 		}}
 	}
+	if s.MaxGap != 0 && s.Speed == 0 {
+		return &SettingError{Setting: "max_gap", say: func(n func(string) string) string {
+			return fmt.Sprintf("%s applies to a paced replay: give %s with it", n("max_gap"), n("speed"))
+		}}
+	}
 	_, err := ParseUndefinedAs(s.UndefinedAs)
 	return err
 }
 
-// FromFiles builds a workload from the user's policy, data and inputs files.
+// FromFiles builds a workload from the user's policy, data and inputs files. An inputs file
+// that is an OPA decision log is replayed as one (DetectDecisionLog).
 func FromFiles(s UserSpec) (*Workload, error) {
+	s, err := s.DetectDecisionLog()
+	if err != nil {
+		return nil, err
+	}
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -244,6 +289,11 @@ func oneReplay(s UserSpec) (*Workload, error) {
 			return w, nil
 		}
 		paths = append(paths, w.Replay.Path)
+	}
+	if s.DecisionPath == "" {
+		// Only authzbench run (and a scenario) makes a workload of each path.
+		return nil, fmt.Errorf("%s has decisions of %d paths (%s), a workload each, and one workload is wanted here; authzbench run replays every path",
+			s.DecisionLog, len(paths), strings.Join(paths, ", "))
 	}
 	return nil, fmt.Errorf("%s has decisions of paths %s; none is %q", s.DecisionLog, strings.Join(paths, ", "), s.DecisionPath)
 }
