@@ -26,38 +26,16 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "List the built-in workloads, or show one's policy and inputs",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tCEDAR\tOPENFGA\tDESCRIPTION")
-			var handed []string
+			var ws []*workload.Workload
 			for _, name := range workload.Names() {
 				w, err := workload.Builtin(name)
 				if err != nil {
 					return err
 				}
-				allow, deny, _ := w.Counts()
-				cedar := "no"
-				if c := w.Cedar; c != nil {
-					cedar = "same work"
-					if c.Differences != "" {
-						cedar = fmt.Sprintf("handed [%d]", len(handed)+1)
-						handed = append(handed, w.Name+": "+c.Differences)
-					}
-				}
-				// OpenFGA is never handed work: where it cannot do the rules' work it has no version.
-				openfga := "no"
-				if w.HasOpenFGA() {
-					openfga = "same work"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, cedar, openfga, w.Description)
+				ws = append(ws, w)
 			}
-			if err := tw.Flush(); err != nil {
+			if err := listWorkloads(stdout, ws, engine.All()); err != nil {
 				return err
-			}
-			if len(handed) > 0 {
-				fmt.Fprintln(stdout, "\nCEDAR \"handed\": what the Cedar version is given ready-made because Cedar cannot compute it")
-			}
-			for i, h := range handed {
-				fmt.Fprintf(stdout, "[%d] %s\n", i+1, h)
 			}
 			printFamilies(stdout)
 			return nil
@@ -268,6 +246,53 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 	addUserFileFlags(fl, &user)
 	markCounts(fl, "parallel")
 	return cmd
+}
+
+// listWorkloads writes the table of workloads with one column per engine, in the registry's
+// order, so an engine linked in adds its column: whether the workload has a version in the
+// engine's language, whether that version does the same work as the Rego or is handed some of
+// it ready-made, and why it has none where the workload says. The footnotes say what.
+func listWorkloads(out io.Writer, ws []*workload.Workload, engines []engine.Engine) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	header := []string{"NAME", "QUERY", "INPUTS", "ALLOW", "DENY"}
+	for _, e := range engines {
+		header = append(header, strings.ToUpper(e.Name()))
+	}
+	fmt.Fprintln(tw, strings.Join(append(header, "DESCRIPTION"), "\t"))
+	var notes []string
+	note := func(text string) int {
+		notes = append(notes, text)
+		return len(notes)
+	}
+	for _, w := range ws {
+		allow, deny, _ := w.Counts()
+		row := []string{w.Name, w.Query, fmt.Sprint(len(w.Inputs)), fmt.Sprint(allow), fmt.Sprint(deny)}
+		for _, e := range engines {
+			lang := engine.Language(e)
+			cell := "no"
+			switch {
+			case e.Written(w):
+				cell = "same work"
+				if h, ok := e.(engine.Handed); ok && h.Handed(w) != "" {
+					cell = fmt.Sprintf("handed [%d]", note(fmt.Sprintf("%s in %s: %s", w.Name, lang, h.Handed(w))))
+				}
+			case w.Inexpressible[lang] != "":
+				cell = fmt.Sprintf("no [%d]", note(fmt.Sprintf("%s has no %s version: %s", w.Name, lang, w.Inexpressible[lang])))
+			}
+			row = append(row, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, w.Description), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(out, "\n\"handed\": what an engine's version is given ready-made because the engine cannot compute it; \"no\": why a workload has no version in an engine's language")
+	}
+	for i, n := range notes {
+		fmt.Fprintf(out, "[%d] %s\n", i+1, n)
+	}
+	return nil
 }
 
 // where names an input as the user finds it: its file and line, or its number.
