@@ -197,46 +197,14 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 				ws = append(ws, w)
 			}
 
-			// Rows are printed as each check ends, so widths are fixed rather than aligned.
-			const row = "%-12s %-14s %7v %7v  %s\n"
-			fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
-			var failed []bench.Equivalence
-			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
+			err = verifyAndReport(ctx, stdout, stderr, ws, bench.EquivalenceOptions{
 				Targets: targets, Inputs: first, Parallel: parallel,
 				Common: kinds.Common{TempDir: tmp, Prepared: prepared},
-				Progress: func(e bench.Equivalence) {
-					result := "ok"
-					switch {
-					case e.Skipped != "":
-						result = "skipped: " + e.Skipped
-					case e.First != nil:
-						result = fmt.Sprintf("DISAGREES (%d wrong; first: %s)", e.Checked-e.Agreed, where(e.First))
-						failed = append(failed, e)
-					}
-					fmt.Fprintf(stdout, row, e.Workload, e.Target, e.Checked, e.Agreed, result)
-				},
 			})
-			if err != nil {
-				if ctx.Err() != nil {
-					return &exitError{exitInterrupted, context.Cause(ctx)}
-				}
-				return &exitError{exitFailed, err}
+			if err != nil && ctx.Err() != nil {
+				return &exitError{exitInterrupted, context.Cause(ctx)}
 			}
-			if len(failed) > 0 {
-				for _, e := range failed {
-					d := e.First
-					expects := "expects " + d.Expect.String()
-					if d.DecidedBy != "" {
-						expects = "has no expect; " + d.DecidedBy + " decided " + d.Expect.String()
-					}
-					fmt.Fprintf(stderr, "workload %s, target %s: %s %s, got %s\n  given: %s\n",
-						e.Workload, e.Target, where(d), expects, d.Got, d.Request)
-				}
-				f := failed[0]
-				return &exitError{exitFailed, fmt.Errorf("%d workload and target pairs disagree; first: workload %s, target %s, %s",
-					len(failed), f.Workload, f.Target, where(f.First))}
-			}
-			return nil
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -293,6 +261,45 @@ func listWorkloads(out io.Writer, ws []*workload.Workload, engines []engine.Engi
 		fmt.Fprintf(out, "[%d] %s\n", i+1, n)
 	}
 	return nil
+}
+
+// verifyAndReport checks every workload on every target of o, printing a row per pair as each
+// ends, and fails, naming every pair that disagrees on stderr with its first wrong input and
+// what the engine was given, and the first pair in the error.
+func verifyAndReport(ctx context.Context, stdout, stderr io.Writer, ws []*workload.Workload, o bench.EquivalenceOptions) error {
+	// Rows are printed as each check ends, so widths are fixed rather than aligned.
+	const row = "%-12s %-14s %7v %7v  %s\n"
+	fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
+	var failed []bench.Equivalence
+	o.Progress = func(e bench.Equivalence) {
+		result := "ok"
+		switch {
+		case e.Skipped != "":
+			result = "skipped: " + e.Skipped
+		case e.First != nil:
+			result = fmt.Sprintf("DISAGREES (%d wrong; first: %s)", e.Checked-e.Agreed, where(e.First))
+			failed = append(failed, e)
+		}
+		fmt.Fprintf(stdout, row, e.Workload, e.Target, e.Checked, e.Agreed, result)
+	}
+	if _, err := bench.VerifyWorkloads(ctx, ws, o); err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, e := range failed {
+		d := e.First
+		expects := "expects " + d.Expect.String()
+		if d.DecidedBy != "" {
+			expects = "has no expect; " + d.DecidedBy + " decided " + d.Expect.String()
+		}
+		fmt.Fprintf(stderr, "workload %s, target %s: %s %s, got %s\n  given: %s\n",
+			e.Workload, e.Target, where(d), expects, d.Got, d.Request)
+	}
+	f := failed[0]
+	return &exitError{exitFailed, fmt.Errorf("%d workload and target pairs disagree; first: workload %s, target %s, %s",
+		len(failed), f.Workload, f.Target, where(f.First))}
 }
 
 // where names an input as the user finds it: its file and line, or its number.
