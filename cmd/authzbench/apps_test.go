@@ -5,14 +5,14 @@ import (
 	"testing"
 )
 
-// The application families decide every input alike in OPA and Cedar, in process and served,
+// The application families decide every input alike in OPA, Cedar and OpenFGA, in process and served,
 // at a small N and at one where folders, groups and teams nest to their full depth.
 func TestAppWorkloadsVerify(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts OPA and Cedar processes")
+		t.Skip("starts OPA, Cedar and OpenFGA processes")
 	}
 	code, stdout, stderr := run(t, "workloads", "verify", "gdrive-10", "github-10", "tinytodo-10", "gdrive-500", "github-500", "tinytodo-500",
-		"--target", "opa/inproc,opa/server,cedar/inproc,cedar/server", "--first", "200")
+		"--target", "opa/inproc,opa/server,cedar/inproc,cedar/server,openfga/inproc,openfga/server", "--first", "200")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
@@ -23,8 +23,8 @@ func TestAppWorkloadsVerify(t *testing.T) {
 		}
 		ok++
 	}
-	if ok != 6*4 {
-		t.Errorf("%d ok rows; want %d\n%s", ok, 6*4, stdout)
+	if ok != 6*6 {
+		t.Errorf("%d ok rows; want %d\n%s", ok, 6*6, stdout)
 	}
 }
 

@@ -26,38 +26,16 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "List the built-in workloads, or show one's policy and inputs",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tQUERY\tINPUTS\tALLOW\tDENY\tCEDAR\tOPENFGA\tDESCRIPTION")
-			var handed []string
+			var ws []*workload.Workload
 			for _, name := range workload.Names() {
 				w, err := workload.Builtin(name)
 				if err != nil {
 					return err
 				}
-				allow, deny, _ := w.Counts()
-				cedar := "no"
-				if c := w.Cedar; c != nil {
-					cedar = "same work"
-					if c.Differences != "" {
-						cedar = fmt.Sprintf("handed [%d]", len(handed)+1)
-						handed = append(handed, w.Name+": "+c.Differences)
-					}
-				}
-				// OpenFGA is never handed work: where it cannot do the rules' work it has no version.
-				openfga := "no"
-				if w.HasOpenFGA() {
-					openfga = "same work"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", w.Name, w.Query, len(w.Inputs), allow, deny, cedar, openfga, w.Description)
+				ws = append(ws, w)
 			}
-			if err := tw.Flush(); err != nil {
+			if err := listWorkloads(stdout, ws, engine.All()); err != nil {
 				return err
-			}
-			if len(handed) > 0 {
-				fmt.Fprintln(stdout, "\nCEDAR \"handed\": what the Cedar version is given ready-made because Cedar cannot compute it")
-			}
-			for i, h := range handed {
-				fmt.Fprintf(stdout, "[%d] %s\n", i+1, h)
 			}
 			printFamilies(stdout)
 			return nil
@@ -219,46 +197,14 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 				ws = append(ws, w)
 			}
 
-			// Rows are printed as each check ends, so widths are fixed rather than aligned.
-			const row = "%-12s %-14s %7v %7v  %s\n"
-			fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
-			var failed []bench.Equivalence
-			_, err = bench.VerifyWorkloads(ctx, ws, bench.EquivalenceOptions{
+			err = verifyAndReport(ctx, stdout, stderr, ws, bench.EquivalenceOptions{
 				Targets: targets, Inputs: first, Parallel: parallel,
 				Common: kinds.Common{TempDir: tmp, Prepared: prepared},
-				Progress: func(e bench.Equivalence) {
-					result := "ok"
-					switch {
-					case e.Skipped != "":
-						result = "skipped: " + e.Skipped
-					case e.First != nil:
-						result = fmt.Sprintf("DISAGREES (%d wrong; first: %s)", e.Checked-e.Agreed, where(e.First))
-						failed = append(failed, e)
-					}
-					fmt.Fprintf(stdout, row, e.Workload, e.Target, e.Checked, e.Agreed, result)
-				},
 			})
-			if err != nil {
-				if ctx.Err() != nil {
-					return &exitError{exitInterrupted, context.Cause(ctx)}
-				}
-				return &exitError{exitFailed, err}
+			if err != nil && ctx.Err() != nil {
+				return &exitError{exitInterrupted, context.Cause(ctx)}
 			}
-			if len(failed) > 0 {
-				for _, e := range failed {
-					d := e.First
-					expects := "expects " + d.Expect.String()
-					if d.DecidedBy != "" {
-						expects = "has no expect; " + d.DecidedBy + " decided " + d.Expect.String()
-					}
-					fmt.Fprintf(stderr, "workload %s, target %s: %s %s, got %s\n  given: %s\n",
-						e.Workload, e.Target, where(d), expects, d.Got, d.Request)
-				}
-				f := failed[0]
-				return &exitError{exitFailed, fmt.Errorf("%d workload and target pairs disagree; first: workload %s, target %s, %s",
-					len(failed), f.Workload, f.Target, where(f.First))}
-			}
-			return nil
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -268,6 +214,92 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 	addUserFileFlags(fl, &user)
 	markCounts(fl, "parallel")
 	return cmd
+}
+
+// listWorkloads writes the table of workloads with one column per engine, in the registry's
+// order, so an engine linked in adds its column: whether the workload has a version in the
+// engine's language, whether that version does the same work as the Rego or is handed some of
+// it ready-made, and why it has none where the workload says. The footnotes say what.
+func listWorkloads(out io.Writer, ws []*workload.Workload, engines []engine.Engine) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	header := []string{"NAME", "QUERY", "INPUTS", "ALLOW", "DENY"}
+	for _, e := range engines {
+		header = append(header, strings.ToUpper(e.Name()))
+	}
+	fmt.Fprintln(tw, strings.Join(append(header, "DESCRIPTION"), "\t"))
+	var notes []string
+	note := func(text string) int {
+		notes = append(notes, text)
+		return len(notes)
+	}
+	for _, w := range ws {
+		allow, deny, _ := w.Counts()
+		row := []string{w.Name, w.Query, fmt.Sprint(len(w.Inputs)), fmt.Sprint(allow), fmt.Sprint(deny)}
+		for _, e := range engines {
+			lang := engine.Language(e)
+			cell := "no"
+			switch {
+			case e.Written(w):
+				cell = "same work"
+				if h, ok := e.(engine.Handed); ok && h.Handed(w) != "" {
+					cell = fmt.Sprintf("handed [%d]", note(fmt.Sprintf("%s in %s: %s", w.Name, lang, h.Handed(w))))
+				}
+			case w.Inexpressible[lang] != "":
+				cell = fmt.Sprintf("no [%d]", note(fmt.Sprintf("%s has no %s version: %s", w.Name, lang, w.Inexpressible[lang])))
+			}
+			row = append(row, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, w.Description), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(out, "\n\"handed\": what an engine's version is given ready-made because the engine cannot compute it; \"no\": why a workload has no version in an engine's language")
+	}
+	for i, n := range notes {
+		fmt.Fprintf(out, "[%d] %s\n", i+1, n)
+	}
+	return nil
+}
+
+// verifyAndReport checks every workload on every target of o, printing a row per pair as each
+// ends, and fails, naming every pair that disagrees on stderr with its first wrong input and
+// what the engine was given, and the first pair in the error.
+func verifyAndReport(ctx context.Context, stdout, stderr io.Writer, ws []*workload.Workload, o bench.EquivalenceOptions) error {
+	// Rows are printed as each check ends, so widths are fixed rather than aligned.
+	const row = "%-12s %-14s %7v %7v  %s\n"
+	fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
+	var failed []bench.Equivalence
+	o.Progress = func(e bench.Equivalence) {
+		result := "ok"
+		switch {
+		case e.Skipped != "":
+			result = "skipped: " + e.Skipped
+		case e.First != nil:
+			result = fmt.Sprintf("DISAGREES (%d wrong; first: %s)", e.Checked-e.Agreed, where(e.First))
+			failed = append(failed, e)
+		}
+		fmt.Fprintf(stdout, row, e.Workload, e.Target, e.Checked, e.Agreed, result)
+	}
+	if _, err := bench.VerifyWorkloads(ctx, ws, o); err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, e := range failed {
+		d := e.First
+		expects := "expects " + d.Expect.String()
+		if d.DecidedBy != "" {
+			expects = "has no expect; " + d.DecidedBy + " decided " + d.Expect.String()
+		}
+		fmt.Fprintf(stderr, "workload %s, target %s: %s %s, got %s\n  given: %s\n",
+			e.Workload, e.Target, where(d), expects, d.Got, d.Request)
+	}
+	f := failed[0]
+	return &exitError{exitFailed, fmt.Errorf("%d workload and target pairs disagree; first: workload %s, target %s, %s",
+		len(failed), f.Workload, f.Target, where(f.First))}
 }
 
 // where names an input as the user finds it: its file and line, or its number.

@@ -247,8 +247,11 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	if series := w.Scale.Series(kind.Engine); series != "" {
 		run.Scale = &result.Scale{Series: series, Param: w.Scale.Param, N: w.Scale.N}
 	}
-	// What the engine is handed ready-made (‡); the field keeps its first engine's name.
-	run.WorkloadDoc.CedarDifferences = engine.HandedTo(kind.Engine, w)
+	// What the engine is handed ready-made (‡), named with the engine.
+	if what := engine.HandedTo(kind.Engine, w); what != "" {
+		e := engine.For(kind.Engine)
+		run.WorkloadDoc.Handed = &result.Handed{Engine: e.Name(), Language: engine.Language(e), What: what}
+	}
 	if w.UndefinedAs != workload.Unverified {
 		run.WorkloadDoc.UndefinedAs = w.UndefinedAs.String()
 	}

@@ -16,8 +16,11 @@ func crossDocument() *result.Document {
 			Requests: 1000, OK: ok, ThroughputRPS: result.Spread{Mean: 1e6 / p50, N: 1},
 			LatencyUS: result.Percentiles{P50: p50, P95: p50, P99: p50, P999: p50},
 		}}
-		if strings.HasPrefix(target, "cedar/") && workload == "api" {
-			r.WorkloadDoc.CedarDifferences = "Cedar is handed the token's verdict"
+		switch {
+		case strings.HasPrefix(target, "cedar/") && workload == "api":
+			r.WorkloadDoc.Handed = &result.Handed{Engine: "cedar", Language: "Cedar", What: "Cedar is handed the token's verdict"}
+		case strings.HasPrefix(target, "openfga/") && workload == "api":
+			r.WorkloadDoc.Handed = &result.Handed{Engine: "openfga", Language: "OpenFGA", What: "OpenFGA is handed the roles table as tuples"}
 		}
 		return r
 	}
@@ -28,6 +31,8 @@ func crossDocument() *result.Document {
 		run("api", "cedar/server", 250, 0), // served nothing: no ratio
 		run("rbac", "opa/inproc", 20, 1000),
 		run("rbac", "cedar/inproc", 80, 1000),
+		run("api", "openfga/inproc", 20, 1000),
+		run("api", "openfga/server", 400, 1000),
 	}}
 }
 
@@ -54,12 +59,14 @@ func TestCrossEngineColumn(t *testing.T) {
 		t.Fatalf("header %q lacks the cross-engine column", lines[0])
 	}
 	want := map[string]string{ // row prefix -> last cell
-		"api          opa/inproc":   "1.00×",
-		"api          cedar/inproc": "10.0×",
-		"api          opa/server":   "1.00×",
-		"api          cedar/server": "-",
-		"rbac         opa/inproc":   "1.00×",
-		"rbac         cedar/inproc": "0.250×",
+		"api          opa/inproc":     "1.00×",
+		"api          cedar/inproc":   "10.0×",
+		"api          opa/server":     "1.00×",
+		"api          cedar/server":   "-",
+		"rbac         opa/inproc":     "1.00×",
+		"rbac         cedar/inproc":   "0.250×",
+		"api          openfga/inproc": "2.00×",
+		"api          openfga/server": "0.750×",
 	}
 	marked := map[string]bool{}
 	for _, l := range lines[1:] {
@@ -84,11 +91,21 @@ func TestCrossEngineColumn(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("rows not found: %v\n%s", want, b.String())
 	}
-	if want := map[string]bool{"api cedar/inproc": true, "api cedar/server": true}; !maps.Equal(marked, want) {
-		t.Errorf("rows marked %s: %v, want the Cedar api rows alone\n%s", handedMark, marked, b.String())
+	if want := map[string]bool{"api cedar/inproc": true, "api cedar/server": true, "api openfga/inproc": true, "api openfga/server": true}; !maps.Equal(marked, want) {
+		t.Errorf("rows marked %s: %v, want the Cedar and OpenFGA api rows\n%s", handedMark, marked, b.String())
 	}
-	if n := strings.Count(b.String(), handedMark+" api in Cedar, not the same work as in OPA: Cedar is handed the token's verdict"); n != 1 {
-		t.Errorf("the Cedar difference of api is said %d times, want once:\n%s", n, b.String())
+	// Each note names the engine its rows ran on, once for all its modes.
+	notes := unwrapNotes(b.String())
+	for _, note := range []string{
+		handedMark + " api in Cedar, not the same work as in OPA: Cedar is handed the token's verdict",
+		handedMark + " api in OpenFGA, not the same work as in OPA: OpenFGA is handed the roles table as tuples",
+	} {
+		if n := strings.Count(notes, note); n != 1 {
+			t.Errorf("%q is said %d times, want once:\n%s", note, n, notes)
+		}
+	}
+	if n := strings.Count(notes, handedMark+" api in"); n != 2 {
+		t.Errorf("%d notes for api, want one per engine:\n%s", n, notes)
 	}
 }
 

@@ -66,7 +66,7 @@ type Note struct {
 // Row is one run's line of the comparison table.
 type Row struct {
 	Workload, Target string
-	// Handed marks a Cedar row that is handed values its Rego counterpart computes: it does
+	// Handed marks a row whose engine is handed values its Rego counterpart computes: it does
 	// less work than the OPA rows it is compared with, and the table says so in the row.
 	Handed     bool
 	Partial    bool // the run was cut short
@@ -147,7 +147,7 @@ func ratioOf(c result.Comparison) Ratio {
 }
 
 // handedMark flags, in the Workload cell, the rows that are not the same work as OPA's; the
-// note that says what Cedar is handed starts with it.
+// note that says what the engine is handed starts with it.
 const handedMark = "‡"
 
 // thinTail marks a percentile with fewer than result.FewBeyond ok responses beyond it.
@@ -188,7 +188,7 @@ func Build(doc *result.Document) *View {
 	for i := range doc.Runs {
 		r := &doc.Runs[i]
 		s := r.Summary
-		x := Row{Workload: r.Workload, Target: r.Label(), Load: r.Load, Handed: r.WorkloadDoc.CedarDifferences != "",
+		x := Row{Workload: r.Workload, Target: r.Label(), Load: r.Load, Handed: r.WorkloadDoc.Handed != nil,
 			Partial: r.Partial, Throughput: s.ThroughputRPS, Errors: s.Errors, SUT: r.SUTResources}
 		if o := s.Open; o != nil {
 			x.RateMissed = o.RateMissed
@@ -323,12 +323,15 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 	for _, r := range doc.Replays {
 		add(CaveatNote, replayNote(r))
 	}
-	said := map[string]bool{}
+	// One note per workload and engine handed something: its runs in every mode share it.
+	said := map[[2]string]bool{}
 	for _, r := range doc.Runs {
-		if d := r.WorkloadDoc.CedarDifferences; d != "" && !said[r.Workload] {
-			said[r.Workload] = true
-			add(CaveatNote, fmt.Sprintf("%s %s in Cedar, not the same work as in OPA: %s", handedMark, r.Workload, d))
+		h := r.WorkloadDoc.Handed
+		if h == nil || said[[2]string{r.Workload, h.Engine}] {
+			continue
 		}
+		said[[2]string{r.Workload, h.Engine}] = true
+		add(CaveatNote, fmt.Sprintf("%s %s in %s, not the same work as in OPA: %s", handedMark, r.Workload, h.Language, h.What))
 	}
 	if hasFigure(comparisons, result.Throughput) {
 		notes = append(notes, Note{Kind: ColumnNote, Column: "× vs first", Text: "× vs first: this row's req/s divided by the first row's of its workload; " + callRule(comparisons, result.Throughput)})

@@ -256,14 +256,14 @@ func (d *Document) HasSkip(workload, target string) bool {
 // WorkloadInfo says what was asked of the engine.
 type WorkloadInfo struct {
 	Description string `json:"description,omitempty"`
-	// CedarDifferences says, for a Cedar run, what its Cedar version is handed ready-made
-	// that the Rego computes itself; empty when both do the same work.
-	CedarDifferences string `json:"cedar_differences,omitempty"`
-	Query            string `json:"query"`
-	Inputs           int    `json:"inputs"`
-	ExpectAllow      int    `json:"expect_allow"`
-	ExpectDeny       int    `json:"expect_deny"`
-	Unverified       int    `json:"unverified"`
+	// Handed says what the run's engine is handed ready-made that the Rego computes itself
+	// (the ‡ rows); nil when both do the same work.
+	Handed      *Handed `json:"handed,omitempty"`
+	Query       string  `json:"query"`
+	Inputs      int     `json:"inputs"`
+	ExpectAllow int     `json:"expect_allow"`
+	ExpectDeny  int     `json:"expect_deny"`
+	Unverified  int     `json:"unverified"`
 	// UndefinedAs is the decision an undefined result was read as (--undefined-as), for a
 	// policy without a default; empty when undefined counted as an error.
 	UndefinedAs string `json:"undefined_as,omitempty"`
@@ -272,6 +272,41 @@ type WorkloadInfo struct {
 	// NotMeasured counts, by kind, the queries of the user's files that the run did not
 	// measure (an OpenFGA store file's list_objects and list_users tests): counted, not dropped.
 	NotMeasured map[string]int `json:"not_measured,omitempty"`
+}
+
+// Handed is what one engine's version of a workload is handed ready-made because the engine
+// cannot compute it: a JWT's verdict for Cedar, a request's entities stored ahead for OpenFGA.
+type Handed struct {
+	// Engine is the engine's name ("cedar"), Language the language reports name ("Cedar").
+	Engine   string `json:"engine"`
+	Language string `json:"language"`
+	What     string `json:"what"`
+}
+
+// String is the note as a setting reads it: "in Cedar: ...".
+func (h *Handed) String() string {
+	if h == nil {
+		return ""
+	}
+	return "in " + h.Language + ": " + h.What
+}
+
+// UnmarshalJSON reads the workload's description, and the ‡ note of the files written before
+// it named its engine: their "cedar_differences" was only ever written for Cedar's runs.
+func (w *WorkloadInfo) UnmarshalJSON(b []byte) error {
+	type plain WorkloadInfo
+	var v struct {
+		plain
+		CedarDifferences string `json:"cedar_differences"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*w = WorkloadInfo(v.plain)
+	if w.Handed == nil && v.CedarDifferences != "" {
+		w.Handed = &Handed{Engine: "cedar", Language: "Cedar", What: v.CedarDifferences}
+	}
+	return nil
 }
 
 // LoadModel is how a run's requests were sent: by a fixed number of workers, each sending its

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -48,7 +49,7 @@ func registerApp(a app) {
 	registerFamily(family{
 		Prefix:      a.name + "-",
 		Pattern:     pattern,
-		Description: fmt.Sprintf("%s; N %s (%d to %d), the world as data in Rego, entities in Cedar", a.description, a.param, MinAppSize, MaxAppSize),
+		Description: fmt.Sprintf("%s; N %s (%d to %d), the world as data in Rego, entities in Cedar, tuples in OpenFGA", a.description, a.param, MinAppSize, MaxAppSize),
 		Build: func(name string, seed int64, inputs int) (*Workload, error) {
 			b, err := buildApp(name, seed, inputs)
 			if err != nil {
@@ -159,8 +160,21 @@ func appWorkload(w *Workload, f *AppFGA, qs []appRequest, principal, resource st
 		c := fgaCheck(q)
 		c.Expect, c.Reason = expectOf(q.allow), q.reason
 		f.Checks = append(f.Checks, c)
+		w.Inputs[len(w.Inputs)-1].OpenFGA = mustJSON(map[string]string{"user": c.User, "relation": c.Relation, "object": c.Object})
 	}
+	w.OpenFGA = f.openFGA()
 	return &appBuilt{workload: w, openfga: f}
+}
+
+// openFGA is the app's OpenFGA version as a workload carries it: the model's text, the tuples
+// as JSON Lines, and what OpenFGA is handed.
+func (f *AppFGA) openFGA() *OpenFGA {
+	var tuples bytes.Buffer
+	for _, t := range f.Tuples {
+		tuples.Write(mustJSON(map[string]string{"user": t.User, "relation": t.Relation, "object": t.Object}))
+		tuples.WriteByte('\n')
+	}
+	return &OpenFGA{Model: string(f.Model.Content), Tuples: tuples.Bytes(), Differences: f.Differences}
 }
 
 // cedarStore collects entities by uid, so a generator can add parents as it meets them.

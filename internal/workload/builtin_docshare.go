@@ -23,14 +23,40 @@ func docshareName(n int) string { return fmt.Sprintf("docshare-%d", n) }
 
 func init() {
 	for _, n := range docshareSizes {
-		register(Spec{
-			Name: docshareName(n),
-			Description: fmt.Sprintf("document sharing with %d entities carried by each request and no entity store: "+
-				"users in nested groups, documents in nested folders whose viewer/editor lists are inherited, "+
-				"owner, public, blocked and archive rules", n),
-			Build: buildDocshare(n),
-		})
+		register(Spec{Name: docshareName(n), Description: docshareDescription(n), Build: buildDocshare(n)})
 	}
+	// Any other size, up to every entity of the world in each request.
+	registerFamily(family{
+		Prefix:  "docshare-",
+		Pattern: "docshare-<N>",
+		Description: fmt.Sprintf("docshare with N entities carried by each request (%d to %d; %s listed above); in OpenFGA as contextual "+
+			"tuples, at most %d per Check, the rest stored before the clock", dsMinEntities, dsEntities, joinInts(docshareSizes), dsMaxContextualTuples),
+		Build: func(name string, seed int64, inputs int) (*Workload, error) {
+			n, err := sizeOf(name, name[len("docshare-"):], "docshare-<N>", dsMinEntities, dsEntities)
+			if err != nil {
+				return nil, err
+			}
+			return buildDocshare(n)(seed, inputs)
+		},
+	})
+}
+
+func docshareDescription(n int) string {
+	return fmt.Sprintf("document sharing with %d entities carried by each request and no entity store: "+
+		"users in nested groups, documents in nested folders whose viewer/editor lists are inherited, "+
+		"owner, public, blocked and archive rules; in OpenFGA the entities are contextual tuples", n)
+}
+
+// joinInts writes ns as "5, 10, 20, 50".
+func joinInts(ns []int) string {
+	s := ""
+	for i, n := range ns {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprint(n)
+	}
+	return s
 }
 
 // The world every docshare request is drawn from. Its sizes are fixed; N only decides how much
@@ -47,6 +73,10 @@ const (
 	dsMaxGroupDepth = 3
 	// dsArchive is the index of the archive folder.
 	dsArchive = 0
+	// dsEntities is every entity of the world: the most a request can carry. dsMinEntities is
+	// the fewest any decision needs (user, document, folder).
+	dsEntities    = dsUsers + dsGroups + dsFolders + dsDocs
+	dsMinEntities = 3
 )
 
 // dsACL are the access lists of a document or folder: users and groups named directly.
@@ -500,22 +530,33 @@ var docshareActions = []struct {
 // entities fit in n, then padded to n with related entities and then unrelated ones.
 func buildDocshare(n int) func(seed int64, count int) (*Workload, error) {
 	return func(seed int64, count int) (*Workload, error) {
-		if n < 3 {
-			return nil, fmt.Errorf("docshare needs at least 3 entities per request, not %d", n)
+		if n < dsMinEntities || n > dsEntities {
+			return nil, fmt.Errorf("docshare needs %d to %d entities per request, not %d", dsMinEntities, dsEntities, n)
 		}
 		name := docshareName(n)
 		world := newDocshareWorld(newDocshareRand(seed))
 		// Each size draws its own requests from the same world.
 		r := rand.New(rand.NewPCG(uint64(seed), 0x64736872_00000000|uint64(n)))
-		w := docshareWorkload(name)
+		w := docshareWorkload(name, n)
+		var stored []FGATuple
+		overflowing := 0
 		for range count {
 			q, err := world.request(r, n)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			allow, reason := docshareDecide(world, q.user, q.action, q.doc)
-			w.Inputs = append(w.Inputs, Input{JSON: q.rego(), Expect: expectOf(allow), Reason: reason, Cedar: q.cedar()})
+			check, beyond, err := q.fgaCheck(len(world.relevant(q.user, q.doc)))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if len(beyond) > 0 {
+				overflowing++
+				stored = append(stored, beyond...)
+			}
+			w.Inputs = append(w.Inputs, Input{JSON: q.rego(), Expect: expectOf(allow), Reason: reason, Cedar: q.cedar(), OpenFGA: check})
 		}
+		w.OpenFGA = docshareOpenFGA(stored, overflowing, count)
 		return w, nil
 	}
 }
@@ -527,10 +568,10 @@ func newDocshareRand(seed int64) *rand.Rand {
 
 // docshareWorkload is a docshare workload without inputs. It has no data and no Cedar entity
 // store: every request carries its entities.
-func docshareWorkload(name string) *Workload {
+func docshareWorkload(name string, n int) *Workload {
 	return &Workload{
 		Name:        name,
-		Description: builtins[name].Description,
+		Description: docshareDescription(n),
 		Query:       "data.authzbench.docshare.allow",
 		Policies:    []File{{Name: "docshare.rego", Content: docsharePolicy}},
 		Cedar: &Cedar{

@@ -2,7 +2,9 @@ package workload
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
@@ -250,8 +252,60 @@ func TestDocshareDecide(t *testing.T) {
 		{"group editor may not share an unsharable document", req(3, "share", 1), false, "deny: sharing disabled"},
 		{"stranger may not delete", req(6, "delete", 1), false, "deny: not owner"},
 	}
-	w := docshareWorkload("docshare-5")
+	w := docshareWorkload("docshare-5", 5)
 	w.Name = "docshare (hand cases)"
 	checkHandCases(t, w, tests, func(q dsRequest) (bool, string) { return docshareDecide(world, q.user, q.action, q.doc) })
 	checkCedarHandCases(t, w, tests, dsRequest.cedar)
+}
+
+// docshare's OpenFGA checks carry their entities as contextual tuples, never more than
+// OpenFGA's 100, every tuple the decision reads among them; a size whose requests carry more
+// stores the rest, and says so (‡), while a size that fits stores nothing and does the same work.
+func TestDocshareOpenFGAChecksFitOpenFGA(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stores bool
+	}{{"docshare-5", false}, {"docshare-20", false}, {"docshare-200", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Builtin(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.OpenFGA == nil || w.OpenFGA.Model != docshareOpenFGAModel {
+				t.Fatalf("no OpenFGA version")
+			}
+			world := newDocshareWorld(newDocshareRand(DefaultSeed))
+			stored := strings.Count(string(w.OpenFGA.Tuples), "\n")
+			if (stored > 0) != tc.stores || (w.OpenFGA.Differences != "") != tc.stores {
+				t.Errorf("%d tuples stored, differences %q; want stored and said: %v", stored, w.OpenFGA.Differences, tc.stores)
+			}
+			if tc.stores && !strings.Contains(w.OpenFGA.Differences, fmt.Sprintf("the %d distinct tuples beyond", stored)) {
+				t.Errorf("differences %q do not count the %d tuples stored", w.OpenFGA.Differences, stored)
+			}
+			for i, in := range w.Inputs {
+				var c struct {
+					User, Relation, Object string
+					Contextual             []FGATuple `json:"contextual_tuples"`
+				}
+				if err := json.Unmarshal(in.OpenFGA, &c); err != nil {
+					t.Fatalf("input %d: %v", i, err)
+				}
+				if len(c.Contextual) == 0 || len(c.Contextual) > dsMaxContextualTuples {
+					t.Fatalf("input %d: %d contextual tuples", i, len(c.Contextual))
+				}
+				// Every tuple the decision reads is carried: what a stored one replaces is padding.
+				var user, doc int
+				if _, err := fmt.Sscanf(c.User+" "+c.Object, "user:user-%d document:doc-%d", &user, &doc); err != nil {
+					t.Fatalf("input %d: %s on %s: %v", i, c.User, c.Object, err)
+				}
+				for _, e := range world.relevant(user, doc) {
+					for _, x := range world.fgaTuples(e) {
+						if !slices.Contains(c.Contextual, x) {
+							t.Fatalf("input %d: %v, which the decision reads, is not among its contextual tuples", i, x)
+						}
+					}
+				}
+			}
+		})
+	}
 }

@@ -292,7 +292,7 @@ func gdriveWorkload(name string, n int, w *gdWorld) *Workload {
 	return &Workload{
 		Name: name,
 		Description: fmt.Sprintf("gdrive with %d documents, %d folders, %d users and %d groups: grants inherit down nested folders "+
-			"and through nested groups, public links; the world as data in Rego, entities in Cedar", n, len(w.folders), w.users, len(w.groupParents)),
+			"and through nested groups, public links; the world as data in Rego, entities in Cedar, tuples in OpenFGA", n, len(w.folders), w.users, len(w.groupParents)),
 		Query:    "data.authzbench.gdrive.allow",
 		Policies: []File{{Name: "gdrive.rego", Content: gdrivePolicy}},
 		Data:     w.rego(),

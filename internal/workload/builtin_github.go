@@ -272,7 +272,7 @@ func githubWorkload(name string, n int, w *ghWorld) *Workload {
 	return &Workload{
 		Name: name,
 		Description: fmt.Sprintf("github with %d repositories, %d organisations, %d teams and %d users: roles from owners, "+
-			"base permissions, nested teams and collaborators, public and archived repositories; the world as data in Rego, entities in Cedar",
+			"base permissions, nested teams and collaborators, public and archived repositories; the world as data in Rego, entities in Cedar, tuples in OpenFGA",
 			n, len(w.orgs), len(w.teams), w.users),
 		Query:    "data.authzbench.github.allow",
 		Policies: []File{{Name: "github.rego", Content: githubPolicy}},

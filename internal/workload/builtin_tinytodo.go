@@ -232,7 +232,7 @@ func tinytodoWorkload(name string, n int, w *ttWorld) *Workload {
 	return &Workload{
 		Name: name,
 		Description: fmt.Sprintf("tinytodo with %d lists, %d users and %d teams: owners, readers and editors directly or "+
-			"through nested teams, interns may not delete; the world as data in Rego, entities in Cedar", n, len(w.jobLevel), len(w.teamParents)),
+			"through nested teams, interns may not delete; the world as data in Rego, entities in Cedar, tuples in OpenFGA", n, len(w.jobLevel), len(w.teamParents)),
 		Query:    "data.authzbench.tinytodo.allow",
 		Policies: []File{{Name: "tinytodo.rego", Content: tinytodoPolicy}},
 		Data:     w.rego(),

@@ -171,6 +171,11 @@ type OpenFGA struct {
 	// NotMeasured counts, per kind ("list_objects", "list_users"), the queries of the user's
 	// store file that authzbench does not measure, so a run says so.
 	NotMeasured map[string]int
+
+	// Differences says what the OpenFGA version of a built-in workload is handed ready-made
+	// because OpenFGA cannot compute it (an attribute compared, tuples stored ahead of the
+	// requests that carry them), as Cedar.Differences does; empty when it does the same work.
+	Differences string
 }
 
 // NotMeasured counts, by kind, the queries of the user's files that authzbench does not

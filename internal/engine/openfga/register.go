@@ -40,6 +40,15 @@ func (registered) Source(in workload.Input) string {
 	return in.Source
 }
 
+// Handed says what a built-in workload's OpenFGA version is handed ready-made because OpenFGA
+// cannot compute it (engine.Handed): the ‡ rows.
+func (registered) Handed(w *workload.Workload) string {
+	if w.OpenFGA == nil {
+		return ""
+	}
+	return w.OpenFGA.Differences
+}
+
 // HealthPath is OpenFGA's HTTP health check, which answers once its datastore is ready.
 func (registered) HealthPath() string { return "/healthz" }
 
