@@ -66,6 +66,7 @@ func runInputs(p *outputs.Plan, f runFlags, s *scenario.Scenario) {
 		p.Input(by("--expect-changes"), u.ExpectChanges)
 	}
 	p.Input("--opa-bin", f.opaBin)
+	p.Input("--openfga-bin", f.openfgaBin)
 	p.Input("--server-cert", f.serverCert)
 	p.Input("--server-key", f.serverKey)
 	p.Input("--cacert", f.caCert)

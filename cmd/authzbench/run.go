@@ -61,6 +61,7 @@ type runFlags struct {
 	url         string
 	port        int
 	opaBin      string
+	openfgaBin  string
 	logLevel    string
 	sutArgs     []string
 	out         string
@@ -202,6 +203,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
 	fl.StringVar(&f.url, "url", "", urlUsage)
 	fl.IntVar(&f.port, "port", 0, kindsTaking("port")+": loopback port for the server authzbench starts (default: a free one)")
 	fl.StringVar(&f.opaBin, "opa-bin", "", "run this opa binary for opa/cli and opa/server instead of the OPA linked in")
+	fl.StringVar(&f.openfgaBin, "openfga-bin", "", kindsTaking("openfga_bin")+": run this OpenFGA server binary (its run command) instead of the OpenFGA linked in")
 	fl.StringVar(&f.logLevel, "log-level", "error", "log level of the OPA and OpenFGA servers authzbench starts; info writes a line per request and can cost throughput")
 	fl.StringArrayVar(&f.sutArgs, "sut-arg", nil, "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)")
 	fl.StringVarP(&f.out, "out", "o", "", "result file (default results/authzbench-<time>.json)")
@@ -435,7 +437,7 @@ type optionFlag struct {
 
 func optionFlags(f runFlags) []optionFlag {
 	return []optionFlag{
-		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"sut-arg", "sut_args", f.sutArgs},
+		{"url", "url", f.url}, {"port", "port", f.port}, {"opa-bin", "opa_bin", f.opaBin}, {"openfga-bin", "openfga_bin", f.openfgaBin}, {"sut-arg", "sut_args", f.sutArgs},
 		{"grpc-connections", "grpc_connections", f.grpcConns}, {"openfga-api", "api", f.openfgaAPI},
 		{"http2", "http2", f.http2}, {"http2-connections", "http2_connections", f.http2Conns},
 		{"method", "method", f.httpMethod}, {"header", "headers", f.headers}, {"body", "body", f.body},
@@ -449,7 +451,7 @@ func optionFlags(f runFlags) []optionFlag {
 
 // selectiveFlags are option flags that only some kinds take: given with none of them
 // selected, they would be ignored without a word.
-var selectiveFlags = []string{"openfga-api", "replicas", "http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
+var selectiveFlags = []string{"openfga-api", "openfga-bin", "replicas", "http2", "http2-connections", "tls", "mtls", "mtls-authz", "mtls-admit", "server-cert", "server-key", "cacert", "cert", "key", "insecure"}
 
 // checkTakenFlags refuses a selective flag that no selected target takes.
 func checkTakenFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
