@@ -53,8 +53,8 @@ import (
 // defaults, which are the same values: the Check planner (internal/planner, built by
 // NewServerWithOpts with serverconfig's eviction threshold and cleanup interval) and
 // authentication (internal/authn; method "none", OpenFGA's default, whose interceptor admits
-// every request, so it is left out). What needs neither (TLS, tracing, the profiler, the
-// playground, other datastores) is refused by the command line instead.
+// every request, so it is left out). What OpenFGA's run does beyond this (TLS, tracing, the
+// profiler, the playground, other datastores) is refused by the command line, naming the flag.
 
 // serveError is a failure after the settings were accepted: a port in use, a server that
 // stopped on an error. It exits 1, not 2.
