@@ -136,3 +136,45 @@ func TestOpenFGABadFilesNameTheLine(t *testing.T) {
 		})
 	}
 }
+
+// --openfga-bin runs OpenFGA's own binary for openfga/server, and the result says which
+// OpenFGA served; a binary that is missing or is not OpenFGA, or the flag with no
+// openfga/server, exits 2 before any load. The binary here is a script that says it is
+// OpenFGA v9.9.9-fake and serves as this test binary's OpenFGA.
+func TestOpenFGABinRunsTheBinaryGiven(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "openfga")
+	script := "#!/bin/sh\nif [ \"$1\" = version ]; then echo 'OpenFGA version `v9.9.9-fake` build from `none` on `today`' >&2; exit 0; fi\nexec '" + self + "' openfga \"$@\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, target, bin, want string
+	}{
+		{"missing", "openfga/server", filepath.Join(dir, "nosuch"), "--openfga-bin " + filepath.Join(dir, "nosuch") + ": exec: "},
+		{"not OpenFGA", "openfga/server", "/bin/true", "--openfga-bin /bin/true is not an OpenFGA server binary"},
+		{"no openfga/server", "openfga/inproc", fake, "--openfga-bin applies to the openfga/server targets, and none is selected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name+".json")
+			code, _, stderr := run(t, "run", "--target", tc.target, "--workload", "rbac", "--requests", "10", "--no-progress",
+				"--openfga-bin", tc.bin, "-o", out)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q in\n%s", code, exitUsage, tc.want, stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a result was written: something ran")
+			}
+		})
+	}
+	out := filepath.Join(dir, "r.json")
+	doc, _ := runOK(t, out, "run", "--target", "openfga/server", "--workload", "rbac", "--requests", "200", "--warmup", "0",
+		"--no-progress", "--openfga-bin", fake)
+	if r := doc.Runs[0]; r.Summary.OK != 200 || r.Summary.Errors != 0 || r.SUT.Version != "openfga v9.9.9-fake" {
+		t.Errorf("ok %d errors %d version %q: want 200 decisions from OpenFGA v9.9.9-fake", r.Summary.OK, r.Summary.Errors, r.SUT.Version)
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -31,7 +29,7 @@ func init() {
 			// OpenFGA has no per-request timers to ask for (OPA's ?metrics=true); its own are
 			// Prometheus metrics, on a port of their own.
 			common.ServerMetricsEvery = 0
-			return &openfgaServer{served: served{common: common, engine: openfga.Registered, cfg: &cfg.ServerConfig}, api: cfg.API}
+			return &openfgaServer{served: served{common: common, engine: openfga.Registered, cfg: &cfg.ServerConfig}, api: cfg.API, bin: cfg.OpenFGABin}
 		}})
 }
 
@@ -41,15 +39,19 @@ type OpenFGAServerConfig struct {
 	ServerConfig `yaml:",inline"`
 	// API is the API measured: "http" (the default, its HTTP gateway) or "grpc".
 	API string `yaml:"api"`
+	// OpenFGABin runs this OpenFGA binary's `run` instead of `authzbench openfga run`.
+	OpenFGABin string `yaml:"openfga_bin"`
 }
 
 func init() {
 	DeclareOption(Option{Key: "api", Flag: "openfga-api", Selective: true,
 		Help: "{kinds}: the API measured, http (the default: POST /stores/{id}/check) or grpc (OpenFGAService.Check); with --url, the running server's address for that API"})
+	DeclareOption(Option{Key: "openfga_bin", Flag: "openfga-bin", Selective: true, File: true,
+		Help: "{kinds}: run this OpenFGA server binary (its run command) instead of the OpenFGA linked in"})
 }
 
-// Check refuses an API OpenFGA does not serve, and TLS, which openfga/server does not set up
-// for the server it starts yet.
+// Check refuses an API OpenFGA does not serve, TLS, which openfga/server does not set up for
+// the server it starts yet, and an openfga_bin that is not an OpenFGA server binary.
 func (c *OpenFGAServerConfig) Check() error {
 	errs := []error{c.ServerConfig.check(openfgaRefusesMTLSAuthz)}
 	switch c.API {
@@ -64,6 +66,16 @@ func (c *OpenFGAServerConfig) Check() error {
 			return fmt.Sprintf("%s: openfga/server starts OpenFGA in clear; measure one you run over TLS with %s", n("tls"), n("url"))
 		}))
 	}
+	if c.URL != "" && c.OpenFGABin != "" {
+		errs = append(errs, optionError("openfga_bin", func(n func(string) string) string {
+			return n("openfga_bin") + " configures a server authzbench starts; with " + n("url") + " it starts none"
+		}))
+	} else if c.OpenFGABin != "" {
+		// Asked its version now, so that a missing or wrong binary is refused before any load.
+		if _, err := openfga.BinaryServer(context.Background(), c.OpenFGABin); err != nil {
+			errs = append(errs, optionError("openfga_bin", func(n func(string) string) string { return n("openfga_bin") + " " + err.Error() }))
+		}
+	}
 	if u, err := url.Parse(c.URL); c.API == "grpc" && c.URL != "" && err == nil && u.Scheme != "http" {
 		errs = append(errs, optionError("url", func(n func(string) string) string {
 			return fmt.Sprintf("%s %q with %s grpc: want http://host:port, the running server's gRPC address in clear", n("url"), c.URL, n("api"))
@@ -76,14 +88,17 @@ func openfgaRefusesMTLSAuthz(n func(string) string) string {
 	return fmt.Sprintf("%s is not supported by openfga/server: OpenFGA has no authorization policy in front of its checks, as OPA's --authorization=basic", n("mtls_authz"))
 }
 
-// openfgaServer drives OpenFGA's own server: by default `authzbench openfga run` (OpenFGA's run
-// command, linked in) on free loopback ports, its in-memory datastore holding the workload's
-// stores, model and tuples, written over its API before the clock; with a URL, a running
-// OpenFGA, into which the same stores are written. Its HTTP API (POST /stores/{id}/check) is
-// measured by default, its gRPC API (OpenFGAService.Check) with api grpc.
+// openfgaServer drives OpenFGA's server: by default `authzbench openfga run` (OpenFGA's server
+// package with its default settings, linked in; openfga_bin for OpenFGA's own binary) on free
+// loopback ports, its in-memory datastore holding the workload's stores, model and tuples,
+// written over its API before the clock; with a URL, a running OpenFGA, into which the same
+// stores are written. Its HTTP API (POST /stores/{id}/check) is measured by default, its gRPC
+// API (OpenFGAService.Check) with api grpc.
 type openfgaServer struct {
 	served
-	api string
+	api     string
+	bin     string // OpenFGA's own binary, instead of authzbench openfga run
+	version string // of the server started
 
 	// Over gRPC: the server's address, the prepared requests, and the workers' connections.
 	grpcAddr string
@@ -152,8 +167,9 @@ func (t *openfgaServer) startGRPC(ctx context.Context, f *openfga.Fixture) error
 	return nil
 }
 
-// launch starts `authzbench openfga run` on free loopback ports (its HTTP API, gRPC API and
-// metrics each their own), its log at the run's level: OpenFGA logs every request at info.
+// launch starts `authzbench openfga run`, or OpenFGA's own binary's run, on free loopback ports
+// (its HTTP API, gRPC API and metrics each their own), its log at the run's level: OpenFGA logs
+// every request at info.
 func (t *openfgaServer) launch(ctx context.Context) error {
 	httpAddr, err := t.cfg.listenAddr()
 	if err != nil {
@@ -167,14 +183,20 @@ func (t *openfgaServer) launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find own executable to run OpenFGA: %w", err)
+	var server openfga.ServerCommand
+	if t.bin == "" {
+		server, err = openfga.LinkedServer()
+	} else if server, err = openfga.BinaryServer(ctx, t.bin); err != nil {
+		cause := err
+		err = optionError("openfga_bin", func(n func(string) string) string { return n("openfga_bin") + " " + cause.Error() })
 	}
-	args := []string{openfga.Arg, "run", "--http-addr", httpAddr, "--grpc-addr", grpcAddr,
+	if err != nil {
+		return err
+	}
+	t.version = server.Version
+	args := []string{"--http-addr", httpAddr, "--grpc-addr", grpcAddr,
 		"--metrics-addr", metricsAddr, "--log-level", t.common.logLevel(), "--playground-enabled=false"}
-	cmd := exec.Command(self, append(args, t.cfg.Args...)...)
-	if err := t.run(ctx, "openfga server", httpAddr, cmd); err != nil {
+	if err := t.run(ctx, "openfga server", httpAddr, server.Command(append(args, t.cfg.Args...)...)); err != nil {
 		return err
 	}
 	t.grpcAddr = grpcAddr
@@ -235,7 +257,12 @@ func (w *openfgaGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 }
 
 func (t *openfgaServer) Info() Info {
-	info := t.info("openfga", "openfga "+openfga.Version())
+	version := t.version
+	if version == "" {
+		// A running server found at a URL is not asked its version: the one linked in stands.
+		version = openfga.Version()
+	}
+	info := t.info("openfga", "openfga "+version)
 	if t.api == "grpc" {
 		info.URL = t.url
 		info.HTTP2 = true

@@ -2,6 +2,9 @@ package kinds
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,9 +72,63 @@ func TestOpenFGAServerRefusesWhatItCannotServe(t *testing.T) {
 		{OpenFGAServerConfig{API: "rest"}, `api "rest": OpenFGA serves http and grpc`},
 		{OpenFGAServerConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{TLS: true}}}, "openfga/server starts OpenFGA in clear"},
 		{OpenFGAServerConfig{API: "grpc", ServerConfig: ServerConfig{URL: "https://127.0.0.1:8081"}}, "the running server's gRPC address in clear"},
+		{OpenFGAServerConfig{OpenFGABin: "/nonexistent/openfga"}, "openfga_bin /nonexistent/openfga: exec: "},
+		{OpenFGAServerConfig{OpenFGABin: "/bin/true"}, "openfga_bin /bin/true is not an OpenFGA server binary: /bin/true version printed no \"OpenFGA version `...`\" line"},
+		{OpenFGAServerConfig{OpenFGABin: "/bin/true", ServerConfig: ServerConfig{URL: "http://127.0.0.1:8080"}}, "openfga_bin configures a server authzbench starts; with url it starts none"},
 	} {
 		if err := tc.c.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
+		}
+	}
+}
+
+// openfga_bin runs that binary's `run` with the addresses and log flags authzbench gives its
+// own server, and the result records the version the binary reports. The binary here is a
+// script that says it is OpenFGA v9.9.9-fake and serves as this test binary's OpenFGA.
+func TestOpenFGAServerRunsTheBinaryGiven(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	argsFile, fake := filepath.Join(dir, "args"), filepath.Join(dir, "openfga")
+	script := fmt.Sprintf(`#!/bin/sh
+if [ "$1" = version ]; then echo '2026/11/26 10:00:00 OpenFGA version `+"`v9.9.9-fake` build from `none` on `today`"+`' >&2; exit 0; fi
+echo "$@" > %q
+exec %q openfga "$@"
+`, argsFile, self)
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Inputs = w.Inputs[:50]
+	tg, err := New("openfga/server", Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}, &OpenFGAServerConfig{OpenFGABin: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Stop(context.Background())
+	d := tg.Worker()
+	for i, in := range w.Inputs {
+		if out := d.Decide(context.Background(), i); out.Kind != verify.Decided || out.Allow != (in.Expect == workload.ExpectAllow) {
+			t.Fatalf("input %d: %+v", i+1, out)
+		}
+	}
+	if info := tg.Info(); info.Version != "openfga v9.9.9-fake" || info.PID == 0 {
+		t.Errorf("info %+v: want the binary's version and its PID", info)
+	}
+	args, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"run --http-addr 127.0.0.1:", " --grpc-addr 127.0.0.1:", " --metrics-addr 127.0.0.1:", " --log-level ", " --playground-enabled=false"} {
+		if !strings.Contains(string(args), want) {
+			t.Errorf("the binary ran with %q, want %q in it", args, want)
 		}
 	}
 }

@@ -210,6 +210,24 @@ func TestServerSubprocess(t *testing.T) {
 		}
 	}
 
+	// Its metrics count what it served: OpenFGA's own (pkg/server's) and, from the gRPC
+	// interceptor chain, the two checks the HTTP gateway passed on to the gRPC server.
+	resp, err := client.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`openfga_check_result_count{allowed="true"} 1`,
+		`openfga_check_result_count{allowed="false"} 1`,
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="Check",grpc_service="openfga.v1.OpenFGAService",grpc_type="unary"} 2`,
+	} {
+		if !strings.Contains(string(metrics), want+"\n") {
+			t.Errorf("metrics on %s lack %s", metricsAddr, want)
+		}
+	}
+
 	// Stopped by its PID, as a target stops it; OpenFGA shuts down gracefully on SIGTERM.
 	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -222,5 +240,122 @@ func TestServerSubprocess(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Errorf("server still running 20s after SIGTERM")
+	}
+}
+
+// runBounded runs `openfga` with args and environ in this process; a server it starts by
+// mistake stops after a few seconds, so a test of a refusal fails rather than hangs.
+func runBounded(t *testing.T, environ []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code = execute(ctx, args, &out, &errb, environ)
+	return code, out.String(), errb.String()
+}
+
+// What the server does not serve is refused before it starts, in one line that names the flag
+// or the variable, with exit 2; OPENFGA_* variables are read for the flags it has.
+func TestRunRefusesWhatItDoesNotServe(t *testing.T) {
+	loopback := []string{"run", "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-level", "error"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want []string
+	}{
+		{name: "OpenFGA's authentication", args: []string{"--authn-method", "preshared"},
+			want: []string{"unknown flag: --authn-method", "run OpenFGA's own server binary", "--openfga-bin PATH", "--url"}},
+		{name: "OpenFGA's TLS", args: []string{"--grpc-tls-enabled"}, want: []string{"unknown flag: --grpc-tls-enabled", "--openfga-bin"}},
+		{name: "another datastore", args: []string{"--datastore-engine", "postgres"},
+			want: []string{"--datastore-engine postgres: authzbench openfga run serves OpenFGA's memory datastore only", "--openfga-bin"}},
+		{name: "another datastore, from the environment", env: []string{"OPENFGA_DATASTORE_ENGINE=postgres"},
+			want: []string{"OPENFGA_DATASTORE_ENGINE=postgres: authzbench openfga run serves OpenFGA's memory datastore only"}},
+		{name: "a setting it does not take, from the environment", env: []string{"HOME=/x", "OPENFGA_DATASTORE_URI=postgres://db"},
+			want: []string{"OPENFGA_DATASTORE_URI is set in the environment, and authzbench openfga run takes no such setting: unset it", "--openfga-bin"}},
+		{name: "the playground", args: []string{"--playground-enabled"}, want: []string{"--playground-enabled: authzbench openfga run has no playground"}},
+		{name: "a log level OpenFGA has not", args: []string{"--log-level", "verbose"},
+			want: []string{"--log-level verbose: want one of none, debug, info, warn, error, panic, fatal"}},
+		{name: "a log format from the environment", env: []string{"OPENFGA_LOG_FORMAT=xml"},
+			want: []string{"OPENFGA_LOG_FORMAT=xml: want one of text, json"}},
+		{name: "a number that is not one, from the environment", env: []string{"OPENFGA_RESOLVE_NODE_LIMIT=deep"},
+			want: []string{"OPENFGA_RESOLVE_NODE_LIMIT=deep (--resolve-node-limit)"}},
+		{name: "throttling OpenFGA's own check refuses",
+			args: []string{"--check-dispatch-throttling-enabled", "--check-dispatch-throttling-threshold", "200", "--check-dispatch-throttling-max-threshold", "100"},
+			want: []string{"OpenFGA's check of the settings:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runBounded(t, tc.env, append(loopback, tc.args...)...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\nstderr %s", code, exitUsage, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			if lines := strings.Count(strings.TrimSpace(stderr), "\n") + 1; lines != 1 {
+				t.Errorf("%d lines on stderr, want the error alone:\n%s", lines, stderr)
+			}
+		})
+	}
+}
+
+// A variable sets the flag it names, as OpenFGA's run reads it, and a flag given wins over it.
+func TestRunReadsOpenFGAVariables(t *testing.T) {
+	cmd := newRunCommand(nil)
+	if err := cmd.Flags().Parse([]string{"--resolve-node-limit", "30"}); err != nil {
+		t.Fatal(err)
+	}
+	fromEnv, err := applyEnvironment(cmd.Flags(), []string{"OPENFGA_CHECK_QUERY_CACHE_ENABLED=true", "OPENFGA_RESOLVE_NODE_LIMIT=50", "PATH=/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for flag, want := range map[string]string{"check-query-cache-enabled": "true", "resolve-node-limit": "30", "check-query-cache-ttl": "10s"} {
+		if got := cmd.Flags().Lookup(flag).Value.String(); got != want {
+			t.Errorf("--%s is %q, want %q", flag, got, want)
+		}
+	}
+	if got := fromEnv["check-query-cache-enabled"]; got != "OPENFGA_CHECK_QUERY_CACHE_ENABLED=true" {
+		t.Errorf("the variable read is recorded as %q", got)
+	}
+	if _, ok := fromEnv["resolve-node-limit"]; ok {
+		t.Errorf("OPENFGA_RESOLVE_NODE_LIMIT recorded as read, though the flag was given")
+	}
+}
+
+// A port in use is one error line naming the flag, exit 1, not a goroutine dump.
+func TestRunPortInUseIsOneLine(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	for _, flag := range []string{"--http-addr", "--grpc-addr", "--metrics-addr"} {
+		t.Run(flag, func(t *testing.T) {
+			args := map[string]string{"--http-addr": "127.0.0.1:0", "--grpc-addr": "127.0.0.1:0", "--metrics-addr": "127.0.0.1:0"}
+			args[flag] = held.Addr().String()
+			code, _, stderr := runBounded(t, nil, "run", "--http-addr", args["--http-addr"], "--grpc-addr", args["--grpc-addr"],
+				"--metrics-addr", args["--metrics-addr"], "--log-level", "error")
+			if code != exitFailed || !strings.Contains(stderr, "("+flag+")") || !strings.Contains(stderr, "address already in use") {
+				t.Errorf("exit %d, want %d and an error naming %s\nstderr %s", code, exitFailed, flag, stderr)
+			}
+			if strings.Contains(stderr, "goroutine") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("want one line:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// `openfga version` says the version linked in as OpenFGA's own version command says its own,
+// so that one reader takes both.
+func TestVersionReadsAsOpenFGAs(t *testing.T) {
+	code, stdout, stderr := runBounded(t, nil, "version")
+	if v, ok := versionIn(stdout); code != 0 || !ok || v != Version() {
+		t.Errorf("exit %d, version %q %t, want %q\nstdout %s\nstderr %s", code, v, ok, Version(), stdout, stderr)
+	}
+	// OpenFGA v1.8's binary, through Go's log package.
+	if v, ok := versionIn("2025/01/02 10:00:00 OpenFGA version `v1.8.1` build from `4e0b4b2` on `2024-12-17T16:21:34Z` \n"); !ok || v != "v1.8.1" {
+		t.Errorf("OpenFGA's own line read as %q %t", v, ok)
 	}
 }
