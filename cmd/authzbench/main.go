@@ -72,7 +72,7 @@ func main() {
 	// per-decision `opa eval` process pays as little start-up as the real opa binary.
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
-	openfga.DispatchIfAsked() // "authzbench openfga run ..." is OpenFGA's own server
+	openfga.DispatchIfAsked() // "authzbench openfga run ..." is OpenFGA's server, assembled as its run command does
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
 	// Thousands of connections need thousands of descriptors; a failure leaves the limit as it

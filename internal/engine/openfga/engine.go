@@ -1,6 +1,6 @@
 // Package openfga is OpenFGA inside authzbench: its server's Check over its in-memory datastore
-// (the openfga/inproc mode), its own `run` command linked into our binary (the openfga/server
-// mode, as `authzbench openfga run`), and the files OpenFGA's users already keep — the store
+// (the openfga/inproc mode), its server assembled as its own `run` command assembles it, from its
+// public packages (the openfga/server mode, as `authzbench openfga run`), and the files OpenFGA's users already keep — the store
 // file `fga model test` and `fga store import` read, or a model, a tuple file and a JSONL of
 // checks — read into assertions with expected decisions.
 //
