@@ -729,6 +729,7 @@ th, td { padding: 3px 8px; border-bottom: 1px solid var(--grid); text-align: rig
 th:nth-child(-n+3), td:nth-child(-n+3) { text-align: left; }
 table.fit { width: 100%; }
 table.fit th, table.fit td:first-child { white-space: normal; }
+table.ramp th:last-child, table.ramp td:last-child { white-space: normal; text-align: left; min-width: 16em; }
 tbody tr:nth-child(even) { background: var(--row); }
 .scroll { overflow-x: auto; }
 details.more-charts > summary { cursor: pointer; color: var(--muted); }
@@ -801,7 +802,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{end}}</div></details>{{end}}
 {{if .Ramps}}<h2>Ramp, interval by interval</h2>
 {{range .Ramps}}<h3 class="notes">{{.Title}}</h3>
-<div class="scroll"><table class="summary wide">
+<div class="scroll"><table class="summary wide ramp">
 <thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></div>
