@@ -23,8 +23,9 @@ func TestAppWorkloadsVerify(t *testing.T) {
 		}
 		ok++
 	}
-	if ok != 6*6 {
-		t.Errorf("%d ok rows; want %d\n%s", ok, 6*6, stdout)
+	// 6 workloads, 7 modes: openfga/server checked over HTTP and over gRPC.
+	if ok != 6*7 {
+		t.Errorf("%d ok rows; want %d\n%s", ok, 6*7, stdout)
 	}
 }
 

@@ -268,7 +268,7 @@ func listWorkloads(out io.Writer, ws []*workload.Workload, engines []engine.Engi
 // what the engine was given, and the first pair in the error.
 func verifyAndReport(ctx context.Context, stdout, stderr io.Writer, ws []*workload.Workload, o bench.EquivalenceOptions) error {
 	// Rows are printed as each check ends, so widths are fixed rather than aligned.
-	const row = "%-12s %-14s %7v %7v  %s\n"
+	const row = "%-12s %-20s %7v %7v  %s\n"
 	fmt.Fprintf(stdout, row, "WORKLOAD", "TARGET", "CHECKED", "AGREED", "RESULT")
 	var failed []bench.Equivalence
 	o.Progress = func(e bench.Equivalence) {

@@ -102,17 +102,14 @@ func TestVerifyEveryEngineInEveryMode(t *testing.T) {
 	}
 	for _, w := range verifiedWorkloads {
 		okBy := map[string]int{}
-		for _, mode := range kinds.EngineModes() {
+		for _, m := range engineModes(t) {
+			mode := m.Label
 			got, found := rows[[2]string{w, mode}]
 			switch {
 			case !found:
 				t.Errorf("%s on %s: no row\n%s", w, mode, stdout)
 			case strings.HasPrefix(got, "40 40 ok"):
-				k, err := kinds.Lookup(mode)
-				if err != nil {
-					t.Fatal(err)
-				}
-				okBy[k.Engine]++
+				okBy[m.Kind.Engine]++
 			case w == "nop" || !strings.Contains(got, "skipped: its inputs are not Envoy CheckRequests"):
 				t.Errorf("%s on %s: %q, want 40 inputs checked and agreed", w, mode, got)
 			}
@@ -125,9 +122,25 @@ func TestVerifyEveryEngineInEveryMode(t *testing.T) {
 	}
 }
 
+// engineModes is every mode workloads verify checks: each engine kind in its default settings
+// and in each of its variants (openfga/server over gRPC).
+func engineModes(t *testing.T) []kinds.Mode {
+	t.Helper()
+	var modes []kinds.Mode
+	for _, name := range kinds.EngineModes() {
+		k, err := kinds.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes = append(modes, k.ModesOf()...)
+	}
+	return modes
+}
+
 // A wrong OpenFGA model (gdrive's, with a document's viewers no longer inherited from its
-// folders) fails verify in both OpenFGA modes, naming the first input it decides wrongly and
-// what OpenFGA was asked, while the right model passes the same inputs.
+// folders) fails verify in every OpenFGA mode (in process, served over HTTP and over gRPC),
+// naming the first input it decides wrongly and what OpenFGA was asked, while the right model
+// passes the same inputs.
 func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an OpenFGA server")
@@ -157,9 +170,9 @@ func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 	if !errors.As(err, &exit) || exit.code != exitFailed {
 		t.Fatalf("verify returned %v, want exit %d\n%s\n%s", err, exitFailed, stdout, stderr)
 	}
-	for _, target := range []string{"openfga/inproc", "openfga/server"} {
+	for _, target := range []string{"openfga/inproc", "openfga/server", "openfga/server(grpc)"} {
 		var n int
-		line := regexp.MustCompile(`workload gdrive-100, target ` + target + `: input (\d+) expects allow, got deny\n  given: (.*)\n`).FindStringSubmatch(stderr)
+		line := regexp.MustCompile(`workload gdrive-100, target ` + regexp.QuoteMeta(target) + `: input (\d+) expects allow, got deny\n  given: (.*)\n`).FindStringSubmatch(stderr)
 		if line == nil {
 			t.Fatalf("stderr does not name %s's wrong input:\n%s", target, stderr)
 		}
@@ -171,7 +184,7 @@ func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 			t.Errorf("no DISAGREES row for %s:\n%s", target, stdout)
 		}
 	}
-	if !strings.Contains(err.Error(), "2 workload and target pairs disagree; first: workload gdrive-100, target openfga/inproc, input ") {
+	if !strings.Contains(err.Error(), "3 workload and target pairs disagree; first: workload gdrive-100, target openfga/inproc, input ") {
 		t.Errorf("error %q", err)
 	}
 }

@@ -25,7 +25,8 @@ type EquivalenceOptions struct {
 // Equivalence is what one target decided on one workload's inputs.
 type Equivalence struct {
 	Workload string
-	Target   string
+	Target   string // the mode: the kind's name, with its variant's when not the default settings
+	Kind     string // the kind's name alone
 	Checked  int
 	Agreed   int
 	// Skipped says why the target was not run (the workload has no version for its engine).
@@ -71,13 +72,20 @@ func VerifyWorkloads(ctx context.Context, ws []*workload.Workload, o Equivalence
 		// and every other engine and mode must give the same.
 		decided := make([]reference, len(w.Inputs))
 		for _, name := range targets {
-			row, err := verifyOne(ctx, w, name, parallel, o, decided)
+			kind, err := kinds.LookupAny(name)
 			if err != nil {
 				return rows, err
 			}
-			rows = append(rows, row)
-			if o.Progress != nil {
-				o.Progress(row)
+			// Each kind in its default settings and in each variant that is a mode of its own.
+			for _, mode := range kind.ModesOf() {
+				row, err := verifyOne(ctx, w, mode, parallel, o, decided)
+				if err != nil {
+					return rows, err
+				}
+				rows = append(rows, row)
+				if o.Progress != nil {
+					o.Progress(row)
+				}
 			}
 		}
 	}
@@ -90,12 +98,9 @@ type reference struct {
 	target string
 }
 
-func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel int, o EquivalenceOptions, decided []reference) (Equivalence, error) {
-	row := Equivalence{Workload: w.Name, Target: name}
-	kind, err := kinds.LookupAny(name)
-	if err != nil {
-		return row, err
-	}
+func verifyOne(ctx context.Context, w *workload.Workload, mode kinds.Mode, parallel int, o EquivalenceOptions, decided []reference) (Equivalence, error) {
+	name, kind := mode.Label, mode.Kind
+	row := Equivalence{Workload: w.Name, Target: name, Kind: kind.Name}
 	if lang, ok := engine.WrittenFor(kind.Engine, w); !ok {
 		row.Skipped = "no " + lang + " version"
 		if why := w.Inexpressible[lang]; why != "" {
@@ -109,7 +114,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, name string, parallel 
 	}
 	common := o.Common
 	common.Workers = parallel
-	t, err := kinds.New(name, common, nil)
+	t, err := kinds.New(kind.Name, common, mode.Config)
 	if err != nil {
 		return row, err
 	}

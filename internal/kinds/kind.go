@@ -95,11 +95,40 @@ type Kind struct {
 	// Order places the kind in lists (help, verify): lower first, then by name. The in-process
 	// OPA is first, the reference the others are checked against.
 	Order int
+	// Variants are settings that make a deployment mode of their own, decided by other code
+	// than the default's (openfga/server's gRPC API beside its HTTP one): `workloads verify`
+	// checks each beside the default settings.
+	Variants []Variant
 	// NewConfig returns the kind's settings with their defaults.
 	NewConfig func() Config
 	// New returns a target of the kind; c is what NewConfig returned, set from the scenario
 	// and the flags.
 	New func(common Common, c Config) Target
+}
+
+// Variant is a kind's settings that make a mode of their own (see Kind.Variants).
+type Variant struct {
+	Label string       // how the mode is named after the kind's name, one word: "grpc"
+	Set   func(Config) // changes the kind's default settings into the variant's
+}
+
+// Mode is a kind with settings: its default ones, or a variant's.
+type Mode struct {
+	Label string // "openfga/server", "openfga/server(grpc)": one word, as tables and tests split on spaces
+	Kind  *Kind
+	// Config is the mode's settings; nil for the kind's defaults.
+	Config Config
+}
+
+// ModesOf is the kind's default mode followed by each of its variants.
+func (k *Kind) ModesOf() []Mode {
+	modes := []Mode{{Label: k.Name, Kind: k}}
+	for _, v := range k.Variants {
+		c := k.NewConfig()
+		v.Set(c)
+		modes = append(modes, Mode{Label: k.Name + "(" + v.Label + ")", Kind: k, Config: c})
+	}
+	return modes
 }
 
 // Refuses says why the kind cannot run w, "" when it can (see Takes).

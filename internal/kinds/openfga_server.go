@@ -23,6 +23,9 @@ import (
 
 func init() {
 	Register(Kind{Name: "openfga/server", Engine: "openfga", Placement: LaunchedServer, LoadsPolicy: true, Order: 58,
+		// The gRPC API is asked by a worker of its own (openfgaGRPCWorker), its answers read
+		// from protobuf, not JSON: a mode of its own to verify.
+		Variants:  []Variant{{Label: "grpc", Set: func(c Config) { c.(*OpenFGAServerConfig).API = "grpc" }}},
 		NewConfig: func() Config { return &OpenFGAServerConfig{} },
 		New: func(common Common, c Config) Target {
 			cfg := c.(*OpenFGAServerConfig)
