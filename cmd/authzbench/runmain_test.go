@@ -66,7 +66,9 @@ func TestRunMainTakesItsWritersAndInterrupts(t *testing.T) {
 				t.Fatalf("run never started its load: %s", errb.String())
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		// Long enough for the load to have begun on a busy machine: an interrupt before it would
+		// leave nothing measured to keep.
+		time.Sleep(2 * time.Second)
 		c <- os.Interrupt
 		var code int
 		select {
