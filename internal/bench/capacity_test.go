@@ -39,15 +39,7 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several seconds of load")
 	}
-	one := make(chan struct{}, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		one <- struct{}{}
-		time.Sleep(2 * time.Millisecond)
-		<-one
-		io.WriteString(w, `{"result": true}`)
-	}))
-	defer srv.Close()
+	srv := oneAtATimeServer(t, 2*time.Millisecond)
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "p.rego")
 	os.WriteFile(policy, []byte("package fake\nallow := true\n"), 0o644)
@@ -306,4 +298,21 @@ func TestCapacityInterruptedDrawsNoConclusion(t *testing.T) {
 	if !doc.Interrupted || doc.StopReason != "interrupted by interrupt" {
 		t.Errorf("document interrupted %t, reason %q", doc.Interrupted, doc.StopReason)
 	}
+}
+
+// oneAtATimeServer answers OPA's allow to one request at a time, each taking service: it holds
+// 1/service requests per second, and beyond that its queue grows without bound. Closed when the
+// test ends.
+func oneAtATimeServer(t *testing.T, service time.Duration) *httptest.Server {
+	t.Helper()
+	one := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		one <- struct{}{}
+		time.Sleep(service)
+		<-one
+		io.WriteString(w, `{"result": true}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }

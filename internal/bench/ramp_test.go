@@ -2,9 +2,6 @@ package bench
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -22,15 +19,7 @@ func TestCapacityRampFindsTheKnee(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several seconds of load")
 	}
-	one := make(chan struct{}, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		one <- struct{}{}
-		time.Sleep(2 * time.Millisecond)
-		<-one
-		io.WriteString(w, `{"result": true}`)
-	}))
-	defer srv.Close()
+	srv := oneAtATimeServer(t, 2*time.Millisecond)
 	c := CapacitySearch{Target: "opa/server", Workload: "nop", SLO: SLO{Percentile: 99, Latency: 50 * time.Millisecond},
 		Start: 100, Max: 1500, Connections: 32, Step: time.Second, Warmup: 200 * time.Millisecond,
 		Ramp: 6 * time.Second, RampInterval: 500 * time.Millisecond,
