@@ -32,15 +32,30 @@
 #   oha: cargo install oha --locked          (the issue's figures: oha 1.16)
 #   k6:  go install go.k6.io/k6@v1.8.1
 # A generator not found is named and skipped. Servers are stopped by PID.
+#
+# On a bigger machine (the 16-core figures of docs/pacing.md), these variables move the pins:
+#   SERVER_CPUS  the recording server's CPUs, as taskset's list    (default 1)
+#   GEN_CPUS     the generator's CPUs                             (default 0)
+#   CONNS        keep-alive connections of every generator         (default 64)
+#   GEN_PROCS    authzbench's --generator-procs                    (default 1)
+#   AUTHZBENCH   an authzbench binary built already (a machine without Go: build one with
+#                CGO_ENABLED=0 go build and carry it there); go is then not needed
+# Without /usr/bin/time the generator's CPU is read by python3 from the same kernel account
+# (resource.getrusage of the finished child).
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [rounds] [seconds] [rates...]" >&2; exit 2; }
 out=$1; rounds=${2:-3}; secs=${3:-8}; shift; shift $(( $# < 2 ? $# : 2 ))
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(2000 5000 10000)
-conns=64
-for need in go taskset /usr/bin/time python3; do
+conns=${CONNS:-64}
+server_cpus=${SERVER_CPUS:-1}
+gen_cpus=${GEN_CPUS:-0}
+gen_procs=${GEN_PROCS:-1}
+needs=(taskset python3)
+[ -n "${AUTHZBENCH:-}" ] || needs+=(go)
+for need in "${needs[@]}"; do
   command -v "$need" >/dev/null || { echo "$need not found" >&2; exit 2; }
 done
-[ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs: the server on CPU 1, the generator on CPU 0" >&2; exit 2; }
+[ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs: the server on CPU $server_cpus, the generator on CPU $gen_cpus" >&2; exit 2; }
 if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
   echo "$out exists and is not empty: name a new results directory" >&2; exit 2
 fi
@@ -66,8 +81,26 @@ work=$(mktemp -d)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-CGO_ENABLED=0 go build -o "$work/authzbench" ./cmd/authzbench
-ab="$work/authzbench"
+if [ -n "${AUTHZBENCH:-}" ]; then
+  ab=$(cd "$(dirname "$AUTHZBENCH")" && pwd)/$(basename "$AUTHZBENCH")
+  [ -x "$ab" ] || { echo "AUTHZBENCH=$AUTHZBENCH is no executable" >&2; exit 2; }
+else
+  CGO_ENABLED=0 go build -o "$work/authzbench" ./cmd/authzbench
+  ab="$work/authzbench"
+fi
+# timer OUTFILE COMMAND...: runs COMMAND and writes its user and system CPU seconds to OUTFILE.
+if [ -x /usr/bin/time ]; then
+  timer() { local o=$1; shift; /usr/bin/time -f '%U %S' -o "$o" "$@"; }
+else
+  timer() {
+    local o=$1; shift
+    python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(f"{r.ru_utime} {r.ru_stime}\n")
+sys.exit(rc)' "$o" "$@"
+  }
+fi
 cat >"$work/k6.js" <<'JS'
 import http from 'k6/http';
 export const options = {
@@ -84,9 +117,9 @@ const params = { headers: { 'Content-Type': 'application/json' } };
 export default function () { http.post(`${__ENV.URL}/v1/data/nop`, body, params); }
 JS
 
-# serve NAME RATE: starts a recording server on CPU 1; sets server_pid and url.
+# serve NAME RATE: starts a recording server on its CPUs; sets server_pid and url.
 serve() {
-  taskset -c 1 "$ab" calibrate --serve 127.0.0.1:0 --pacing-rate "$2" --pacing-skip 1s \
+  taskset -c "$server_cpus" "$ab" calibrate --serve 127.0.0.1:0 --pacing-rate "$2" --pacing-skip 1s \
     --pacing-out "$out/$1.pacing.json" >"$out/$1.server.out" 2>"$out/$1.server.err" &
   server_pid=$!
   url=""
@@ -98,13 +131,14 @@ serve() {
   echo "the recording server for $1 did not start: $(cat "$out/$1.server.err")" >&2; exit 1
 }
 
-# generate TOOL NAME RATE: drives the server from CPU 0, timed; returns the generator's status.
+# generate TOOL NAME RATE: drives the server from the generator's CPUs, timed; returns the
+# generator's status.
 generate() {
   local tool=$1 name=$2 rate=$3
-  local timed=(/usr/bin/time -f '%U %S' -o "$out/$name.time" taskset -c 0)
+  local timed=(timer "$out/$name.time" taskset -c "$gen_cpus")
   case $tool in
     authzbench) "${timed[@]}" "$ab" run --target opa/server --url "$url" --workload nop --rate "$rate" \
-      --connections "$conns" --warmup 1s --duration "${secs}s" --generator-procs 1 --no-progress \
+      --connections "$conns" --warmup 1s --duration "${secs}s" --generator-procs "$gen_procs" --no-progress \
       --format json -o "$out/$name.result.json" ;;
     oha) "${timed[@]}" oha -z "$((secs + 1))s" -q "$rate" -c "$conns" --no-tui --output-format json \
       -m POST -H 'Content-Type: application/json' -d '{"input":{}}' "$url/v1/data/nop" ;;
@@ -136,7 +170,8 @@ PY
 
 {
   echo "# command: experiments/pacing-truth.sh $out $rounds $secs ${rates[*]} (tools: ${tools[*]})"
-  echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "# server on CPUs $server_cpus, generator on CPUs $gen_cpus, $conns connections, authzbench --generator-procs $gen_procs"
   for t in "${tools[@]}"; do
     case $t in
       oha) echo "# $(oha --version)" ;;
