@@ -84,7 +84,11 @@ func TestRunMainTakesItsWritersAndInterrupts(t *testing.T) {
 			t.Fatalf("partial result: %v", err)
 		}
 		if !doc.Interrupted || len(doc.Runs) != 1 || doc.Runs[0].Summary.OK == 0 {
-			t.Errorf("result interrupted %v with %d runs; want the partial run kept and marked", doc.Interrupted, len(doc.Runs))
+			ok := -1
+			if len(doc.Runs) > 0 {
+				ok = int(doc.Runs[0].Summary.OK)
+			}
+			t.Errorf("result interrupted %v with %d runs, the first with %d ok; want the partial run kept and marked", doc.Interrupted, len(doc.Runs), ok)
 		}
 	})
 }
