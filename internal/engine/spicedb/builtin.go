@@ -99,14 +99,18 @@ func Differences(w *workload.Workload) string {
 		return strings.Join(says, "; ")
 	}
 	if stats.requests > 0 {
-		s := fmt.Sprintf("SpiceDB takes no relationships with a check (spicedb issue 1398): the entities %d of the %d requests carry are stored "+
-			"before the clock as %d relationships, %d in all with the world's own, where Rego and Cedar read them from each request and OpenFGA "+
-			"from its contextual tuples", stats.requests, len(w.Inputs), stats.carried, stats.total)
+		which := "each request carries"
+		if stats.requests < len(w.Inputs) {
+			which = fmt.Sprintf("%d of the %d requests carry", stats.requests, len(w.Inputs))
+		}
+		s := fmt.Sprintf("SpiceDB takes no relationships with a check (spicedb issue 1398): the entities %s are stored before the clock, "+
+			"as %d distinct relationships (%d in all), where Rego and Cedar read them from each request and OpenFGA from its contextual tuples",
+			which, stats.carried, stats.total)
 		if stats.ownInputs > 0 {
 			s += fmt.Sprintf("; %d requests whose decision another request's relationships could change get objects of their own "+
 				"(ids prefixed input<N>-), %d relationships more", stats.ownInputs, stats.ownRels)
 		} else {
-			s += "; no request's decision reads another's relationships, so each decides as its own entities do"
+			s += "; no request's decision can read a relationship only another request carries, so each decides as its own entities do"
 		}
 		says = append(says, s)
 	}

@@ -55,8 +55,8 @@ type located struct {
 
 // worldStats counts what builtinWorld stored, for Differences.
 type worldStats struct {
-	requests  int // inputs that carry relationships of their own (contextual tuples)
-	carried   int // distinct relationships only requests carry, stored before the clock
+	requests  int // inputs that carry relationships (contextual tuples)
+	carried   int // distinct relationships they carry, stored before the clock
 	total     int // relationships stored in all
 	ownInputs int // inputs given objects of their own
 	ownRels   int // relationships written for them
@@ -100,17 +100,17 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 	for _, t := range stored {
 		add(t)
 	}
+	carried := map[string]bool{}
 	for i, c := range checks {
 		if len(c.ContextualTuples) > 0 {
 			stats.requests++
 		}
 		for j, t := range c.ContextualTuples {
-			if !inWorld[t.key()] {
-				stats.carried++
-			}
+			carried[t.key()] = true
 			add(located{t, fmt.Sprintf("workload %s input %d contextual tuple %d", w.Name, i+1, j+1)})
 		}
 	}
+	stats.carried = len(carried)
 
 	own := ownWorlds(w.Name, stored, world, checks)
 	for i := range checks {
@@ -267,7 +267,7 @@ func ownWorldOf(workloadName string, i int, c fgaCheck, stored []located, stored
 // it: renamed if the world reaches it, as it was otherwise (a wildcard, a user no tuple names).
 func (o ownWorld) rename(i int, s string) string {
 	node, rel, hasRel := strings.Cut(s, "#")
-	if !o.reached[node] {
+	if !o.reached[node] || strings.HasSuffix(node, ":*") {
 		return s
 	}
 	node = ownID(i, node)
@@ -310,12 +310,13 @@ func (g *tupleGraph) link(t fgaTuple) {
 	g.objects[s] = append(g.objects[s], t.Object)
 }
 
-// with is g and the tuples ts, g left as it was.
+// with is g's links from objects to subjects and those of the tuples ts, g left as it was: what
+// ownWorldOf walks.
 func (g *tupleGraph) with(ts []fgaTuple) *tupleGraph {
 	if len(ts) == 0 {
 		return g
 	}
-	out := &tupleGraph{subjects: make(map[string][]string, len(g.subjects)), objects: map[string][]string{}}
+	out := &tupleGraph{subjects: make(map[string][]string, len(g.subjects))}
 	for k, v := range g.subjects {
 		out.subjects[k] = v[:len(v):len(v)] // appends copy, never write into g's
 	}
