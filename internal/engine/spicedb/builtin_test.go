@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authzed/spicedb/pkg/tuple"
+
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -142,8 +144,9 @@ func TestContradictingRequestsGetWorldsOfTheirOwn(t *testing.T) {
 			{Expect: workload.ExpectDeny, OpenFGA: check("user:a", "can_edit", "document:d3", "user:a member group:g")},
 			// 6: c blocked on d, though the stored folder shares d with c.
 			{Expect: workload.ExpectDeny, OpenFGA: check("user:c", "can_view", "document:d", "user:c blocked document:d")},
-			// 7: c views d through the stored folder; 6's block would deny.
-			{Expect: workload.ExpectAllow, OpenFGA: check("user:c", "can_view", "document:d")},
+			// 7: c views d through the stored folder; 6's block would deny. It carries a tuple the
+			// store holds too: its world holds it once.
+			{Expect: workload.ExpectAllow, OpenFGA: check("user:c", "can_view", "document:d", "folder:f parent document:d")},
 			// 8: not even its owner may edit d, in the archived folder.
 			{Expect: workload.ExpectDeny, OpenFGA: check("user:o", "can_edit", "document:d", "user:o owner document:d")},
 		},
@@ -154,6 +157,13 @@ func TestContradictingRequestsGetWorldsOfTheirOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	decideAll(t, f)
+	distinct := map[string]bool{}
+	for _, r := range f.Relationships {
+		distinct[tuple.StringWithoutCaveatOrExpiration(r.Rel)] = true
+	}
+	if len(distinct) != len(f.Relationships) || stats.total != len(f.Relationships) {
+		t.Errorf("%d relationships stored, %d distinct, %d counted: each once", len(f.Relationships), len(distinct), stats.total)
+	}
 	if stats.ownInputs != 3 {
 		t.Errorf("%d requests with worlds of their own, want 3 (inputs 2, 4 and 7)", stats.ownInputs)
 	}
@@ -185,6 +195,22 @@ func TestNoBuiltinSaysWhy(t *testing.T) {
 	user := &workload.Workload{Name: "rbac", OpenFGA: &workload.OpenFGA{StorePath: "store.fga.yaml"}}
 	if HasBuiltin(user) || !strings.Contains(WhyNot(user), "user's own") {
 		t.Errorf("a user's store file: HasBuiltin %v, WhyNot %q", HasBuiltin(user), WhyNot(user))
+	}
+}
+
+// One relationship carried under two conditions cannot be stored once for both requests.
+func TestBuiltinRefusesATupleCarriedUnderTwoConditions(t *testing.T) {
+	w := &workload.Workload{
+		Name:    "docshare-3",
+		OpenFGA: &workload.OpenFGA{Model: "docshare.fga"},
+		Inputs: []workload.Input{
+			{Expect: workload.ExpectAllow, OpenFGA: []byte(`{"user":"user:a","relation":"can_view","object":"document:d","contextual_tuples":[{"user":"user:a","relation":"viewer","object":"document:d"}]}`)},
+			{Expect: workload.ExpectDeny, OpenFGA: []byte(`{"user":"user:a","relation":"can_view","object":"document:d","contextual_tuples":[{"user":"user:a","relation":"viewer","object":"document:d","condition":{"name":"in_hours","context":{"hour":3}}}]}`)},
+		},
+	}
+	_, err := BuiltinFixture(w)
+	if err == nil || !strings.Contains(err.Error(), "input 2 contextual tuple 1") || !strings.Contains(err.Error(), "input 1 contextual tuple 1") {
+		t.Errorf("error %v: want both inputs named", err)
 	}
 }
 

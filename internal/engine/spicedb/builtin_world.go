@@ -30,6 +30,15 @@ type fgaTuple struct {
 // key is the tuple without its condition: two tuples with the same key are one relationship.
 func (t fgaTuple) key() string { return t.Object + "#" + t.Relation + "@" + t.User }
 
+// condition is the tuple's condition written out, "" for none.
+func (t fgaTuple) condition() string {
+	if t.Condition == nil {
+		return ""
+	}
+	data, _ := json.Marshal(t.Condition) // maps marshal with sorted keys: one text per condition
+	return string(data)
+}
+
 // subjectNode is the object the tuple's user names ("group:eng" for "group:eng#member"), or the
 // wildcard itself ("user:*"): what a decision walks to from the tuple's object.
 func (t fgaTuple) subjectNode() string {
@@ -88,17 +97,26 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 		}
 	}
 
-	// The world every request is decided in: the stored tuples and every request's own.
+	// The world every request is decided in: the stored tuples and every request's own. A
+	// relationship is stored once, so one carried under two conditions cannot be.
 	world := make([]located, 0, len(stored))
-	inWorld := make(map[string]bool, len(stored))
-	add := func(t located) {
-		if !inWorld[t.key()] {
-			inWorld[t.key()] = true
+	inWorld := make(map[string]located, len(stored))
+	add := func(t located) error {
+		first, ok := inWorld[t.key()]
+		switch {
+		case !ok:
+			inWorld[t.key()] = t
 			world = append(world, t)
+		case first.condition() != t.condition():
+			return fmt.Errorf("%s: %s with condition %s, and %s with %s: SpiceDB stores one relationship",
+				t.origin, t.key(), orNone(t.condition()), first.origin, orNone(first.condition()))
 		}
+		return nil
 	}
 	for _, t := range stored {
-		add(t)
+		if err := add(t); err != nil {
+			return nil, stats, err
+		}
 	}
 	carried := map[string]bool{}
 	for i, c := range checks {
@@ -107,7 +125,9 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 		}
 		for j, t := range c.ContextualTuples {
 			carried[t.key()] = true
-			add(located{t, fmt.Sprintf("workload %s input %d contextual tuple %d", w.Name, i+1, j+1)})
+			if err := add(located{t, fmt.Sprintf("workload %s input %d contextual tuple %d", w.Name, i+1, j+1)}); err != nil {
+				return nil, stats, err
+			}
 		}
 	}
 	stats.carried = len(carried)
@@ -244,11 +264,15 @@ type ownWorld struct {
 func ownWorldOf(workloadName string, i int, c fgaCheck, stored []located, storedGraph *tupleGraph) ownWorld {
 	g := storedGraph.with(c.ContextualTuples)
 	o := ownWorld{reached: g.reach([]string{c.Object}, g.subjects)}
+	seen := map[string]bool{} // a carried tuple the store holds too is written once
 	rename := func(t located) {
 		t.Object = o.rename(i, t.Object)
 		t.User = o.rename(i, t.User)
 		t.origin += fmt.Sprintf(" (input %d's own world)", i+1)
-		o.tuples = append(o.tuples, t)
+		if !seen[t.key()] {
+			seen[t.key()] = true
+			o.tuples = append(o.tuples, t)
+		}
 	}
 	for _, t := range stored {
 		if o.reached[t.Object] {
@@ -282,6 +306,13 @@ func (o ownWorld) ask(i int, c fgaCheck) fgaCheck {
 	c.Object = o.rename(i, c.Object)
 	c.User = o.rename(i, c.User)
 	return c
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // ownID is object ("type:id") renamed for input i's own world.
