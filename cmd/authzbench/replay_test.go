@@ -5,13 +5,16 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -534,5 +537,129 @@ targets: [opa/inproc]
 				t.Errorf("the compared field is not said:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// A replay reproduces every logged decision in each deployment mode besides in-process OPA: the
+// policy compiled to Wasm, OPA behind Envoy's ext_authz (an OPA-Envoy event, its result an
+// object compared by "allowed"), and any HTTP endpoint (--target http --url, a fake server here
+// that decides by the same rule). Each log holds allows and denies, so a mode that answered the
+// same whatever it was asked would show wrong decisions; each is replayed at its recorded pace,
+// every event sent once.
+func TestReplayInEveryMode(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stamp := func(k int) string {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(k) * time.Millisecond).Format(time.RFC3339Nano)
+	}
+	users := []string{"alice", "bob", "alice", "carol", "alice", "bob"}
+	var userLog []string
+	for k, u := range users {
+		userLog = append(userLog, fmt.Sprintf(`{"decision_id":"u%d","path":"authz/allow","input":{"user":%q},"result":%t,"timestamp":%q}`,
+			k, u, u == "alice", stamp(k)))
+	}
+	usersPath := write("users.jsonl", strings.Join(userLog, "\n")+"\n")
+	authz := write("authz.rego", "package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n")
+
+	// OPA-Envoy's events: the input it builds from a CheckRequest, the result an object.
+	type check struct {
+		method, path string
+		allowed      bool
+	}
+	checks := []check{{"GET", "/public/a", true}, {"POST", "/public/a", false}, {"GET", "/private/b", false}, {"GET", "/public/c", true}}
+	var envoyLog []string
+	for k, c := range checks {
+		input := map[string]any{
+			"attributes": map[string]any{"request": map[string]any{"http": map[string]any{"id": fmt.Sprint(k), "method": c.method, "path": c.path,
+				"host": "example.com", "protocol": "HTTP/1.1", "headers": map[string]string{":authority": "example.com", ":method": c.method, ":path": c.path}}}},
+			"parsed_path": strings.Split(strings.TrimPrefix(c.path, "/"), "/"), "parsed_query": map[string]any{}, "parsed_body": nil,
+			"version": map[string]string{"encoding": "protojson", "ext_authz": "v3"},
+		}
+		result := map[string]any{"allowed": c.allowed}
+		if c.allowed {
+			result["headers"] = map[string]string{"x-ext-auth-allow": "yes"}
+		}
+		b, err := json.Marshal(map[string]any{"decision_id": fmt.Sprintf("e%d", k), "path": "envoy/authz/allow", "input": input,
+			"result": result, "timestamp": stamp(k)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		envoyLog = append(envoyLog, string(b))
+	}
+	envoyPath := write("envoy.jsonl", strings.Join(envoyLog, "\n")+"\n")
+	envoy := write("envoy.rego", `package envoy.authz
+
+default allow := {"allowed": false}
+
+allow := {"allowed": true, "headers": {"x-ext-auth-allow": "yes"}} if {
+	input.attributes.request.http.method == "GET"
+	input.parsed_path[0] == "public"
+}
+`)
+
+	// The fake endpoint decides by the policy's rule and keeps every body it was sent.
+	var mu sync.Mutex
+	var bodies []string
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var in struct{ User string }
+		json.Unmarshal(b, &in)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		fmt.Fprintf(w, `{"allowed": %t}`, in.User == "alice")
+	}))
+	defer fake.Close()
+
+	for _, tc := range []struct {
+		target, log string
+		events      int
+		args        []string
+	}{
+		{"opa/wasm", usersPath, len(users), []string{"--policy", authz}},
+		{"opa/extauthz", envoyPath, len(checks), []string{"--policy", envoy}},
+		{"http", usersPath, len(users), []string{"--policy", authz, "--url", fake.URL + "/v1/authorize", "--decision-path", "/allowed"}},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tc.target, "/", "-")+".json")
+			code, stdout, stderr := run(t, append([]string{"run", "--target", tc.target, "--decision-log", tc.log, "--speed", "1",
+				"--no-progress", "-o", out}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			doc, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := doc.Runs[0].Summary
+			if s.OK != uint64(tc.events) || s.WrongDecision != 0 || s.Errors != 0 {
+				t.Errorf("ok %d, wrong %d, errors %d; want every one of %d events reproduced", s.OK, s.WrongDecision, s.Errors, tc.events)
+			}
+			if r := doc.Replays; len(r) != 1 || r[0].Reproduced != tc.events || len(r[0].Flipped) != 0 {
+				t.Errorf("impact %+v: want %d reproduced", r, tc.events)
+			}
+			if l := doc.Runs[0].Load.Replay; l == nil || l.Events != tc.events {
+				t.Errorf("load.replay %+v: want the replay of %d events", l, tc.events)
+			}
+		})
+	}
+	// The endpoint was sent each logged input as it was logged: the probe's (the first
+	// input) and then every event's once.
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`{"user":"alice"}`}
+	for _, u := range users {
+		want = append(want, fmt.Sprintf(`{"user":%q}`, u))
+	}
+	slices.Sort(bodies)
+	slices.Sort(want)
+	if !slices.Equal(bodies, want) {
+		t.Errorf("the endpoint was sent %q\nwant %q", bodies, want)
 	}
 }
