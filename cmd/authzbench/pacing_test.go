@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,15 +16,19 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/pacing"
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // The recording server, run as authzbench itself, sees a paced sequence the test sends with a
 // 20 ms pause in the middle: it counts every arrival, finds the arrivals after the pause late by
 // about 20 ms, and writes its report when interrupted.
-func TestServeJudgesPacing(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "pacing.json")
-	cmd := exec.Command(os.Args[0], "calibrate", "--serve", "127.0.0.1:0", "--serve-for", "60s",
-		"--pacing-rate", "1000", "--pacing-out", out)
+// startRecordingServer starts authzbench calibrate --serve 127.0.0.1:0 with these flags as a
+// process of its own (so its recording is not slowed by the test's), and returns the address
+// it listens on and a stop that interrupts it, waits for it and returns its stdout and the
+// report it wrote to out.
+func startRecordingServer(t *testing.T, out string, flags ...string) (addr string, stop func() (string, pacing.Report)) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"calibrate", "--serve", "127.0.0.1:0", "--serve-for", "60s", "--pacing-out", out}, flags...)...)
 	cmd.Env = append(os.Environ(), "AUTHZBENCH_TEST_MAIN=1")
 	stderr, _ := cmd.StderrPipe()
 	var stdout strings.Builder
@@ -31,7 +36,7 @@ func TestServeJudgesPacing(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { cmd.Process.Kill() })
 	addrs := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -41,12 +46,39 @@ func TestServeJudgesPacing(t *testing.T) {
 			}
 		}
 	}()
-	var addr string
 	select {
 	case addr = <-addrs:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server did not say where it listens within 30 s")
 	}
+	return addr, func() (string, pacing.Report) {
+		t.Helper()
+		cmd.Process.Signal(os.Interrupt)
+		waited := make(chan error, 1)
+		go func() { waited <- cmd.Wait() }()
+		select {
+		case err := <-waited:
+			if err != nil {
+				t.Fatalf("exit: %v, want 0 once stopped and reported; stdout %s", err, stdout.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the server did not stop within 30 s of Ctrl-C")
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep pacing.Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the server's summary:\n%s", stdout.String())
+		return stdout.String(), rep
+	}
+}
+
+func TestServeJudgesPacing(t *testing.T) {
+	addr, stop := startRecordingServer(t, filepath.Join(t.TempDir(), "pacing.json"), "--pacing-rate", "1000")
 
 	// 200 requests on a 1 ms schedule over 4 keep-alive connections; from the 100th on, the
 	// schedule is 20 ms later, as if the generator had stalled. Each connection's answers are
@@ -97,26 +129,7 @@ func TestServeJudgesPacing(t *testing.T) {
 			t.Fatal("not every request was answered within 30 s")
 		}
 	}
-	cmd.Process.Signal(os.Interrupt)
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Fatalf("exit: %v, want 0 once stopped and reported; stdout %s", err, stdout.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not stop within 30 s of Ctrl-C")
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep pacing.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("the server's summary:\n%s", stdout.String())
+	stdout, rep := stop()
 	if rep.Seen != requests || rep.Arrivals != requests || rep.CapReached {
 		t.Errorf("seen %d, judged %d, cap reached %v; want every one of %d judged", rep.Seen, rep.Arrivals, rep.CapReached, requests)
 	}
@@ -134,8 +147,8 @@ func TestServeJudgesPacing(t *testing.T) {
 	if rep.Missing < 10 {
 		t.Errorf("%d missing, want about 20: the slots of the pause", rep.Missing)
 	}
-	if !strings.Contains(stdout.String(), "lateness against the ideal schedule: p50") {
-		t.Errorf("stdout has no summary: %q", stdout.String())
+	if !strings.Contains(stdout, "lateness against the ideal schedule: p50") {
+		t.Errorf("stdout has no summary: %q", stdout)
 	}
 }
 
@@ -147,6 +160,13 @@ func TestServeUsageErrors(t *testing.T) {
 	existing := filepath.Join(dir, "kept.json")
 	os.WriteFile(existing, []byte("kept\n"), 0o644)
 	serve := []string{"calibrate", "--serve", "127.0.0.1:0", "--serve-for", "100ms"}
+	event := func(id, path string) string {
+		return fmt.Sprintf(`{"decision_id":%q,"path":%q,"input":{},"result":true,"timestamp":"2026-01-01T00:00:00Z"}`, id, path)
+	}
+	oneLog, twoPaths, notJSON := filepath.Join(dir, "one.jsonl"), filepath.Join(dir, "two.jsonl"), filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(oneLog, []byte(event("1", "a/allow")+"\n"), 0o644)
+	os.WriteFile(twoPaths, []byte(event("1", "a/allow")+"\n"+event("2", "b/allow")+"\n"), 0o644)
+	os.WriteFile(notJSON, []byte(event("1", "a/allow")+"\nnot json\n"), 0o644)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -161,6 +181,14 @@ func TestServeUsageErrors(t *testing.T) {
 		{"negative serve-for", []string{"calibrate", "--serve", "127.0.0.1:0", "--serve-for", "-1s"}, "--serve-for -1s"},
 		{"negative skip", append(serve, "--pacing-rate", "1000", "--pacing-skip", "-1s"), "--pacing-skip -1s"},
 		{"zero cap", append(serve, "--pacing-rate", "1000", "--pacing-cap", "0"), "--pacing-cap 0"},
+		{"rate and schedule", append(serve, "--pacing-rate", "1000", "--pacing-schedule", oneLog), "--pacing-rate and --pacing-schedule"},
+		{"speed without schedule", append(serve, "--pacing-rate", "1000", "--pacing-speed", "2"), "--pacing-speed applies to --pacing-schedule LOG"},
+		{"zero speed", append(serve, "--pacing-schedule", oneLog, "--pacing-speed", "0"), "speed must be a positive number"},
+		{"negative skip requests", append(serve, "--pacing-rate", "1000", "--pacing-skip-requests", "-1"), "--pacing-skip-requests -1"},
+		{"schedule missing", append(serve, "--pacing-schedule", filepath.Join(dir, "none.jsonl")), "none.jsonl"},
+		{"schedule not JSON", append(serve, "--pacing-schedule", notJSON), "bad.jsonl:2: not JSON"},
+		{"schedule of two paths", append(serve, "--pacing-schedule", twoPaths), "two.jsonl holds decisions of 2 paths (a/allow, b/allow)"},
+		{"schedule is the report", append(serve, "--pacing-schedule", oneLog, "--pacing-out", oneLog, "--force"), "which this command reads (--pacing-schedule)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			type result struct {
@@ -219,5 +247,75 @@ func TestServeForStops(t *testing.T) {
 	code, _, stderr := run(t, "calibrate", "--serve", "127.0.0.1:0", "--serve-for", "50ms")
 	if code != 0 || !strings.Contains(stderr, "it stops at Ctrl-C or SIGTERM, or after 50ms") || strings.Contains(stderr, "recording") {
 		t.Errorf("exit %d, stderr %q; want 0 after serving, not recording, for 50ms", code, stderr)
+	}
+}
+
+// A paced replay, judged by the recording server against the log it replays: the log's uneven
+// gaps (30 events 1 ms apart, a 400 ms pause, 30 events 2 ms apart) at --speed 2. Judged against
+// any constant rate the pause would make half the arrivals about 100 ms late; judged against the
+// log, each arrival is held to its own event's offset / 2. The run's probe is left out by count,
+// and the schedule the server judged is the one the result says the run followed.
+func TestServeJudgesAReplayAgainstItsLog(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\nallow := true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var lines []string
+	const events = 60
+	for k := range events {
+		at := start.Add(time.Duration(k) * time.Millisecond)
+		if k >= 30 {
+			at = start.Add(29*time.Millisecond + 400*time.Millisecond + time.Duration(k-30)*2*time.Millisecond)
+		}
+		lines = append(lines, fmt.Sprintf(`{"decision_id":"d%d","path":"authz/allow","input":{"n":%d},"result":true,"timestamp":%q}`,
+			k, k, at.Format(time.RFC3339Nano)))
+	}
+	logPath := filepath.Join(dir, "uneven.jsonl")
+	if err := os.WriteFile(logPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	addr, stop := startRecordingServer(t, filepath.Join(dir, "pacing.json"),
+		"--pacing-schedule", logPath, "--pacing-speed", "2", "--pacing-skip-requests", "1")
+	out := filepath.Join(dir, "replay.json")
+	code, stdout, stderr := run(t, "run", "--target", "opa/server", "--url", "http://"+addr, "--decision-log", logPath,
+		"--policy", policy, "--speed", "2", "--no-progress", "-o", out)
+	serverOut, rep := stop()
+	if code != 0 {
+		t.Fatalf("replay: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	doc, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	followed := doc.Runs[0].Load.Replay
+	if followed == nil {
+		t.Fatal("the result does not record the replay's schedule")
+	}
+	judged := rep.Replay
+	if judged == nil || judged.Path != "authz/allow" || judged.Events != followed.Events || judged.SpanS != followed.SpanS ||
+		judged.Speed != followed.Speed || judged.MaxGapS != followed.MaxGapS || judged.GapsShortened != followed.GapsShortened {
+		t.Fatalf("the server judged against %+v; the run followed %+v", judged, followed)
+	}
+	if want := (487 * time.Millisecond).Seconds(); followed.Events != events || followed.SpanS != want || followed.Speed != 2 {
+		t.Errorf("the run followed %+v, want %d events over %g s at 2×", followed, events, want)
+	}
+	if rep.AskedRPS != 0 || rep.Alignment != pacing.ReplayAlignment {
+		t.Errorf("asked %g req/s, alignment %q: want the replay's schedule, no rate", rep.AskedRPS, rep.Alignment)
+	}
+	// The accounting: the probe, then every event once, each held to a slot of the log.
+	if rep.Seen != events+1 || rep.Skipped != 1 || rep.Arrivals != events || rep.Expected != events || rep.Missing != 0 || rep.Extra != 0 {
+		t.Errorf("seen %d, skipped %d, judged %d, expected %d, missing %d, extra %d; want %d, 1, %d, %d, 0, 0",
+			rep.Seen, rep.Skipped, rep.Arrivals, rep.Expected, rep.Missing, rep.Extra, events+1, events, events)
+	}
+	// Wide margins for a busy machine: against k/rate, or against the log at 1×, the median
+	// arrival would be 100 ms late or more.
+	if p50 := rep.LatenessUS.P50; p50 > 50_000 {
+		t.Errorf("lateness p50 %.0f µs against the log's schedule, want under 50 ms", p50)
+	}
+	if !strings.Contains(serverOut, "pacing against the replay of 60 events over 487ms at 2× ("+logPath+", path authz/allow)") {
+		t.Errorf("the summary does not name the schedule:\n%s", serverOut)
 	}
 }

@@ -5,13 +5,16 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -532,6 +535,260 @@ targets: [opa/inproc]
 			}
 			if !strings.Contains(stdout, `comparing the results' "allowed" field`) {
 				t.Errorf("the compared field is not said:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// A replay reproduces every logged decision in each deployment mode besides in-process OPA: the
+// policy compiled to Wasm, OPA behind Envoy's ext_authz (an OPA-Envoy event, its result an
+// object compared by "allowed"), and any HTTP endpoint (--target http --url, a fake server here
+// that decides by the same rule). Each log holds allows and denies, so a mode that answered the
+// same whatever it was asked would show wrong decisions; each is replayed at its recorded pace,
+// every event sent once.
+func TestReplayInEveryMode(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stamp := func(k int) string {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(k) * time.Millisecond).Format(time.RFC3339Nano)
+	}
+	users := []string{"alice", "bob", "alice", "carol", "alice", "bob"}
+	var userLog []string
+	for k, u := range users {
+		userLog = append(userLog, fmt.Sprintf(`{"decision_id":"u%d","path":"authz/allow","input":{"user":%q},"result":%t,"timestamp":%q}`,
+			k, u, u == "alice", stamp(k)))
+	}
+	usersPath := write("users.jsonl", strings.Join(userLog, "\n")+"\n")
+	authz := write("authz.rego", "package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n")
+
+	envoyPath, envoyEvents := writeEnvoyLog(t, dir)
+	envoy := write("envoy.rego", envoyPolicy)
+
+	// The fake endpoint decides by the policy's rule and keeps every body it was sent.
+	var mu sync.Mutex
+	var bodies []string
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var in struct{ User string }
+		json.Unmarshal(b, &in)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		fmt.Fprintf(w, `{"allowed": %t}`, in.User == "alice")
+	}))
+	defer fake.Close()
+
+	for _, tc := range []struct {
+		target, log string
+		events      int
+		args        []string
+	}{
+		{"opa/wasm", usersPath, len(users), []string{"--policy", authz}},
+		{"opa/extauthz", envoyPath, envoyEvents, []string{"--policy", envoy}},
+		{"http", usersPath, len(users), []string{"--policy", authz, "--url", fake.URL + "/v1/authorize", "--decision-path", "/allowed"}},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tc.target, "/", "-")+".json")
+			code, stdout, stderr := run(t, append([]string{"run", "--target", tc.target, "--decision-log", tc.log, "--speed", "1",
+				"--no-progress", "-o", out}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			doc, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := doc.Runs[0].Summary
+			if s.OK != uint64(tc.events) || s.WrongDecision != 0 || s.Errors != 0 {
+				t.Errorf("ok %d, wrong %d, errors %d; want every one of %d events reproduced", s.OK, s.WrongDecision, s.Errors, tc.events)
+			}
+			if r := doc.Replays; len(r) != 1 || r[0].Reproduced != tc.events || len(r[0].Flipped) != 0 {
+				t.Errorf("impact %+v: want %d reproduced", r, tc.events)
+			}
+			if l := doc.Runs[0].Load.Replay; l == nil || l.Events != tc.events {
+				t.Errorf("load.replay %+v: want the replay of %d events", l, tc.events)
+			}
+		})
+	}
+	// The endpoint was sent each logged input as it was logged: the probe's (the first
+	// input) and then every event's once.
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`{"user":"alice"}`}
+	for _, u := range users {
+		want = append(want, fmt.Sprintf(`{"user":%q}`, u))
+	}
+	slices.Sort(bodies)
+	slices.Sort(want)
+	if !slices.Equal(bodies, want) {
+		t.Errorf("the endpoint was sent %q\nwant %q", bodies, want)
+	}
+}
+
+// envoyPolicy is OPA-Envoy's kind of policy: an object decision, allowed for GET under /public.
+const envoyPolicy = `package envoy.authz
+
+default allow := {"allowed": false}
+
+allow := {"allowed": true, "headers": {"x-ext-auth-allow": "yes"}} if {
+	input.attributes.request.http.method == "GET"
+	input.parsed_path[0] == "public"
+}
+`
+
+// writeEnvoyLog writes OPA-Envoy's decision-log events for envoyPolicy into dir: the input it
+// builds from a CheckRequest, the result an object, allows and denies.
+func writeEnvoyLog(t *testing.T, dir string) (path string, events int) {
+	t.Helper()
+	type check struct {
+		method, path string
+		allowed      bool
+	}
+	checks := []check{{"GET", "/public/a", true}, {"POST", "/public/a", false}, {"GET", "/private/b", false}, {"GET", "/public/c", true}}
+	var lines []string
+	for k, c := range checks {
+		input := map[string]any{
+			"attributes": map[string]any{"request": map[string]any{"http": map[string]any{"id": fmt.Sprint(k), "method": c.method, "path": c.path,
+				"host": "example.com", "protocol": "HTTP/1.1", "headers": map[string]string{":authority": "example.com", ":method": c.method, ":path": c.path}}}},
+			"parsed_path": strings.Split(strings.TrimPrefix(c.path, "/"), "/"), "parsed_query": map[string]any{}, "parsed_body": nil,
+			"version": map[string]string{"encoding": "protojson", "ext_authz": "v3"},
+		}
+		result := map[string]any{"allowed": c.allowed}
+		if c.allowed {
+			result["headers"] = map[string]string{"x-ext-auth-allow": "yes"}
+		}
+		b, err := json.Marshal(map[string]any{"decision_id": fmt.Sprintf("e%d", k), "path": "envoy/authz/allow", "input": input,
+			"result": result, "timestamp": time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(k) * time.Millisecond).Format(time.RFC3339Nano)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	path = filepath.Join(dir, "envoy.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, len(checks)
+}
+
+// A bundle directory (OPA's layout: .rego files and data.json files in nested directories, a
+// .manifest with roots) given as --policy DIR is read as `opa run --bundle DIR` reads it, by
+// every OPA target: each reproduces every logged decision, which depends on the nested
+// data.json. A JSON file not named data.json sits in the bundle too, contradicting it: OPA's
+// bundle reader ignores it, its plain loader would merge it and fail. The same layout without a
+// .manifest is read by OPA's plain loader, with --data beside it as before. Bad bundles are
+// refused before any load, exit 2, naming the directory.
+func TestReplayBundle(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("bundle/.manifest", `{"revision": "r7", "roots": ["authz", "envoy"]}`)
+	write("bundle/authz/policy.rego", "package authz\n\nimport data.authz.lib.admin\n\ndefault allow := false\n\nallow if admin\n\n"+
+		"allow if data.authz.users[input.user].role == data.authz.allowed_role\n")
+	write("bundle/authz/lib/admin.rego", "package authz.lib\n\nadmin if input.user == \"root\"\n")
+	write("bundle/authz/data.json", `{"allowed_role": "editor"}`)
+	write("bundle/authz/users/data.json", `{"alice": {"role": "editor"}, "bob": {"role": "viewer"}}`)
+	write("bundle/authz/notes.json", `{"allowed_role": "viewer"}`)
+	write("bundle/envoy/authz/policy.rego", envoyPolicy)
+	bundle := filepath.Join(dir, "bundle")
+	write("plain/authz/policy.rego", "package authz\n\nimport data.authz.lib.admin\n\ndefault allow := false\n\nallow if admin\n\n"+
+		"allow if data.authz.users[input.user].role == data.authz.allowed_role\n")
+	write("plain/authz/lib/admin.rego", "package authz.lib\n\nadmin if input.user == \"root\"\n")
+	write("plain/authz/users/data.json", `{"alice": {"role": "editor"}, "bob": {"role": "viewer"}}`)
+	write("role.json", `{"authz": {"allowed_role": "editor"}}`)
+	users := map[string]bool{"alice": true, "bob": false, "root": true, "carol": false}
+	var lines []string
+	for k, u := range []string{"alice", "bob", "root", "carol", "alice"} {
+		lines = append(lines, fmt.Sprintf(`{"decision_id":"b%d","path":"authz/allow","input":{"user":%q},"result":%t,"timestamp":"2026-01-01T00:00:00.00%dZ"}`,
+			k, u, users[u], k))
+	}
+	write("users.jsonl", strings.Join(lines, "\n")+"\n")
+	usersLog := filepath.Join(dir, "users.jsonl")
+	envoyLog, envoyEvents := writeEnvoyLog(t, dir)
+
+	for _, tc := range []struct {
+		target, log string
+		events      int
+		args        []string
+	}{
+		{"opa/inproc", usersLog, 5, nil},
+		{"opa/server", usersLog, 5, nil},
+		// OPA's authorization policy in front, then a bundle of its own beside the user's.
+		{"opa/server", usersLog, 5, []string{"--mtls-authz"}},
+		{"opa/wasm", usersLog, 5, nil},
+		{"opa/cli", usersLog, 5, nil},
+		{"opa/extauthz", envoyLog, envoyEvents, nil},
+		// No .manifest: loose files, the role from --data beside the directory.
+		{"opa/server", usersLog, 5, []string{"--policy", filepath.Join(dir, "plain"), "--data", filepath.Join(dir, "role.json")}},
+		{"opa/wasm", usersLog, 5, []string{"--policy", filepath.Join(dir, "plain"), "--data", filepath.Join(dir, "role.json")}},
+	} {
+		name := tc.target
+		for _, a := range tc.args {
+			name += " " + filepath.Base(a)
+		}
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			args := []string{"run", "--target", tc.target, "--decision-log", tc.log, "--speed", "1", "--no-progress", "-o", out}
+			if !slices.Contains(tc.args, "--policy") {
+				args = append(args, "--policy", bundle)
+			}
+			code, stdout, stderr := run(t, append(args, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			doc, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := doc.Runs[0].Summary; s.OK != uint64(tc.events) || s.WrongDecision != 0 || s.Errors != 0 {
+				t.Errorf("ok %d, wrong %d, errors %d; want every one of %d events reproduced", s.OK, s.WrongDecision, s.Errors, tc.events)
+			}
+			if r := doc.Replays; len(r) != 1 || r[0].Reproduced != tc.events {
+				t.Errorf("impact %+v: want %d reproduced", r, tc.events)
+			}
+		})
+	}
+
+	write("norego/authz/data.json", `{}`)
+	write("noregobundle/.manifest", `{}`)
+	write("noregobundle/authz/data.json", `{}`)
+	write("badmanifest/.manifest", `{"revision": `)
+	write("badmanifest/authz/policy.rego", "package authz\n\nallow := true\n")
+	write("outside/.manifest", `{"roots": ["other"]}`)
+	write("outside/authz/policy.rego", "package authz\n\nallow := true\n")
+	write("data.json", `{}`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no .rego", []string{"--policy", filepath.Join(dir, "norego")}, "--policy " + filepath.Join(dir, "norego") + ": a policy directory with no .rego file"},
+		{"no .rego in a bundle", []string{"--policy", filepath.Join(dir, "noregobundle")}, "--policy " + filepath.Join(dir, "noregobundle") + ": a policy directory with no .rego file"},
+		{"broken .manifest", []string{"--policy", filepath.Join(dir, "badmanifest")}, "--policy " + filepath.Join(dir, "badmanifest") + ": read as an OPA bundle (it has a .manifest): "},
+		{"a policy outside the roots", []string{"--policy", filepath.Join(dir, "outside")}, "manifest roots [other] do not permit 'package authz'"},
+		{"data beside a bundle", []string{"--policy", bundle, "--data", filepath.Join(dir, "data.json")}, "--policy " + bundle + " is an OPA bundle (it has a .manifest)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			code, _, stderr := run(t, append([]string{"run", "--target", "opa/server", "--decision-log", usersLog, "--speed", "1", "--no-progress", "-o", out}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", code, stderr, exitUsage, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil || strings.Contains(stderr, "scenario ad-hoc") {
+				t.Errorf("a load started or a result was written:\n%s", stderr)
 			}
 		})
 	}

@@ -38,6 +38,17 @@ func opaFiles(ctx context.Context, common Common, w *workload.Workload) (dir str
 	return dir, policies, data, err
 }
 
+// opaRunPaths are the policy and data paths as `opa run` takes them: a bundle (a policy
+// directory with a .manifest, workload.SplitBundles) is read only with --bundle, which takes
+// every path for one (the workload refuses loose files beside a bundle, so there are none here).
+func opaRunPaths(policies, data []string) []string {
+	paths := append(append([]string{}, policies...), data...)
+	if bundles, _ := workload.SplitBundles(policies); len(bundles) > 0 {
+		return append([]string{"--bundle"}, paths...)
+	}
+	return paths
+}
+
 // cedarServerCommand is the command line of authzbench's Cedar server serving the workload's
 // Cedar files with extra arguments (its addresses, TLS). The workload is loaded in this process
 // first (once per run, shared with the other Cedar targets), so a policy or schema error is

@@ -71,7 +71,12 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
-	for _, p := range append(append([]string{}, policies...), data...) {
+	// A bundle (a policy directory with a .manifest) is read as opa eval --bundle reads it.
+	bundles, files := workload.SplitBundles(policies)
+	for _, p := range bundles {
+		args = append(args, "--bundle", p)
+	}
+	for _, p := range append(files, data...) {
 		args = append(args, "--data", p)
 	}
 	t.args = t.opa.Args(append(args, w.Query)...)

@@ -71,8 +71,7 @@ func (t *opaExtAuthz) launch(ctx context.Context, w *workload.Workload, addr str
 		}
 	}
 	args = append(args, t.cfg.Args...)
-	args = append(args, policies...)
-	args = append(args, data...)
+	args = append(args, opaRunPaths(policies, data)...)
 	return t.run(ctx, "opa ext_authz server", addr, opa.Command(context.Background(), args...))
 }
 

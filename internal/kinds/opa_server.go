@@ -69,7 +69,8 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
-	tlsArgs, err := t.tlsArgs(dir)
+	bundles, _ := workload.SplitBundles(policies)
+	tlsArgs, err := t.tlsArgs(dir, len(bundles) > 0)
 	if err != nil {
 		return err
 	}
@@ -79,8 +80,7 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 		args = append(args, "--h2c")
 	}
 	args = append(args, t.cfg.Args...)
-	args = append(args, policies...)
-	args = append(args, data...)
+	args = append(args, opaRunPaths(policies, data)...)
 	opa, err := opaCommand(t.opaBin)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (t *opaServer) launch(ctx context.Context, w *workload.Workload) error {
 // tlsArgs are OPA's flags for the TLS mode asked for, with the authorization policy of
 // mtls_authz written into dir: OPA's tls authentication names the client by its certificate's
 // subject (input.identity), which --authorization=basic's system policy then admits or not.
-func (t *opaServer) tlsArgs(dir string) ([]string, error) {
+func (t *opaServer) tlsArgs(dir string, bundles bool) ([]string, error) {
 	mode := t.cfg.Mode()
 	if mode == Plain {
 		return nil, nil
@@ -113,7 +113,7 @@ func (t *opaServer) tlsArgs(dir string) ([]string, error) {
 			}
 			t.admitted = []string{id}
 		}
-		policy, err := writeAuthzPolicy(dir, t.admitted)
+		policy, err := writeAuthzPolicy(dir, t.admitted, bundles)
 		if err != nil {
 			return nil, err
 		}

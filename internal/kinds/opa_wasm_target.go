@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	// Registers OPA's WebAssembly engine (wazero, pure Go) behind rego.Target("wasm").
 	_ "github.com/open-policy-agent/opa/v1/features/wasm"
+	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/authzbench/authzbench/internal/engine"
@@ -126,8 +128,7 @@ func prepareWasm(ctx context.Context, w *workload.Workload) (rego.PreparedEvalQu
 	if err != nil {
 		return rego.PreparedEvalQuery{}, err
 	}
-	paths := append(append([]string{}, policies...), data...)
-	opts := []func(*rego.Rego){rego.Query(w.Query), rego.Load(paths, nil), rego.Target("wasm")}
+	opts := append([]func(*rego.Rego){rego.Query(w.Query), rego.Target("wasm")}, engineopa.LoadOptions(policies, data)...)
 	if w.RegoV0 {
 		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
 	}
@@ -190,12 +191,31 @@ func forEachCall(w *workload.Workload, f func(call string, loc *ast.Location)) e
 		opts.RegoVersion = ast.RegoV0
 	}
 	files := append([]workload.File{}, w.Policies...)
-	for _, p := range w.PolicyPaths {
-		b, err := os.ReadFile(p)
+	bundles, loose := workload.SplitBundles(w.PolicyPaths)
+	for _, p := range loose {
+		// A directory without a manifest is every .rego file under it, as OPA's loader reads it.
+		res, err := loader.NewFileLoader().WithRegoVersion(opts.RegoVersion).Filtered([]string{p}, func(_ string, info os.FileInfo, _ int) bool {
+			return !info.IsDir() && !strings.HasSuffix(info.Name(), ".rego")
+		})
 		if err != nil {
 			return fmt.Errorf("read policy: %w", err)
 		}
-		files = append(files, workload.File{Name: p, Content: b})
+		for _, m := range res.Modules {
+			files = append(files, workload.File{Name: m.Name, Content: m.Raw})
+		}
+	}
+	for _, dir := range bundles {
+		b, err := loader.NewFileLoader().WithRegoVersion(opts.RegoVersion).AsBundle(dir)
+		if err != nil {
+			return fmt.Errorf("read bundle %s: %w", dir, err)
+		}
+		for _, m := range b.Modules {
+			name := m.URL // the file as read from disk
+			if name == "" {
+				name = filepath.Join(dir, m.Path)
+			}
+			files = append(files, workload.File{Name: name, Content: m.Raw})
+		}
 	}
 	for _, file := range files {
 		m, err := ast.ParseModuleWithOpts(file.Name, string(file.Content), opts)

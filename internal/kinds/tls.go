@@ -188,13 +188,14 @@ func (f *serverFiles) remove() error {
 }
 
 // writeAuthzPolicy writes OPA's system authorization policy (data.system.authz.allow, consulted
-// on every request with --authorization=basic) admitting the given identities, into dir.
+// on every request with --authorization=basic) admitting the given identities, into dir: a file,
+// or with asBundle a bundle directory of its own, for an opa run that reads bundles.
 //
 // /health is answered to any client that passed the handshake, so that readiness can be probed
 // even when the policy is set to refuse the client (mtls_admit naming another): the measured
 // decision endpoint stays behind the policy. `import rego.v1` keeps it valid whether OPA reads
 // the workload as v1 or, with --v0-compatible, as v0.
-func writeAuthzPolicy(dir string, admit []string) (string, error) {
+func writeAuthzPolicy(dir string, admit []string, asBundle bool) (string, error) {
 	quoted := make([]string, len(admit))
 	for i, id := range admit {
 		b, err := json.Marshal(id) // a JSON string is a Rego string
@@ -215,11 +216,30 @@ allow if input.path == ["health"]
 
 allow if input.identity in admitted
 `
-	path := filepath.Join(dir, "authzbench-system-authz.rego")
-	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
-		return "", fmt.Errorf("write OPA's authorization policy: %w", err)
+	if !asBundle {
+		path := filepath.Join(dir, "authzbench-system-authz.rego")
+		if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+			return "", fmt.Errorf("write OPA's authorization policy: %w", err)
+		}
+		return path, nil
 	}
-	return path, nil
+	// Beside a bundle, opa run --bundle takes every path for one: the policy is a bundle of its
+	// own, rooted at system/authz so that it overlaps no root of a user's bundle that names its
+	// roots.
+	bundle := filepath.Join(dir, "authzbench-system-authz")
+	files := []struct{ name, text string }{
+		{filepath.Join(bundle, ".manifest"), `{"roots": ["system/authz"]}`},
+		{filepath.Join(bundle, "system", "authz", "authz.rego"), policy},
+	}
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(f.name), 0o700); err != nil {
+			return "", fmt.Errorf("write OPA's authorization policy: %w", err)
+		}
+		if err := os.WriteFile(f.name, []byte(f.text), 0o600); err != nil {
+			return "", fmt.Errorf("write OPA's authorization policy: %w", err)
+		}
+	}
+	return bundle, nil
 }
 
 // tlsInfo records the TLS a served run measured, whatever the protocol: the mode of a server

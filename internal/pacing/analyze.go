@@ -14,14 +14,23 @@ const LateThreshold = time.Millisecond
 type Options struct {
 	// Rate is the rate the generator was asked for, per second: the schedule is k/Rate.
 	Rate float64
+	// Due, when set, is the schedule in place of k/Rate: slot k is due Due[k] after the first
+	// (a replay's events at their recorded offsets divided by the speed, in order). It has a
+	// slot for each send the generator was asked for and no more: arrivals past the last slot
+	// are counted as Extra, not judged, since no slot was meant for them.
+	Due []time.Duration
+	// SkipRequests leaves out the first SkipRequests arrivals, before Skip applies: requests a
+	// generator is known to send before its schedule (authzbench run --url sends one probe,
+	// so an unreachable address fails before any load), however soon the schedule follows.
+	SkipRequests int
 	// Skip leaves out the arrivals within Skip of the first one: a warm-up, a probe the
 	// generator sends before its window, or connection set-up. Without it, a probe followed by
 	// a pause would make every later arrival look late by the pause.
 	Skip time.Duration
 	// Window, when positive, judges only the arrivals within Window after the skip, and
-	// expects Rate × Window of them, so a generator that stops early is charged the sends it
-	// never made. Zero judges every arrival after the skip and expects the slots due up to the
-	// last one.
+	// expects Rate × Window of them (with Due, the slots due within Window), so a generator
+	// that stops early is charged the sends it never made. Zero judges every arrival after the
+	// skip and expects the slots due up to the last one; with Due, every slot of the schedule.
 	Window time.Duration
 }
 
@@ -36,13 +45,15 @@ type Analysis struct {
 	Skipped     int `json:"skipped"`
 	AfterWindow int `json:"after_window"`
 	Arrivals    int `json:"arrivals"`
+	// Extra arrivals came after every slot of a Due schedule was taken: more than asked for.
+	Extra int `json:"extra,omitempty"`
 	// SpanSeconds runs from the first judged arrival to the last; AchievedRPS is the arrivals
 	// per interval between them.
 	SpanSeconds float64 `json:"span_s"`
 	AchievedRPS float64 `json:"achieved_rps"`
 	// Expected slots were due: Rate × Window, or without a window those of the aligned
-	// schedule up to the last arrival. Missing is Expected − Arrivals, negative when the
-	// generator sent more than asked.
+	// schedule up to the last arrival; with Due, every slot (or those within Window). Missing
+	// is Expected − Arrivals, negative when the generator sent more than asked at a rate.
 	Expected int `json:"expected"`
 	Missing  int `json:"missing"`
 	// LatenessUS is each arrival's lateness against its slot of the aligned schedule.
@@ -73,7 +84,9 @@ type Second struct {
 	MaxLateUS   float64 `json:"max_late_us"`
 }
 
-// Analyze judges arrival times (any order; the slice is not changed) against the schedule k/Rate.
+// Analyze judges arrival times (any order; the slice is not changed) against the schedule k/Rate,
+// or against o.Due when given: the placement below is the same for any schedule, slot k's due
+// time taking the place of k/Rate.
 //
 // The server cannot know when the generator's clock started, nor how long the network took, so
 // the schedule must be placed on the server's clock. The k-th arrival in time order takes the
@@ -91,18 +104,27 @@ type Second struct {
 func Analyze(arrivals []time.Duration, o Options) Analysis {
 	a := Analysis{AskedRPS: o.Rate, SkipSeconds: o.Skip.Seconds(), WindowSeconds: o.Window.Seconds(), Recorded: len(arrivals),
 		PerSecond: []Second{}}
-	if len(arrivals) == 0 || o.Rate <= 0 {
+	if len(arrivals) == 0 || (o.Rate <= 0 && len(o.Due) == 0) {
 		return a
 	}
 	sorted := slices.Clone(arrivals)
 	slices.Sort(sorted)
-	from := sorted[0] + o.Skip
+	counted := min(max(o.SkipRequests, 0), len(sorted))
+	if counted == len(sorted) {
+		a.Skipped = counted
+		return a
+	}
+	from := sorted[counted] + o.Skip
 	first, _ := slices.BinarySearch(sorted, from)
 	last := len(sorted)
 	if o.Window > 0 {
 		last, _ = slices.BinarySearch(sorted, from+o.Window)
 	}
 	a.Skipped, a.AfterWindow = first, len(sorted)-last
+	if len(o.Due) > 0 && last-first > len(o.Due) {
+		a.Extra = last - first - len(o.Due)
+		last = first + len(o.Due)
+	}
 	judged := sorted[first:last]
 	a.Arrivals = len(judged)
 	if len(judged) == 0 {
@@ -110,6 +132,9 @@ func Analyze(arrivals []time.Duration, o Options) Analysis {
 	}
 
 	slot := func(k int) time.Duration { return time.Duration(math.Round(float64(k) * 1e9 / o.Rate)) }
+	if len(o.Due) > 0 {
+		slot = func(k int) time.Duration { return o.Due[k] - o.Due[0] }
+	}
 	start := judged[0]
 	for k, at := range judged {
 		start = min(start, at-slot(k))
@@ -119,9 +144,14 @@ func Analyze(arrivals []time.Duration, o Options) Analysis {
 	if span > 0 {
 		a.AchievedRPS = float64(len(judged)-1) / span.Seconds()
 	}
-	if o.Window > 0 {
+	switch {
+	case len(o.Due) > 0 && o.Window > 0:
+		a.Expected, _ = slices.BinarySearch(o.Due, o.Due[0]+o.Window)
+	case len(o.Due) > 0:
+		a.Expected = len(o.Due)
+	case o.Window > 0:
 		a.Expected = int(math.Round(o.Window.Seconds() * o.Rate))
-	} else {
+	default:
 		// The slots from t0 to the last arrival; the epsilon keeps a slot that falls exactly on
 		// the last arrival from being lost to rounding.
 		a.Expected = int(math.Floor((judged[len(judged)-1]-start).Seconds()*o.Rate+1e-6)) + 1

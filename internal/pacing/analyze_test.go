@@ -32,8 +32,36 @@ func stalled() []time.Duration {
 	})
 }
 
+// unevenDue is a replay's schedule with uneven gaps: 50 events 1 ms apart, a 300 ms pause, then
+// 50 events 2 ms apart (the last due at 447 ms).
+func unevenDue() []time.Duration {
+	due := make([]time.Duration, 100)
+	for k := range due {
+		if k < 50 {
+			due[k] = time.Duration(k) * ms
+		} else {
+			due[k] = 349*ms + time.Duration(k-50)*2*ms
+		}
+	}
+	return due
+}
+
+// onSchedule is every slot of due, offset on the server's clock, passed through shape (nil: as
+// they are).
+func onSchedule(due []time.Duration, offset time.Duration, shape func(k int, at time.Duration) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(due))
+	for k, d := range due {
+		out[k] = offset + d
+		if shape != nil {
+			out[k] = shape(k, out[k])
+		}
+	}
+	return out
+}
+
 func TestAnalyze(t *testing.T) {
 	shuffled := stalled()
+	due := unevenDue()
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	for _, tc := range []struct {
 		name     string
@@ -156,6 +184,61 @@ func TestAnalyze(t *testing.T) {
 				LatenessUS: Lateness{P90: 5000, P99: 5000, P999: 5000, Max: 5000, Mean: 2500}},
 		},
 		{
+			// A replay kept to the log's schedule, uneven gaps and all, is on time.
+			name:     "replay on its schedule",
+			arrivals: onSchedule(due, 7*time.Second, nil),
+			opts:     Options{Due: due},
+			want:     Analysis{Recorded: 100, Arrivals: 100, Expected: 100, AchievedRPS: 99 / 0.447, SpanSeconds: 0.447},
+		},
+		{
+			// Events 60 to 63 held back to event 64's time: late by 8, 6, 4 and 2 ms, the
+			// log's 2 ms gaps apart.
+			name: "replay with a stall",
+			arrivals: onSchedule(due, 0, func(k int, at time.Duration) time.Duration {
+				if k >= 60 && k < 64 {
+					return due[64]
+				}
+				return at
+			}),
+			opts: Options{Due: due},
+			want: Analysis{Recorded: 100, Arrivals: 100, Expected: 100, AchievedRPS: 99 / 0.447, SpanSeconds: 0.447,
+				LateOver1ms: 4, LateOver1msPercent: 4,
+				LatenessUS: Lateness{P99: 6000, P999: 8000, Max: 8000, Mean: 200}},
+		},
+		{
+			// run --url's probe, 500 ms before the replay: left out by count, the replay is on
+			// time however soon after the probe it came.
+			name:     "replay after a probe, skipped by count",
+			arrivals: append([]time.Duration{0}, onSchedule(due, 500*ms, nil)...),
+			opts:     Options{Due: due, SkipRequests: 1},
+			want:     Analysis{Recorded: 101, Skipped: 1, Arrivals: 100, Expected: 100, AchievedRPS: 99 / 0.447, SpanSeconds: 0.447},
+		},
+		{
+			// Not left out, the probe takes slot 0 and every event answers for the slot after
+			// its own, so each is late by the probe's lead less its gap to the next event: 499
+			// ms for the 49 1 ms gaps, 498 for the 49 2 ms ones, 200 across the pause. The last
+			// event has no slot.
+			name:     "replay after a probe, not skipped",
+			arrivals: append([]time.Duration{0}, onSchedule(due, 500*ms, nil)...),
+			opts:     Options{Due: due},
+			want: Analysis{Recorded: 101, Arrivals: 100, Extra: 1, Expected: 100, AchievedRPS: 99 / 0.945, SpanSeconds: 0.945,
+				LateOver1ms: 99, LateOver1msPercent: 99,
+				LatenessUS: Lateness{P50: 498000, P90: 499000, P99: 499000, P999: 499000, Max: 499000, Mean: (200 + 49*498 + 49*499) * 1000 / 100.0}},
+		},
+		{
+			name:     "replay, generator stops early",
+			arrivals: onSchedule(due[:80], 0, nil),
+			opts:     Options{Due: due},
+			want:     Analysis{Recorded: 80, Arrivals: 80, Expected: 100, Missing: 20, AchievedRPS: 79 / 0.407, SpanSeconds: 0.407},
+		},
+		{
+			// 100 ms holds the first 50 events; the 50 after the pause are after the window.
+			name:     "replay, window",
+			arrivals: onSchedule(due, 0, nil),
+			opts:     Options{Due: due, Window: 100 * ms},
+			want:     Analysis{WindowSeconds: 0.1, Recorded: 100, AfterWindow: 50, Arrivals: 50, Expected: 50, AchievedRPS: 1000, SpanSeconds: 0.049},
+		},
+		{
 			name:     "one arrival",
 			arrivals: []time.Duration{42 * ms},
 			opts:     Options{Rate: 1000},
@@ -188,7 +271,7 @@ func TestAnalyze(t *testing.T) {
 				{"recorded", got.Recorded, want.Recorded}, {"skipped", got.Skipped, want.Skipped},
 				{"after window", got.AfterWindow, want.AfterWindow}, {"arrivals", got.Arrivals, want.Arrivals},
 				{"expected", got.Expected, want.Expected}, {"missing", got.Missing, want.Missing},
-				{"late over 1 ms", got.LateOver1ms, want.LateOver1ms},
+				{"late over 1 ms", got.LateOver1ms, want.LateOver1ms}, {"extra", got.Extra, want.Extra},
 			} {
 				if c.got != c.want {
 					t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
@@ -268,5 +351,21 @@ func TestRecorderConcurrent(t *testing.T) {
 	a := r.Arrivals()
 	if len(a) != 8000 || slices.Contains(a, 0) {
 		t.Errorf("stored %d arrivals (want 8000), an unwritten slot among them: %v", len(a), slices.Contains(a, 0))
+	}
+}
+
+// The same arrivals, a replay kept to its log's uneven schedule, are on time against the log and
+// far off against any constant rate: judged against k/rate at the replay's own average rate,
+// the 300 ms pause makes the first half late by up to the pause.
+func TestAnalyzeJudgesAReplayAgainstItsLog(t *testing.T) {
+	due := unevenDue()
+	arrivals := onSchedule(due, time.Second, nil)
+	log := Analyze(arrivals, Options{Due: due})
+	rate := Analyze(arrivals, Options{Rate: 99 / 0.447})
+	if log.LatenessUS.Max != 0 || log.LateOver1ms != 0 || log.Missing != 0 {
+		t.Errorf("against the log: max %.0f µs, %d late, %d missing; want all on time", log.LatenessUS.Max, log.LateOver1ms, log.Missing)
+	}
+	if rate.LatenessUS.P50 < 50_000 || rate.LateOver1ms < 50 {
+		t.Errorf("against k/rate: p50 %.0f µs, %d late; want the pause to show (p50 over 50 ms)", rate.LatenessUS.P50, rate.LateOver1ms)
 	}
 }

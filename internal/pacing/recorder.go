@@ -1,6 +1,6 @@
 // Package pacing judges a load generator's pacing from the server's side: it records when each
-// request arrives (Recorder) and compares those arrivals with the ideal schedule k/rate
-// (Analyze). It needs no cooperation from the generator, so it judges any tool alike, ours or
+// request arrives (Recorder) and compares those arrivals with the ideal schedule k/rate, or a
+// replay's schedule of recorded offsets (Analyze). It needs no cooperation from the generator, so it judges any tool alike, ours or
 // another's. It is not a load generator and knows nothing of HTTP: the trivial server calls
 // Record when a request's first byte is there.
 package pacing

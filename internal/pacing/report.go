@@ -11,6 +11,25 @@ import (
 // what lateness means.
 const Alignment = "arrival k (in time order) is held to slot t0 + k/asked_rps, with t0 the latest start that leaves no arrival early: the earliest arrival relative to its slot is on time"
 
+// ReplayAlignment is Alignment for a replay's schedule.
+const ReplayAlignment = "arrival k (in time order) is held to t0 + due_k, event k's recorded offset from the first (gaps over max_gap_s shortened to it) divided by speed, with t0 the latest start that leaves no arrival early: the earliest arrival relative to its slot is on time"
+
+// ReplaySchedule is the schedule a recording server judged a replay against: the decision log's
+// events of one path, at their recorded offsets divided by Speed, as authzbench run --speed
+// sends them. Its fields are those of the replay's result (load.replay), so the two can be
+// matched.
+type ReplaySchedule struct {
+	Log           string  `json:"log"`
+	Path          string  `json:"path"`
+	Events        int     `json:"events"`
+	SpanS         float64 `json:"span_s"`
+	Speed         float64 `json:"speed"`
+	MaxGapS       float64 `json:"max_gap_s,omitempty"`
+	GapsShortened int     `json:"gaps_shortened,omitempty"`
+	// Describe is the schedule in words, as run's table names it.
+	Describe string `json:"describe"`
+}
+
 // Report is the file a recording server writes: where and how it recorded, and the analysis.
 type Report struct {
 	Created time.Time `json:"created"`
@@ -22,6 +41,10 @@ type Report struct {
 	Cap        int    `json:"cap"`
 	CapReached bool   `json:"cap_reached"`
 	Alignment  string `json:"alignment"`
+	// Replay is the schedule judged against in place of asked_rps, when it was a replay's.
+	Replay *ReplaySchedule `json:"replay,omitempty"`
+	// SkippedRequests is --pacing-skip-requests: the first arrivals left out, before the skip.
+	SkippedRequests int `json:"skip_requests,omitempty"`
 	Analysis
 }
 
@@ -40,10 +63,25 @@ func (r Report) WriteJSON(w io.Writer) error {
 // out.
 func Summary(w io.Writer, r Report) {
 	a := r.Analysis
-	fmt.Fprintf(w, "pacing against %.0f req/s: %d arrivals judged over %.3f s, achieved %.1f req/s, %d expected, %d missing",
-		a.AskedRPS, a.Arrivals, a.SpanSeconds, a.AchievedRPS, a.Expected, a.Missing)
+	against := fmt.Sprintf("%.0f req/s", a.AskedRPS)
+	if r.Replay != nil {
+		against = fmt.Sprintf("the %s (%s, path %s)", r.Replay.Describe, r.Replay.Log, r.Replay.Path)
+	}
+	fmt.Fprintf(w, "pacing against %s: %d arrivals judged over %.3f s, achieved %.1f req/s, %d expected, %d missing",
+		against, a.Arrivals, a.SpanSeconds, a.AchievedRPS, a.Expected, a.Missing)
 	if a.Skipped > 0 || a.AfterWindow > 0 {
-		fmt.Fprintf(w, " (%d left out in the first %s, %d after the window)", a.Skipped, seconds(a.SkipSeconds), a.AfterWindow)
+		if r.SkippedRequests > 0 {
+			then := ""
+			if a.SkipSeconds > 0 {
+				then = fmt.Sprintf(", then those within %s of the next", seconds(a.SkipSeconds))
+			}
+			fmt.Fprintf(w, " (%d left out: the first %d requests%s; %d after the window)", a.Skipped, r.SkippedRequests, then, a.AfterWindow)
+		} else {
+			fmt.Fprintf(w, " (%d left out in the first %s, %d after the window)", a.Skipped, seconds(a.SkipSeconds), a.AfterWindow)
+		}
+	}
+	if a.Extra > 0 {
+		fmt.Fprintf(w, "; %d more arrivals than the schedule has slots, not judged", a.Extra)
 	}
 	fmt.Fprintln(w)
 	if a.Arrivals > 0 {

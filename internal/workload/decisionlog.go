@@ -64,6 +64,17 @@ func (l *DecisionLog) Paths() []string {
 	return paths
 }
 
+// Offsets are the recorded times of path's events after its first, in timestamp order: when a
+// paced replay sends each (divided by its speed).
+func (l *DecisionLog) Offsets(path string) []time.Duration {
+	evs := l.Events[path]
+	out := make([]time.Duration, len(evs))
+	for i, e := range evs {
+		out[i] = e.Timestamp.Sub(evs[0].Timestamp)
+	}
+	return out
+}
+
 // SkippedTotal is how many events the replay leaves out.
 func (l *DecisionLog) SkippedTotal() int {
 	n := 0
@@ -414,11 +425,11 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 	paths := l.Paths()
 	var ws []*Workload
 	for _, p := range paths {
-		evs := l.Events[p]
+		evs, offsets := l.Events[p], l.Offsets(p)
 		inputs := make([]Input, len(evs))
 		for i, e := range evs {
 			in := Input{JSON: e.Input, Expect: expectOf(e.Allow), Source: e.Source, DecisionID: e.DecisionID,
-				Offset: e.Timestamp.Sub(evs[0].Timestamp)}
+				Offset: offsets[i]}
 			if intended[e.DecisionID] {
 				in.Expect = opposite(in.Expect)
 			}

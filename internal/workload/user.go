@@ -25,7 +25,7 @@ import (
 // UserSpec names the files of a user-supplied workload.
 type UserSpec struct {
 	Name     string
-	Policies []string // Rego files or directories, loaded as OPA's loader loads them
+	Policies []string // Rego files or directories; a directory with a .manifest is an OPA bundle (SplitBundles)
 	Data     []string // JSON or YAML data files
 	Inputs   string   // JSON Lines: {"input": {...}, "expect": true|false}
 	Query    string   // e.g. data.httpapi.authz.allow; derived from the package when empty
@@ -322,6 +322,9 @@ func (s UserSpec) checkFilesExist() error {
 				}})
 			}
 		}
+	}
+	if len(errs) == 0 {
+		errs = s.policyDirProblems()
 	}
 	return errors.Join(errs...)
 }

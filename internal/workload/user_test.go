@@ -170,7 +170,7 @@ func TestFromFilesQuery(t *testing.T) {
 		{"package without allow", UserSpec{Policies: []string{policiesDir("noallow")}, Inputs: inputs},
 			"", "cannot derive the query: package data.quiet has no rule named allow; give the query to ask"},
 		{"no Rego at all", UserSpec{Policies: []string{policiesDir("none")}, Inputs: inputs},
-			"", "no Rego policy found in " + policiesDir("none")},
+			"", "policy " + policiesDir("none") + ": a policy directory with no .rego file in it"},
 		{"query without data. prefix", UserSpec{Policies: []string{policiesDir("one")}, Inputs: inputs, Query: "httpapi.authz.allow"},
 			"", `query "httpapi.authz.allow": want a reference under data, such as data.authz.allow`},
 		{"query without data. prefix and no policy", UserSpec{Inputs: inputs, Query: "authz.allow"},

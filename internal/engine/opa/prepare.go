@@ -38,6 +38,21 @@ func (opa) Prepare(ctx context.Context, w *workload.Workload) (any, error) {
 	return CompileFiles(ctx, w.Query, policies, data, w.RegoV0)
 }
 
+// LoadOptions load the policy and data files as OPA reads them: a bundle (a policy directory
+// with a .manifest, workload.SplitBundles) as opa run --bundle reads it, every other path with
+// OPA's plain loader, as opa run reads it.
+func LoadOptions(policies, data []string) []func(*rego.Rego) {
+	bundles, files := workload.SplitBundles(policies)
+	var opts []func(*rego.Rego)
+	for _, b := range bundles {
+		opts = append(opts, rego.LoadBundle(b))
+	}
+	if paths := append(files, data...); len(paths) > 0 {
+		opts = append(opts, rego.Load(paths, nil))
+	}
+	return opts
+}
+
 // CompileFiles compiles the policy and data files exactly as OPA's loader reads them, so a Rego
 // error names its file and line, and prepares query for evaluation. v0 reads the policy in Rego
 // v0 syntax, as OPA's --v0-compatible does; without it, an error that looks like v0 syntax says
@@ -48,8 +63,7 @@ func CompileFiles(ctx context.Context, query string, policies, data []string, v0
 			return fmt.Sprintf("the OPA targets need a policy (%s) and a query; only the http target runs inputs alone", n("policy"))
 		})
 	}
-	paths := append(append([]string{}, policies...), data...)
-	opts := []func(*rego.Rego){rego.Query(query), rego.Load(paths, nil)}
+	opts := append([]func(*rego.Rego){rego.Query(query)}, LoadOptions(policies, data)...)
 	if v0 {
 		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
 	}
