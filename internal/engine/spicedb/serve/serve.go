@@ -1,20 +1,31 @@
-package spicedb
+// Package serve is SpiceDB's own command line (`spicedb serve` and the rest), with loopback
+// defaults, as the authzbench-spicedb command runs it: the server the spicedb/server target
+// starts when no other SpiceDB binary is given.
+//
+// It is its own package, apart from the engine, because it links SpiceDB's whole server
+// (pkg/cmd, and through its datastore package every storage engine SpiceDB supports: Spanner,
+// AWS, MySQL, Postgres, CockroachDB): linked into authzbench it would nearly double the first
+// build. authzbench links the engine alone; this package is linked by cmd/authzbench-spicedb
+// and by the tests that start a server.
+package serve
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	spicedbcmd "github.com/authzed/spicedb/pkg/cmd"
 	"github.com/authzed/spicedb/pkg/spiceerrors"
 	"github.com/spf13/cobra"
 )
 
-// Arg is the first argument that turns an authzbench (or test) process into SpiceDB's command
-// line: `authzbench spicedb serve ...` is `spicedb serve ...`.
-const Arg = "spicedb"
+// Command is the name of the program that is SpiceDB's command line with these defaults:
+// `authzbench-spicedb serve ...` is `spicedb serve ...`.
+const Command = "authzbench-spicedb"
 
-// serverDefaults are where `authzbench spicedb serve` differs from `spicedb serve` when neither
+// serverDefaults are where `authzbench-spicedb serve` differs from `spicedb serve` when neither
 // a flag nor a SPICEDB_* variable says otherwise: every listener on loopback, as authzbench's
 // traffic is, where SpiceDB listens on every interface, and no telemetry, which SpiceDB reports
 // to Authzed's endpoint unless told otherwise (rootCommand also skips its release check, which
@@ -34,13 +45,13 @@ var serverDefaults = map[string]string{
 func Main(args []string) int {
 	root, err := rootCommand()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "authzbench %s: %v\n", Arg, err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", Command, err)
 		return 2
 	}
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		if !errors.Is(err, spicedbcmd.ErrParsing) {
-			fmt.Fprintf(os.Stderr, "authzbench %s: %v\n", Arg, err)
+			fmt.Fprintf(os.Stderr, "%s: %v\n", Command, err)
 		}
 		// As SpiceDB's own main: a termination error carries its exit code.
 		var termErr spiceerrors.TerminationError
@@ -87,11 +98,17 @@ func rootCommand() (*cobra.Command, error) {
 	return root, nil
 }
 
-// DispatchIfAsked runs SpiceDB and exits when the process was started as
-// "<self> spicedb ...". Call it first thing in main and in the TestMain of packages whose tests
-// start SpiceDB servers.
-func DispatchIfAsked() {
-	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(Main(os.Args[2:]))
+// DispatchIfNamed runs SpiceDB and exits when the process's executable is called Command: a test binary linked with this package, reached through a link of
+// that name, stands for the authzbench-spicedb command. Call it first thing in the TestMain of
+// packages whose tests start SpiceDB servers.
+func DispatchIfNamed() {
+	if IsCommand(os.Args[0]) {
+		os.Exit(Main(os.Args[1:]))
 	}
+}
+
+// IsCommand reports whether path names the authzbench-spicedb command.
+func IsCommand(path string) bool {
+	base := strings.TrimSuffix(filepath.Base(path), ".exe")
+	return base == Command
 }
