@@ -160,7 +160,7 @@ func TestServerSubprocess(t *testing.T) {
 	for i := range 2*spicedb.MaxUpdatesPerWrite + 500 {
 		f.Relationships = append(f.Relationships, spicedb.Relationship{Rel: tuple.MustParse(fmt.Sprintf("group:eng#member@user:u%d", i)), Origin: "generated"})
 	}
-	if err := spicedb.Load(ctx, conn, f); err != nil {
+	if _, err := spicedb.WriteInto(ctx, conn, f); err != nil {
 		t.Fatal(err)
 	}
 	perms := v1.NewPermissionsServiceClient(conn)
