@@ -18,7 +18,10 @@ import (
 
 	spicedbcmd "github.com/authzed/spicedb/pkg/cmd"
 	"github.com/authzed/spicedb/pkg/spiceerrors"
+	"github.com/jzelinskie/cobrautil/v2"
 	"github.com/spf13/cobra"
+
+	"github.com/authzbench/authzbench/internal/buildinfo"
 )
 
 // Command is the name of the program that is SpiceDB's command line with these defaults:
@@ -95,6 +98,14 @@ func rootCommand() (*cobra.Command, error) {
 		return nil, err
 	}
 	skip.DefValue = "true"
+	// SpiceDB's release build stamps its version in, which its version command prints
+	// ("spicedb v1.56.2"); built here it has none, and would print the version of the program
+	// that links it. The SpiceDB module linked in is the version served.
+	if cobrautil.Version == "" {
+		if v := buildinfo.ModuleVersion("github.com/authzed/spicedb"); v != "" {
+			cobrautil.Version = v
+		}
+	}
 	return root, nil
 }
 
@@ -111,4 +122,28 @@ func DispatchIfNamed() {
 func IsCommand(path string) bool {
 	base := strings.TrimSuffix(filepath.Base(path), ".exe")
 	return base == Command
+}
+
+// PutOnPath makes this process's executable reachable as authzbench-spicedb, through a link
+// in a new temporary directory put first on PATH, where the spicedb/server target looks for
+// it: for the TestMain of packages whose tests start SpiceDB servers, with DispatchIfNamed
+// before it. remove deletes the directory.
+func PutOnPath() (remove func(), err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", Command+"-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Symlink(self, filepath.Join(dir, Command)); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH")); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return func() { os.RemoveAll(dir) }, nil
 }
