@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth), checked for where it matters, never an anonymous type assertion.
+// Queried, GRPCHealth, FilesHinted), checked for where it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
 // mode or another, are internal/kinds'.
@@ -75,6 +75,14 @@ type Handed interface {
 type GRPCHealth interface {
 	// HealthService is the service asked about; empty for the server as a whole.
 	HealthService() string
+}
+
+// FilesHinted is implemented by an engine that says how users give a workload's version in its
+// language, for a run that asks an engine of a workload with none.
+type FilesHinted interface {
+	// FilesHint names the flags that give it ("--policy validation.yaml") and the keys of a
+	// scenario file's workload entry ("policy: validation.yaml").
+	FilesHint() (flags, keys string)
 }
 
 // Dialect is implemented by an engine whose language has versions a workload chooses between

@@ -58,6 +58,12 @@ func (registered) Handed(w *workload.Workload) string {
 	return Differences(w)
 }
 
+// FilesHint says how users give their SpiceDB files (engine.FilesHinted).
+func (registered) FilesHint() (flags, keys string) {
+	return "--policy validation.yaml (the file zed validate reads), or --policy schema.zed with --inputs checks.jsonl (and --data relationships.txt)",
+		"policy: a validation file (validation.yaml), or a schema (schema.zed) with inputs (checks.jsonl) and data (relationships)"
+}
+
 // HealthPath is empty: SpiceDB's server serves no HTTP unless asked, and answers readiness on
 // the standard gRPC health service (HealthService), once its datastore and dispatcher are
 // ready.
