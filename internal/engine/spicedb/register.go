@@ -218,11 +218,12 @@ func agrees(a Assertion, in workload.Input) error {
 func noVersion(w *workload.Workload) error {
 	return workload.NewSettingError("policy", func(n func(string) string) string {
 		return fmt.Sprintf("workload %s has no SpiceDB version; the spicedb targets run %s, or your own files with %s validation.yaml (or %s schema.zed with relationships and checks)",
-			w.Name, orNone(workload.NamesWhere(HasBuiltin)), n("policy"), n("policy"))
+			w.Name, builtinList(), n("policy"), n("policy"))
 	})
 }
 
-func orNone(names []string) string {
+func builtinList() string {
+	names := workload.NamesWhere(HasBuiltin)
 	if len(names) == 0 {
 		return "no built-in workload yet"
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// decideAll runs every input of w through the in-process checker, as spicedb/inproc does, and
+// decideInputs runs every input of w through the in-process checker, as spicedb/inproc does, and
 // classifies each answer against the input's expectation.
-func decideAll(t *testing.T, w *workload.Workload) []verify.Class {
+func decideInputs(t *testing.T, w *workload.Workload) []verify.Class {
 	t.Helper()
 	l, err := Load(context.Background(), engine.NewPrepared(), w)
 	if err != nil {
@@ -69,7 +69,7 @@ func TestUserFilesRunUnchanged(t *testing.T) {
 					t.Errorf("input %d: source %q names no file and line", i+1, src)
 				}
 			}
-			for i, c := range decideAll(t, w) {
+			for i, c := range decideInputs(t, w) {
 				if c != verify.OK {
 					t.Errorf("%s: %s", Registered.Source(w.Inputs[i]), verify.Name(c, 0))
 				}
