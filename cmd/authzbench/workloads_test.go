@@ -22,6 +22,12 @@ func (fakeEngine) Name() string                       { return "fake" }
 func (fakeEngine) Languages() []string                { return []string{"Fake"} }
 func (fakeEngine) Written(w *workload.Workload) bool  { return w.Name == "rbac" }
 func (fakeEngine) Handed(w *workload.Workload) string { return "Fake is handed the roles of " + w.Name }
+func (fakeEngine) WhyNot(w *workload.Workload) string {
+	if w.Name == "api" {
+		return "Fake reads no tokens"
+	}
+	return ""
+}
 
 // The list has a column per engine of the registry, and one more for an engine added to it,
 // each cell saying whether the workload has a version in that engine's language, does the same
@@ -61,6 +67,7 @@ func TestWorkloadListHasAColumnPerEngine(t *testing.T) {
 	for _, tc := range []struct{ workload, engine, prefix string }{
 		{"nop", "openfga", "same work"},
 		{"nop", "fake", "no"},
+		{"api", "fake", "no ["},
 		{"rbac", "fake", "handed ["},
 		{"api", "cedar", "handed ["},
 		{"api", "openfga", "no ["},
@@ -71,7 +78,7 @@ func TestWorkloadListHasAColumnPerEngine(t *testing.T) {
 		}
 	}
 	for _, note := range []string{"] rbac in Fake: Fake is handed the roles of rbac", "] api in Cedar: Cedar is handed the token's verdict",
-		"] api has no OpenFGA version: its rules verify a JWT"} {
+		"] api has no OpenFGA version: its rules verify a JWT", "] api has no Fake version: Fake reads no tokens"} {
 		if !strings.Contains(b.String(), note) {
 			t.Errorf("no footnote %q:\n%s", note, b.String())
 		}

@@ -103,7 +103,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, mode kinds.Mode, paral
 	row := Equivalence{Workload: w.Name, Target: name, Kind: kind.Name}
 	if lang, ok := engine.WrittenFor(kind.Engine, w); !ok {
 		row.Skipped = "no " + lang + " version"
-		if why := w.Inexpressible[lang]; why != "" {
+		if why := engine.WhyNotFor(kind.Engine, w); why != "" {
 			row.Skipped += ": " + why
 		}
 		return row, nil

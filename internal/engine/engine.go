@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted), checked for where it matters, never an anonymous type assertion.
+// Queried, GRPCHealth, FilesHinted, Explained), checked for where it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
 // mode or another, are internal/kinds'.
@@ -83,6 +83,35 @@ type FilesHinted interface {
 	// FilesHint names the flags that give it ("--policy validation.yaml") and the keys of a
 	// scenario file's workload entry ("policy: validation.yaml").
 	FilesHint() (flags, keys string)
+}
+
+// Explained is implemented by an engine that says itself why a workload has no version in its
+// language (what the workload's rules do that the language cannot), where the workload does not
+// say it (Workload.Inexpressible): see WhyNotFor.
+type Explained interface {
+	// WhyNot says why w has no version for the engine; empty when it has one or the engine
+	// has nothing to say.
+	WhyNot(w *workload.Workload) string
+}
+
+// WhyNotFor says why w has no version for the engine called name: the engine's own words
+// (Explained), else the workload's (Inexpressible, by the engine's language); empty when
+// neither says.
+func WhyNotFor(name string, w *workload.Workload) string {
+	if e := For(name); e != nil {
+		return WhyNot(e, w)
+	}
+	return ""
+}
+
+// WhyNot is WhyNotFor for the engine e.
+func WhyNot(e Engine, w *workload.Workload) string {
+	if x, ok := e.(Explained); ok {
+		if why := x.WhyNot(w); why != "" {
+			return why
+		}
+	}
+	return w.Inexpressible[Language(e)]
 }
 
 // Dialect is implemented by an engine whose language has versions a workload chooses between

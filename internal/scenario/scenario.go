@@ -619,7 +619,7 @@ func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 		}
 		if lang, ok := engine.WrittenFor(k.Engine, w); !ok {
 			seen[t.Name] = true
-			gaps = append(gaps, gap{target: t.Name, engine: k.Engine, language: lang, why: w.Inexpressible[lang]})
+			gaps = append(gaps, gap{target: t.Name, engine: k.Engine, language: lang, why: engine.WhyNotFor(k.Engine, w)})
 		} else if why := k.Refuses(w); why != "" {
 			seen[t.Name] = true
 			gaps = append(gaps, gap{target: t.Name, refused: why})

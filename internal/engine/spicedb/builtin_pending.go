@@ -14,6 +14,10 @@ func BuiltinFixture(w *workload.Workload) (*Fixture, error) { return nil, nil }
 // HasBuiltin reports whether the built-in workload w has a SpiceDB version.
 func HasBuiltin(w *workload.Workload) bool { return false }
 
+// WhyNot says why the workload w has no SpiceDB version; empty when it has one, or nothing is
+// known to say.
+func WhyNot(w *workload.Workload) string { return "" }
+
 // Differences says what the SpiceDB version of the built-in workload w is handed, or does
 // differently, for the ‡ rows; empty when nothing.
 func Differences(w *workload.Workload) string { return "" }

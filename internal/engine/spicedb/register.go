@@ -58,6 +58,9 @@ func (registered) Handed(w *workload.Workload) string {
 	return Differences(w)
 }
 
+// WhyNot says why w has no SpiceDB version (engine.Explained).
+func (registered) WhyNot(w *workload.Workload) string { return WhyNot(w) }
+
 // FilesHint says how users give their SpiceDB files (engine.FilesHinted).
 func (registered) FilesHint() (flags, keys string) {
 	return "--policy validation.yaml (the file zed validate reads), or --policy schema.zed with --inputs checks.jsonl (and --data relationships.txt)",
