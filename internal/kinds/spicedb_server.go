@@ -104,13 +104,13 @@ func (c *SpiceDBServerConfig) Check() error {
 // noSpiceDBServer says why there is no server to start, and how to get one.
 func noSpiceDBServer(err error) error {
 	if errors.Is(err, spicedb.ErrNoServer) {
-		return optionError("spicedb_bin", func(n func(string) string) string {
+		return &NotInstalledError{Missing: err.Error(), Err: optionError("spicedb_bin", func(n func(string) string) string {
 			return fmt.Sprintf("spicedb/server starts %s (SpiceDB's own server, with loopback defaults), a program of its own: %v. "+
 				"Build it beside authzbench:\n  go build -o \"$(dirname $(command -v authzbench))\" ./cmd/%s\n"+
 				"or install both: go install github.com/authzbench/authzbench/cmd/...\n"+
 				"or give %s PATH to SpiceDB's own release binary, or %s grpc://HOST:PORT for a running SpiceDB",
 				spicedb.ServerProgram, err, spicedb.ServerProgram, n("spicedb_bin"), n("url"))
-		})
+		})}
 	}
 	return optionError("spicedb_bin", func(n func(string) string) string { return n("spicedb_bin") + " " + err.Error() })
 }
