@@ -18,6 +18,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/compare"
 	"github.com/authzbench/authzbench/internal/fit"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/outputs"
 	"github.com/authzbench/authzbench/internal/result"
 )
@@ -263,7 +264,7 @@ func mergeSides(docs [2][]*result.Document, stopped error) ([2]*result.Document,
 		if err != nil {
 			return merged, fmt.Errorf("ab side %s: %w", "AB"[i:i+1], err)
 		}
-		doc.Command = append([]string{"authzbench"}, os.Args[1:]...)
+		doc.Command = append([]string{"authzbench"}, kinds.RedactSecrets(os.Args[1:])...)
 		fit.Refit(doc)
 		if stopped != nil {
 			var e *exitError

@@ -20,6 +20,7 @@ import (
 	_ "github.com/authzbench/authzbench/internal/engine/cedar"
 	_ "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/engine/openfga"
+	_ "github.com/authzbench/authzbench/internal/engine/spicedb"
 )
 
 // Exit statuses, so scripts can tell a bad invocation from a run that found errors.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,24 +19,34 @@ import (
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
 	"github.com/authzbench/authzbench/internal/engine/openfga"
+	"github.com/authzbench/authzbench/internal/engine/spicedb/serve"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
-// TestMain lets the test binary stand in for authzbench: as OPA ("<self> opa ...") and, with
+// TestMain lets the test binary stand in for authzbench: as OPA ("<self> opa ..."), as
+// authzbench-spicedb (found on PATH, through a link to it) and, with
 // AUTHZBENCH_TEST_MAIN=1, as the authzbench command itself, so tests can run it as a process
 // and send it signals.
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
 	openfga.DispatchIfAsked()
+	serve.DispatchIfNamed() // reached as authzbench-spicedb, through the link PutOnPath makes
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
 	if os.Getenv("AUTHZBENCH_TEST_MAIN") == "1" {
 		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	remove, err := serve.PutOnPath() // spicedb/server finds SpiceDB's server there
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "put authzbench-spicedb on PATH:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	remove()
+	os.Exit(code)
 }
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {

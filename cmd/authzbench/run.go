@@ -653,7 +653,7 @@ func newDocument(scenario string) *result.Document {
 	return &result.Document{
 		Schema:   result.Schema,
 		Created:  time.Now().UTC(),
-		Command:  append([]string{"authzbench"}, os.Args[1:]...),
+		Command:  append([]string{"authzbench"}, kinds.RedactSecrets(os.Args[1:])...),
 		Scenario: scenario,
 		Env:      bench.CaptureEnv(version.Version),
 	}

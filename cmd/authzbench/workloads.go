@@ -244,8 +244,8 @@ func listWorkloads(out io.Writer, ws []*workload.Workload, engines []engine.Engi
 				if h, ok := e.(engine.Handed); ok && h.Handed(w) != "" {
 					cell = fmt.Sprintf("handed [%d]", note(fmt.Sprintf("%s in %s: %s", w.Name, lang, h.Handed(w))))
 				}
-			case w.Inexpressible[lang] != "":
-				cell = fmt.Sprintf("no [%d]", note(fmt.Sprintf("%s has no %s version: %s", w.Name, lang, w.Inexpressible[lang])))
+			case engine.WhyNot(e, w) != "":
+				cell = fmt.Sprintf("no [%d]", note(fmt.Sprintf("%s has no %s version: %s", w.Name, lang, engine.WhyNot(e, w))))
 			}
 			row = append(row, cell)
 		}

@@ -22,6 +22,12 @@ func (fakeEngine) Name() string                       { return "fake" }
 func (fakeEngine) Languages() []string                { return []string{"Fake"} }
 func (fakeEngine) Written(w *workload.Workload) bool  { return w.Name == "rbac" }
 func (fakeEngine) Handed(w *workload.Workload) string { return "Fake is handed the roles of " + w.Name }
+func (fakeEngine) WhyNot(w *workload.Workload) string {
+	if w.Name == "api" {
+		return "Fake reads no tokens"
+	}
+	return ""
+}
 
 // The list has a column per engine of the registry, and one more for an engine added to it,
 // each cell saying whether the workload has a version in that engine's language, does the same
@@ -61,6 +67,7 @@ func TestWorkloadListHasAColumnPerEngine(t *testing.T) {
 	for _, tc := range []struct{ workload, engine, prefix string }{
 		{"nop", "openfga", "same work"},
 		{"nop", "fake", "no"},
+		{"api", "fake", "no ["},
 		{"rbac", "fake", "handed ["},
 		{"api", "cedar", "handed ["},
 		{"api", "openfga", "no ["},
@@ -71,7 +78,7 @@ func TestWorkloadListHasAColumnPerEngine(t *testing.T) {
 		}
 	}
 	for _, note := range []string{"] rbac in Fake: Fake is handed the roles of rbac", "] api in Cedar: Cedar is handed the token's verdict",
-		"] api has no OpenFGA version: its rules verify a JWT"} {
+		"] api has no OpenFGA version: its rules verify a JWT", "] api has no Fake version: Fake reads no tokens"} {
 		if !strings.Contains(b.String(), note) {
 			t.Errorf("no footnote %q:\n%s", note, b.String())
 		}
@@ -100,23 +107,35 @@ func TestVerifyEveryEngineInEveryMode(t *testing.T) {
 		f := strings.Fields(line)
 		rows[[2]string{f[0], f[1]}] = strings.Join(f[2:], " ")
 	}
-	for _, w := range verifiedWorkloads {
+	for _, name := range verifiedWorkloads {
+		w, err := workload.Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		okBy := map[string]int{}
 		for _, m := range engineModes(t) {
 			mode := m.Label
-			got, found := rows[[2]string{w, mode}]
+			got, found := rows[[2]string{name, mode}]
+			lang, written := engine.WrittenFor(m.Kind.Engine, w)
 			switch {
 			case !found:
-				t.Errorf("%s on %s: no row\n%s", w, mode, stdout)
+				t.Errorf("%s on %s: no row\n%s", name, mode, stdout)
+			case !written:
+				// An engine of the registry the workload has no version for says so.
+				if !strings.Contains(got, "skipped: no "+lang+" version") {
+					t.Errorf("%s on %s: %q, want it skipped for want of a %s version", name, mode, got, lang)
+				}
 			case strings.HasPrefix(got, "40 40 ok"):
 				okBy[m.Kind.Engine]++
-			case w == "nop" || !strings.Contains(got, "skipped: its inputs are not Envoy CheckRequests"):
-				t.Errorf("%s on %s: %q, want 40 inputs checked and agreed", w, mode, got)
+			case name == "nop" || !strings.Contains(got, "skipped: its inputs are not Envoy CheckRequests"):
+				t.Errorf("%s on %s: %q, want 40 inputs checked and agreed", name, mode, got)
 			}
 		}
-		for _, e := range []string{"opa", "cedar", "openfga"} {
-			if okBy[e] < 2 {
-				t.Errorf("%s: %d modes of %s ok, want in process and served", w, okBy[e], e)
+		// Every engine with a version of the workload, in process and served; OPA, Cedar and
+		// OpenFGA have one of each.
+		for _, e := range engine.All() {
+			if _, written := engine.WrittenFor(e.Name(), w); (written || e.Name() == "opa" || e.Name() == "cedar" || e.Name() == "openfga") && okBy[e.Name()] < 2 {
+				t.Errorf("%s: %d modes of %s ok, want in process and served", name, okBy[e.Name()], e.Name())
 			}
 		}
 	}

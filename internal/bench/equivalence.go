@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -103,7 +104,7 @@ func verifyOne(ctx context.Context, w *workload.Workload, mode kinds.Mode, paral
 	row := Equivalence{Workload: w.Name, Target: name, Kind: kind.Name}
 	if lang, ok := engine.WrittenFor(kind.Engine, w); !ok {
 		row.Skipped = "no " + lang + " version"
-		if why := w.Inexpressible[lang]; why != "" {
+		if why := engine.WhyNotFor(kind.Engine, w); why != "" {
 			row.Skipped += ": " + why
 		}
 		return row, nil
@@ -115,6 +116,13 @@ func verifyOne(ctx context.Context, w *workload.Workload, mode kinds.Mode, paral
 	common := o.Common
 	common.Workers = parallel
 	t, err := kinds.New(kind.Name, common, mode.Config)
+	var notInstalled *kinds.NotInstalledError
+	if errors.As(err, &notInstalled) && len(o.Targets) == 0 {
+		// Every mode by default: one whose program is not installed here says so in its row,
+		// and the others are still checked. A mode named with --target is refused instead.
+		row.Skipped = "not installed: " + notInstalled.Missing + " (--target " + kind.Name + " says how to get it)"
+		return row, nil
+	}
 	if err != nil {
 		return row, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/engine"
@@ -51,6 +52,13 @@ func TestVerifyWorkloadsNamesTheFirstDisagreement(t *testing.T) {
 		if reason := kindOf(t, r.Kind).Refuses(w); reason != "" {
 			if r.Skipped != reason || r.Checked != 0 {
 				t.Errorf("%s: skipped %q after %d checks, want skipped for %q", r.Target, r.Skipped, r.Checked, reason)
+			}
+			continue
+		}
+		// An engine of the registry with no version of rbac: skipped, and said why.
+		if lang, written := engine.WrittenFor(kindOf(t, r.Kind).Engine, w); !written {
+			if r.Skipped != "no "+lang+" version" || r.Checked != 0 {
+				t.Errorf("%s: skipped %q after %d checks, want skipped for want of a %s version", r.Target, r.Skipped, r.Checked, lang)
 			}
 			continue
 		}
@@ -203,7 +211,7 @@ func TestVerifyNopAndRBACAcrossEveryEngine(t *testing.T) {
 	checkedBy := map[string]int{} // engine → rows that checked every input
 	for _, r := range rows {
 		if r.Skipped != "" {
-			if kindOf(t, r.Kind).Refuses(ws[0]) == "" && r.Workload == "nop" {
+			if _, written := engine.WrittenFor(kindOf(t, r.Kind).Engine, ws[0]); written && kindOf(t, r.Kind).Refuses(ws[0]) == "" && r.Workload == "nop" {
 				t.Errorf("%s on nop: skipped (%s)", r.Target, r.Skipped)
 			}
 			continue
@@ -215,8 +223,42 @@ func TestVerifyNopAndRBACAcrossEveryEngine(t *testing.T) {
 		checkedBy[kindOf(t, r.Kind).Engine]++
 	}
 	for _, e := range engine.Names() {
+		_, nop := engine.WrittenFor(e, ws[0])
+		_, rbac := engine.WrittenFor(e, ws[1])
+		if !nop || !rbac {
+			continue // an engine of the registry with no version of them: its rows say so
+		}
 		if checkedBy[e] < 2*2 { // two workloads, at least two modes each
 			t.Errorf("engine %s: %d workload-mode rows agreed, want every mode of both workloads", e, checkedBy[e])
 		}
+	}
+}
+
+// A mode whose program is not installed here (spicedb/server without a SpiceDB server binary)
+// is a row that says so when every mode is verified by default, and the others are still
+// checked; named with a target, it is refused with how to get it.
+func TestVerifySaysWhatIsNotInstalled(t *testing.T) {
+	w, err := workload.FromFiles(workload.UserSpec{Policies: []string{filepath.Join("..", "engine", "spicedb", "testdata", "docshare.yaml")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no authzbench-spicedb on it, nor beside this test binary
+	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{Common: kinds.Common{TempDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTarget := map[string]Equivalence{}
+	for _, r := range rows {
+		byTarget[r.Target] = r
+	}
+	if r := byTarget["spicedb/server"]; !strings.HasPrefix(r.Skipped, "not installed: no authzbench-spicedb") || r.Checked != 0 {
+		t.Errorf("spicedb/server: %+v, want skipped as not installed", r)
+	}
+	if r := byTarget["spicedb/inproc"]; r.Skipped != "" || r.Checked != len(w.Inputs) || r.Agreed != r.Checked {
+		t.Errorf("spicedb/inproc: %+v, want every input checked and agreed", r)
+	}
+	_, err = VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{Targets: []string{"spicedb/server"}, Common: kinds.Common{TempDir: t.TempDir()}})
+	if err == nil || !strings.Contains(err.Error(), "go build -o") {
+		t.Errorf("spicedb/server named: %v, want it refused, saying how to get the server", err)
 	}
 }

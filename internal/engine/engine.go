@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried), checked for where it matters, never an anonymous type assertion.
+// Queried, GRPCHealth, FilesHinted, Explained), checked for where it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
 // mode or another, are internal/kinds'.
@@ -42,7 +42,8 @@ type Engine interface {
 	// Source is the file and line the engine's version of the input came from, for messages;
 	// empty for a built-in workload.
 	Source(in workload.Input) string
-	// HealthPath is the path its server answers readiness on: "/health" for OPA's.
+	// HealthPath is the path its server answers readiness on: "/health" for OPA's; empty for
+	// a server that answers it on gRPC health alone (GRPCHealth).
 	HealthPath() string
 	// Answer says how its server's answers read as decisions.
 	Answer() Answer
@@ -66,6 +67,51 @@ type Answer struct {
 type Handed interface {
 	// Handed says what the engine's version of w is handed; empty when it does the same work.
 	Handed(w *workload.Workload) string
+}
+
+// GRPCHealth is implemented by an engine whose server answers readiness on the standard gRPC
+// health service (grpc.health.v1.Health/Check) rather than on an HTTP path: its served targets
+// probe that.
+type GRPCHealth interface {
+	// HealthService is the service asked about; empty for the server as a whole.
+	HealthService() string
+}
+
+// FilesHinted is implemented by an engine that says how users give a workload's version in its
+// language, for a run that asks an engine of a workload with none.
+type FilesHinted interface {
+	// FilesHint names the flags that give it ("--policy validation.yaml") and the keys of a
+	// scenario file's workload entry ("policy: validation.yaml").
+	FilesHint() (flags, keys string)
+}
+
+// Explained is implemented by an engine that says itself why a workload has no version in its
+// language (what the workload's rules do that the language cannot), where the workload does not
+// say it (Workload.Inexpressible): see WhyNotFor.
+type Explained interface {
+	// WhyNot says why w has no version for the engine; empty when it has one or the engine
+	// has nothing to say.
+	WhyNot(w *workload.Workload) string
+}
+
+// WhyNotFor says why w has no version for the engine called name: the engine's own words
+// (Explained), else the workload's (Inexpressible, by the engine's language); empty when
+// neither says.
+func WhyNotFor(name string, w *workload.Workload) string {
+	if e := For(name); e != nil {
+		return WhyNot(e, w)
+	}
+	return ""
+}
+
+// WhyNot is WhyNotFor for the engine e.
+func WhyNot(e Engine, w *workload.Workload) string {
+	if x, ok := e.(Explained); ok {
+		if why := x.WhyNot(w); why != "" {
+			return why
+		}
+	}
+	return w.Inexpressible[Language(e)]
 }
 
 // Dialect is implemented by an engine whose language has versions a workload chooses between

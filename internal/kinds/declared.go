@@ -30,6 +30,9 @@ type Option struct {
 	// File marks an option that names a file the run reads (a certificate, a binary): no
 	// output of the run may replace it.
 	File bool
+	// Secret marks an option whose value is a secret (a server's key): the command line a
+	// result records shows it as REDACTED (RedactSecrets).
+	Secret bool
 	// Check finds what is wrong with a value on its face, before anything is built or started,
 	// saying it of name, the option as the user gave it (its flag, "--url"); nil takes any
 	// value. A zero value, the kind's default, is never checked.
@@ -161,4 +164,27 @@ func sortedKindNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// RedactSecrets returns args, a command line, with the value of every Secret option's flag
+// (--flag VALUE, --flag=VALUE) written REDACTED, for the command line a result records.
+func RedactSecrets(args []string) []string {
+	out := append([]string(nil), args...)
+	for _, o := range declared {
+		if !o.Secret {
+			continue
+		}
+		for _, flag := range []string{"--" + o.Flag} {
+			for i := 0; i < len(out); i++ {
+				switch {
+				case out[i] == flag && i+1 < len(out):
+					out[i+1] = "REDACTED"
+					i++
+				case strings.HasPrefix(out[i], flag+"="):
+					out[i] = flag + "=REDACTED"
+				}
+			}
+		}
+	}
+	return out
 }

@@ -74,3 +74,17 @@ func TestCheckOptionNamesTheOptionAsGiven(t *testing.T) {
 		}
 	}
 }
+
+// A secret option's value never reaches the command line a result records, in either form of
+// the flag; everything else is left as given.
+func TestRedactSecrets(t *testing.T) {
+	args := []string{"run", "--target", "spicedb/server", "--spicedb-key", "k1", "--url", "grpc://127.0.0.1:50051", "--spicedb-key=k2", "--name", "--spicedb-key"}
+	got := strings.Join(RedactSecrets(args), " ")
+	want := "run --target spicedb/server --spicedb-key REDACTED --url grpc://127.0.0.1:50051 --spicedb-key=REDACTED --name --spicedb-key"
+	if got != want {
+		t.Errorf("redacted:\n%s\nwant\n%s", got, want)
+	}
+	if strings.Join(args, " ") == got {
+		t.Error("the arguments given were changed")
+	}
+}

@@ -249,6 +249,20 @@ func New(name string, common Common, c Config) (Target, error) {
 	return k.New(common, c), nil
 }
 
+// NotInstalledError is what a kind's settings check returns when a program the kind starts is
+// not installed here (SpiceDB's server): a run that names the kind is refused with Err, which
+// says how to get it; `workloads verify` over every mode by default shows the kind's row as
+// skipped for want of it instead of failing every other mode.
+type NotInstalledError struct {
+	// Missing says what is missing, in a line: "no authzbench-spicedb beside authzbench (in
+	// /usr/local/bin) or on PATH".
+	Missing string
+	Err     error
+}
+
+func (e *NotInstalledError) Error() string { return e.Err.Error() }
+func (e *NotInstalledError) Unwrap() error { return e.Err }
+
 // NoConfig is the settings of a kind that has none of its own.
 type NoConfig struct{}
 

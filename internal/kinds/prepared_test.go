@@ -18,7 +18,18 @@ func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 	}
 	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
 	var inprocs []*opaInproc
-	for _, name := range []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc", "openfga/inproc", "openfga/server"} {
+	names := []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc", "openfga/inproc", "openfga/server"}
+	// Every other engine of the registry with a version of the workload, in each of its modes.
+	covered := map[string]bool{}
+	for _, name := range names {
+		covered[kinds[name].Engine] = true
+	}
+	for _, k := range Kinds() {
+		if _, written := engine.WrittenFor(k.Engine, w); written && k.LoadsPolicy && !covered[k.Engine] {
+			names = append(names, k.Name)
+		}
+	}
+	for _, name := range names {
 		tg, err := New(name, common, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -32,6 +43,9 @@ func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 		}
 	}
 	for _, key := range engine.Names() {
+		if _, written := engine.WrittenFor(key, w); !written {
+			continue // nothing of the workload to prepare for it
+		}
 		if _, err := common.Prepared.Of(key, w, func() (any, error) {
 			t.Errorf("%s: built again after the targets started", key)
 			return nil, nil

@@ -400,17 +400,22 @@ func (c *ServerConfig) listenAddr() (string, error) {
 }
 
 // run starts cmd, a server about to listen on addr, through sut's lifecycle: on the CPUs it is
-// pinned to, probed on its engine's health path (/health) until it answers, and from then on watched, died closed if
-// it exits before Stop.
+// pinned to, probed on its engine's health path (/health), or on gRPC health for an engine
+// that answers there (engine.GRPCHealth), until it answers, and from then on watched, died
+// closed if it exits before Stop.
 func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
 	healthPath := "/health" // the trivial server's
 	if s.engine != nil {
 		healthPath = s.engine.HealthPath()
 	}
-	health := sut.HTTPProbe{URL: s.scheme() + "://" + addr + healthPath}
+	var tlsConfig *tls.Config
 	if s.clientTLS != nil {
 		host, _, _ := net.SplitHostPort(addr)
-		health.TLS = withServerName(s.clientTLS, host)
+		tlsConfig = withServerName(s.clientTLS, host)
+	}
+	var health sut.Probe = sut.HTTPProbe{URL: s.scheme() + "://" + addr + healthPath, TLS: tlsConfig}
+	if g, ok := s.engine.(engine.GRPCHealth); ok {
+		health = sut.GRPCProbe{Addr: addr, Service: g.HealthService(), TLS: tlsConfig}
 	}
 	l, pin := s.nextLaunch(addr)
 	if err := l.launch(ctx, name, cmd, pin, health); err != nil {

@@ -136,7 +136,7 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 			if g.refused != "" {
 				errs = append(errs, fmt.Errorf("--target %s cannot run workload %s: %s", g.target, loaded[i].Name, g.refused))
 			} else if flagOf[i] == "" {
-				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, flagsFor[g.language]))
+				errs = append(errs, fmt.Errorf("--target %s: your workload has no %s version; give %s", g.target, g.language, g.howToGive(true)))
 			} else {
 				errs = append(errs, fmt.Errorf("--target %s: %s has no %s version%s", g.target, flagOf[i], g.language, g.because()))
 			}

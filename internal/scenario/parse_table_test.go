@@ -385,7 +385,7 @@ func TestFromFlagsErrors(t *testing.T) {
 	}{
 		// The known targets spelt out once, so that one missing from target.Names shows here.
 		{"unknown target", AdHoc{Targets: []string{"opa/grpc"}},
-			`--target: unknown target "opa/grpc"; known: cedar/extauthz, cedar/inproc, cedar/server, http, opa/cli, opa/extauthz, opa/inproc, opa/server, opa/wasm, openfga/inproc, openfga/server`},
+			`--target: unknown target "opa/grpc"; known: ` + knownTargets},
 		{"unknown workload", AdHoc{Workloads: []string{"rbca"}},
 			`--workload: unknown workload "rbca"; known: ` + strings.Join(workload.Names(), ", ")},
 		{"both at once", AdHoc{Targets: []string{"opa/server", "no/such-target"}, Workloads: []string{"nop", "nosuchworkload"}},

@@ -480,7 +480,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 				bad(w.Line, "target %s cannot run workload %s: %s", g.target, loaded[i].Name, g.refused)
 				continue
 			}
-			bad(w.Line, "workload %s has no %s version%s, and target %s reads %s; add %s", loaded[i].Name, g.language, g.because(), g.target, g.language, keysFor[g.language])
+			bad(w.Line, "workload %s has no %s version%s, and target %s reads %s; add %s", loaded[i].Name, g.language, g.because(), g.target, g.language, g.howToGive(false))
 		}
 	}
 	if len(errs) > 0 {
@@ -578,7 +578,7 @@ func workloadRefs(w workloadSpec, baseDir string) ([]WorkloadRef, error) {
 // gap is a target that cannot run the workload: its engine reads a language the workload is
 // not written in (language set), or its kind refuses the workload's requests (refused set, from
 // Kind.Takes: the ext_authz kinds send only Envoy CheckRequests).
-type gap struct{ target, language, refused, why string }
+type gap struct{ target, engine, language, refused, why string }
 
 // reason is the gap in the words of a skipped pair.
 func (g gap) reason() string {
@@ -619,13 +619,30 @@ func engineGaps(w *workload.Workload, targets []TargetRef) []gap {
 		}
 		if lang, ok := engine.WrittenFor(k.Engine, w); !ok {
 			seen[t.Name] = true
-			gaps = append(gaps, gap{target: t.Name, language: lang, why: w.Inexpressible[lang]})
+			gaps = append(gaps, gap{target: t.Name, engine: k.Engine, language: lang, why: engine.WhyNotFor(k.Engine, w)})
 		} else if why := k.Refuses(w); why != "" {
 			seen[t.Name] = true
 			gaps = append(gaps, gap{target: t.Name, refused: why})
 		}
 	}
 	return gaps
+}
+
+// howToGive says how to give the workload's version in the gap's language: on the command line
+// (flags) or in a scenario file. An engine of the registry that says it itself
+// (engine.FilesHinted) is asked; flagsFor and keysFor hold the words for the others.
+func (g gap) howToGive(flags bool) string {
+	if h, ok := engine.For(g.engine).(engine.FilesHinted); ok {
+		onCommandLine, inScenario := h.FilesHint()
+		if flags {
+			return onCommandLine
+		}
+		return inScenario
+	}
+	if flags {
+		return flagsFor[g.language]
+	}
+	return keysFor[g.language]
 }
 
 // flagsFor and keysFor say how to give a workload's version in a language, on the command line

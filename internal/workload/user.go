@@ -114,6 +114,12 @@ func (s UserSpec) Check() error {
 	if s.HasOpenFGA() {
 		return s.checkOpenFGA()
 	}
+	if u := s.claimedBy(); u != nil {
+		if u.Check == nil {
+			return nil
+		}
+		return u.Check(s)
+	}
 	if !s.HasCedar() || s.HasRego() {
 		if s.Inputs == "" {
 			return &SettingError{Setting: "inputs", say: func(n func(string) string) string {
@@ -213,6 +219,9 @@ func FromFiles(s UserSpec) (*Workload, error) {
 			return nil, fmt.Errorf("%s: an OpenFGA file, and this authzbench has no OpenFGA linked in", s.Policies[0])
 		}
 		return OpenFGAFromFiles(s)
+	}
+	if u := s.claimedBy(); u != nil {
+		return u.Read(s)
 	}
 	if err := s.checkFilesExist(); err != nil {
 		return nil, err
@@ -753,6 +762,57 @@ func (s UserSpec) checkOpenFGA() error {
 		return say("inputs", `an OpenFGA model needs %s FILE.jsonl of checks ({"user": ..., "relation": ..., "object": ..., "expect": true|false} per line), and its tuples with %s`, name("inputs"), name("data"))
 	case len(s.Data) > 1:
 		return say("data", "an OpenFGA model takes one tuple file (%s): YAML, JSON, JSON Lines or CSV", name("data"))
+	}
+	return nil
+}
+
+// UserFiles reads a user's files in the form an engine's own users keep them (SpiceDB's
+// validation file) into a workload: the engine's package registers it (RegisterUserFiles), as
+// it reads them with the engine's own parsers, and this package asks it whose the files are.
+// The workload it reads carries its version in Workload.Versions and each input's request in
+// Input.Requests, under the engine's name.
+//
+// It is the generic form of OpenFGAFromFiles, which is to move onto it.
+type UserFiles struct {
+	Engine string // the engine's name, for messages: "spicedb"
+	// Claims says whether the spec's files are in the engine's form: by their names, or by a
+	// look at a file (the top-level keys of a YAML file). It must claim no file another engine
+	// reads (a Rego policy, a Cedar one, an OpenFGA store file), and reads as little as it can.
+	Claims func(UserSpec) bool
+	// Check refuses settings the engine's files cannot be given with, before any file is read,
+	// as Check does; nil takes any.
+	Check func(UserSpec) error
+	// Read reads the files into a workload, every error naming its file and line.
+	Read func(UserSpec) (*Workload, error)
+}
+
+var userFiles []UserFiles
+
+// RegisterUserFiles adds an engine's reader of users' files; called from the init function of
+// the engine's package. One without Claims or Read, or a second for the same engine, is a
+// programming error: it panics.
+func RegisterUserFiles(u UserFiles) {
+	if u.Engine == "" || u.Claims == nil || u.Read == nil {
+		panic("workload: RegisterUserFiles without an engine, Claims or Read")
+	}
+	for _, o := range userFiles {
+		if o.Engine == u.Engine {
+			panic("workload: user files of " + u.Engine + " registered twice")
+		}
+	}
+	userFiles = append(userFiles, u)
+}
+
+// claimedBy is the registered reader whose engine's form the spec's files are in; nil for
+// none. A replay and OpenFGA's files are read before any is asked.
+func (s UserSpec) claimedBy() *UserFiles {
+	if s.DecisionLog != "" || s.HasOpenFGA() {
+		return nil
+	}
+	for i := range userFiles {
+		if userFiles[i].Claims(s) {
+			return &userFiles[i]
+		}
 	}
 	return nil
 }

@@ -67,6 +67,9 @@ type Input struct {
 	OpenFGA []byte
 	// OpenFGASource is the file and line of its OpenFGA check, when the user's files gave it.
 	OpenFGASource string
+	// Requests holds, by engine name, the input as an engine is asked it whose version of the
+	// workload is in Workload.Versions (see there); nil when no such engine has one.
+	Requests map[string]EngineRequest
 	// DecisionID is the id of the decision-log event a replayed input came from, and Offset
 	// its time after the log's first event of the same path.
 	DecisionID string
@@ -115,6 +118,16 @@ type Workload struct {
 	// OpenFGA is the workload as an OpenFGA model and tuples, deciding every input alike; nil
 	// for a workload with no OpenFGA version.
 	OpenFGA *OpenFGA
+
+	// Versions holds, by engine name ("spicedb"), the workload's version for an engine whose
+	// files this package does not read: what the user's files were, as the engine's own
+	// package (its UserFiles reader) names them, and what a run says of them. Each input's
+	// request for such an engine is in Input.Requests under the same name.
+	//
+	// It is the seam through which an engine's own version enters without this package
+	// knowing the engine. The Cedar and OpenFGA fields above are older, per-engine forms of
+	// the same, to move onto it.
+	Versions map[string]*Version
 
 	// Inexpressible says, by language ("OpenFGA"), why the workload has no version in it: what
 	// its rules do that the language cannot (verify a JWT, add up a list), so a run that leaves
@@ -178,13 +191,54 @@ type OpenFGA struct {
 	Differences string
 }
 
+// Version is a workload's version for an engine this package does not read (see
+// Workload.Versions).
+type Version struct {
+	// Files are the user's files, by the part each plays as the engine names it
+	// ("validation"; "schema", "relationships", "checks").
+	Files map[string]string
+	// NotMeasured counts, per kind, what the user's files ask that authzbench does not
+	// measure, as OpenFGA.NotMeasured.
+	NotMeasured map[string]int
+	// Differences says what the engine's version is handed ready-made that the others
+	// compute, as Cedar.Differences; empty when it does the same work.
+	Differences string
+}
+
+// EngineRequest is an input as one engine is asked it (see Input.Requests).
+type EngineRequest struct {
+	// Body is the request in the engine's own form, as its package writes and reads it.
+	Body []byte
+	// Source is the file and line it came from, for messages; empty for a built-in workload.
+	Source string
+}
+
+// VersionFor is the workload's version for the engine called name (see Versions); nil when it
+// has none there.
+func (w *Workload) VersionFor(name string) *Version { return w.Versions[name] }
+
 // NotMeasured counts, by kind, the queries of the user's files that authzbench does not
 // measure; nil when there are none.
 func (w *Workload) NotMeasured() map[string]int {
-	if w.OpenFGA == nil || len(w.OpenFGA.NotMeasured) == 0 {
-		return nil
+	var out map[string]int
+	add := func(counts map[string]int) {
+		for k, n := range counts {
+			if n <= 0 {
+				continue
+			}
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[k] += n
+		}
 	}
-	return w.OpenFGA.NotMeasured
+	if w.OpenFGA != nil {
+		add(w.OpenFGA.NotMeasured)
+	}
+	for _, v := range w.Versions {
+		add(v.NotMeasured)
+	}
+	return out
 }
 
 // CountsString writes counts by kind as "2 list_objects, 1 list_users", kinds sorted.

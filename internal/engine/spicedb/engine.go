@@ -1,6 +1,7 @@
 // Package spicedb is SpiceDB inside authzbench: its in-process permission checker
-// (pkg/embedded) over its memory datastore (the spicedb/inproc mode), its own `serve` command
-// linked into our binary (the spicedb/server mode, as `authzbench spicedb serve`), and the files
+// (pkg/embedded) over its memory datastore (the spicedb/inproc mode), the loading of a served
+// SpiceDB over its gRPC API (the spicedb/server mode; the server itself is serve's, a program of
+// its own, authzbench-spicedb), and the files
 // SpiceDB's users already keep — the validation file `zed validate` and the playground read, or
 // a schema, a relationships file and a JSONL of checks — read into assertions with expected
 // decisions.

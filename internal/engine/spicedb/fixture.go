@@ -222,11 +222,11 @@ var yamlLine = regexp.MustCompile(`line ([0-9]+): (.+)`)
 // validation file's relationships block: caveats and expirations included, `//` comments and
 // blank lines skipped) and a JSONL of checks.
 func LoadFiles(schemaPath, relationshipsPath, checksPath string) (*Fixture, error) {
-	schema, err := os.ReadFile(schemaPath)
+	schema, err := readSchema(schemaPath)
 	if err != nil {
-		return nil, fmt.Errorf("read schema: %w", err)
+		return nil, err
 	}
-	f := &Fixture{Source: checksPath, Schema: string(schema), SchemaFile: schemaPath, SchemaLine: 1, NotMeasured: map[string]int{}}
+	f := &Fixture{Source: checksPath, Schema: schema, SchemaFile: schemaPath, SchemaLine: 1, NotMeasured: map[string]int{}}
 	if relationshipsPath != "" {
 		if f.Relationships, err = LoadRelationships(relationshipsPath); err != nil {
 			return nil, err
@@ -236,6 +236,14 @@ func LoadFiles(schemaPath, relationshipsPath, checksPath string) (*Fixture, erro
 		return nil, err
 	}
 	return f, nil
+}
+
+func readSchema(path string) (string, error) {
+	schema, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read schema: %w", err)
+	}
+	return string(schema), nil
 }
 
 // LoadRelationships reads a relationships file, one relationship a line, parsed by SpiceDB's
@@ -292,27 +300,9 @@ func LoadChecks(path string) ([]Assertion, error) {
 		if len(line) == 0 {
 			continue
 		}
-		where := fmt.Sprintf("%s:%d", path, n)
-		var c checkLine
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		rel, err := tuple.Parse(c.Check)
+		a, err := ParseCheck(fmt.Sprintf("%s:%d", path, n), line)
 		if err != nil {
-			return nil, fmt.Errorf("%s: check %q: %w", where, c.Check, err)
-		}
-		a := Assertion{Origin: where, Resource: rel.Resource, Subject: rel.Subject, Context: c.Context}
-		switch strings.TrimSpace(string(c.Expect)) {
-		case "true":
-			a.Expect = ExpectAllowed
-		case "false":
-			a.Expect = ExpectDenied
-		case `"conditional"`:
-			a.Expect = ExpectConditional
-		default:
-			return nil, fmt.Errorf("%s: expect is %s; give true, false or \"conditional\"", where, orNothing(c.Expect))
+			return nil, err
 		}
 		out = append(out, a)
 	}
@@ -323,6 +313,49 @@ func LoadChecks(path string) ([]Assertion, error) {
 		return nil, fmt.Errorf("%s: no checks", path)
 	}
 	return out, nil
+}
+
+// ParseCheck reads one line of a checks file into an assertion from origin (file:line).
+func ParseCheck(origin string, line []byte) (Assertion, error) {
+	var c checkLine
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Assertion{}, fmt.Errorf("%s: %w", origin, err)
+	}
+	rel, err := tuple.Parse(c.Check)
+	if err != nil {
+		return Assertion{}, fmt.Errorf("%s: check %q: %w", origin, c.Check, err)
+	}
+	a := Assertion{Origin: origin, Resource: rel.Resource, Subject: rel.Subject, Context: c.Context}
+	switch strings.TrimSpace(string(c.Expect)) {
+	case "true":
+		a.Expect = ExpectAllowed
+	case "false":
+		a.Expect = ExpectDenied
+	case `"conditional"`:
+		a.Expect = ExpectConditional
+	default:
+		return Assertion{}, fmt.Errorf("%s: expect is %s; give true, false or \"conditional\"", origin, orNothing(c.Expect))
+	}
+	return a, nil
+}
+
+// CheckLine writes a as a line of a checks file, the form ParseCheck reads.
+func CheckLine(a Assertion) ([]byte, error) {
+	line := map[string]any{"check": a.String()}
+	if a.Context != nil {
+		line["context"] = a.Context
+	}
+	switch a.Expect {
+	case ExpectAllowed:
+		line["expect"] = true
+	case ExpectDenied:
+		line["expect"] = false
+	default:
+		line["expect"] = "conditional"
+	}
+	return json.Marshal(line)
 }
 
 func orNothing(raw json.RawMessage) string {

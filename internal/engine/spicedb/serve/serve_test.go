@@ -1,4 +1,4 @@
-package spicedb
+package serve
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,12 +21,26 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/authzed/spicedb/pkg/tuple"
+
+	"github.com/authzbench/authzbench/internal/engine/spicedb"
 )
 
-// TestMain lets this test binary become SpiceDB's server, as authzbench does.
+// TestMain lets this test binary become SpiceDB's server when reached through a link called
+// authzbench-spicedb (serverCommand).
 func TestMain(m *testing.M) {
-	DispatchIfAsked()
+	DispatchIfNamed()
 	os.Exit(m.Run())
+}
+
+// serverCommand is a link called authzbench-spicedb to this test binary: the command the
+// spicedb/server target runs.
+func serverCommand(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), Command)
+	if err := os.Symlink(os.Args[0], path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // freePorts returns n loopback ports that were free a moment ago.
@@ -81,8 +96,7 @@ func TestServerListensOnLoopbackByDefault(t *testing.T) {
 	}
 }
 
-// TestServerSubprocess runs `<test binary> spicedb serve` as authzbench will run
-// `authzbench spicedb serve`: SpiceDB's own server, on loopback, over its memory datastore.
+// TestServerSubprocess runs `authzbench-spicedb serve` as the spicedb/server target runs it: SpiceDB's own server, on loopback, over its memory datastore.
 func TestServerSubprocess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process")
@@ -91,7 +105,7 @@ func TestServerSubprocess(t *testing.T) {
 	addrs := freePorts(t, 2)
 	grpcAddr, metricsAddr := addrs[0], addrs[1]
 	var out bytes.Buffer
-	cmd := exec.Command(os.Args[0], Arg, "serve", "--grpc-preshared-key", key, "--datastore-engine", "memory",
+	cmd := exec.Command(serverCommand(t), "serve", "--grpc-preshared-key", key, "--datastore-engine", "memory",
 		"--grpc-addr", grpcAddr, "--metrics-addr", metricsAddr)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// No SPICEDB_* settings of the machine running the tests.
@@ -138,15 +152,15 @@ func TestServerSubprocess(t *testing.T) {
 		}
 	}
 
-	f, err := LoadValidationFile("testdata/docshare.yaml")
+	f, err := spicedb.LoadValidationFile("../testdata/docshare.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// More relationships than SpiceDB takes in one write: Load must batch them.
-	for i := range 2*MaxUpdatesPerWrite + 500 {
-		f.Relationships = append(f.Relationships, Relationship{Rel: tuple.MustParse(fmt.Sprintf("group:eng#member@user:u%d", i)), Origin: "generated"})
+	for i := range 2*spicedb.MaxUpdatesPerWrite + 500 {
+		f.Relationships = append(f.Relationships, spicedb.Relationship{Rel: tuple.MustParse(fmt.Sprintf("group:eng#member@user:u%d", i)), Origin: "generated"})
 	}
-	if err := Load(ctx, conn, f); err != nil {
+	if _, err := spicedb.WriteInto(ctx, conn, f); err != nil {
 		t.Fatal(err)
 	}
 	perms := v1.NewPermissionsServiceClient(conn)

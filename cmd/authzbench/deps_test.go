@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// SpiceDB's server (its pkg/cmd, and through pkg/cmd/datastore every storage engine SpiceDB
+// supports) is linked by authzbench-spicedb, never by authzbench: linked here it took the clean
+// build from ~116 s to 207 s, past the first run's budget. The one package under pkg/cmd that
+// SpiceDB's memory datastore itself imports, dsconfig (its options, no driver), is allowed.
+func TestSpiceDBServerNotLinked(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot list authzbench's imports")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	imports := map[string][]string{}
+	root := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		imports[fields[0]] = fields[1:]
+		root = fields[0] // go list -deps lists a package after everything it imports
+	}
+	if !strings.HasSuffix(root, "/cmd/authzbench") {
+		t.Fatalf("go list -deps ended with %q, not authzbench", root)
+	}
+	if _, ok := imports["github.com/authzed/spicedb/pkg/embedded"]; !ok {
+		t.Fatal("SpiceDB's embedded checker is not linked: the test would pass for no reason")
+	}
+	for _, chain := range chainsTo(root, imports, serverPackage) {
+		t.Errorf("authzbench links SpiceDB's server: %s", strings.Join(chain, "\n\timports "))
+	}
+}
+
+// serverPackage reports whether p is part of SpiceDB's server command. (The checker's own
+// imports reach a few small packages of other datastores, their error types: those were
+// measured in the 139 s the engine alone costs.)
+func serverPackage(p string) bool {
+	const cmd = "github.com/authzed/spicedb/pkg/cmd"
+	if p == cmd+"/datastore/dsconfig" {
+		return false
+	}
+	return p == cmd || strings.HasPrefix(p, cmd+"/")
+}
+
+// chainsTo returns, for each package bad says is forbidden, the first import chain from root
+// that reaches it (breadth first: the shortest).
+func chainsTo(root string, imports map[string][]string, bad func(string) bool) [][]string {
+	from := map[string]string{root: ""}
+	queue := []string{root}
+	var chains [][]string
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if bad(p) {
+			var chain []string
+			for q := p; q != ""; q = from[q] {
+				chain = append([]string{q}, chain...)
+			}
+			chains = append(chains, chain)
+			continue
+		}
+		for _, q := range imports[p] {
+			if _, seen := from[q]; !seen {
+				from[q] = p
+				queue = append(queue, q)
+			}
+		}
+	}
+	return chains
+}

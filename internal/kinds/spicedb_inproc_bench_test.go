@@ -1,0 +1,63 @@
+package kinds
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/engine/spicedb"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// BenchmarkSpiceDBInproc shows what the spicedb/inproc target adds over a bare loop calling
+// pkg/embedded's own Check on the same prepared requests: the Decider call, the look at the
+// answer against the input's assertion, its verification and the clock reads. The issue's
+// budget is 5 %. Every SpiceDB workload is asked (a validation file's today; the built-ins'
+// where they have a SpiceDB version).
+//
+//	go test ./internal/kinds -run XXX -bench SpiceDBInproc -benchtime 1s -count 3 -benchmem
+func BenchmarkSpiceDBInproc(b *testing.B) {
+	user, err := workload.FromFiles(workload.UserSpec{Policies: []string{filepath.Join("..", "engine", "spicedb", "testdata", "docshare.yaml")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := []*workload.Workload{user}
+	for _, name := range []string{"nop", "rbac"} {
+		if w, err := workload.Builtin(name); err == nil && spicedb.Registered.Written(w) {
+			ws = append(ws, w)
+		}
+	}
+	ctx := context.Background()
+	for _, w := range ws {
+		t := &spicedbInproc{}
+		if err := t.Start(ctx, w); err != nil {
+			b.Fatal(err)
+		}
+		n := len(w.Inputs)
+		b.Run(w.Name+"/bare", func(b *testing.B) {
+			perms := t.loaded.Engine.Permissions()
+			for i := 0; b.Loop(); i++ {
+				if _, err := perms.Check(ctx, t.requests[i%n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(w.Name+"/target", func(b *testing.B) {
+			d := t.Worker()
+			var sink time.Duration
+			base := time.Now() // timed as the closed-loop worker times it
+			for i := 0; b.Loop(); i++ {
+				start := time.Since(base)
+				out := d.Decide(ctx, i%n)
+				sink += time.Since(base) - start
+				if verify.Classify(w.Inputs[i%n].Expect, out) != verify.OK {
+					b.Fatal("wrong decision")
+				}
+			}
+			_ = sink
+		})
+		t.loaded.Engine.Close()
+	}
+}

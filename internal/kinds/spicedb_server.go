@@ -1,0 +1,367 @@
+package kinds
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "github.com/authzed/authzed-go/proto/authzed/api/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/authzbench/authzbench/internal/engine/spicedb"
+	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+func init() {
+	Register(Kind{Name: "spicedb/server", Engine: spicedb.Name, Placement: LaunchedServer, LoadsPolicy: true, Order: 59,
+		NewConfig: func() Config { return &SpiceDBServerConfig{} },
+		New: func(common Common, c Config) Target {
+			cfg := c.(*SpiceDBServerConfig)
+			// SpiceDB has no per-request timers to ask for; its own are Prometheus metrics.
+			common.ServerMetricsEvery = 0
+			return &spicedbServer{served: served{common: common, engine: spicedb.Registered, cfg: &cfg.ServerConfig}, settings: cfg}
+		}})
+	DeclareOption(Option{Key: "spicedb_bin", Flag: "spicedb-bin", Selective: true, File: true,
+		Help: "{kinds}: the SpiceDB server binary to start (SpiceDB's own release binary, or authzbench-spicedb); by default authzbench-spicedb beside authzbench, else on PATH"})
+	DeclareOption(Option{Key: "spicedb_key", Flag: "spicedb-key", Selective: true, Secret: true,
+		Help: "{kinds}: the preshared key of the running SpiceDB --url names (default: $" + spicedbKeyEnv + "); left out of the result's command line"})
+	DeclareOption(Option{Key: "spicedb_overwrite", Flag: "spicedb-overwrite", Selective: true,
+		Help: "{kinds}: with --url, write the workload into a SpiceDB that already has a schema: its schema is replaced, its relationships stay beside the workload's"})
+}
+
+// spicedbKeyEnv is the variable SpiceDB's own serve reads its preshared key from, and where
+// spicedb/server finds a running server's key unless spicedb_key gives it.
+const spicedbKeyEnv = "SPICEDB_GRPC_PRESHARED_KEY"
+
+// SpiceDBServerConfig is spicedb/server's settings: a running SpiceDB to measure (url, over
+// gRPC in clear, and its key), or which SpiceDB server binary to start.
+type SpiceDBServerConfig struct {
+	ServerConfig `yaml:",inline"`
+	// SpiceDBBin is the server binary to start; empty finds authzbench-spicedb.
+	SpiceDBBin string `yaml:"spicedb_bin"`
+	// SpiceDBKey is the running server's preshared key; empty reads SPICEDB_GRPC_PRESHARED_KEY.
+	SpiceDBKey string `yaml:"spicedb_key"`
+	// SpiceDBOverwrite lets the workload be written into a running server that has a schema.
+	SpiceDBOverwrite bool `yaml:"spicedb_overwrite"`
+}
+
+// Check refuses what spicedb/server cannot do (TLS, a URL that is not a gRPC address in
+// clear, a key for no running server) and, when it is to start a server, a server binary
+// that is missing or is none, saying how to get one: all before any load.
+func (c *SpiceDBServerConfig) Check() error {
+	errs := c.checkLaunch()
+	if c.Mode() != Plain || c.TLSClient != (TLSClient{}) {
+		errs = append(errs, optionError("tls", func(n func(string) string) string {
+			return "spicedb/server speaks gRPC in clear, to the SpiceDB it starts and to a running one"
+		}))
+	}
+	if c.URL != "" {
+		if _, err := spicedbAddr(c.URL); err != nil {
+			errs = append(errs, optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %v", n("url"), err) }))
+		}
+		if c.SpiceDBBin != "" {
+			errs = append(errs, optionError("spicedb_bin", func(n func(string) string) string {
+				return n("spicedb_bin") + " names a server authzbench starts; with " + n("url") + " it starts none"
+			}))
+		}
+		if c.key() == "" {
+			errs = append(errs, optionError("spicedb_key", func(n func(string) string) string {
+				return fmt.Sprintf("%s %s: a running SpiceDB takes requests with its preshared key; give it with %s or $%s", n("url"), c.URL, n("spicedb_key"), spicedbKeyEnv)
+			}))
+		}
+		return errors.Join(errs...)
+	}
+	if c.SpiceDBKey != "" {
+		errs = append(errs, optionError("spicedb_key", func(n func(string) string) string {
+			return n("spicedb_key") + " is a running server's key, with " + n("url") + "; the server authzbench starts gets a key of its own"
+		}))
+	}
+	if c.SpiceDBOverwrite {
+		errs = append(errs, optionError("spicedb_overwrite", func(n func(string) string) string {
+			return n("spicedb_overwrite") + " is for a running server, with " + n("url") + "; the server authzbench starts is empty"
+		}))
+	}
+	// Found and asked its version now, so that no server to start is bad input, before any load.
+	if _, err := spicedb.FindServer(context.Background(), c.SpiceDBBin); err != nil {
+		errs = append(errs, noSpiceDBServer(err))
+	}
+	return errors.Join(errs...)
+}
+
+// noSpiceDBServer says why there is no server to start, and how to get one.
+func noSpiceDBServer(err error) error {
+	if errors.Is(err, spicedb.ErrNoServer) {
+		return &NotInstalledError{Missing: err.Error(), Err: optionError("spicedb_bin", func(n func(string) string) string {
+			return fmt.Sprintf("spicedb/server starts %s (SpiceDB's own server, with loopback defaults), a program of its own: %v. "+
+				"Build it beside authzbench:\n  go build -o \"$(dirname $(command -v authzbench))\" ./cmd/%s\n"+
+				"or install both: go install github.com/authzbench/authzbench/cmd/...\n"+
+				"or give %s PATH to SpiceDB's own release binary, or %s grpc://HOST:PORT for a running SpiceDB",
+				spicedb.ServerProgram, err, spicedb.ServerProgram, n("spicedb_bin"), n("url"))
+		})}
+	}
+	return optionError("spicedb_bin", func(n func(string) string) string { return n("spicedb_bin") + " " + err.Error() })
+}
+
+// key is the running server's preshared key: the setting's, else the environment's.
+func (c *SpiceDBServerConfig) key() string {
+	if c.SpiceDBKey != "" {
+		return c.SpiceDBKey
+	}
+	return os.Getenv(spicedbKeyEnv)
+}
+
+// spicedbAddr is the host:port of grpc://host:port.
+func spicedbAddr(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "grpc" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return "", fmt.Errorf("%q: want grpc://host:port, the running SpiceDB's gRPC address in clear", raw)
+	}
+	return u.Host, nil
+}
+
+// spicedbServer drives SpiceDB's server over its gRPC API: by default authzbench-spicedb serve
+// (spicedb_bin for SpiceDB's own binary) on a free loopback port, over its memory datastore,
+// probed on gRPC health until ready and stopped by PID; with a URL, a running SpiceDB. Either
+// way the workload's schema and relationships are written into it over the API before the
+// clock, and each input is a CheckPermission asked at least as fresh as that write.
+type spicedbServer struct {
+	served
+	settings *SpiceDBServerConfig
+	version  string // of the server started
+	key      string
+	grpcAddr string
+	loaded   *spicedb.Loaded
+	checks   []*v1.CheckPermissionRequest
+
+	mu    sync.Mutex
+	conns []*grpc.ClientConn
+}
+
+func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
+	l, err := spicedb.Load(ctx, t.common.Prepared, w)
+	if err != nil {
+		return err
+	}
+	t.loaded = l
+	if t.settings.URL != "" {
+		if t.grpcAddr, err = spicedbAddr(t.settings.URL); err != nil {
+			return optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %v", n("url"), err) })
+		}
+		t.key, t.url = t.settings.key(), "grpc://"+t.grpcAddr
+	} else if err := t.launch(ctx); err != nil {
+		return err
+	}
+	conn, err := t.dial()
+	if err != nil {
+		return err
+	}
+	if t.settings.URL != "" {
+		if err := t.refuseNonEmpty(ctx, conn); err != nil {
+			return err
+		}
+	}
+	written, err := spicedb.WriteInto(ctx, conn, l.Fixture)
+	if err != nil {
+		return fmt.Errorf("write the workload into SpiceDB at %s: %w", t.grpcAddr, err)
+	}
+	// At least as fresh as the write, as SpiceDB's clients ask after one: every check sees
+	// the whole workload, and no more recent revision than that is asked for.
+	consistency := &v1.Consistency{Requirement: &v1.Consistency_AtLeastAsFresh{AtLeastAsFresh: written}}
+	t.checks = make([]*v1.CheckPermissionRequest, len(l.Fixture.Assertions))
+	for i, a := range l.Fixture.Assertions {
+		if t.checks[i], err = checkRequest(a, consistency); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRequest is the CheckPermission asking a.
+func checkRequest(a spicedb.Assertion, consistency *v1.Consistency) (*v1.CheckPermissionRequest, error) {
+	req := &v1.CheckPermissionRequest{
+		Consistency: consistency,
+		Resource:    &v1.ObjectReference{ObjectType: a.Resource.ObjectType, ObjectId: a.Resource.ObjectID},
+		Permission:  a.Resource.Relation,
+		Subject:     &v1.SubjectReference{Object: &v1.ObjectReference{ObjectType: a.Subject.ObjectType, ObjectId: a.Subject.ObjectID}},
+	}
+	if r := a.Subject.Relation; r != "" && r != "..." {
+		req.Subject.OptionalRelation = r
+	}
+	if a.Context != nil {
+		ctx, err := structpb.NewStruct(a.Context)
+		if err != nil {
+			return nil, fmt.Errorf("%s: caveat context: %w", a.Origin, err)
+		}
+		req.Context = ctx
+	}
+	return req, nil
+}
+
+// refuseNonEmpty refuses a running SpiceDB that already has a schema, unless told: writing the
+// workload would replace it, and its relationships could change the workload's decisions.
+func (t *spicedbServer) refuseNonEmpty(ctx context.Context, conn *grpc.ClientConn) error {
+	resp, err := v1.NewSchemaServiceClient(conn).ReadSchema(ctx, &v1.ReadSchemaRequest{})
+	switch {
+	case status.Code(err) == codes.NotFound:
+		return nil // no schema written yet
+	case status.Code(err) == codes.Unauthenticated || status.Code(err) == codes.PermissionDenied:
+		return optionError("spicedb_key", func(n func(string) string) string {
+			return fmt.Sprintf("SpiceDB at %s refuses the key (%s or $%s): %s", n("url"), n("spicedb_key"), spicedbKeyEnv, status.Convert(err).Message())
+		})
+	case err != nil:
+		return &unreachable{optionError("url", func(n func(string) string) string {
+			return fmt.Sprintf("cannot reach SpiceDB at %s %s: %s", n("url"), t.settings.URL, status.Convert(err).Message())
+		}), err}
+	case strings.TrimSpace(resp.GetSchemaText()) != "" && !t.settings.SpiceDBOverwrite:
+		return optionError("spicedb_overwrite", func(n func(string) string) string {
+			return fmt.Sprintf("SpiceDB at %s %s already has a schema, which writing the workload would replace (and its relationships could change the decisions): "+
+				"point %s at an empty SpiceDB, or give %s", n("url"), t.settings.URL, n("url"), n("spicedb_overwrite"))
+		})
+	}
+	return nil
+}
+
+// launch starts the SpiceDB server binary's serve on free loopback ports, over its memory
+// datastore, with a key of its own for this run, given in its environment rather than on the
+// command line a result records.
+func (t *spicedbServer) launch(ctx context.Context) error {
+	server, err := spicedb.FindServer(ctx, t.settings.SpiceDBBin)
+	if err != nil {
+		return noSpiceDBServer(err)
+	}
+	t.version = server.Version
+	grpcAddr, err := t.cfg.listenAddr()
+	if err != nil {
+		return err
+	}
+	metricsAddr, err := sut.FreeAddr()
+	if err != nil {
+		return err
+	}
+	secret := make([]byte, 16)
+	if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	t.key = hex.EncodeToString(secret)
+	// Every address and setting that would reach beyond loopback is given, so that SpiceDB's own
+	// binary, whose defaults listen on every interface and report telemetry, stays on it too.
+	args := []string{"--datastore-engine", "memory", "--grpc-addr", grpcAddr, "--http-enabled=false",
+		"--metrics-addr", metricsAddr, "--dispatch-cluster-enabled=false", "--telemetry-endpoint=", "--skip-release-check",
+		"--log-level", t.common.logLevel()}
+	cmd := server.Command(append(args, t.cfg.Args...)...)
+	cmd.Env = append(os.Environ(), spicedbKeyEnv+"="+t.key)
+	if err := t.run(ctx, "spicedb server", grpcAddr, cmd); err != nil {
+		return err
+	}
+	t.grpcAddr, t.url = grpcAddr, "grpc://"+grpcAddr
+	return nil
+}
+
+func (t *spicedbServer) dial() (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(t.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(presharedKey(t.key)))
+	if err != nil {
+		return nil, fmt.Errorf("connect to SpiceDB's gRPC API at %s: %w", t.grpcAddr, err)
+	}
+	t.mu.Lock()
+	t.conns = append(t.conns, conn)
+	t.mu.Unlock()
+	return conn, nil
+}
+
+// presharedKey sends SpiceDB's preshared key as its clients do, a bearer token, over a
+// connection in clear (loopback).
+type presharedKey string
+
+func (k presharedKey) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(k)}, nil
+}
+
+func (presharedKey) RequireTransportSecurity() bool { return false }
+
+// Worker is a connection of its own, dialled before the clock and connected by the first
+// request, as the other servers' workers have.
+func (t *spicedbServer) Worker() Decider {
+	conn, err := t.dial()
+	if err != nil {
+		return failedDecider{err}
+	}
+	return &spicedbGRPCWorker{client: v1.NewPermissionsServiceClient(conn), checks: t.checks,
+		assertions: t.loaded.Fixture.Assertions, timeout: t.common.timeout()}
+}
+
+// spicedbGRPCWorker asks PermissionsService.CheckPermission over one gRPC connection.
+type spicedbGRPCWorker struct {
+	client     v1.PermissionsServiceClient
+	checks     []*v1.CheckPermissionRequest
+	assertions []spicedb.Assertion
+	timeout    time.Duration
+}
+
+func (w *spicedbGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	resp, err := w.client.CheckPermission(ctx, w.checks[i])
+	if err != nil {
+		st := status.Convert(err)
+		err = fmt.Errorf("spicedb check: %s: %s", st.Code(), st.Message())
+		switch {
+		case ctx.Err() != nil:
+			return verify.Outcome{Kind: verify.TimedOut, Err: err}
+		case st.Code() == codes.Unavailable:
+			return verify.Outcome{Kind: verify.TransportFailure, Err: err}
+		}
+		// A failed check (a depth limit, a caveat's error): no decision, never a deny.
+		return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
+	}
+	var allowed bool
+	switch p := resp.GetPermissionship(); p {
+	case v1.CheckPermissionResponse_PERMISSIONSHIP_HAS_PERMISSION:
+		allowed = true
+	case v1.CheckPermissionResponse_PERMISSIONSHIP_NO_PERMISSION:
+	case v1.CheckPermissionResponse_PERMISSIONSHIP_CONDITIONAL_PERMISSION:
+		err = &spicedb.ConditionalError{Missing: resp.GetPartialCaveatInfo().GetMissingRequiredContext()}
+	default:
+		return verify.Outcome{Kind: verify.Malformed, Err: fmt.Errorf("spicedb check: permissionship %s", p)}
+	}
+	if err == nil && w.assertions[i].Expect != spicedb.ExpectConditional {
+		return verify.Outcome{Kind: verify.Decided, Allow: allowed}
+	}
+	return spicedb.Outcome(w.assertions[i], allowed, err)
+}
+
+func (t *spicedbServer) Info() Info {
+	version := t.version
+	if version == "" {
+		// A running server found at a URL is not asked its version (SpiceDB's API has no
+		// call for it): the one linked in stands, as for OpenFGA.
+		version = spicedb.Version()
+	}
+	info := t.info(spicedb.Name, "spicedb "+version)
+	info.URL, info.HTTP2 = t.url, true
+	return info
+}
+
+func (t *spicedbServer) Stop(ctx context.Context) error {
+	t.mu.Lock()
+	conns := t.conns
+	t.conns = nil
+	t.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+	return t.served.Stop(ctx)
+}
