@@ -269,6 +269,9 @@ func (t *openfgaServer) Info() Info {
 	if t.api == "grpc" {
 		info.URL = t.url
 		info.HTTP2 = true
+		// One gRPC connection per worker, as spicedb/server: no shared pool to count (a count
+		// would split a worker sweep into one labelled target per worker count).
+		info.Connections = 0
 	}
 	return info
 }

@@ -21,7 +21,7 @@ func TestOpenFGAModesDecideAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Inputs = w.Inputs[:200]
-	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
+	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 2} // two workers, two gRPC connections: not a pool
 	decideAll := func(t *testing.T, tg Target) {
 		t.Helper()
 		d := tg.Worker()
@@ -52,6 +52,9 @@ func TestOpenFGAModesDecideAlike(t *testing.T) {
 			info := tg.Info()
 			if info.PID == 0 || !strings.HasPrefix(info.Version, "openfga ") {
 				t.Errorf("info %+v: want the started server's PID and OpenFGA's version", info)
+			}
+			if api == "grpc" && (!info.HTTP2 || info.Connections != 0) {
+				t.Errorf("info HTTP2 %t, connections %d: want gRPC's HTTP/2 and no shared pool, so a worker sweep is one series", info.HTTP2, info.Connections)
 			}
 			// The same server, as one someone else runs: the stores are written into it again.
 			url := strings.Replace(info.URL, "grpc://", "http://", 1)

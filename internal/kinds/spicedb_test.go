@@ -47,7 +47,8 @@ func decideEvery(t *testing.T, tg Target, w *workload.Workload) {
 // assertions alike; the started server is stopped by its PID.
 func TestSpiceDBModesDecideAlike(t *testing.T) {
 	w := spicedbWorkload(t)
-	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
+	// Two workers: each dials its own connection, which the info must not count as a pool.
+	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 2}
 	start := func(t *testing.T, name string, c Config) Target {
 		t.Helper()
 		tg, err := New(name, common, c)
@@ -75,6 +76,9 @@ func TestSpiceDBModesDecideAlike(t *testing.T) {
 			info := tg.Info()
 			if info.PID == 0 || !strings.HasPrefix(info.Version, "spicedb ") || !strings.HasPrefix(info.URL, "grpc://127.0.0.1:") {
 				t.Errorf("info %+v: want the started server's PID, SpiceDB's version and its loopback gRPC address", info)
+			}
+			if !info.HTTP2 || info.Connections != 0 {
+				t.Errorf("info HTTP2 %t, connections %d: want gRPC's HTTP/2 and no shared pool, so a worker sweep is one series", info.HTTP2, info.Connections)
 			}
 			if err := tg.Stop(context.Background()); err != nil {
 				t.Fatal(err)
