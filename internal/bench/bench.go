@@ -244,7 +244,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
 	}
 	kind := t.Kind()
-	if series := w.Scale.Series(kind.Engine); series != "" {
+	if series := seriesOf(kind.Engine, w); series != "" {
 		run.Scale = &result.Scale{Series: series, Param: w.Scale.Param, N: w.Scale.N}
 	}
 	// What the engine is handed ready-made (‡), named with the engine.
@@ -623,4 +623,19 @@ func waitUntil(ctx context.Context, at time.Time, warn func(string)) error {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for start-at %s: %w", at.Format(time.RFC3339), context.Cause(ctx))
 	}
+}
+
+// seriesOf names the scaling series a run of w on the engine belongs to: the style the
+// workload names for the engine, or for a registered engine whose version of the family the
+// workload does not name (SpiceDB's, written from the OpenFGA version by its own package) the
+// engine's name, so its runs are fitted as the others' are. "" for a workload of no series, and
+// for an engine with no version of it.
+func seriesOf(engineName string, w *workload.Workload) string {
+	if series := w.Scale.Series(engineName); series != "" || w.Scale == nil {
+		return series
+	}
+	if e := engine.For(engineName); e != nil && e.Written(w) {
+		return w.Scale.Family + "/" + engineName
+	}
+	return ""
 }
