@@ -245,16 +245,8 @@ func (w *openfgaGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	defer cancel()
 	resp, err := w.client.Check(ctx, w.checks[i])
 	if err != nil {
-		st := status.Convert(err)
-		err = fmt.Errorf("openfga grpc check: %s: %s", st.Code(), st.Message())
-		switch {
-		case ctx.Err() != nil:
-			return verify.Outcome{Kind: verify.TimedOut, Err: err}
-		case st.Code() == codes.Unavailable:
-			return verify.Outcome{Kind: verify.TransportFailure, Err: err}
-		}
 		// A failed check (a resolution limit, a condition's error): no decision, never a deny.
-		return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
+		return grpcCheckFailed(ctx, "openfga grpc check", err)
 	}
 	return verify.Outcome{Kind: verify.Decided, Allow: resp.GetAllowed()}
 }
@@ -285,4 +277,18 @@ func (t *openfgaServer) Stop(ctx context.Context) error {
 		c.Close()
 	}
 	return t.served.Stop(ctx)
+}
+
+// grpcCheckFailed classifies a check a relationship engine's gRPC API did not answer: timed
+// out (ctx ended), no transport (Unavailable), or the server's status, which is no decision.
+func grpcCheckFailed(ctx context.Context, what string, err error) verify.Outcome {
+	st := status.Convert(err)
+	err = fmt.Errorf("%s: %s: %s", what, st.Code(), st.Message())
+	switch {
+	case ctx.Err() != nil:
+		return verify.Outcome{Kind: verify.TimedOut, Err: err}
+	case st.Code() == codes.Unavailable:
+		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
+	}
+	return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
 }

@@ -316,16 +316,8 @@ func (w *spicedbGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	defer cancel()
 	resp, err := w.client.CheckPermission(ctx, w.checks[i])
 	if err != nil {
-		st := status.Convert(err)
-		err = fmt.Errorf("spicedb check: %s: %s", st.Code(), st.Message())
-		switch {
-		case ctx.Err() != nil:
-			return verify.Outcome{Kind: verify.TimedOut, Err: err}
-		case st.Code() == codes.Unavailable:
-			return verify.Outcome{Kind: verify.TransportFailure, Err: err}
-		}
 		// A failed check (a depth limit, a caveat's error): no decision, never a deny.
-		return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
+		return grpcCheckFailed(ctx, "spicedb check", err)
 	}
 	var allowed bool
 	switch p := resp.GetPermissionship(); p {
