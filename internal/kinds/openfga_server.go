@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
@@ -106,8 +105,7 @@ type openfgaServer struct {
 	// Over gRPC: the server's address, the prepared requests, and the workers' connections.
 	grpcAddr string
 	checks   []*openfgav1.CheckRequest
-	mu       sync.Mutex
-	conns    []*grpc.ClientConn
+	conns    grpcConns
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -214,9 +212,7 @@ func (t *openfgaServer) dial() (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to OpenFGA's gRPC API at %s: %w", t.grpcAddr, err)
 	}
-	t.mu.Lock()
-	t.conns = append(t.conns, conn)
-	t.mu.Unlock()
+	t.conns.add(conn)
 	return conn, nil
 }
 
@@ -259,23 +255,13 @@ func (t *openfgaServer) Info() Info {
 	}
 	info := t.info("openfga", "openfga "+version)
 	if t.api == "grpc" {
-		info.URL = t.url
-		info.HTTP2 = true
-		// One gRPC connection per worker, as spicedb/server: no shared pool to count (a count
-		// would split a worker sweep into one labelled target per worker count).
-		info.Connections = 0
+		return overGRPC(info, t.url)
 	}
 	return info
 }
 
 func (t *openfgaServer) Stop(ctx context.Context) error {
-	t.mu.Lock()
-	conns := t.conns
-	t.conns = nil
-	t.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
+	t.conns.closeAll()
 	return t.served.Stop(ctx)
 }
 

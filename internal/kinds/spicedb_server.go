@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	v1 "github.com/authzed/authzed-go/proto/authzed/api/v1"
@@ -146,8 +145,7 @@ type spicedbServer struct {
 	loaded   *spicedb.Loaded
 	checks   []*v1.CheckPermissionRequest
 
-	mu    sync.Mutex
-	conns []*grpc.ClientConn
+	conns grpcConns
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -276,9 +274,7 @@ func (t *spicedbServer) dial() (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to SpiceDB's gRPC API at %s: %w", t.grpcAddr, err)
 	}
-	t.mu.Lock()
-	t.conns = append(t.conns, conn)
-	t.mu.Unlock()
+	t.conns.add(conn)
 	return conn, nil
 }
 
@@ -342,22 +338,10 @@ func (t *spicedbServer) Info() Info {
 		// call for it): the one linked in stands, as for OpenFGA.
 		version = spicedb.Version()
 	}
-	info := t.info(spicedb.Name, "spicedb "+version)
-	info.URL, info.HTTP2 = t.url, true
-	// Each worker dials its own gRPC connection: no pool shared by the workers, so no count
-	// to record. One recorded would label each worker count of a sweep as a target of its own
-	// ("h2c 8conns"), and the sweep would get no scalability fit.
-	info.Connections = 0
-	return info
+	return overGRPC(t.info(spicedb.Name, "spicedb "+version), t.url)
 }
 
 func (t *spicedbServer) Stop(ctx context.Context) error {
-	t.mu.Lock()
-	conns := t.conns
-	t.conns = nil
-	t.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
+	t.conns.closeAll()
 	return t.served.Stop(ctx)
 }
