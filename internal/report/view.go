@@ -192,7 +192,7 @@ func Build(doc *result.Document) *View {
 			Partial: r.Partial, Throughput: s.ThroughputRPS, Errors: s.Errors, SUT: r.SUTResources}
 		if o := s.Open; o != nil {
 			x.RateMissed = o.RateMissed
-			x.Notes = append(x.Notes, openNotes(r, o)...)
+			x.Notes = append(x.Notes, openNotes(r, o, doc.Shard)...)
 		}
 		if s.OK > 0 {
 			x.Served, x.Latency = true, s.LatencyUS
@@ -511,8 +511,10 @@ func welchHalfWidth(a, b []float64) (half float64, ok bool) {
 }
 
 // openNotes says how an open-loop run kept its schedule: what was not delivered and whose
-// fault each late send was.
-func openNotes(r *result.Run, o *result.OpenSummary) []string {
+// fault each late send was. In a shard (shard not nil) the schedule asked is the whole
+// scenario's, of which the shard sends its share: the sentence says so, lest a shard that sent
+// all of its share read as one that sent half.
+func openNotes(r *result.Run, o *result.OpenSummary, shard *result.Shard) []string {
 	var notes []string
 	late := Duration(o.LateAfterUS)
 	if o.Unsent > 0 {
@@ -520,8 +522,12 @@ func openNotes(r *result.Run, o *result.OpenSummary) []string {
 			o.Unsent, o.Intended, r.Load.Connections))
 	}
 	if o.GeneratorLate*100 > o.Intended {
-		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s asked",
-			late, o.GeneratorLate, o.Intended, Thousands(o.AchievedRPS.Mean), r.Load.Schedule(Thousands)))
+		asked := r.Load.Schedule(Thousands) + " asked"
+		if shard != nil {
+			asked = fmt.Sprintf("this shard's 1/%d share of the %s asked", shard.Count, r.Load.Schedule(Thousands))
+		}
+		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s",
+			late, o.GeneratorLate, o.Intended, Thousands(o.AchievedRPS.Mean), asked))
 	}
 	// The other late sends found every connection busy. An engine inside authzbench shares the
 	// process's CPU with the generator, so there the wait says no more than that both were busy.

@@ -138,3 +138,31 @@ func TestOpenLoopWaitNoteInProcess(t *testing.T) {
 		})
 	}
 }
+
+// A shard asked for its share of the scenario's rate: when its generator fell short, the note
+// must not read as though it had sent half of what it was asked.
+func TestOpenLoopShortOfCPUNoteInAShard(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		shard         *result.Shard
+		must, mustNot string
+	}{
+		{"a whole run", nil, "250/s sent of 500/s asked", "share"},
+		{"shard 1 of 2", &result.Shard{Index: 1, Count: 2}, "250/s sent of this shard's 1/2 share of the 500/s asked", "sent of 500/s asked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := result.Run{Target: "opa/server", Workload: "rbac", SUT: result.SUT{Placement: result.LaunchedServer},
+				Load: result.Load{Model: result.OpenLoop, Rate: 500, Connections: 64},
+				Summary: result.Summary{Requests: 500, OK: 500, Open: &result.OpenSummary{Intended: 500, Sent: 500,
+					LateSends: 22, GeneratorLate: 22, LateAfterUS: 1000, RateMissed: true, AchievedRPS: result.Spread{Mean: 250}}}}
+			var b bytes.Buffer
+			if err := Table(&b, &result.Document{Schema: result.Schema, Shard: tc.shard, Runs: []result.Run{r}}); err != nil {
+				t.Fatal(err)
+			}
+			out := strings.Join(strings.Fields(b.String()), " ") // the notes wrap
+			if !strings.Contains(out, tc.must) || strings.Contains(out, tc.mustNot) {
+				t.Errorf("want %q and not %q:\n%s", tc.must, tc.mustNot, b.String())
+			}
+		})
+	}
+}
