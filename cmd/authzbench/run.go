@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/outputs"
@@ -112,7 +113,7 @@ forms: --policy store.fga.yaml (the store file fga model test reads: its check t
 inputs; list_objects and list_users tests are counted, not measured), or --policy model.fga
 (or fga.mod) --data tuples.yaml (.json, .jsonl, .csv) --inputs checks.jsonl, one
 {"user": ..., "relation": ..., "object": ..., "expect": true|false} per line.
-
+` + filesHelp() + `
 Targets:   ` + strings.Join(kinds.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
 Workloads: ` + strings.Join(workload.Names(), ", ") + `; generated for scaling series (docs/scaling.md):
            ` + strings.Join(workload.FamilyNamePatterns(), ", ") + `
@@ -674,4 +675,34 @@ func resultPath(out, prefix string, doc *result.Document) string {
 // defaultResultName is <prefix>-<time>.json, the time the document was started.
 func defaultResultName(prefix string, doc *result.Document) string {
 	return prefix + "-" + doc.Created.Format("20060102-150405") + ".json"
+}
+
+// filesHelp is a paragraph per registered engine that says how users give their own files in
+// its forms (engine.FilesHinted), so a new engine's files reach run --help from its own package.
+func filesHelp() string {
+	var b strings.Builder
+	for _, e := range engine.All() {
+		h, ok := e.(engine.FilesHinted)
+		if !ok {
+			continue
+		}
+		flags, _ := h.FilesHint()
+		written := workload.NamesWhere(e.Written)
+		line := fmt.Sprintf("%s (%s have a version in it) takes your files in their own forms: %s.",
+			engine.Language(e), strings.Join(written, ", "), flags)
+		width := 0
+		for _, word := range strings.Fields(line) {
+			if width > 0 && width+1+len(word) > 100 {
+				b.WriteString("\n")
+				width = 0
+			} else if width > 0 {
+				b.WriteString(" ")
+				width++
+			}
+			b.WriteString(word)
+			width += len(word)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
