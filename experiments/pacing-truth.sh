@@ -40,6 +40,14 @@
 #   GEN_PROCS    authzbench's --generator-procs                    (default 1)
 #   AUTHZBENCH   an authzbench binary built already (a machine without Go: build one with
 #                CGO_ENABLED=0 go build and carry it there); go is then not needed
+#   BASELINE     a second authzbench binary (another commit's): the tool "baseline" runs it
+#                exactly as "authzbench" is run, so two builds are compared in one interleaved run
+#
+# Two more tools, for reference rows (TOOLS="authzbench baseline closed oha"):
+#   baseline  BASELINE's open loop, as above
+#   closed    authzbench's closed loop at its own pace: --workers CONNS on as many connections,
+#             the same window; the CPU per request a generator pays when it never waits for a
+#             send's time. Its arrivals follow no schedule: its lateness columns read "-".
 # Without /usr/bin/time the generator's CPU is read by python3 from the same kernel account
 # (resource.getrusage of the finished child).
 set -euo pipefail
@@ -65,13 +73,16 @@ out=$(cd "$out" && pwd)
 tools=()
 for t in ${TOOLS:-authzbench oha k6}; do
   case $t in
-    authzbench) tools+=("$t") ;;
+    authzbench|closed) tools+=("$t") ;;
+    baseline)
+      [ -x "${BASELINE:-}" ] || { echo "the baseline tool runs \$BASELINE, an authzbench binary: set it" >&2; exit 2; }
+      tools+=("$t") ;;
     oha|k6)
       if command -v "$t" >/dev/null; then tools+=("$t"); else
         how="cargo install oha --locked"; [ "$t" = k6 ] && how="go install go.k6.io/k6@v1.8.1"
         echo "# $t not found: skipped (install: $how)" | tee -a "$out/table.txt" >&2
       fi ;;
-    *) echo "unknown tool $t: known authzbench, oha, k6" >&2; exit 2 ;;
+    *) echo "unknown tool $t: known authzbench, baseline, closed, oha, k6" >&2; exit 2 ;;
   esac
 done
 [ ${#tools[@]} -gt 0 ] || { echo "no generator to run" >&2; exit 2; }
@@ -137,8 +148,13 @@ generate() {
   local tool=$1 name=$2 rate=$3
   local timed=(timer "$out/$name.time" taskset -c "$gen_cpus")
   case $tool in
-    authzbench) "${timed[@]}" "$ab" run --target opa/server --url "$url" --workload nop --rate "$rate" \
+    authzbench|baseline)
+      local bin=$ab; [ "$tool" = baseline ] && bin=$BASELINE
+      "${timed[@]}" "$bin" run --target opa/server --url "$url" --workload nop --rate "$rate" \
       --connections "$conns" --warmup 1s --duration "${secs}s" --generator-procs "$gen_procs" --no-progress \
+      --format json -o "$out/$name.result.json" ;;
+    closed) "${timed[@]}" "$ab" run --target opa/server --url "$url" --workload nop --workers "$conns" \
+      --warmup 1s --duration "${secs}s" --generator-procs "$gen_procs" --no-progress \
       --format json -o "$out/$name.result.json" ;;
     oha) "${timed[@]}" oha -z "$((secs + 1))s" -q "$rate" -c "$conns" --no-tui --output-format json \
       -m POST -H 'Content-Type: application/json' -d '{"input":{}}' "$url/v1/data/nop" ;;
@@ -158,13 +174,18 @@ try:
 except (OSError, ValueError) as e:
     print(f"{rnd:<6} {rate:>7} {tool:<11} no pacing report ({e}) {note}")
     sys.exit(0)
+def num(x, places=0):
+    return x if isinstance(x, str) else f"{x:.{places}f}"
 cpu = "-"
 if os.path.exists(timefile) and p["seen"]:
     u, s = map(float, open(timefile).read().split()[-2:])
     cpu = f'{(u + s) * 1e6 / p["seen"]:.1f}'
 l = p["lateness_us"]
-print(f'{rnd:<6} {rate:>7} {tool:<11} {p["achieved_rps"]:>9.0f} {p["arrivals"]:>8} {p["missing"]:>8} '
-      f'{l["p50"]:>8.0f} {l["p99"]:>8.0f} {l["max"]:>9.0f} {p["late_over_1ms_percent"]:>8.2f} {cpu:>8} {note}')
+if tool == "closed":  # no schedule to be late for
+    l = {"p50": "-", "p99": "-", "max": "-"}
+    p["late_over_1ms_percent"] = p["missing"] = "-"
+print(f'{rnd:<6} {rate:>7} {tool:<11} {p["achieved_rps"]:>9.0f} {p["arrivals"]:>8} {num(p["missing"]):>8} '
+      f'{num(l["p50"]):>8} {num(l["p99"]):>8} {num(l["max"]):>9} {num(p["late_over_1ms_percent"], 2):>8} {cpu:>8} {note}')
 PY
 }
 
