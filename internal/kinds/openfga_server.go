@@ -10,9 +10,7 @@ import (
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	"github.com/authzbench/authzbench/internal/engine/openfga"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -105,7 +103,7 @@ type openfgaServer struct {
 	// Over gRPC: the server's address, the prepared requests, and the workers' connections.
 	grpcAddr string
 	checks   []*openfgav1.CheckRequest
-	conns    grpcConns
+	conns    GRPCConns
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -212,7 +210,7 @@ func (t *openfgaServer) dial() (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to OpenFGA's gRPC API at %s: %w", t.grpcAddr, err)
 	}
-	t.conns.add(conn)
+	t.conns.Add(conn)
 	return conn, nil
 }
 
@@ -242,7 +240,7 @@ func (w *openfgaGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	resp, err := w.client.Check(ctx, w.checks[i])
 	if err != nil {
 		// A failed check (a resolution limit, a condition's error): no decision, never a deny.
-		return grpcCheckFailed(ctx, "openfga grpc check", err)
+		return GRPCCheckFailed(ctx, "openfga grpc check", err)
 	}
 	return verify.Outcome{Kind: verify.Decided, Allow: resp.GetAllowed()}
 }
@@ -255,26 +253,12 @@ func (t *openfgaServer) Info() Info {
 	}
 	info := t.info("openfga", "openfga "+version)
 	if t.api == "grpc" {
-		return overGRPC(info, t.url)
+		return OverGRPC(info, t.url)
 	}
 	return info
 }
 
 func (t *openfgaServer) Stop(ctx context.Context) error {
-	t.conns.closeAll()
+	t.conns.CloseAll()
 	return t.served.Stop(ctx)
-}
-
-// grpcCheckFailed classifies a check a relationship engine's gRPC API did not answer: timed
-// out (ctx ended), no transport (Unavailable), or the server's status, which is no decision.
-func grpcCheckFailed(ctx context.Context, what string, err error) verify.Outcome {
-	st := status.Convert(err)
-	err = fmt.Errorf("%s: %s: %s", what, st.Code(), st.Message())
-	switch {
-	case ctx.Err() != nil:
-		return verify.Outcome{Kind: verify.TimedOut, Err: err}
-	case st.Code() == codes.Unavailable:
-		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
-	}
-	return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
 }
