@@ -98,8 +98,7 @@ func TestKindsReachNoOtherEngine(t *testing.T) {
 	if _, ok := imports[root]; !ok {
 		t.Fatalf("go list -deps did not list %s", root)
 	}
-	// OpenFGA's kinds move to its own package next; until then internal/kinds links it.
-	allowed := map[string]bool{module + "/internal/engine/opa": true, module + "/internal/engine/cedar": true, module + "/internal/engine/openfga": true}
+	allowed := map[string]bool{module + "/internal/engine/opa": true, module + "/internal/engine/cedar": true}
 	if _, ok := imports[module+"/internal/engine/opa"]; !ok {
 		t.Fatal("internal/kinds no longer reaches OPA's engine: the allowed list is out of date, and the test would pass for no reason")
 	}
