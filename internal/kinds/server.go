@@ -7,11 +7,10 @@ import (
 	"github.com/authzbench/authzbench/internal/engine"
 )
 
-// Server is what a served kind that lives in its engine's own package (SpiceDB's, OpenFGA's)
-// builds its target on, embedded as this package's served kinds embed served: one server
-// authzbench starts through sut's lifecycle, or one the settings' URL names; Died, Err and
-// Stop for the target; and, for an engine served over HTTP, every input encoded as a complete
-// request before any clock runs. It knows no engine: the engine's kind says how to launch its
+// Server is what a served kind that lives in its engine's own package builds its target on,
+// embedded as this package's served kinds embed served: one server authzbench starts through
+// sut's lifecycle, or one the settings' URL names; Died, Err and Stop for the target; and, for
+// an engine served over HTTP, every input encoded as a complete request before any clock runs. It knows no engine: the engine's kind says how to launch its
 // server, and its registered engine how the server's health and answers read.
 type Server struct{ served }
 
@@ -26,7 +25,7 @@ func (s *Server) Common() Common { return s.common }
 // Launch starts cmd, a server about to listen on addr, and returns once it is ready: pinned to
 // the run's CPUs, probed on its engine's health path, or on gRPC health for an engine that
 // answers there (engine.GRPCHealth), and from then on watched, Died closed if it exits before
-// Stop. name is what messages call it ("spicedb server").
+// Stop. name is what messages call it ("<engine> server").
 func (s *Server) Launch(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
 	return s.run(ctx, name, addr, cmd)
 }
