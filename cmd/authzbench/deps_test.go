@@ -74,3 +74,36 @@ func chainsTo(root string, imports map[string][]string, bad func(string) bool) [
 	}
 	return chains
 }
+
+// The seam between the target kinds and the engines: an engine whose kinds live in its own
+// package is linked by this command's one import line, and internal/kinds reaches none of it.
+// Only the engines whose kinds still live in internal/kinds (OPA's and Cedar's) may be reached
+// from there, so adding an engine cannot quietly need an edit to internal/kinds again.
+func TestKindsReachNoOtherEngine(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot list internal/kinds' imports")
+	}
+	const module = "github.com/authzbench/authzbench"
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"/internal/kinds").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		imports[fields[0]] = fields[1:]
+	}
+	root := module + "/internal/kinds"
+	if _, ok := imports[root]; !ok {
+		t.Fatalf("go list -deps did not list %s", root)
+	}
+	allowed := map[string]bool{module + "/internal/engine/opa": true, module + "/internal/engine/cedar": true}
+	if _, ok := imports[module+"/internal/engine/opa"]; !ok {
+		t.Fatal("internal/kinds no longer reaches OPA's engine: the allowed list is out of date, and the test would pass for no reason")
+	}
+	engines := module + "/internal/engine/"
+	for _, chain := range chainsTo(root, imports, func(p string) bool { return strings.HasPrefix(p, engines) && !allowed[p] }) {
+		t.Errorf("internal/kinds reaches an engine whose kinds belong in its own package: %s", strings.Join(chain, "\n\timports "))
+	}
+}

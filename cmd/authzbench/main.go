@@ -15,12 +15,10 @@ import (
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 
-	// The engines authzbench measures: each registers itself (engine.Register); a new engine
-	// is one more line here.
-	_ "github.com/authzbench/authzbench/internal/engine/cedar"
-	_ "github.com/authzbench/authzbench/internal/engine/opa"
+	// The engines authzbench measures, with their target kinds: each registers itself
+	// (engine.Register, kinds.Register); a new engine is one more line in package all.
+	_ "github.com/authzbench/authzbench/internal/engine/all"
 	"github.com/authzbench/authzbench/internal/engine/openfga"
-	_ "github.com/authzbench/authzbench/internal/engine/spicedb"
 )
 
 // Exit statuses, so scripts can tell a bad invocation from a run that found errors.

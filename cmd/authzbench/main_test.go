@@ -18,30 +18,28 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
-	"github.com/authzbench/authzbench/internal/engine/openfga"
-	"github.com/authzbench/authzbench/internal/engine/spicedb/serve"
+	"github.com/authzbench/authzbench/internal/engine/all/alltest"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
-// TestMain lets the test binary stand in for authzbench: as OPA ("<self> opa ..."), as
-// authzbench-spicedb (found on PATH, through a link to it) and, with
+// TestMain lets the test binary stand in for authzbench: as OPA ("<self> opa ..."), as every
+// other engine's server program (alltest) and, with
 // AUTHZBENCH_TEST_MAIN=1, as the authzbench command itself, so tests can run it as a process
 // and send it signals.
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
-	openfga.DispatchIfAsked()
-	serve.DispatchIfNamed() // reached as authzbench-spicedb, through the link PutOnPath makes
+	alltest.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
 	if os.Getenv("AUTHZBENCH_TEST_MAIN") == "1" {
 		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	remove, err := serve.PutOnPath() // spicedb/server finds SpiceDB's server there
+	remove, err := alltest.PutOnPath()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "put authzbench-spicedb on PATH:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	code := m.Run()

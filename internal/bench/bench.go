@@ -627,7 +627,7 @@ func waitUntil(ctx context.Context, at time.Time, warn func(string)) error {
 
 // seriesOf names the scaling series a run of w on the engine belongs to: the style the
 // workload names for the engine, or for a registered engine whose version of the family the
-// workload does not name (SpiceDB's, written from the OpenFGA version by its own package) the
+// workload does not name (one its own package writes, from another engine's version) the
 // engine's name, so its runs are fitted as the others' are. "" for a workload of no series, and
 // for an engine with no version of it.
 func seriesOf(engineName string, w *workload.Workload) string {

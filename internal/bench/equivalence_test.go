@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,31 +235,66 @@ func TestVerifyNopAndRBACAcrossEveryEngine(t *testing.T) {
 	}
 }
 
-// A mode whose program is not installed here (spicedb/server without a SpiceDB server binary)
-// is a row that says so when every mode is verified by default, and the others are still
-// checked; named with a target, it is refused with how to get it.
+// A mode whose program is not installed here (a server its engine ships as a program of its
+// own, looked for beside authzbench and on PATH) is a row that says so when every mode is
+// verified by default, and the engine's other modes are still checked; named with a target, it
+// is refused with the words that say how to get it. Every registered kind that needs such a
+// program is tried, on a built-in workload its engine has a version of.
 func TestVerifySaysWhatIsNotInstalled(t *testing.T) {
-	w, err := workload.FromFiles(workload.UserSpec{Policies: []string{filepath.Join("..", "engine", "spicedb", "testdata", "docshare.yaml")}})
-	if err != nil {
-		t.Fatal(err)
+	t.Setenv("PATH", t.TempDir()) // nothing on it, nor beside this test binary
+	tried := 0
+	for _, k := range kinds.Kinds() {
+		var notInstalled *kinds.NotInstalledError
+		if _, err := kinds.New(k.Name, kinds.Common{}, nil); !errors.As(err, &notInstalled) {
+			continue
+		}
+		tried++
+		t.Run(k.Name, func(t *testing.T) {
+			var w *workload.Workload
+			for _, name := range workload.Names() {
+				if b, err := workload.Builtin(name); err == nil && engine.For(k.Engine).Written(b) {
+					w = b
+					break
+				}
+			}
+			if w == nil {
+				t.Fatalf("no built-in workload has a version for %s", k.Engine)
+			}
+			w.Inputs = w.Inputs[:min(len(w.Inputs), 10)]
+			rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{Common: kinds.Common{TempDir: t.TempDir()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			others := 0
+			for _, r := range rows {
+				switch {
+				case r.Kind == k.Name:
+					if !strings.HasPrefix(r.Skipped, "not installed: "+notInstalled.Missing) || r.Checked != 0 {
+						t.Errorf("%s: %+v, want skipped as not installed (%s)", r.Target, r, notInstalled.Missing)
+					}
+				case sameEngine(r.Kind, k.Engine):
+					others++
+					if r.Skipped != "" || r.Checked != len(w.Inputs) || r.Agreed != r.Checked {
+						t.Errorf("%s: %+v, want every input checked and agreed", r.Target, r)
+					}
+				}
+			}
+			if others == 0 {
+				t.Errorf("rows %+v: no other mode of %s checked", rows, k.Engine)
+			}
+			_, err = VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{Targets: []string{k.Name}, Common: kinds.Common{TempDir: t.TempDir()}})
+			if err == nil || !strings.Contains(err.Error(), notInstalled.Err.Error()) {
+				t.Errorf("%s named: %v, want it refused, saying how to get it: %v", k.Name, err, notInstalled.Err)
+			}
+		})
 	}
-	t.Setenv("PATH", t.TempDir()) // no authzbench-spicedb on it, nor beside this test binary
-	rows, err := VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{Common: kinds.Common{TempDir: t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
+	if tried == 0 {
+		t.Fatal("no registered kind needs a program installed apart: the rule went untried")
 	}
-	byTarget := map[string]Equivalence{}
-	for _, r := range rows {
-		byTarget[r.Target] = r
-	}
-	if r := byTarget["spicedb/server"]; !strings.HasPrefix(r.Skipped, "not installed: no authzbench-spicedb") || r.Checked != 0 {
-		t.Errorf("spicedb/server: %+v, want skipped as not installed", r)
-	}
-	if r := byTarget["spicedb/inproc"]; r.Skipped != "" || r.Checked != len(w.Inputs) || r.Agreed != r.Checked {
-		t.Errorf("spicedb/inproc: %+v, want every input checked and agreed", r)
-	}
-	_, err = VerifyWorkloads(context.Background(), []*workload.Workload{w}, EquivalenceOptions{Targets: []string{"spicedb/server"}, Common: kinds.Common{TempDir: t.TempDir()}})
-	if err == nil || !strings.Contains(err.Error(), "go build -o") {
-		t.Errorf("spicedb/server named: %v, want it refused, saying how to get the server", err)
-	}
+}
+
+// sameEngine reports whether the kind called name runs the engine called engineName.
+func sameEngine(name, engineName string) bool {
+	k, err := kinds.LookupAny(name)
+	return err == nil && k.Engine == engineName
 }

@@ -6,24 +6,23 @@ import (
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
-	"github.com/authzbench/authzbench/internal/engine/openfga"
-	"github.com/authzbench/authzbench/internal/engine/spicedb/serve"
+	_ "github.com/authzbench/authzbench/internal/engine/all" // every engine and kind the command links
+	"github.com/authzbench/authzbench/internal/engine/all/alltest"
 	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // TestMain lets this test binary serve as OPA for the cli and server targets ("<self> opa ..."),
-// as the trivial server of calibrate, and as authzbench-spicedb for spicedb/server.
+// as the trivial server of calibrate, and as every other engine's server program.
 func TestMain(m *testing.M) {
 	opacli.DispatchIfAsked()
 	cedarserver.DispatchIfAsked()
-	openfga.DispatchIfAsked()
-	serve.DispatchIfNamed() // reached as authzbench-spicedb, through the link PutOnPath makes
+	alltest.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
-	remove, err := serve.PutOnPath() // spicedb/server finds SpiceDB's server there
+	remove, err := alltest.PutOnPath()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "put authzbench-spicedb on PATH:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	code := m.Run()

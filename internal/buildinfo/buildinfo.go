@@ -257,8 +257,8 @@ func readByBuild(path string) bool {
 
 // ModuleVersion is the version of the module at path linked into this binary (its
 // replacement's, when replaced), "" when the binary carries no such module, as test binaries
-// carry none. Engines that have no version constant of their own (cedar-go, OpenFGA, SpiceDB)
-// are read so.
+// carry none. Engines that have no version constant of their own (cedar-go's, and most linked
+// engines') are read so.
 func ModuleVersion(path string) string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

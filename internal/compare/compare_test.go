@@ -258,9 +258,9 @@ func TestEnvironmentWarningsNameEveryEngine(t *testing.T) {
 	a, b := docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5})), docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5}))
 	a.Env.OPA, b.Env.OPA = "1.22.2", "1.22.2"
 	a.Env.Engines = map[string]string{"opa": "1.22.2", "openfga": "v1.22.1"}
-	b.Env.Engines = map[string]string{"opa": "1.22.2", "openfga": "v1.23.0", "spicedb": "v1.56.0"}
+	b.Env.Engines = map[string]string{"opa": "1.22.2", "openfga": "v1.23.0", "newengine": "v0.1.0"}
 	joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n")
-	for _, want := range []string{"openfga (linked) differs: base v1.22.1, new v1.23.0", "spicedb (linked) differs: base "} {
+	for _, want := range []string{"openfga (linked) differs: base v1.22.1, new v1.23.0", "newengine (linked) differs: base "} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q:\n%s", want, joined)
 		}

@@ -10,8 +10,9 @@ import (
 // An Option is a target option as a user gives it: by its key among a scenario's per-target
 // options, and by its flag on the command line. Each is declared once (DeclareOption), from the
 // file that holds the settings field it sets; its type is that field's, and the kinds that take
-// it are those whose settings have the key. So a new option is a field and a declaration in
-// this package, and the command line cannot drift from what a scenario file decodes.
+// it are those whose settings have the key. So a new option is a field and a declaration beside
+// the kind's settings, wherever those live, and the command line cannot drift from what a
+// scenario file decodes.
 type Option struct {
 	Key  string // the settings field's yaml key: "grpc_connections"
 	Flag string // the command line's flag, without its dashes: "grpc-connections"

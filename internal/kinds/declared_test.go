@@ -76,11 +76,18 @@ func TestCheckOptionNamesTheOptionAsGiven(t *testing.T) {
 }
 
 // A secret option's value never reaches the command line a result records, in either form of
-// the flag; everything else is left as given.
+// the flag; everything else, a flag that only starts like the secret one included, is left as
+// given. The options here stand in for the engines' own, such as a running server's key.
 func TestRedactSecrets(t *testing.T) {
-	args := []string{"run", "--target", "spicedb/server", "--spicedb-key", "k1", "--url", "grpc://127.0.0.1:50051", "--spicedb-key=k2", "--name", "--spicedb-key"}
+	saved := declared
+	t.Cleanup(func() { declared = saved })
+	declared = map[string]Option{
+		"secret_key": {Key: "secret_key", Flag: "secret-key", Secret: true, Help: "a server's key"},
+		"name":       {Key: "name", Flag: "name", Help: "not secret"},
+	}
+	args := []string{"run", "--secret-key", "k1", "--name", "n", "--secret-key=k2", "--secret-keys", "k3", "--secret-key"}
 	got := strings.Join(RedactSecrets(args), " ")
-	want := "run --target spicedb/server --spicedb-key REDACTED --url grpc://127.0.0.1:50051 --spicedb-key=REDACTED --name --spicedb-key"
+	want := "run --secret-key REDACTED --name n --secret-key=REDACTED --secret-keys k3 --secret-key"
 	if got != want {
 		t.Errorf("redacted:\n%s\nwant\n%s", got, want)
 	}

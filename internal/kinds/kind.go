@@ -44,19 +44,25 @@ type Common struct {
 	Prepared *engine.Prepared
 }
 
-func (c Common) timeout() time.Duration {
+// RequestTimeout is the per-request timeout: Timeout, 5 s when none is set.
+func (c Common) RequestTimeout() time.Duration {
 	if c.Timeout <= 0 {
 		return 5 * time.Second
 	}
 	return c.Timeout
 }
 
-func (c Common) logLevel() string {
+// ServerLogLevel is the log level of a server authzbench starts: LogLevel, "error" when none
+// is set.
+func (c Common) ServerLogLevel() string {
 	if c.LogLevel == "" {
 		return "error"
 	}
 	return c.LogLevel
 }
+
+func (c Common) timeout() time.Duration { return c.RequestTimeout() }
+func (c Common) logLevel() string       { return c.ServerLogLevel() }
 
 // Config is one kind's own settings: a pointer to a struct whose fields carry `yaml` tags, the
 // keys a scenario's per-target `options:` and the command line's flags set them by (SetOptions).
@@ -250,11 +256,11 @@ func New(name string, common Common, c Config) (Target, error) {
 }
 
 // NotInstalledError is what a kind's settings check returns when a program the kind starts is
-// not installed here (SpiceDB's server): a run that names the kind is refused with Err, which
+// not installed here (a server shipped as a program of its own): a run that names the kind is refused with Err, which
 // says how to get it; `workloads verify` over every mode by default shows the kind's row as
 // skipped for want of it instead of failing every other mode.
 type NotInstalledError struct {
-	// Missing says what is missing, in a line: "no authzbench-spicedb beside authzbench (in
+	// Missing says what is missing, in a line: "no PROGRAM beside authzbench (in
 	// /usr/local/bin) or on PATH".
 	Missing string
 	Err     error

@@ -32,8 +32,7 @@ func TestEveryKindDescribesItself(t *testing.T) {
 	}
 	want := map[string]Placement{"opa/inproc": InProcess, "opa/wasm": InProcess, "opa/cli": ProcessPerDecision, "opa/server": LaunchedServer,
 		"cedar/inproc": InProcess, "cedar/server": LaunchedServer, "http": External,
-		"opa/extauthz": LaunchedServer, "cedar/extauthz": LaunchedServer, "trivial/server": LaunchedServer,
-		"openfga/inproc": InProcess, "openfga/server": LaunchedServer}
+		"opa/extauthz": LaunchedServer, "cedar/extauthz": LaunchedServer, "trivial/server": LaunchedServer}
 	for name, p := range want {
 		if k, err := LookupAny(name); err != nil || k.Placement != p {
 			t.Errorf("%s: %v, placement want %s", name, err, p)

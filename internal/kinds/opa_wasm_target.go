@@ -322,10 +322,3 @@ func (t *opaWasm) Info() Info {
 func (t *opaWasm) HostBuiltins() []string { return t.host }
 
 func (t *opaWasm) Stop(context.Context) error { return nil }
-
-// failedDecider answers every decision with the error that kept its worker from starting.
-type failedDecider struct{ err error }
-
-func (d failedDecider) Decide(context.Context, int) verify.Outcome {
-	return verify.Outcome{Kind: verify.EvalFailed, Err: d.err}
-}

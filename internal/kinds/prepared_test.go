@@ -18,7 +18,7 @@ func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 	}
 	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
 	var inprocs []*opaInproc
-	names := []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc", "openfga/inproc", "openfga/server"}
+	names := []string{"opa/inproc", "opa/inproc", "opa/cli", "cedar/inproc", "cedar/inproc"}
 	// Every other engine of the registry with a version of the workload, in each of its modes.
 	covered := map[string]bool{}
 	for _, name := range names {

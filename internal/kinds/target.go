@@ -1,4 +1,4 @@
-// Package target drives one engine in one deployment mode: it starts (or connects to) the
+// Package kinds drives one engine in one deployment mode: it starts (or connects to) the
 // system under test, prepares every input before any clock runs, answers one decision at a time
 // for a load worker, and stops what it started.
 //
@@ -6,6 +6,10 @@
 // settings) from its init, so that a new kind is one file and nothing else asks for a target by
 // name. A target reports what it observed (verify.Outcome); it never decides whether that was
 // right: the verify package does.
+//
+// An engine whose package holds its own kinds registers them from there, built on what this
+// package exports for a kind elsewhere (Server, GRPCConns, OverGRPC, GRPCCheckFailed,
+// FailedDecider, NoWatch): adding such an engine touches nothing here.
 package kinds
 
 import (
@@ -76,8 +80,22 @@ func ReconnectsOf(d Decider) int64 {
 // document's own record of the system under test; the run fills in its placement.
 type Info = result.SUT
 
-// noWatch is embedded by targets that have no process to watch.
-type noWatch struct{}
+// NoWatch is embedded by targets that have no process to watch.
+type NoWatch struct{}
 
-func (noWatch) Died() <-chan struct{} { return nil }
-func (noWatch) Err() error            { return nil }
+func (NoWatch) Died() <-chan struct{} { return nil }
+func (NoWatch) Err() error            { return nil }
+
+// noWatch is NoWatch, by the name this package's own targets embed it.
+type noWatch = NoWatch
+
+// failedDecider answers every decision with the error that kept its worker from starting.
+type failedDecider struct{ err error }
+
+func (d failedDecider) Decide(context.Context, int) verify.Outcome {
+	return verify.Outcome{Kind: verify.EvalFailed, Err: d.err}
+}
+
+// FailedDecider is a worker's decider that answers every decision with err, what kept the
+// worker from starting (a connection it could not dial): each decision is counted as failed.
+func FailedDecider(err error) Decider { return failedDecider{err} }

@@ -766,15 +766,15 @@ func (s UserSpec) checkOpenFGA() error {
 	return nil
 }
 
-// UserFiles reads a user's files in the form an engine's own users keep them (SpiceDB's
-// validation file) into a workload: the engine's package registers it (RegisterUserFiles), as
+// UserFiles reads a user's files in the form an engine's own users keep them (the validation
+// file its own tools read) into a workload: the engine's package registers it (RegisterUserFiles), as
 // it reads them with the engine's own parsers, and this package asks it whose the files are.
 // The workload it reads carries its version in Workload.Versions and each input's request in
 // Input.Requests, under the engine's name.
 //
 // It is the generic form of OpenFGAFromFiles, which is to move onto it.
 type UserFiles struct {
-	Engine string // the engine's name, for messages: "spicedb"
+	Engine string // the engine's name, for messages, as it registers it
 	// Claims says whether the spec's files are in the engine's form: by their names, or by a
 	// look at a file (the top-level keys of a YAML file). It must claim no file another engine
 	// reads (a Rego policy, a Cedar one, an OpenFGA store file), and reads as little as it can.

@@ -119,7 +119,7 @@ type Workload struct {
 	// for a workload with no OpenFGA version.
 	OpenFGA *OpenFGA
 
-	// Versions holds, by engine name ("spicedb"), the workload's version for an engine whose
+	// Versions holds, by engine name (as the engine registers it), the workload's version for an engine whose
 	// files this package does not read: what the user's files were, as the engine's own
 	// package (its UserFiles reader) names them, and what a run says of them. Each input's
 	// request for such an engine is in Input.Requests under the same name.

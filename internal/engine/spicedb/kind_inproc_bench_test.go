@@ -1,4 +1,4 @@
-package kinds
+package spicedb
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/engine/spicedb"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -17,15 +16,15 @@ import (
 // budget is 5 %. Every SpiceDB workload is asked (a validation file's today; the built-ins'
 // where they have a SpiceDB version).
 //
-//	go test ./internal/kinds -run XXX -bench SpiceDBInproc -benchtime 1s -count 3 -benchmem
+//	go test ./internal/engine/spicedb -run XXX -bench SpiceDBInproc -benchtime 1s -count 3 -benchmem
 func BenchmarkSpiceDBInproc(b *testing.B) {
-	user, err := workload.FromFiles(workload.UserSpec{Policies: []string{filepath.Join("..", "engine", "spicedb", "testdata", "docshare.yaml")}})
+	user, err := workload.FromFiles(workload.UserSpec{Policies: []string{filepath.Join("testdata", "docshare.yaml")}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ws := []*workload.Workload{user}
 	for _, name := range []string{"nop", "rbac"} {
-		if w, err := workload.Builtin(name); err == nil && spicedb.Registered.Written(w) {
+		if w, err := workload.Builtin(name); err == nil && Registered.Written(w) {
 			ws = append(ws, w)
 		}
 	}

@@ -1,4 +1,4 @@
-package kinds
+package spicedb
 
 import (
 	"context"
@@ -18,26 +18,26 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/authzbench/authzbench/internal/engine/spicedb"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func init() {
-	Register(Kind{Name: "spicedb/server", Engine: spicedb.Name, Placement: LaunchedServer, LoadsPolicy: true, Order: 59,
-		NewConfig: func() Config { return &SpiceDBServerConfig{} },
-		New: func(common Common, c Config) Target {
+	kinds.Register(kinds.Kind{Name: "spicedb/server", Engine: Name, Placement: kinds.LaunchedServer, LoadsPolicy: true, Order: 59,
+		NewConfig: func() kinds.Config { return &SpiceDBServerConfig{} },
+		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			cfg := c.(*SpiceDBServerConfig)
 			// SpiceDB has no per-request timers to ask for; its own are Prometheus metrics.
 			common.ServerMetricsEvery = 0
-			return &spicedbServer{served: served{common: common, engine: spicedb.Registered, cfg: &cfg.ServerConfig}, settings: cfg}
+			return &spicedbServer{Server: kinds.NewServer(common, Registered, &cfg.ServerConfig), settings: cfg}
 		}})
-	DeclareOption(Option{Key: "spicedb_bin", Flag: "spicedb-bin", Selective: true, File: true,
+	kinds.DeclareOption(kinds.Option{Key: "spicedb_bin", Flag: "spicedb-bin", Selective: true, File: true,
 		Help: "{kinds}: the SpiceDB server binary to start (SpiceDB's own release binary, or authzbench-spicedb); by default authzbench-spicedb beside authzbench, else on PATH"})
-	DeclareOption(Option{Key: "spicedb_key", Flag: "spicedb-key", Selective: true, Secret: true,
+	kinds.DeclareOption(kinds.Option{Key: "spicedb_key", Flag: "spicedb-key", Selective: true, Secret: true,
 		Help: "{kinds}: the preshared key of the running SpiceDB --url names (default: $" + spicedbKeyEnv + "); left out of the result's command line"})
-	DeclareOption(Option{Key: "spicedb_overwrite", Flag: "spicedb-overwrite", Selective: true,
+	kinds.DeclareOption(kinds.Option{Key: "spicedb_overwrite", Flag: "spicedb-overwrite", Selective: true,
 		Help: "{kinds}: with --url, write the workload into a SpiceDB that already has a schema: its schema is replaced, its relationships stay beside the workload's"})
 }
 
@@ -48,8 +48,8 @@ const spicedbKeyEnv = "SPICEDB_GRPC_PRESHARED_KEY"
 // SpiceDBServerConfig is spicedb/server's settings: a running SpiceDB to measure (url, over
 // gRPC in clear, and its key), or which SpiceDB server binary to start.
 type SpiceDBServerConfig struct {
-	ServerConfig `yaml:",inline"`
-	// SpiceDBBin is the server binary to start; empty finds authzbench-spicedb.
+	kinds.ServerConfig `yaml:",inline"`
+	// SpiceDBBin is the server binary to start; empty finds authzbench-
 	SpiceDBBin string `yaml:"spicedb_bin"`
 	// SpiceDBKey is the running server's preshared key; empty reads SPICEDB_GRPC_PRESHARED_KEY.
 	SpiceDBKey string `yaml:"spicedb_key"`
@@ -61,40 +61,40 @@ type SpiceDBServerConfig struct {
 // clear, a key for no running server) and, when it is to start a server, a server binary
 // that is missing or is none, saying how to get one: all before any load.
 func (c *SpiceDBServerConfig) Check() error {
-	errs := c.checkLaunch()
-	if c.Mode() != Plain || c.TLSClient != (TLSClient{}) {
-		errs = append(errs, optionError("tls", func(n func(string) string) string {
+	errs := c.CheckLaunch()
+	if c.Mode() != kinds.Plain || c.TLSClient != (kinds.TLSClient{}) {
+		errs = append(errs, kinds.NewOptionError("tls", func(n func(string) string) string {
 			return "spicedb/server speaks gRPC in clear, to the SpiceDB it starts and to a running one"
 		}))
 	}
 	if c.URL != "" {
 		if _, err := spicedbAddr(c.URL); err != nil {
-			errs = append(errs, optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %v", n("url"), err) }))
+			errs = append(errs, kinds.NewOptionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %v", n("url"), err) }))
 		}
 		if c.SpiceDBBin != "" {
-			errs = append(errs, optionError("spicedb_bin", func(n func(string) string) string {
+			errs = append(errs, kinds.NewOptionError("spicedb_bin", func(n func(string) string) string {
 				return n("spicedb_bin") + " names a server authzbench starts; with " + n("url") + " it starts none"
 			}))
 		}
 		if c.key() == "" {
-			errs = append(errs, optionError("spicedb_key", func(n func(string) string) string {
+			errs = append(errs, kinds.NewOptionError("spicedb_key", func(n func(string) string) string {
 				return fmt.Sprintf("%s %s: a running SpiceDB takes requests with its preshared key; give it with %s or $%s", n("url"), c.URL, n("spicedb_key"), spicedbKeyEnv)
 			}))
 		}
 		return errors.Join(errs...)
 	}
 	if c.SpiceDBKey != "" {
-		errs = append(errs, optionError("spicedb_key", func(n func(string) string) string {
+		errs = append(errs, kinds.NewOptionError("spicedb_key", func(n func(string) string) string {
 			return n("spicedb_key") + " is a running server's key, with " + n("url") + "; the server authzbench starts gets a key of its own"
 		}))
 	}
 	if c.SpiceDBOverwrite {
-		errs = append(errs, optionError("spicedb_overwrite", func(n func(string) string) string {
+		errs = append(errs, kinds.NewOptionError("spicedb_overwrite", func(n func(string) string) string {
 			return n("spicedb_overwrite") + " is for a running server, with " + n("url") + "; the server authzbench starts is empty"
 		}))
 	}
 	// Found and asked its version now, so that no server to start is bad input, before any load.
-	if _, err := spicedb.FindServer(context.Background(), c.SpiceDBBin); err != nil {
+	if _, err := FindServer(context.Background(), c.SpiceDBBin); err != nil {
 		errs = append(errs, noSpiceDBServer(err))
 	}
 	return errors.Join(errs...)
@@ -102,16 +102,16 @@ func (c *SpiceDBServerConfig) Check() error {
 
 // noSpiceDBServer says why there is no server to start, and how to get one.
 func noSpiceDBServer(err error) error {
-	if errors.Is(err, spicedb.ErrNoServer) {
-		return &NotInstalledError{Missing: err.Error(), Err: optionError("spicedb_bin", func(n func(string) string) string {
+	if errors.Is(err, ErrNoServer) {
+		return &kinds.NotInstalledError{Missing: err.Error(), Err: kinds.NewOptionError("spicedb_bin", func(n func(string) string) string {
 			return fmt.Sprintf("spicedb/server starts %s (SpiceDB's own server, with loopback defaults), a program of its own: %v. "+
 				"Build it beside authzbench:\n  go build -o \"$(dirname $(command -v authzbench))\" ./cmd/%s\n"+
 				"or install both: go install github.com/authzbench/authzbench/cmd/...\n"+
 				"or give %s PATH to SpiceDB's own release binary, or %s grpc://HOST:PORT for a running SpiceDB",
-				spicedb.ServerProgram, err, spicedb.ServerProgram, n("spicedb_bin"), n("url"))
+				ServerProgram, err, ServerProgram, n("spicedb_bin"), n("url"))
 		})}
 	}
-	return optionError("spicedb_bin", func(n func(string) string) string { return n("spicedb_bin") + " " + err.Error() })
+	return kinds.NewOptionError("spicedb_bin", func(n func(string) string) string { return n("spicedb_bin") + " " + err.Error() })
 }
 
 // key is the running server's preshared key: the setting's, else the environment's.
@@ -137,26 +137,27 @@ func spicedbAddr(raw string) (string, error) {
 // way the workload's schema and relationships are written into it over the API before the
 // clock, and each input is a CheckPermission asked at least as fresh as that write.
 type spicedbServer struct {
-	served
+	*kinds.Server
 	settings *SpiceDBServerConfig
+	url      string // grpc://host:port of the server measured
 	version  string // of the server started
 	key      string
 	grpcAddr string
-	loaded   *spicedb.Loaded
+	loaded   *Loaded
 	checks   []*v1.CheckPermissionRequest
 
-	conns grpcConns
+	conns kinds.GRPCConns
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
-	l, err := spicedb.Load(ctx, t.common.Prepared, w)
+	l, err := Load(ctx, t.Common().Prepared, w)
 	if err != nil {
 		return err
 	}
 	t.loaded = l
 	if t.settings.URL != "" {
 		if t.grpcAddr, err = spicedbAddr(t.settings.URL); err != nil {
-			return optionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %v", n("url"), err) })
+			return kinds.NewOptionError("url", func(n func(string) string) string { return fmt.Sprintf("%s %v", n("url"), err) })
 		}
 		t.key, t.url = t.settings.key(), "grpc://"+t.grpcAddr
 	} else if err := t.launch(ctx); err != nil {
@@ -171,7 +172,7 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 			return err
 		}
 	}
-	written, err := spicedb.WriteInto(ctx, conn, l.Fixture)
+	written, err := WriteInto(ctx, conn, l.Fixture)
 	if err != nil {
 		return fmt.Errorf("write the workload into SpiceDB at %s: %w", t.grpcAddr, err)
 	}
@@ -188,7 +189,7 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 // checkRequest is the CheckPermission asking a.
-func checkRequest(a spicedb.Assertion, consistency *v1.Consistency) (*v1.CheckPermissionRequest, error) {
+func checkRequest(a Assertion, consistency *v1.Consistency) (*v1.CheckPermissionRequest, error) {
 	req := &v1.CheckPermissionRequest{
 		Consistency: consistency,
 		Resource:    &v1.ObjectReference{ObjectType: a.Resource.ObjectType, ObjectId: a.Resource.ObjectID},
@@ -216,15 +217,15 @@ func (t *spicedbServer) refuseNonEmpty(ctx context.Context, conn *grpc.ClientCon
 	case status.Code(err) == codes.NotFound:
 		return nil // no schema written yet
 	case status.Code(err) == codes.Unauthenticated || status.Code(err) == codes.PermissionDenied:
-		return optionError("spicedb_key", func(n func(string) string) string {
+		return kinds.NewOptionError("spicedb_key", func(n func(string) string) string {
 			return fmt.Sprintf("SpiceDB at %s refuses the key (%s or $%s): %s", n("url"), n("spicedb_key"), spicedbKeyEnv, status.Convert(err).Message())
 		})
 	case err != nil:
-		return &unreachable{optionError("url", func(n func(string) string) string {
+		return kinds.Unreachable(kinds.NewOptionError("url", func(n func(string) string) string {
 			return fmt.Sprintf("cannot reach SpiceDB at %s %s: %s", n("url"), t.settings.URL, status.Convert(err).Message())
-		}), err}
+		}), err)
 	case strings.TrimSpace(resp.GetSchemaText()) != "" && !t.settings.SpiceDBOverwrite:
-		return optionError("spicedb_overwrite", func(n func(string) string) string {
+		return kinds.NewOptionError("spicedb_overwrite", func(n func(string) string) string {
 			return fmt.Sprintf("SpiceDB at %s %s already has a schema, which writing the workload would replace (and its relationships could change the decisions): "+
 				"point %s at an empty SpiceDB, or give %s", n("url"), t.settings.URL, n("url"), n("spicedb_overwrite"))
 		})
@@ -236,12 +237,12 @@ func (t *spicedbServer) refuseNonEmpty(ctx context.Context, conn *grpc.ClientCon
 // datastore, with a key of its own for this run, given in its environment rather than on the
 // command line a result records.
 func (t *spicedbServer) launch(ctx context.Context) error {
-	server, err := spicedb.FindServer(ctx, t.settings.SpiceDBBin)
+	server, err := FindServer(ctx, t.settings.SpiceDBBin)
 	if err != nil {
 		return noSpiceDBServer(err)
 	}
 	t.version = server.Version
-	grpcAddr, err := t.cfg.listenAddr()
+	grpcAddr, err := t.settings.ListenAddr()
 	if err != nil {
 		return err
 	}
@@ -258,10 +259,10 @@ func (t *spicedbServer) launch(ctx context.Context) error {
 	// binary, whose defaults listen on every interface and report telemetry, stays on it too.
 	args := []string{"--datastore-engine", "memory", "--grpc-addr", grpcAddr, "--http-enabled=false",
 		"--metrics-addr", metricsAddr, "--dispatch-cluster-enabled=false", "--telemetry-endpoint=", "--skip-release-check",
-		"--log-level", t.common.logLevel()}
-	cmd := server.Command(append(args, t.cfg.Args...)...)
+		"--log-level", t.Common().ServerLogLevel()}
+	cmd := server.Command(append(args, t.settings.Args...)...)
 	cmd.Env = append(os.Environ(), spicedbKeyEnv+"="+t.key)
-	if err := t.run(ctx, "spicedb server", grpcAddr, cmd); err != nil {
+	if err := t.Launch(ctx, "spicedb server", grpcAddr, cmd); err != nil {
 		return err
 	}
 	t.grpcAddr, t.url = grpcAddr, "grpc://"+grpcAddr
@@ -274,7 +275,7 @@ func (t *spicedbServer) dial() (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to SpiceDB's gRPC API at %s: %w", t.grpcAddr, err)
 	}
-	t.conns.add(conn)
+	t.conns.Add(conn)
 	return conn, nil
 }
 
@@ -290,20 +291,20 @@ func (presharedKey) RequireTransportSecurity() bool { return false }
 
 // Worker is a connection of its own, dialled before the clock and connected by the first
 // request, as the other servers' workers have.
-func (t *spicedbServer) Worker() Decider {
+func (t *spicedbServer) Worker() kinds.Decider {
 	conn, err := t.dial()
 	if err != nil {
-		return failedDecider{err}
+		return kinds.FailedDecider(err)
 	}
 	return &spicedbGRPCWorker{client: v1.NewPermissionsServiceClient(conn), checks: t.checks,
-		assertions: t.loaded.Fixture.Assertions, timeout: t.common.timeout()}
+		assertions: t.loaded.Fixture.Assertions, timeout: t.Common().RequestTimeout()}
 }
 
 // spicedbGRPCWorker asks PermissionsService.CheckPermission over one gRPC connection.
 type spicedbGRPCWorker struct {
 	client     v1.PermissionsServiceClient
 	checks     []*v1.CheckPermissionRequest
-	assertions []spicedb.Assertion
+	assertions []Assertion
 	timeout    time.Duration
 }
 
@@ -313,7 +314,7 @@ func (w *spicedbGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	resp, err := w.client.CheckPermission(ctx, w.checks[i])
 	if err != nil {
 		// A failed check (a depth limit, a caveat's error): no decision, never a deny.
-		return grpcCheckFailed(ctx, "spicedb check", err)
+		return kinds.GRPCCheckFailed(ctx, "spicedb check", err)
 	}
 	var allowed bool
 	switch p := resp.GetPermissionship(); p {
@@ -321,27 +322,27 @@ func (w *spicedbGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		allowed = true
 	case v1.CheckPermissionResponse_PERMISSIONSHIP_NO_PERMISSION:
 	case v1.CheckPermissionResponse_PERMISSIONSHIP_CONDITIONAL_PERMISSION:
-		err = &spicedb.ConditionalError{Missing: resp.GetPartialCaveatInfo().GetMissingRequiredContext()}
+		err = &ConditionalError{Missing: resp.GetPartialCaveatInfo().GetMissingRequiredContext()}
 	default:
 		return verify.Outcome{Kind: verify.Malformed, Err: fmt.Errorf("spicedb check: permissionship %s", p)}
 	}
-	if err == nil && w.assertions[i].Expect != spicedb.ExpectConditional {
+	if err == nil && w.assertions[i].Expect != ExpectConditional {
 		return verify.Outcome{Kind: verify.Decided, Allow: allowed}
 	}
-	return spicedb.Outcome(w.assertions[i], allowed, err)
+	return Outcome(w.assertions[i], allowed, err)
 }
 
-func (t *spicedbServer) Info() Info {
+func (t *spicedbServer) Info() kinds.Info {
 	version := t.version
 	if version == "" {
 		// A running server found at a URL is not asked its version (SpiceDB's API has no
 		// call for it): the one linked in stands, as for OpenFGA.
-		version = spicedb.Version()
+		version = Version()
 	}
-	return overGRPC(t.info(spicedb.Name, "spicedb "+version), t.url)
+	return kinds.OverGRPC(t.BaseInfo(Name, "spicedb "+version), t.url)
 }
 
 func (t *spicedbServer) Stop(ctx context.Context) error {
-	t.conns.closeAll()
-	return t.served.Stop(ctx)
+	t.conns.CloseAll()
+	return t.Server.Stop(ctx)
 }

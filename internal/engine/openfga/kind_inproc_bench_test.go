@@ -1,4 +1,4 @@
-package kinds
+package openfga
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // own Server.Check on the same prepared requests: the Decider call, the verification of each
 // decision and the clock reads. The budget is 5 %.
 //
-//	go test ./internal/kinds -run XXX -bench OpenFGAInproc -benchtime 1s -count 3 -benchmem
+//	go test ./internal/engine/openfga -run XXX -bench OpenFGAInproc -benchtime 1s -count 3 -benchmem
 func BenchmarkOpenFGAInproc(b *testing.B) {
 	for _, name := range []string{"nop", "rbac"} {
 		w, err := workload.Builtin(name)

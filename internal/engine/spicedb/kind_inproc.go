@@ -1,11 +1,11 @@
-package kinds
+package spicedb
 
 import (
 	"context"
 
 	"github.com/authzed/spicedb/pkg/embedded"
 
-	"github.com/authzbench/authzbench/internal/engine/spicedb"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -15,20 +15,20 @@ import (
 // and relationships written by the run's preparation), so the measured path is that Check
 // alone and a look at its answer.
 type spicedbInproc struct {
-	noWatch
-	common   Common
-	loaded   *spicedb.Loaded
+	kinds.NoWatch
+	common   kinds.Common
+	loaded   *Loaded
 	requests []embedded.CheckRequest
 }
 
 func init() {
-	Register(Kind{Name: "spicedb/inproc", Engine: spicedb.Name, Placement: InProcess, LoadsPolicy: true, Order: 59,
-		NewConfig: func() Config { return &NoConfig{} },
-		New:       func(common Common, _ Config) Target { return &spicedbInproc{common: common} }})
+	kinds.Register(kinds.Kind{Name: "spicedb/inproc", Engine: Name, Placement: kinds.InProcess, LoadsPolicy: true, Order: 59,
+		NewConfig: func() kinds.Config { return &kinds.NoConfig{} },
+		New:       func(common kinds.Common, _ kinds.Config) kinds.Target { return &spicedbInproc{common: common} }})
 }
 
 func (t *spicedbInproc) Start(ctx context.Context, w *workload.Workload) error {
-	l, err := spicedb.Load(ctx, t.common.Prepared, w)
+	l, err := Load(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
 	}
@@ -36,22 +36,22 @@ func (t *spicedbInproc) Start(ctx context.Context, w *workload.Workload) error {
 	return nil
 }
 
-func (t *spicedbInproc) Worker() Decider { return spicedbWorker{t} }
+func (t *spicedbInproc) Worker() kinds.Decider { return spicedbWorker{t} }
 
 type spicedbWorker struct{ t *spicedbInproc }
 
 // Decide asks the checker; what its answer means against the input's assertion (a conditional
-// answer is a decision only where assertCaveated asks for one) is spicedb.Outcome's.
+// answer is a decision only where assertCaveated asks for one) is Outcome's.
 func (w spicedbWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	allowed, err := w.t.loaded.Engine.Check(ctx, w.t.requests[i])
-	if err == nil && w.t.loaded.Fixture.Assertions[i].Expect != spicedb.ExpectConditional {
+	if err == nil && w.t.loaded.Fixture.Assertions[i].Expect != ExpectConditional {
 		return verify.Outcome{Kind: verify.Decided, Allow: allowed}
 	}
-	return spicedb.Outcome(w.t.loaded.Fixture.Assertions[i], allowed, err)
+	return Outcome(w.t.loaded.Fixture.Assertions[i], allowed, err)
 }
 
-func (t *spicedbInproc) Info() Info {
-	return Info{Engine: spicedb.Name, Mode: "inproc", Version: "spicedb " + spicedb.Version()}
+func (t *spicedbInproc) Info() kinds.Info {
+	return kinds.Info{Engine: Name, Mode: "inproc", Version: "spicedb " + Version()}
 }
 
 // Stop leaves the checker to the run's preparations, which every spicedb/inproc target of the

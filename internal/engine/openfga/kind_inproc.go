@@ -1,4 +1,4 @@
-package kinds
+package openfga
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/grpc/status"
 
-	"github.com/authzbench/authzbench/internal/engine/openfga"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -16,20 +16,20 @@ import (
 // its in-memory datastore, on requests built before timing (the store, model and tuples
 // written by the run's preparation), so the measured path is Server.Check alone.
 type openfgaInproc struct {
-	noWatch
-	common   Common
-	engine   *openfga.Engine
+	kinds.NoWatch
+	common   kinds.Common
+	engine   *Engine
 	requests []*openfgav1.CheckRequest
 }
 
 func init() {
-	Register(Kind{Name: "openfga/inproc", Engine: "openfga", Placement: InProcess, LoadsPolicy: true, Order: 56,
-		NewConfig: func() Config { return &NoConfig{} },
-		New:       func(common Common, _ Config) Target { return &openfgaInproc{common: common} }})
+	kinds.Register(kinds.Kind{Name: "openfga/inproc", Engine: "openfga", Placement: kinds.InProcess, LoadsPolicy: true, Order: 56,
+		NewConfig: func() kinds.Config { return &kinds.NoConfig{} },
+		New:       func(common kinds.Common, _ kinds.Config) kinds.Target { return &openfgaInproc{common: common} }})
 }
 
 func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
-	l, err := openfga.Load(ctx, t.common.Prepared, w)
+	l, err := Load(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	return nil
 }
 
-func (t *openfgaInproc) Worker() Decider { return openfgaWorker{t} }
+func (t *openfgaInproc) Worker() kinds.Decider { return openfgaWorker{t} }
 
 type openfgaWorker struct{ t *openfgaInproc }
 
@@ -51,8 +51,8 @@ func (w openfgaWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	return verify.Outcome{Kind: verify.Decided, Allow: allowed}
 }
 
-func (t *openfgaInproc) Info() Info {
-	return Info{Engine: "openfga", Mode: "inproc", Version: "openfga " + openfga.Version()}
+func (t *openfgaInproc) Info() kinds.Info {
+	return kinds.Info{Engine: "openfga", Mode: "inproc", Version: "openfga " + Version()}
 }
 
 // Stop leaves the engine to the run's preparations, which every openfga/inproc target of the

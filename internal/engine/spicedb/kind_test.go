@@ -1,4 +1,4 @@
-package kinds
+package spicedb
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
-	"github.com/authzbench/authzbench/internal/engine/spicedb"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -22,7 +22,7 @@ import (
 // and assertCaveated lines, caveats with and without their context.
 func spicedbWorkload(t *testing.T) *workload.Workload {
 	t.Helper()
-	w, err := workload.FromFiles(workload.UserSpec{Policies: []string{filepath.Join("..", "engine", "spicedb", "testdata", "docshare.yaml")}})
+	w, err := workload.FromFiles(workload.UserSpec{Policies: []string{filepath.Join("testdata", "docshare.yaml")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +30,10 @@ func spicedbWorkload(t *testing.T) *workload.Workload {
 }
 
 // decideEvery asks the target every input and wants each to pass as its assertion says.
-func decideEvery(t *testing.T, tg Target, w *workload.Workload) {
+func decideEvery(t *testing.T, tg kinds.Target, w *workload.Workload) {
 	t.Helper()
 	d := tg.Worker()
-	defer CloseDecider(d)
+	defer kinds.CloseDecider(d)
 	for i, in := range w.Inputs {
 		out := d.Decide(context.Background(), i)
 		if c := verify.Classify(in.Expect, out); c != verify.OK {
@@ -48,10 +48,10 @@ func decideEvery(t *testing.T, tg Target, w *workload.Workload) {
 func TestSpiceDBModesDecideAlike(t *testing.T) {
 	w := spicedbWorkload(t)
 	// Two workers: each dials its own connection, which the info must not count as a pool.
-	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 2}
-	start := func(t *testing.T, name string, c Config) Target {
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 2}
+	start := func(t *testing.T, name string, c kinds.Config) kinds.Target {
 		t.Helper()
-		tg, err := New(name, common, c)
+		tg, err := kinds.New(name, common, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,9 +62,9 @@ func TestSpiceDBModesDecideAlike(t *testing.T) {
 		return tg
 	}
 	t.Run("inproc", func(t *testing.T) { decideEvery(t, start(t, "spicedb/inproc", nil), w) })
-	onPath, err := exec.LookPath(spicedb.ServerProgram)
+	onPath, err := exec.LookPath(ServerProgram)
 	if err != nil {
-		t.Fatalf("TestMain put no %s on PATH: %v", spicedb.ServerProgram, err)
+		t.Fatalf("TestMain put no %s on PATH: %v", ServerProgram, err)
 	}
 	for _, tc := range []struct {
 		name string
@@ -98,7 +98,7 @@ func TestSpiceDBRunningServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	const key = "authzbench-test-key"
-	cmd := exec.Command(spicedb.ServerProgram, "serve", "--grpc-addr", addr, "--metrics-enabled=false", "--datastore-engine", "memory")
+	cmd := exec.Command(ServerProgram, "serve", "--grpc-addr", addr, "--metrics-enabled=false", "--datastore-engine", "memory")
 	cmd.Env = append(os.Environ(), "SPICEDB_GRPC_PRESHARED_KEY="+key)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -120,10 +120,10 @@ func TestSpiceDBRunningServer(t *testing.T) {
 		}
 	}
 	w := spicedbWorkload(t)
-	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
-	try := func(cfg *SpiceDBServerConfig) (Target, error) {
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
+	try := func(cfg *SpiceDBServerConfig) (kinds.Target, error) {
 		cfg.URL = "grpc://" + addr
-		tg, err := New("spicedb/server", common, cfg)
+		tg, err := kinds.New("spicedb/server", common, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -171,12 +171,12 @@ func TestSpiceDBServerSettings(t *testing.T) {
 		env  map[string]string
 		want []string
 	}{
-		{"url over HTTP", SpiceDBServerConfig{ServerConfig: ServerConfig{URL: "http://127.0.0.1:50051"}, SpiceDBKey: "k"}, nil, []string{"want grpc://host:port"}},
-		{"url without a key", SpiceDBServerConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:50051"}}, map[string]string{"SPICEDB_GRPC_PRESHARED_KEY": ""}, []string{"spicedb_key", "SPICEDB_GRPC_PRESHARED_KEY"}},
-		{"url and a binary", SpiceDBServerConfig{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k", SpiceDBBin: "spicedb"}, nil, []string{"spicedb_bin names a server authzbench starts"}},
+		{"url over HTTP", SpiceDBServerConfig{ServerConfig: kinds.ServerConfig{URL: "http://127.0.0.1:50051"}, SpiceDBKey: "k"}, nil, []string{"want grpc://host:port"}},
+		{"url without a key", SpiceDBServerConfig{ServerConfig: kinds.ServerConfig{URL: "grpc://127.0.0.1:50051"}}, map[string]string{"SPICEDB_GRPC_PRESHARED_KEY": ""}, []string{"spicedb_key", "SPICEDB_GRPC_PRESHARED_KEY"}},
+		{"url and a binary", SpiceDBServerConfig{ServerConfig: kinds.ServerConfig{URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k", SpiceDBBin: "spicedb"}, nil, []string{"spicedb_bin names a server authzbench starts"}},
 		{"key for a started server", SpiceDBServerConfig{SpiceDBKey: "k"}, nil, []string{"spicedb_key is a running server's key"}},
 		{"overwrite for a started server", SpiceDBServerConfig{SpiceDBOverwrite: true}, nil, []string{"spicedb_overwrite is for a running server"}},
-		{"TLS", SpiceDBServerConfig{ServerConfig: ServerConfig{TLSClient: TLSClient{Insecure: true}, URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k"}, nil, []string{"gRPC in clear"}},
+		{"TLS", SpiceDBServerConfig{ServerConfig: kinds.ServerConfig{TLSClient: kinds.TLSClient{Insecure: true}, URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k"}, nil, []string{"gRPC in clear"}},
 		{"a binary that is none", SpiceDBServerConfig{SpiceDBBin: "/bin/true"}, nil, []string{"/bin/true is not a SpiceDB server binary"}},
 		{"no binary", SpiceDBServerConfig{}, map[string]string{"PATH": t.TempDir()},
 			[]string{"no authzbench-spicedb beside authzbench", `go build -o "$(dirname $(command -v authzbench))" ./cmd/authzbench-spicedb`,
@@ -198,9 +198,23 @@ func TestSpiceDBServerSettings(t *testing.T) {
 		})
 	}
 	// And what it takes: a running server with its key, or a server binary to start.
-	for _, ok := range []SpiceDBServerConfig{{ServerConfig: ServerConfig{URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k"}, {}} {
+	for _, ok := range []SpiceDBServerConfig{{ServerConfig: kinds.ServerConfig{URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k"}, {}} {
 		if err := ok.Check(); err != nil {
 			t.Errorf("%+v: %v", ok, err)
 		}
+	}
+}
+
+// spicedb_key is a secret: its value never reaches the command line a result records, in
+// either form of the flag; everything else is left as given.
+func TestSpiceDBKeyRedacted(t *testing.T) {
+	args := []string{"run", "--target", "spicedb/server", "--spicedb-key", "k1", "--url", "grpc://127.0.0.1:50051", "--spicedb-key=k2", "--name", "--spicedb-key"}
+	got := strings.Join(kinds.RedactSecrets(args), " ")
+	want := "run --target spicedb/server --spicedb-key REDACTED --url grpc://127.0.0.1:50051 --spicedb-key=REDACTED --name --spicedb-key"
+	if got != want {
+		t.Errorf("redacted:\n%s\nwant\n%s", got, want)
+	}
+	if strings.Join(args, " ") == got {
+		t.Error("the arguments given were changed")
 	}
 }

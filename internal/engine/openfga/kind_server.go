@@ -1,4 +1,4 @@
-package kinds
+package openfga
 
 import (
 	"context"
@@ -10,35 +10,33 @@ import (
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
-	"github.com/authzbench/authzbench/internal/engine/openfga"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func init() {
-	Register(Kind{Name: "openfga/server", Engine: "openfga", Placement: LaunchedServer, LoadsPolicy: true, Order: 58,
+	kinds.Register(kinds.Kind{Name: "openfga/server", Engine: "openfga", Placement: kinds.LaunchedServer, LoadsPolicy: true, Order: 58,
 		// The gRPC API is asked by a worker of its own (openfgaGRPCWorker), its answers read
 		// from protobuf, not JSON: a mode of its own to verify.
-		Variants:  []Variant{{Label: "grpc", Set: func(c Config) { c.(*OpenFGAServerConfig).API = "grpc" }}},
-		NewConfig: func() Config { return &OpenFGAServerConfig{} },
-		New: func(common Common, c Config) Target {
+		Variants:  []kinds.Variant{{Label: "grpc", Set: func(c kinds.Config) { c.(*OpenFGAServerConfig).API = "grpc" }}},
+		NewConfig: func() kinds.Config { return &OpenFGAServerConfig{} },
+		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			cfg := c.(*OpenFGAServerConfig)
 			// OpenFGA has no per-request timers to ask for (OPA's ?metrics=true); its own are
 			// Prometheus metrics, on a port of their own.
 			common.ServerMetricsEvery = 0
-			return &openfgaServer{served: served{common: common, engine: openfga.Registered, cfg: &cfg.ServerConfig}, api: cfg.API, bin: cfg.OpenFGABin}
+			return &openfgaServer{Server: kinds.NewServer(common, Registered, &cfg.ServerConfig), cfg: &cfg.ServerConfig, api: cfg.API, bin: cfg.OpenFGABin}
 		}})
 }
 
 // OpenFGAServerConfig is openfga/server's settings: a running OpenFGA to measure, or how to
 // start `authzbench openfga run`, and which of its APIs to measure.
 type OpenFGAServerConfig struct {
-	ServerConfig `yaml:",inline"`
+	kinds.ServerConfig `yaml:",inline"`
 	// API is the API measured: "http" (the default, its HTTP gateway) or "grpc".
 	API string `yaml:"api"`
 	// OpenFGABin runs this OpenFGA binary's `run` instead of `authzbench openfga run`.
@@ -46,40 +44,40 @@ type OpenFGAServerConfig struct {
 }
 
 func init() {
-	DeclareOption(Option{Key: "api", Flag: "openfga-api", Selective: true,
+	kinds.DeclareOption(kinds.Option{Key: "api", Flag: "openfga-api", Selective: true,
 		Help: "{kinds}: the API measured, http (the default: POST /stores/{id}/check) or grpc (OpenFGAService.Check); with --url, the running server's address for that API"})
-	DeclareOption(Option{Key: "openfga_bin", Flag: "openfga-bin", Selective: true, File: true,
+	kinds.DeclareOption(kinds.Option{Key: "openfga_bin", Flag: "openfga-bin", Selective: true, File: true,
 		Help: "{kinds}: run this OpenFGA server binary (its run command) instead of the OpenFGA linked in"})
 }
 
 // Check refuses an API OpenFGA does not serve, TLS, which openfga/server does not set up for
 // the server it starts yet, and an openfga_bin that is not an OpenFGA server binary.
 func (c *OpenFGAServerConfig) Check() error {
-	errs := []error{c.ServerConfig.check(openfgaRefusesMTLSAuthz)}
+	errs := []error{c.ServerConfig.CheckRefusing(openfgaRefusesMTLSAuthz)}
 	switch c.API {
 	case "", "http", "grpc":
 	default:
-		errs = append(errs, optionError("api", func(n func(string) string) string {
+		errs = append(errs, kinds.NewOptionError("api", func(n func(string) string) string {
 			return fmt.Sprintf("%s %q: OpenFGA serves http and grpc", n("api"), c.API)
 		}))
 	}
-	if c.Mode() != Plain {
-		errs = append(errs, optionError("tls", func(n func(string) string) string {
+	if c.Mode() != kinds.Plain {
+		errs = append(errs, kinds.NewOptionError("tls", func(n func(string) string) string {
 			return fmt.Sprintf("%s: openfga/server starts OpenFGA in clear; measure one you run over TLS with %s", n("tls"), n("url"))
 		}))
 	}
 	if c.URL != "" && c.OpenFGABin != "" {
-		errs = append(errs, optionError("openfga_bin", func(n func(string) string) string {
+		errs = append(errs, kinds.NewOptionError("openfga_bin", func(n func(string) string) string {
 			return n("openfga_bin") + " configures a server authzbench starts; with " + n("url") + " it starts none"
 		}))
 	} else if c.OpenFGABin != "" {
 		// Asked its version now, so that a missing or wrong binary is refused before any load.
-		if _, err := openfga.BinaryServer(context.Background(), c.OpenFGABin); err != nil {
-			errs = append(errs, optionError("openfga_bin", func(n func(string) string) string { return n("openfga_bin") + " " + err.Error() }))
+		if _, err := BinaryServer(context.Background(), c.OpenFGABin); err != nil {
+			errs = append(errs, kinds.NewOptionError("openfga_bin", func(n func(string) string) string { return n("openfga_bin") + " " + err.Error() }))
 		}
 	}
 	if u, err := url.Parse(c.URL); c.API == "grpc" && c.URL != "" && err == nil && u.Scheme != "http" {
-		errs = append(errs, optionError("url", func(n func(string) string) string {
+		errs = append(errs, kinds.NewOptionError("url", func(n func(string) string) string {
 			return fmt.Sprintf("%s %q with %s grpc: want http://host:port, the running server's gRPC address in clear", n("url"), c.URL, n("api"))
 		}))
 	}
@@ -97,51 +95,54 @@ func openfgaRefusesMTLSAuthz(n func(string) string) string {
 // stores are written. Its HTTP API (POST /stores/{id}/check) is measured by default, its gRPC
 // API (OpenFGAService.Check) with api grpc.
 type openfgaServer struct {
-	served
+	*kinds.Server
+	cfg     *kinds.ServerConfig
 	api     string
 	bin     string // OpenFGA's own binary, instead of authzbench openfga run
 	version string // of the server started
 
-	// Over gRPC: the server's address, the prepared requests, and the workers' connections.
+	// Over gRPC: the server's address (and as grpc://host:port, what the result records), the
+	// prepared requests, and the workers' connections.
 	grpcAddr string
+	url      string
 	checks   []*openfgav1.CheckRequest
-	conns    grpcConns
+	conns    kinds.GRPCConns
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
-	l, err := openfga.Load(ctx, t.common.Prepared, w)
+	l, err := Load(ctx, t.Common().Prepared, w)
 	if err != nil {
 		return err
 	}
 	if t.api == "grpc" {
 		return t.startGRPC(ctx, l.Fixture)
 	}
-	return t.startThen(ctx, "", t.launch, func(ctx context.Context) ([][]byte, error) {
+	return t.StartHTTP(ctx, t.launch, func(ctx context.Context) ([][]byte, []string, error) {
 		client := &http.Client{Timeout: 30 * time.Second}
 		defer client.CloseIdleConnections()
-		stores, err := openfga.WriteFixture(ctx, openfga.HTTPAPI(t.url, client), l.Fixture)
+		stores, err := WriteFixture(ctx, HTTPAPI(t.URL(), client), l.Fixture)
 		if err != nil {
-			return nil, fmt.Errorf("write the workload into OpenFGA at %s: %w", t.url, err)
+			return nil, nil, fmt.Errorf("write the workload into OpenFGA at %s: %w", t.URL(), err)
 		}
 		bodies := make([][]byte, len(l.Fixture.Assertions))
-		t.paths = make([]string, len(bodies))
+		paths := make([]string, len(bodies))
 		for i, a := range l.Fixture.Assertions {
 			req, err := stores.Prepare(a)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if bodies[i], err = openfga.HTTPBody(req); err != nil {
-				return nil, err
+			if bodies[i], err = HTTPBody(req); err != nil {
+				return nil, nil, err
 			}
-			t.paths[i] = "/stores/" + req.GetStoreId() + "/check"
+			paths[i] = "/stores/" + req.GetStoreId() + "/check"
 		}
-		return bodies, nil
+		return bodies, paths, nil
 	})
 }
 
 // startGRPC starts (or finds) the server, writes the fixture over gRPC and prepares every
 // Check request.
-func (t *openfgaServer) startGRPC(ctx context.Context, f *openfga.Fixture) error {
+func (t *openfgaServer) startGRPC(ctx context.Context, f *Fixture) error {
 	if t.cfg.URL != "" {
 		u, err := url.Parse(t.cfg.URL)
 		if err != nil {
@@ -155,7 +156,7 @@ func (t *openfgaServer) startGRPC(ctx context.Context, f *openfga.Fixture) error
 	if err != nil {
 		return err
 	}
-	stores, err := openfga.WriteFixture(ctx, openfga.GRPCAPI(conn), f)
+	stores, err := WriteFixture(ctx, GRPCAPI(conn), f)
 	if err != nil {
 		return fmt.Errorf("write the workload into OpenFGA at %s (gRPC): %w", t.grpcAddr, err)
 	}
@@ -172,7 +173,7 @@ func (t *openfgaServer) startGRPC(ctx context.Context, f *openfga.Fixture) error
 // (its HTTP API, gRPC API and metrics each their own), its log at the run's level: OpenFGA logs
 // every request at info.
 func (t *openfgaServer) launch(ctx context.Context) error {
-	httpAddr, err := t.cfg.listenAddr()
+	httpAddr, err := t.cfg.ListenAddr()
 	if err != nil {
 		return err
 	}
@@ -184,20 +185,20 @@ func (t *openfgaServer) launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var server openfga.ServerCommand
+	var server ServerCommand
 	if t.bin == "" {
-		server, err = openfga.LinkedServer()
-	} else if server, err = openfga.BinaryServer(ctx, t.bin); err != nil {
+		server, err = LinkedServer()
+	} else if server, err = BinaryServer(ctx, t.bin); err != nil {
 		cause := err
-		err = optionError("openfga_bin", func(n func(string) string) string { return n("openfga_bin") + " " + cause.Error() })
+		err = kinds.NewOptionError("openfga_bin", func(n func(string) string) string { return n("openfga_bin") + " " + cause.Error() })
 	}
 	if err != nil {
 		return err
 	}
 	t.version = server.Version
 	args := []string{"--http-addr", httpAddr, "--grpc-addr", grpcAddr,
-		"--metrics-addr", metricsAddr, "--log-level", t.common.logLevel(), "--playground-enabled=false"}
-	if err := t.run(ctx, "openfga server", httpAddr, server.Command(append(args, t.cfg.Args...)...)); err != nil {
+		"--metrics-addr", metricsAddr, "--log-level", t.Common().ServerLogLevel(), "--playground-enabled=false"}
+	if err := t.Launch(ctx, "openfga server", httpAddr, server.Command(append(args, t.cfg.Args...)...)); err != nil {
 		return err
 	}
 	t.grpcAddr = grpcAddr
@@ -212,21 +213,21 @@ func (t *openfgaServer) dial() (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to OpenFGA's gRPC API at %s: %w", t.grpcAddr, err)
 	}
-	t.conns.add(conn)
+	t.conns.Add(conn)
 	return conn, nil
 }
 
-func (t *openfgaServer) Worker() Decider {
+func (t *openfgaServer) Worker() kinds.Decider {
 	if t.api != "grpc" {
-		return t.worker(newAnswerReader(t.engine.Answer()))
+		return t.HTTPWorker()
 	}
 	// A connection per worker, as the HTTP API's workers have: dialled before the clock,
 	// connected by the first request.
 	conn, err := t.dial()
 	if err != nil {
-		return failedDecider{err}
+		return kinds.FailedDecider(err)
 	}
-	return &openfgaGRPCWorker{client: openfgav1.NewOpenFGAServiceClient(conn), checks: t.checks, timeout: t.common.timeout()}
+	return &openfgaGRPCWorker{client: openfgav1.NewOpenFGAServiceClient(conn), checks: t.checks, timeout: t.Common().RequestTimeout()}
 }
 
 // openfgaGRPCWorker asks OpenFGAService.Check over one gRPC connection.
@@ -242,39 +243,25 @@ func (w *openfgaGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	resp, err := w.client.Check(ctx, w.checks[i])
 	if err != nil {
 		// A failed check (a resolution limit, a condition's error): no decision, never a deny.
-		return grpcCheckFailed(ctx, "openfga grpc check", err)
+		return kinds.GRPCCheckFailed(ctx, "openfga grpc check", err)
 	}
 	return verify.Outcome{Kind: verify.Decided, Allow: resp.GetAllowed()}
 }
 
-func (t *openfgaServer) Info() Info {
+func (t *openfgaServer) Info() kinds.Info {
 	version := t.version
 	if version == "" {
 		// A running server found at a URL is not asked its version: the one linked in stands.
-		version = openfga.Version()
+		version = Version()
 	}
-	info := t.info("openfga", "openfga "+version)
+	info := t.BaseInfo("openfga", "openfga "+version)
 	if t.api == "grpc" {
-		return overGRPC(info, t.url)
+		return kinds.OverGRPC(info, t.url)
 	}
 	return info
 }
 
 func (t *openfgaServer) Stop(ctx context.Context) error {
-	t.conns.closeAll()
-	return t.served.Stop(ctx)
-}
-
-// grpcCheckFailed classifies a check a relationship engine's gRPC API did not answer: timed
-// out (ctx ended), no transport (Unavailable), or the server's status, which is no decision.
-func grpcCheckFailed(ctx context.Context, what string, err error) verify.Outcome {
-	st := status.Convert(err)
-	err = fmt.Errorf("%s: %s: %s", what, st.Code(), st.Message())
-	switch {
-	case ctx.Err() != nil:
-		return verify.Outcome{Kind: verify.TimedOut, Err: err}
-	case st.Code() == codes.Unavailable:
-		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
-	}
-	return verify.Outcome{Kind: verify.GRPCStatus, Status: int(st.Code()), Err: err}
+	t.conns.CloseAll()
+	return t.Server.Stop(ctx)
 }

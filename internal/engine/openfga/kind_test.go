@@ -1,4 +1,4 @@
-package kinds
+package openfga
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -21,8 +22,8 @@ func TestOpenFGAModesDecideAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Inputs = w.Inputs[:200]
-	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 2} // two workers, two gRPC connections: not a pool
-	decideAll := func(t *testing.T, tg Target) {
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 2} // two workers, two gRPC connections: not a pool
+	decideAll := func(t *testing.T, tg kinds.Target) {
 		t.Helper()
 		d := tg.Worker()
 		for i, in := range w.Inputs {
@@ -32,9 +33,9 @@ func TestOpenFGAModesDecideAlike(t *testing.T) {
 			}
 		}
 	}
-	start := func(t *testing.T, name string, c Config) Target {
+	start := func(t *testing.T, name string, c kinds.Config) kinds.Target {
 		t.Helper()
-		tg, err := New(name, common, c)
+		tg, err := kinds.New(name, common, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func TestOpenFGAModesDecideAlike(t *testing.T) {
 			if i := strings.Index(url, "/stores/"); i >= 0 {
 				url = url[:i]
 			}
-			decideAll(t, start(t, "openfga/server", &OpenFGAServerConfig{API: api, ServerConfig: ServerConfig{URL: url}}))
+			decideAll(t, start(t, "openfga/server", &OpenFGAServerConfig{API: api, ServerConfig: kinds.ServerConfig{URL: url}}))
 		})
 	}
 }
@@ -73,11 +74,11 @@ func TestOpenFGAServerRefusesWhatItCannotServe(t *testing.T) {
 		want string
 	}{
 		{OpenFGAServerConfig{API: "rest"}, `api "rest": OpenFGA serves http and grpc`},
-		{OpenFGAServerConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{TLS: true}}}, "openfga/server starts OpenFGA in clear"},
-		{OpenFGAServerConfig{API: "grpc", ServerConfig: ServerConfig{URL: "https://127.0.0.1:8081"}}, "the running server's gRPC address in clear"},
+		{OpenFGAServerConfig{ServerConfig: kinds.ServerConfig{TLSServer: kinds.TLSServer{TLS: true}}}, "openfga/server starts OpenFGA in clear"},
+		{OpenFGAServerConfig{API: "grpc", ServerConfig: kinds.ServerConfig{URL: "https://127.0.0.1:8081"}}, "the running server's gRPC address in clear"},
 		{OpenFGAServerConfig{OpenFGABin: "/nonexistent/openfga"}, "openfga_bin /nonexistent/openfga: exec: "},
 		{OpenFGAServerConfig{OpenFGABin: "/bin/true"}, "openfga_bin /bin/true is not an OpenFGA server binary: /bin/true version printed no \"OpenFGA version `...`\" line"},
-		{OpenFGAServerConfig{OpenFGABin: "/bin/true", ServerConfig: ServerConfig{URL: "http://127.0.0.1:8080"}}, "openfga_bin configures a server authzbench starts; with url it starts none"},
+		{OpenFGAServerConfig{OpenFGABin: "/bin/true", ServerConfig: kinds.ServerConfig{URL: "http://127.0.0.1:8080"}}, "openfga_bin configures a server authzbench starts; with url it starts none"},
 	} {
 		if err := tc.c.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
@@ -108,7 +109,7 @@ exec %q openfga "$@"
 		t.Fatal(err)
 	}
 	w.Inputs = w.Inputs[:50]
-	tg, err := New("openfga/server", Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}, &OpenFGAServerConfig{OpenFGABin: fake})
+	tg, err := kinds.New("openfga/server", kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}, &OpenFGAServerConfig{OpenFGABin: fake})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,5 +134,41 @@ exec %q openfga "$@"
 		if !strings.Contains(string(args), want) {
 			t.Errorf("the binary ran with %q, want %q in it", args, want)
 		}
+	}
+}
+
+// OpenFGA's kinds are registered with the placements the run pins and records them by, and
+// every target of a run takes the engine the run prepared: two in process and a server over
+// each API start on the one store, and nothing is built again.
+func TestKindsShareThePreparedEngine(t *testing.T) {
+	for name, want := range map[string]kinds.Placement{"openfga/inproc": kinds.InProcess, "openfga/server": kinds.LaunchedServer} {
+		if k, err := kinds.Lookup(name); err != nil || k.Placement != want || k.Engine != "openfga" {
+			t.Errorf("%s: %v, want OpenFGA's kind placed %s", name, err, want)
+		}
+	}
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Inputs = w.Inputs[:20]
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
+	for _, tc := range []struct {
+		name string
+		cfg  kinds.Config
+	}{{"openfga/inproc", nil}, {"openfga/inproc", nil}, {"openfga/server", nil}, {"openfga/server", &OpenFGAServerConfig{API: "grpc"}}} {
+		tg, err := kinds.New(tc.name, common, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Start(context.Background(), w); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		defer tg.Stop(context.Background())
+	}
+	if _, err := common.Prepared.Of("openfga", w, func() (any, error) {
+		t.Error("built again after the targets started")
+		return nil, nil
+	}); err != nil {
+		t.Error(err)
 	}
 }
