@@ -28,3 +28,41 @@ func TestRunHelpSaysEveryEnginesOwnFiles(t *testing.T) {
 		t.Fatal("no registered engine says its file forms: the test checks nothing")
 	}
 }
+
+// The help of --tls, --mtls and --server-cert offers them to the kinds that serve over TLS and
+// to no kind that refuses them: openfga/server and spicedb/server hold the settings (they share
+// the served kinds') but start their servers in clear. Each refusal names the flag given.
+func TestRunHelpOffersTLSOnlyWhereItIsServed(t *testing.T) {
+	_, out, _ := run(t, "run", "--help")
+	usage := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && strings.HasPrefix(fields[0], "--") {
+			usage[fields[0]] = line
+		}
+	}
+	for _, flag := range []string{"--tls", "--mtls", "--server-cert"} {
+		line, ok := usage[flag]
+		if !ok {
+			t.Fatalf("run --help has no %s", flag)
+		}
+		for _, offered := range []string{"opa/server,", "cedar/server,", "opa/extauthz,"} {
+			if !strings.Contains(line, offered) {
+				t.Errorf("%s help does not offer %s:\n%s", flag, strings.TrimSuffix(offered, ","), line)
+			}
+		}
+		for _, refused := range []string{"openfga/server", "spicedb/server"} {
+			if strings.Contains(line, refused) {
+				t.Errorf("%s help offers %s, which refuses it:\n%s", flag, refused, line)
+			}
+		}
+	}
+	for _, tc := range []struct{ target, flag string }{
+		{"openfga/server", "--tls"}, {"openfga/server", "--mtls"}, {"spicedb/server", "--mtls"},
+	} {
+		code, _, stderr := run(t, "run", "--target", tc.target, tc.flag, "--requests", "1")
+		if code != 2 || !strings.Contains(stderr, tc.flag+": ") {
+			t.Errorf("run --target %s %s: exit %d, stderr %q; want 2, the refusal naming %s", tc.target, tc.flag, code, stderr, tc.flag)
+		}
+	}
+}

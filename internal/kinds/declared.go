@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -111,7 +112,7 @@ func (o Option) Usage() string {
 	if of == "" {
 		of = o.Key
 	}
-	taking := KindsTaking(of)
+	taking := KindsOffered(of)
 	return strings.NewReplacer("{kinds,}", strings.Join(taking, ", "), "{kinds}", joinAnd(taking)).Replace(o.Help)
 }
 
@@ -127,9 +128,53 @@ func KindsTaking(key string) []string {
 	return names
 }
 
-// TakingPhrase names the kinds that take the option key as a sentence does, "opa/server and
+// KindsOffered lists the kinds that take the option key and do not refuse it, in their Order:
+// what help and messages offer a user. A kind can hold an option through settings it shares
+// (openfga/server holds tls in ServerConfig) and refuse it in Check, where it has a reason to
+// (it starts its server in clear); help that named it would promise what the run refuses. A
+// switch (a bool option) is tried on the kind's defaults, so the list follows Check and cannot
+// drift from it; other options are listed as KindsTaking lists them.
+func KindsOffered(key string) []string {
+	var names []string
+	for _, k := range Kinds() {
+		if HasOption(k.NewConfig(), key) && !refusesSwitch(k, key) {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// refusesSwitch reports whether kind k's Check refuses the bool option key turned on alone.
+func refusesSwitch(k *Kind, key string) bool {
+	if t, err := optionType(key); err != nil || t.Kind() != reflect.Bool {
+		return false
+	}
+	c, err := k.Configure(map[string]any{key: true})
+	return err == nil && refusedOption(c.Check(), key)
+}
+
+// refusedOption reports whether err, or any error joined or wrapped in it, is an OptionError
+// about key.
+func refusedOption(err error, key string) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *OptionError:
+		return e.Key == key
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if refusedOption(inner, key) {
+				return true
+			}
+		}
+		return false
+	}
+	return refusedOption(errors.Unwrap(err), key)
+}
+
+// TakingPhrase names the kinds offered the option key as a sentence does, "opa/server and
 // cedar/server", for messages about the option.
-func TakingPhrase(key string) string { return joinAnd(KindsTaking(key)) }
+func TakingPhrase(key string) string { return joinAnd(KindsOffered(key)) }
 
 func joinAnd(names []string) string {
 	if len(names) < 2 {

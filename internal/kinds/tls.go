@@ -131,6 +131,34 @@ func (s *TLSServer) Mode() TLSMode {
 	return Plain
 }
 
+// ModeKey is the option that asked for Mode, for a message refusing it: the user's --mtls named
+// as --mtls, not as --tls; "" in clear.
+func (s *TLSServer) ModeKey() string {
+	if m := s.Mode(); m != ServerTLS || s.TLS {
+		if m == Plain {
+			return ""
+		}
+		return m.String()
+	}
+	return "server_cert"
+}
+
+// ModeKey is the option that made the client speak TLS (TLSClient's files or insecure), for a
+// message refusing it; "" when none did.
+func (c TLSClient) ModeKey() string {
+	switch {
+	case c.CACert != "":
+		return "cacert"
+	case c.Cert != "":
+		return "cert"
+	case c.Key != "":
+		return "key"
+	case c.Insecure:
+		return "insecure"
+	}
+	return ""
+}
+
 // serverFiles are the certificate files of a TLS server authzbench starts, and the client's.
 type serverFiles struct {
 	CACert, ServerCert, ServerKey, ClientCert, ClientKey string

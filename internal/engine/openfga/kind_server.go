@@ -61,9 +61,9 @@ func (c *OpenFGAServerConfig) Check() error {
 			return fmt.Sprintf("%s %q: OpenFGA serves http and grpc", n("api"), c.API)
 		}))
 	}
-	if c.Mode() != kinds.Plain {
-		errs = append(errs, kinds.NewOptionError("tls", func(n func(string) string) string {
-			return fmt.Sprintf("%s: openfga/server starts OpenFGA in clear; measure one you run over TLS with %s", n("tls"), n("url"))
+	if key := c.TLSServer.ModeKey(); key != "" && key != "mtls_authz" { // mtls_authz has its own reason, above
+		errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
+			return fmt.Sprintf("%s: openfga/server starts OpenFGA in clear; measure one you run over TLS with %s", n(key), n("url"))
 		}))
 	}
 	if c.URL != "" && c.OpenFGABin != "" {

@@ -1,6 +1,7 @@
 package spicedb
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -62,9 +63,9 @@ type SpiceDBServerConfig struct {
 // that is missing or is none, saying how to get one: all before any load.
 func (c *SpiceDBServerConfig) Check() error {
 	errs := c.CheckLaunch()
-	if c.Mode() != kinds.Plain || c.TLSClient != (kinds.TLSClient{}) {
-		errs = append(errs, kinds.NewOptionError("tls", func(n func(string) string) string {
-			return "spicedb/server speaks gRPC in clear, to the SpiceDB it starts and to a running one"
+	if key := cmp.Or(c.TLSServer.ModeKey(), c.TLSClient.ModeKey()); key != "" {
+		errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
+			return n(key) + ": spicedb/server speaks gRPC in clear, to the SpiceDB it starts and to a running one"
 		}))
 	}
 	if c.URL != "" {
