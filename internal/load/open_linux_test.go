@@ -21,9 +21,14 @@ import (
 )
 
 // TestMain lets this test binary serve as a fake server in a process of its own
-// ("<self> fake-server <socket> <service time>"), so the generator under test keeps its
+// ("<self> fake-server <socket> <service time>", or an HTTP one: "<self> fake-http ...",
+// evloop_linux_test.go), so the generator under test keeps its
 // scheduler to itself, as it does against a real server.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 8 && os.Args[1] == "fake-http" {
+		serveFakeHTTPFromArgs(os.Args[2:])
+		os.Exit(0)
+	}
 	if len(os.Args) > 3 && os.Args[1] == "fake-server" {
 		service, err := time.ParseDuration(os.Args[3])
 		if err != nil {
