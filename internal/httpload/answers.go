@@ -63,6 +63,9 @@ func (a *Answers) Grow(n int) { a.buf = a.buf[:len(a.buf)+n] }
 // End says the peer ended the stream: an answer whose body runs to the end is complete.
 func (a *Answers) End() { a.ended = true }
 
+// Ended says the peer ended the stream (End).
+func (a *Answers) Ended() bool { return a.ended }
+
 // Pending is how many received bytes no answer has taken: 0 before any byte of the next one.
 func (a *Answers) Pending() int { return len(a.buf) }
 

@@ -461,6 +461,11 @@ func (l *eventLoop) write(c *loopConn, now time.Duration) {
 	}
 	l.want(c, syscall.EPOLLIN|syscall.EPOLLRDHUP)
 	c.state = connAwaiting
+	if c.answers.Pending() > 0 {
+		// The answer began before the last of the request went out (a server that answers
+		// early): what was read meanwhile may be all of it, with nothing more to wake for.
+		l.answer(c, now)
+	}
 }
 
 // want sets what the loop's epoll waits for on c's socket, if that changed.
@@ -542,9 +547,19 @@ func (l *eventLoop) read(c *loopConn, now time.Duration) {
 			return
 		}
 	}
-	if c.state != connAwaiting {
-		return
+	switch {
+	case c.state == connAwaiting:
+		l.answer(c, now)
+	case ended:
+		// The server ended the stream while the request was still going out: wait only for
+		// the write to finish or fail, not for a readable end that would wake every wait.
+		l.want(c, syscall.EPOLLOUT)
 	}
+}
+
+// answer finishes c's send if its answer has come whole.
+func (l *eventLoop) answer(c *loopConn, now time.Duration) {
+	ended := c.answers.Ended()
 	status, body, keep, complete, err := c.answers.Next()
 	if !complete {
 		if ended {
