@@ -10,6 +10,9 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
+// loopsSupported: no event loop here.
+const loopsSupported = false
+
 // plainExchanges is nil: the event loop is Linux's; elsewhere the goroutines serve every run.
 func plainExchanges([]kinds.Decider) []kinds.HTTPExchange { return nil }
 
