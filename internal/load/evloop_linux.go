@@ -110,6 +110,18 @@ type loopConn struct {
 // again as soon as its answer is in, however low the rate.
 const quietHorizon = 2 * time.Millisecond
 
+// coalesce: a send due within this of the loop's next one waits for the last of them, and they
+// go out at one wake-up. A wake-up is most of a send's CPU when sends come one by one (at
+// 10,000/s, a wake-up for each cost 31 µs a send, one for every two 20 µs, measured here: the
+// kernel putting the thread to sleep and waking it); 100 µs keeps the precision, the lateness
+// it adds to a send is at most this, and it adds none where sends are further apart (below
+// 10,000/s a loop).
+const coalesce = 100 * time.Microsecond
+
+// maxCoalesced bounds the sends one wake-up waits for, so a schedule's due times are never
+// walked far ahead (at the highest rates, 100 µs holds thousands of sends).
+const maxCoalesced = 64
+
 // eventLoop is one loop: its connections, its share of the plan, its recorder.
 type eventLoop struct {
 	ep, wake int // the epoll instance; an eventfd written when the run stops
@@ -267,7 +279,7 @@ func (l *eventLoop) run() pacerEnd {
 		switch {
 		case l.sendingOver:
 		case len(l.free) > 0:
-			wakeAt = min(wakeAt, l.pl.due(l.next))
+			wakeAt = min(wakeAt, l.sendWake())
 		default:
 			wakeAt = min(wakeAt, l.giveUp) // waiting for a connection to come free
 		}
@@ -302,6 +314,21 @@ func (l *eventLoop) run() pacerEnd {
 		l.endSending()
 	}
 	return l.end
+}
+
+// sendWake is when the loop wakes for its next sends: when the last of those due within
+// coalesce of the first is due, and no more of them than free connections to carry them.
+func (l *eventLoop) sendWake() time.Duration {
+	first := l.pl.due(l.next)
+	wake := first
+	for n, j := 1, l.next+l.stride; n < min(len(l.free), maxCoalesced) && j < l.pastLast; n, j = n+1, j+l.stride {
+		due := l.pl.due(j)
+		if due-first > coalesce {
+			break
+		}
+		wake = due
+	}
+	return wake
 }
 
 // endSending says the loop hands out no more sends: those from l.next on are unsent.

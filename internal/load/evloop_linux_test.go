@@ -348,3 +348,33 @@ func TestEventLoopEndsAgainstNoServer(t *testing.T) {
 	}
 	t.Logf("stopped after %s: %v", time.Since(begin), out.Stopped)
 }
+
+// A loop wakes once for the sends due within coalesce of its next one, at the last one's time
+// (none goes out before it is due), and no more of them than it has free connections; where
+// sends are further apart than coalesce, it wakes for each.
+func TestEventLoopCoalescesSendsDueTogether(t *testing.T) {
+	for _, c := range []struct {
+		rate          float64
+		loops, free   int
+		next          int64
+		wantDueOfSend int64 // the send whose due time the loop wakes at
+	}{
+		{rate: 20000, loops: 1, free: 8, next: 0, wantDueOfSend: 2},  // 0, 50 and 100 µs
+		{rate: 20000, loops: 1, free: 8, next: 5, wantDueOfSend: 7},  // 250, 300 and 350 µs
+		{rate: 20000, loops: 1, free: 2, next: 0, wantDueOfSend: 1},  // two connections free
+		{rate: 20000, loops: 2, free: 8, next: 1, wantDueOfSend: 3},  // this loop's sends: 1 and 3 (50 and 150 µs)
+		{rate: 10000, loops: 1, free: 8, next: 4, wantDueOfSend: 5},  // 400 and 500 µs
+		{rate: 5000, loops: 1, free: 8, next: 0, wantDueOfSend: 0},   // 200 µs apart: each alone
+		{rate: 1e6, loops: 1, free: 200, next: 0, wantDueOfSend: 63}, // at most maxCoalesced
+	} {
+		pacer, err := ConstantRate(c.rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &eventLoop{pl: newPlan(pacer, Segment{}), next: c.next, stride: int64(c.loops), pastLast: 1 << 40,
+			free: make([]*loopConn, c.free)}
+		if got, want := l.sendWake(), l.pl.due(c.wantDueOfSend); got != want {
+			t.Errorf("%.0f/s, %d loops, %d free, next send %d: wakes at %s, want %s (send %d's time)", c.rate, c.loops, c.free, c.next, got, want, c.wantDueOfSend)
+		}
+	}
+}
