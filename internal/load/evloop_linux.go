@@ -289,7 +289,9 @@ func (l *eventLoop) run() pacerEnd {
 			// those that came at that one wake-up (their times are the kernel's stamps).
 			l.waitOn(l.quiet, wakeAt-now)
 			now = l.now()
-			n = l.waitOn(l.ep, 0)
+			if !l.readAwaiting(now) {
+				n = l.waitOn(l.ep, 0)
+			}
 		} else {
 			n = l.waitOn(l.ep, wakeAt-now)
 			now = l.now()
@@ -329,6 +331,41 @@ func (l *eventLoop) sendWake() time.Duration {
 		wake = due
 	}
 	return wake
+}
+
+// directReads: with at most this many answers awaited, a loop that wakes to send reads their
+// sockets directly rather than asking epoll which are ready; against a server that answers
+// before the next send is due, each read finds its answer, and the wake-up costs one system
+// call less.
+const directReads = 4
+
+// readAwaiting reads the sockets of the sends in flight, if there are no more than
+// directReads and every one is awaiting its answer (none connecting or still writing, which
+// epoll watches). false: it read none, and epoll is to be asked.
+func (l *eventLoop) readAwaiting(now time.Duration) bool {
+	if l.inFlight > directReads {
+		return false
+	}
+	var awaiting [directReads]*loopConn
+	found := 0
+	for _, c := range l.conns {
+		switch c.state {
+		case connAwaiting:
+			awaiting[found] = c
+			found++
+		case connConnecting, connSending:
+			return false
+		}
+		if found == l.inFlight {
+			break
+		}
+	}
+	for _, c := range awaiting[:found] {
+		if c.state == connAwaiting {
+			l.read(c, now)
+		}
+	}
+	return true
 }
 
 // endSending says the loop hands out no more sends: those from l.next on are unsent.
