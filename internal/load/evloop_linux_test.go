@@ -30,11 +30,14 @@ import (
 
 // fakeHTTP is how the fake server behaves; it travels to the child process as arguments.
 type fakeHTTP struct {
-	service   time.Duration // before each answer
-	pieceGap  time.Duration // >0: the answer goes out in two pieces this far apart
-	dropEvery int           // >0: every dropEvery-th request is read, then its connection closed unanswered
-	hangEvery int           // >0: every hangEvery-th request is never answered
-	stallAt   int           // >0: from request stallAt on, answers wait until stallFor after it arrived
+	service  time.Duration // before each answer
+	pieceGap time.Duration // >0: the answer goes out in two pieces this far apart
+	// >0: every dropEvery-th request is read, then its connection closed unanswered, if the
+	// connection carried a request before (as a server closing idle or worn connections drops
+	// only kept-alive ones): a request resent on a new connection is never dropped again.
+	dropEvery int
+	hangEvery int // >0: every hangEvery-th request is never answered
+	stallAt   int // >0: from request stallAt on, answers wait until stallFor after it arrived
 	stallFor  time.Duration
 }
 
@@ -85,7 +88,7 @@ func serveFakeHTTPFromArgs(args []string) {
 func (f fakeHTTP) serve(c net.Conn, requests, stallUntil *atomic.Int64) {
 	defer c.Close()
 	r := bufio.NewReader(c)
-	for {
+	for onConn := 1; ; onConn++ {
 		line, err := r.ReadString('\n')
 		if err != nil {
 			return
@@ -103,7 +106,7 @@ func (f fakeHTTP) serve(c net.Conn, requests, stallUntil *atomic.Int64) {
 		}
 		n := int(requests.Add(1))
 		switch {
-		case f.dropEvery > 0 && n%f.dropEvery == 0:
+		case f.dropEvery > 0 && n%f.dropEvery == 0 && onConn > 1:
 			return
 		case f.hangEvery > 0 && n%f.hangEvery == 0:
 			io.Copy(io.Discard, c)
