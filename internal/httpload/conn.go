@@ -135,6 +135,9 @@ type Conn struct {
 // NewConn returns a connection to e; it dials on first use.
 func NewConn(e Endpoint) *Conn { return &Conn{e: e, lookAfter: lookAfterIdle} }
 
+// Endpoint is where the connection sends its requests.
+func (c *Conn) Endpoint() Endpoint { return c.e }
+
 var (
 	// ErrTimeout is returned (wrapped, with the cause) when no complete response arrived within
 	// the endpoint's timeout.

@@ -144,6 +144,15 @@ type httpWorker struct {
 }
 
 func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
+	status, body, err := w.conn.Do(ctx, w.request(i))
+	if err != nil {
+		return withConnectTimes(failedOutcome(w.conn, err), w.conn)
+	}
+	return withConnectTimes(w.judge(status, body), w.conn)
+}
+
+// request is the request for input i: every timedEvery-th send asks for the server's timers.
+func (w *httpWorker) request(i int) []byte {
 	req := w.requests[i]
 	if w.timedEvery > 0 {
 		if w.sends%w.timedEvery == 0 {
@@ -151,17 +160,15 @@ func (w *httpWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		}
 		w.sends++
 	}
-	status, body, err := w.conn.Do(ctx, req)
-	var out verify.Outcome
-	switch {
-	case err != nil:
-		out = failedOutcome(w.conn, err)
-	case status < 200 || status > 299:
-		out = statusOutcome(status, body)
-	default:
-		out = w.decisions.read(body)
+	return req
+}
+
+// judge reads the decision from an answer's status and body.
+func (w *httpWorker) judge(status int, body []byte) verify.Outcome {
+	if status < 200 || status > 299 {
+		return statusOutcome(status, body)
 	}
-	return withConnectTimes(out, w.conn)
+	return w.decisions.read(body)
 }
 
 // withConnectTimes adds to out the parts of its time the request spent opening a connection.

@@ -444,6 +444,56 @@ func (s *served) worker(decisions *decisionReader) Decider {
 		timedEvery: s.common.ServerMetricsEvery, decisions: decisions}, r)
 }
 
+// PlainHTTP is a decider whose every decision is one prepared HTTP/1.1 request on a plain
+// (not TLS) keep-alive connection, judged from the answer's status and body alone: what a load
+// driver that owns its sockets (load's event loop) needs to send the requests itself and judge
+// the answers in the decider's own words. ok is false when the decider cannot be served that
+// way (TLS, a connection per request); the driver then calls Decide as usual.
+type PlainHTTP interface {
+	PlainHTTP() (x HTTPExchange, ok bool)
+}
+
+// HTTPExchange is a PlainHTTP decider's requests and its reading of their answers. Like the
+// decider, it is one connection's: not safe for concurrent use.
+type HTTPExchange struct {
+	Endpoint httpload.Endpoint
+	// Request is the request for input i (each call is one send: it may ask for the server's
+	// timers every so often, as Decide does).
+	Request func(i int) []byte
+	// Judge reads the decision from an answer's status and body, as Decide does.
+	Judge func(status int, body []byte) verify.Outcome
+}
+
+// plainExchange is the exchange of a decider on conn, if conn is plain keep-alive HTTP/1.1.
+func plainExchange(conn *httpload.Conn, request func(int) []byte, judge func(int, []byte) verify.Outcome) (HTTPExchange, bool) {
+	e := conn.Endpoint()
+	if e.TLS != nil || !e.KeepAlive {
+		return HTTPExchange{}, false
+	}
+	return HTTPExchange{Endpoint: e, Request: request, Judge: judge}, true
+}
+
+func (w *httpWorker) PlainHTTP() (HTTPExchange, bool) {
+	return plainExchange(w.conn, w.request, w.judge)
+}
+
+// PlainHTTP counts each request against the worker's replica, as Decide does.
+func (c *countingWorker) PlainHTTP() (HTTPExchange, bool) {
+	x, ok := c.httpWorker.PlainHTTP()
+	request := x.Request
+	x.Request = func(i int) []byte {
+		c.sent++
+		return request(i)
+	}
+	return x, ok
+}
+
+func (w *genericWorker) PlainHTTP() (HTTPExchange, bool) {
+	return plainExchange(w.conn, func(i int) []byte { return w.requests[i] }, w.judge)
+}
+
+var _ = []PlainHTTP{(*httpWorker)(nil), (*countingWorker)(nil), (*genericWorker)(nil)}
+
 // info is the part of Info every served target fills alike.
 func (s *served) info(engine, version string) Info {
 	info := Info{Engine: engine, Mode: "server", URL: s.url + s.path,

@@ -34,12 +34,19 @@ func TestDriversKeepFirstMessagesAndCeiling(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		spec Spec
+		// served: the target is behind an HTTP front, which the open loop's event loop serves.
+		served bool
 	}{
-		{"closed", Spec{Workers: 1, Requests: 9, Ceiling: 3 * time.Minute}},
-		{"open", Spec{Rate: 300, Connections: 1, Duration: 100 * time.Millisecond, Ceiling: 3 * time.Minute}},
+		{"closed", Spec{Workers: 1, Requests: 9, Ceiling: 3 * time.Minute}, false},
+		{"open", Spec{Rate: 300, Connections: 1, Duration: 100 * time.Millisecond, Ceiling: 3 * time.Minute}, false},
+		{"open, served", Spec{Rate: 300, Connections: 1, Duration: 100 * time.Millisecond, Ceiling: 3 * time.Minute}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := tc.spec.Run(context.Background(), &failingTarget{}, in, nil)
+			var target kinds.Target = &failingTarget{}
+			if tc.served {
+				target = serveOverHTTP(t, target)
+			}
+			out := tc.spec.Run(context.Background(), target, in, nil)
 			rec := out.Recorder
 			if rec.Counts[verify.MalformedResponse] == 0 || rec.Counts[verify.EvalError] == 0 {
 				t.Fatalf("counts %v: want malformed_response and eval_error", rec.Counts)

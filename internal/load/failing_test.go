@@ -102,6 +102,29 @@ func TestServerClosingKeptAliveConnectionsCostsNoErrors(t *testing.T) {
 	}
 }
 
+// The same server in open loop, where the http target's connections are the event loop's
+// (on Linux): a connection the server closed after its 5th answer is found closed, while idle
+// or by the next request, which goes out on a new connection and counts as a reconnect; no
+// request fails.
+func TestOpenLoopServerClosingKeptAliveConnectionsCostsNoErrors(t *testing.T) {
+	url, _ := decisionServer(t, 5)
+	tg, in := startHTTP(t, url, 5*time.Second)
+	out := Spec{Rate: 400, Connections: 4, Duration: time.Second, Timeout: 5 * time.Second}.Run(context.Background(), tg, in, nil)
+	if out.Stopped != nil {
+		t.Fatal(out.Stopped)
+	}
+	rec := out.Recorder
+	if rec.Counts[verify.OK] != 400 || rec.Counts[verify.Transport] != 0 {
+		t.Errorf("ok %d, transport %d; want 400 ok and no transport errors", rec.Counts[verify.OK], rec.Counts[verify.Transport])
+	}
+	// 400 requests, 5 a connection: 80 connections, of which all but the first on each
+	// connection used (1 to 4) replace one the server closed; a connection that carried a count
+	// not a multiple of 5 opened one more.
+	if rec.Reconnects < 76 || rec.Reconnects > 83 {
+		t.Errorf("reconnects %d, want 76 to 83", rec.Reconnects)
+	}
+}
+
 // A --url server that dies mid-run ends the run with the reason and what was measured, after a
 // bounded number of connects (146,365 transport errors in 6 s before).
 func TestServerThatStopsAnsweringEndsTheRun(t *testing.T) {

@@ -15,6 +15,10 @@ func TestIntervalsAccountForEveryDueSend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 s of load")
 	}
+	forEachEngine(t, intervalsAccountForEveryDueSend)
+}
+
+func intervalsAccountForEveryDueSend(t *testing.T, e openEngine) {
 	stages, err := ParseStages("1s:0-1000")
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +29,7 @@ func TestIntervalsAccountForEveryDueSend(t *testing.T) {
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	out := spec.Run(context.Background(), target, inputs(1000), nil)
+	out := spec.Run(context.Background(), e.serve(t, target), inputs(1000), nil)
 	if out.Stopped != nil {
 		t.Fatal(out.Stopped)
 	}

@@ -49,43 +49,51 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	end := warmEnd.Add(c.Duration)
 	giveUp := end.Add(max(0, c.Timeout))
 
-	clock, err := newPacerClock(start, pl)
-	if err != nil {
-		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
+	// Every connection's decider, made before the engine is chosen: the event loop serves them
+	// when every one is plain keep-alive HTTP/1.1 (kinds.PlainHTTP), the goroutines otherwise
+	// (TLS, HTTP/2, gRPC, in-process engines, a connection per request, a wrapped decider).
+	deciders := make([]kinds.Decider, c.Connections)
+	for id := range deciders {
+		deciders[id] = t.Worker()
 	}
-	defer clock.close()
-	defer context.AfterFunc(ctx, clock.stop)()
-
+	xs := plainExchanges(deciders)
 	// Connections can number in the thousands, so they share a few recorders (a short lock at
-	// the end of each request) rather than each holding its own histograms.
-	shards := make([]*shard, min(c.Connections, 2*runtime.GOMAXPROCS(0)))
+	// the end of each request) rather than each holding its own histograms; an event loop has
+	// one of its own.
+	nShards := min(c.Connections, 2*runtime.GOMAXPROCS(0))
+	if xs != nil {
+		nShards = min(c.Connections, runtime.GOMAXPROCS(0))
+	}
+	shards := make([]*shard, nShards)
 	for i := range shards {
 		shards[i] = &shard{rec: metrics.NewOpenRecorderUpTo(c.Ceiling)}
 		shards[i].rec.ShareTimedSample(len(shards))
 		shards[i].intervals = newIntervals(c.Warmup, c.Duration, c.Intervals, shards[i].rec.Ceiling())
 	}
-	// One pacer hands out sends at their intended times to whichever connection is free; when
-	// none is, the send waits, and that wait is part of its latency.
-	due := make(chan dueSend)
-	paced := make(chan pacerEnd, 1)
-	go func() {
-		defer close(due)
-		paced <- pace(ctx, clock, due, start, giveUp, pl, firstMeasured, pastLast)
-	}()
 	// How every connection's attempts end, so a target that stopped answering, or a timeout too
 	// short to send anything, ends the run as a dead server would (failing.go).
 	attempts := make([]*Attempts, c.Connections)
 	for id := range attempts {
 		attempts[id] = new(Attempts)
 	}
-	WatchFailing(ctx, cancel, attempts, c.Timeout)
-	var workers group
-	for id := range c.Connections {
-		w := openWorker{decider: t.Worker(), shard: shards[id%len(shards)], expects: expects,
-			due: due, start: start, attempts: attempts[id], timeout: c.Timeout}
-		workers.start(w.decider, func() { w.run(ctx) })
+	w := openWindow{start: start, giveUp: giveUp, pl: pl, firstMeasured: firstMeasured, pastLast: pastLast}
+	var allDone <-chan struct{}
+	var ends func() []sendingEnd
+	var err error
+	if xs != nil {
+		allDone, ends, err = c.startLoops(ctx, xs, attempts, shards, expects, w)
+		defer func() {
+			for _, d := range deciders {
+				kinds.CloseDecider(d)
+			}
+		}()
+	} else {
+		allDone, ends, err = c.startGoroutines(ctx, deciders, attempts, shards, expects, w)
 	}
-	allDone := workers.done()
+	if err != nil {
+		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
+	}
+	WatchFailing(ctx, cancel, attempts, c.Timeout)
 
 	var usageStart metrics.Usage
 	measuring := false
@@ -132,7 +140,6 @@ wait:
 		usageStart = usageEnd
 	}
 	report()
-	pe := <-paced
 	rec := metrics.NewOpenRecorder()
 	for _, s := range shards {
 		rec.Merge(s.rec)
@@ -151,10 +158,17 @@ wait:
 		elapsed = max(0, stoppedAt.Sub(warmEnd))
 		pastDue = min(pastLast, max(firstMeasured, pl.sendsBefore(stoppedAt.Sub(start))))
 	}
-	for j := max(pe.next, firstMeasured); j < pastDue; j++ {
-		intended := pl.due(j)
-		rec.RecordUnsent(pe.at.Sub(start) - intended)
-		intervals.unsent(intended, pe.at.Sub(start)-intended)
+	for _, e := range ends() {
+		// The sends from e.next on, every e.stride-th, were never handed out.
+		j := e.next
+		for j < firstMeasured {
+			j += e.stride
+		}
+		for ; j < pastDue; j += e.stride {
+			intended := pl.due(j)
+			rec.RecordUnsent(e.at.Sub(start) - intended)
+			intervals.unsent(intended, e.at.Sub(start)-intended)
+		}
 	}
 	unsent := int64(rec.Counts[verify.Unsent])
 	return Outcome{
@@ -163,6 +177,61 @@ wait:
 			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate)},
 		Intervals: intervals.close(pl, firstMeasured, pastDue),
 	}
+}
+
+// openWindow is when a run's sends are due: the plan, its sends from firstMeasured to
+// pastLast-1 in the measured window (those before in the warm-up), start + due(j) for send j,
+// and giveUp, when the run gives up on those still waiting for a connection.
+type openWindow struct {
+	start, giveUp           time.Time
+	pl                      plan
+	firstMeasured, pastLast int64
+}
+
+// sendingEnd is where one engine's sending stopped: the plan's sends from next on, every
+// stride-th, were never handed out.
+type sendingEnd struct {
+	pacerEnd
+	stride int64
+}
+
+// startGoroutines starts the goroutine engine: one pacer hands out sends at their intended
+// times to whichever connection's goroutine is free; when none is, the send waits, and that
+// wait is part of its latency.
+func (c Spec) startGoroutines(ctx context.Context, deciders []kinds.Decider, attempts []*Attempts, shards []*shard,
+	expects []workload.Expect, w openWindow) (<-chan struct{}, func() []sendingEnd, error) {
+	clock, err := newPacerClock(w.start, w.pl)
+	if err != nil {
+		for _, d := range deciders {
+			kinds.CloseDecider(d)
+		}
+		return nil, nil, err
+	}
+	stopClock := context.AfterFunc(ctx, clock.stop)
+	due := make(chan dueSend)
+	var paced pacerEnd
+	pacerDone := make(chan struct{})
+	go func() {
+		defer close(pacerDone)
+		defer close(due)
+		paced = pace(ctx, clock, due, w.start, w.giveUp, w.pl, w.firstMeasured, w.pastLast)
+	}()
+	var workers group
+	for id, d := range deciders {
+		w := openWorker{decider: d, shard: shards[id%len(shards)], expects: expects,
+			due: due, start: w.start, attempts: attempts[id], timeout: c.Timeout}
+		workers.start(w.decider, func() { w.run(ctx) })
+	}
+	workersDone := workers.done()
+	done := make(chan struct{})
+	go func() {
+		<-workersDone
+		<-pacerDone
+		stopClock()
+		clock.close()
+		close(done)
+	}()
+	return done, func() []sendingEnd { return []sendingEnd{{paced, 1}} }, nil
 }
 
 type shard struct {

@@ -21,9 +21,14 @@ import (
 )
 
 // TestMain lets this test binary serve as a fake server in a process of its own
-// ("<self> fake-server <socket> <service time>"), so the generator under test keeps its
+// ("<self> fake-server <socket> <service time>", or an HTTP one: "<self> fake-http ...",
+// evloop_linux_test.go), so the generator under test keeps its
 // scheduler to itself, as it does against a real server.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 8 && os.Args[1] == "fake-http" {
+		serveFakeHTTPFromArgs(os.Args[2:])
+		os.Exit(0)
+	}
 	if len(os.Args) > 3 && os.Args[1] == "fake-server" {
 		service, err := time.ParseDuration(os.Args[3])
 		if err != nil {
@@ -145,47 +150,57 @@ func startFakeServer(t *testing.T, service time.Duration) string {
 // of how much of a CPU one thread of this process gets; it must reach a median under 1 ms in
 // one of them. Runs where that thread got under 70 % of a CPU are not judged on latency (the
 // machine, not the pacer, is then what they measure), only on their accounting; if every run
-// was starved so, the test says so and judges nothing more.
+// was starved so, the test says so and judges nothing more. Both engines: the goroutines
+// against a fake server over a Unix socket, the event loop against a fake HTTP/1.1 server with
+// the same service time (the loop reads its replies when it wakes to send, timed by the
+// kernel's arrival stamps, or as they come when no send is due soon).
 func TestOpenLoopOneSchedulerSlot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several seconds of load")
 	}
-	addr := startFakeServer(t, 70*time.Microsecond)
-	for _, rate := range []float64{5000, 10000} {
-		t.Run(fmt.Sprintf("%.0f/s", rate), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			var medians []time.Duration // of the runs judged on latency
-			for range 3 {
-				share := oneThreadCPUShare(t, 100*time.Millisecond)
-				out := Spec{Rate: rate, Connections: 64, Duration: 1500 * time.Millisecond, Warmup: 300 * time.Millisecond}.
-					Run(context.Background(), &socketTarget{addr: addr}, inputs(10), nil)
-				if out.Stopped != nil {
-					t.Fatal(out.Stopped)
-				}
-				if n := out.Recorder.Counts[verify.Transport]; n != 0 {
-					t.Fatalf("%d transport errors", n)
-				}
-				if sc := out.Schedule; out.Recorder.Requests() != uint64(sc.Intended) {
-					t.Fatalf("%d requests recorded for %d sends due", out.Recorder.Requests(), sc.Intended)
-				}
-				p50 := time.Duration(out.Recorder.OK.ValueAtQuantile(50))
-				t.Logf("p50 %s, p99 %s, schedule %+v, generator CPU %s in %s, one thread's CPU share before %.2f", p50,
-					time.Duration(out.Recorder.OK.ValueAtQuantile(99)), *out.Schedule, out.UsageEnd.CPU-out.UsageStart.CPU, out.Elapsed, share)
-				if p50 < time.Millisecond {
-					return
-				}
-				if share >= 0.7 {
-					medians = append(medians, p50)
-				}
-			}
-			if len(medians) == 0 {
-				t.Logf("every run found the machine too busy to give the generator its CPU: latency not judged")
-				return
-			}
-			t.Errorf("p50 %v at %.0f/s against a 70 µs server with the generator given its CPU; the replies waited for the pacer (64/rate is %s)",
-				medians, rate, time.Duration(64*float64(time.Second)/rate))
-		})
+	targets := map[string]kinds.Target{
+		"goroutines": &socketTarget{addr: startFakeServer(t, 70*time.Microsecond)},
+		"event loop": &plainTarget{addr: startFakeHTTP(t, fakeHTTP{service: 70 * time.Microsecond})},
 	}
+	for _, engine := range []string{"goroutines", "event loop"} {
+		for _, rate := range []float64{5000, 10000} {
+			t.Run(fmt.Sprintf("%s %.0f/s", engine, rate), func(t *testing.T) { oneSchedulerSlot(t, targets[engine], rate) })
+		}
+	}
+}
+
+func oneSchedulerSlot(t *testing.T, target kinds.Target, rate float64) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var medians []time.Duration // of the runs judged on latency
+	for range 3 {
+		share := oneThreadCPUShare(t, 100*time.Millisecond)
+		out := Spec{Rate: rate, Connections: 64, Duration: 1500 * time.Millisecond, Warmup: 300 * time.Millisecond}.
+			Run(context.Background(), target, inputs(10), nil)
+		if out.Stopped != nil {
+			t.Fatal(out.Stopped)
+		}
+		if n := out.Recorder.Counts[verify.Transport]; n != 0 {
+			t.Fatalf("%d transport errors", n)
+		}
+		if sc := out.Schedule; out.Recorder.Requests() != uint64(sc.Intended) {
+			t.Fatalf("%d requests recorded for %d sends due", out.Recorder.Requests(), sc.Intended)
+		}
+		p50 := time.Duration(out.Recorder.OK.ValueAtQuantile(50))
+		t.Logf("p50 %s, p99 %s, schedule %+v, generator CPU %s in %s, one thread's CPU share before %.2f", p50,
+			time.Duration(out.Recorder.OK.ValueAtQuantile(99)), *out.Schedule, out.UsageEnd.CPU-out.UsageStart.CPU, out.Elapsed, share)
+		if p50 < time.Millisecond {
+			return
+		}
+		if share >= 0.7 {
+			medians = append(medians, p50)
+		}
+	}
+	if len(medians) == 0 {
+		t.Logf("every run found the machine too busy to give the generator its CPU: latency not judged")
+		return
+	}
+	t.Errorf("p50 %v at %.0f/s against a 70 µs server with the generator given its CPU; the replies waited for the pacer (64/rate is %s)",
+		medians, rate, time.Duration(64*float64(time.Second)/rate))
 }
 
 // oneThreadCPUShare spins one locked thread for wall and returns the share of a CPU the kernel

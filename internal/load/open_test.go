@@ -48,8 +48,12 @@ func TestOpenLoopSeesAServerStall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("20 s of load")
 	}
+	forEachEngine(t, func(t *testing.T, e openEngine) { openLoopSeesAServerStall(t, e) })
+}
+
+func openLoopSeesAServerStall(t *testing.T, e openEngine) {
 	s := &stallingTarget{t0: time.Now(), service: 200 * time.Microsecond, period: 5 * time.Second, pause: time.Second}
-	out := Spec{Rate: 200, Connections: 8, Duration: 20 * time.Second}.Run(context.Background(), s, inputs(10), nil)
+	out := Spec{Rate: 200, Connections: 8, Duration: 20 * time.Second}.Run(context.Background(), e.serve(t, s), inputs(10), nil)
 	if out.Stopped != nil {
 		t.Fatal(out.Stopped)
 	}
@@ -102,6 +106,10 @@ func TestOpenLoopStallAtTheEdges(t *testing.T) {
 		stallFrom  int
 		stallUntil time.Duration
 		want       want
+		// servedWant, if set, is the truth when the target is served over HTTP: a request's
+		// connection is closed at its timeout and carries the next send at once, where the
+		// fake target in process holds its connection until it answers.
+		servedWant *want
 	}{{
 		// The last quarter of the window stalls, and the stall outlasts the 0.5 s the run waits
 		// after it: the 8 sends that reach the server wait 2.5 s, past their 0.5 s timeout; the
@@ -111,6 +119,10 @@ func TestOpenLoopStallAtTheEdges(t *testing.T) {
 		name: "end, outlasting the timeout", spec: Spec{Duration: 2 * time.Second, Timeout: 500 * time.Millisecond},
 		stallFrom: 301, stallUntil: 4 * time.Second,
 		want: want{due: 400, sent: 309, unsent: 91, timeouts: 8, p95Min: 400 * time.Millisecond, p95Max: 3 * time.Second},
+		// Served, the 8 connections are freed at 2.0 s, when the first 8 time out, and carry
+		// the 8 sends that waited longest; those time out at 2.5 s, after the run gave up on
+		// the other 83.
+		servedWant: &want{due: 400, sent: 317, unsent: 83, timeouts: 16, p95Min: 400 * time.Millisecond, p95Max: 3 * time.Second},
 	}, {
 		// The same stall ends within the timeout: every send goes out, waiting up to 1.5 s.
 		name: "end, within the timeout", spec: Spec{Duration: 2 * time.Second, Timeout: 3 * time.Second},
@@ -125,51 +137,61 @@ func TestOpenLoopStallAtTheEdges(t *testing.T) {
 		want: want{due: 200, sent: 200, waited: 80, p95Min: 250 * time.Millisecond, p95Max: time.Second},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := c.spec
-			spec.Rate, spec.Connections = 200, 8
-			t0 := time.Now().Add(startLead) // the run's start, to within microseconds
-			s := &stallingTarget{service: 200 * time.Microsecond, stallFrom: c.stallFrom, stallUntil: t0.Add(c.stallUntil)}
-			out := spec.Run(context.Background(), s, inputs(1000), nil)
-			if out.Stopped != nil {
-				t.Fatal(out.Stopped)
-			}
-			sc, rec := out.Schedule, out.Recorder
-			p95 := time.Duration(rec.Corrected().ValueAtQuantile(95))
-			t.Logf("schedule %+v, requests %d, p95 %s (ok only %s), elapsed %s", *sc, rec.Requests(), p95,
-				time.Duration(rec.OK.ValueAtQuantile(95)), out.Elapsed)
-			if sc.Intended != c.want.due || sc.Sent != c.want.sent || sc.Unsent != c.want.unsent {
-				t.Errorf("due %d, sent %d, unsent %d; want %d, %d, %d", sc.Intended, sc.Sent, sc.Unsent, c.want.due, c.want.sent, c.want.unsent)
-			}
-			if rec.Requests() != uint64(c.want.due) || rec.Counts[verify.Unsent] != uint64(c.want.unsent) ||
-				rec.Counts[verify.OK] != uint64(c.want.sent-c.want.timeouts) || rec.Counts[verify.Timeout] != uint64(c.want.timeouts) {
-				t.Errorf("requests %d (ok %d, timeout %d, unsent %d), want every due send: %d (ok %d, timeout %d, unsent %d)",
-					rec.Requests(), rec.Counts[verify.OK], rec.Counts[verify.Timeout], rec.Counts[verify.Unsent],
-					c.want.due, c.want.sent-c.want.timeouts, c.want.timeouts, c.want.unsent)
-			}
-			if p95 < c.want.p95Min || p95 > c.want.p95Max {
-				t.Errorf("p95 %s, want %s to %s", p95, c.want.p95Min, c.want.p95Max)
-			}
-			// Any unsent send marks the run. (Without one it may still be marked: on a busy machine
-			// the generator itself can be late for over 1 % of the sends.)
-			if sc.Undelivered() != (c.want.unsent > 0) || (c.want.unsent > 0 && !sc.Missed()) {
-				t.Errorf("undelivered %v, missed %v, with %d unsent", sc.Undelivered(), sc.Missed(), c.want.unsent)
-			}
-			// The sends the stall held back and that went out waited for a connection: the
-			// server's doing, not the generator's.
-			if sc.Waited() < c.want.waited {
-				t.Errorf("%d late sends waited for a connection, want at least %d (%d were the generator's)", sc.Waited(), c.want.waited, sc.GeneratorLate)
-			}
-			if out.Elapsed < spec.Duration {
-				t.Errorf("measured %s, shorter than the window", out.Elapsed)
-			}
+			forEachEngine(t, func(t *testing.T, e openEngine) {
+				spec := c.spec
+				spec.Rate, spec.Connections = 200, 8
+				want := c.want
+				if c.servedWant != nil && e.name != "goroutines" {
+					want = *c.servedWant
+				}
+				t0 := time.Now().Add(startLead) // the run's start, to within microseconds
+				s := &stallingTarget{service: 200 * time.Microsecond, stallFrom: c.stallFrom, stallUntil: t0.Add(c.stallUntil)}
+				out := spec.Run(context.Background(), e.serve(t, s), inputs(1000), nil)
+				if out.Stopped != nil {
+					t.Fatal(out.Stopped)
+				}
+				sc, rec := out.Schedule, out.Recorder
+				p95 := time.Duration(rec.Corrected().ValueAtQuantile(95))
+				t.Logf("schedule %+v, requests %d, p95 %s (ok only %s), elapsed %s", *sc, rec.Requests(), p95,
+					time.Duration(rec.OK.ValueAtQuantile(95)), out.Elapsed)
+				if sc.Intended != want.due || sc.Sent != want.sent || sc.Unsent != want.unsent {
+					t.Errorf("due %d, sent %d, unsent %d; want %d, %d, %d", sc.Intended, sc.Sent, sc.Unsent, want.due, want.sent, want.unsent)
+				}
+				if rec.Requests() != uint64(want.due) || rec.Counts[verify.Unsent] != uint64(want.unsent) ||
+					rec.Counts[verify.OK] != uint64(want.sent-want.timeouts) || rec.Counts[verify.Timeout] != uint64(want.timeouts) {
+					t.Errorf("requests %d (ok %d, timeout %d, unsent %d), want every due send: %d (ok %d, timeout %d, unsent %d)",
+						rec.Requests(), rec.Counts[verify.OK], rec.Counts[verify.Timeout], rec.Counts[verify.Unsent],
+						want.due, want.sent-want.timeouts, want.timeouts, want.unsent)
+				}
+				if p95 < want.p95Min || p95 > want.p95Max {
+					t.Errorf("p95 %s, want %s to %s", p95, want.p95Min, want.p95Max)
+				}
+				// Any unsent send marks the run. (Without one it may still be marked: on a busy machine
+				// the generator itself can be late for over 1 % of the sends.)
+				if sc.Undelivered() != (want.unsent > 0) || (want.unsent > 0 && !sc.Missed()) {
+					t.Errorf("undelivered %v, missed %v, with %d unsent", sc.Undelivered(), sc.Missed(), want.unsent)
+				}
+				// The sends the stall held back and that went out waited for a connection: the
+				// server's doing, not the generator's.
+				if sc.Waited() < want.waited {
+					t.Errorf("%d late sends waited for a connection, want at least %d (%d were the generator's)", sc.Waited(), want.waited, sc.GeneratorLate)
+				}
+				if out.Elapsed < spec.Duration {
+					t.Errorf("measured %s, shorter than the window", out.Elapsed)
+				}
+			})
 		})
 	}
 }
 
 func TestOpenLoopKnownServiceTime(t *testing.T) {
+	forEachEngine(t, openLoopKnownServiceTime)
+}
+
+func openLoopKnownServiceTime(t *testing.T, e openEngine) {
 	s := &stallingTarget{service: 2 * time.Millisecond}
 	out := Spec{Rate: 200, Connections: 8, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond}.
-		Run(context.Background(), s, inputs(10), nil)
+		Run(context.Background(), e.serve(t, s), inputs(10), nil)
 	p50 := time.Duration(out.Recorder.OK.ValueAtQuantile(50))
 	t.Logf("p50 %s, uncorrected p50 %s, lateness p50 %s p90 %s p99 %s", p50, time.Duration(out.Recorder.Uncorrected.ValueAtQuantile(50)),
 		time.Duration(out.Recorder.Lateness.ValueAtQuantile(50)), time.Duration(out.Recorder.Lateness.ValueAtQuantile(90)), time.Duration(out.Recorder.Lateness.ValueAtQuantile(99)))
@@ -188,9 +210,13 @@ func TestOpenLoopKnownServiceTime(t *testing.T) {
 }
 
 func TestOpenLoopMissedRate(t *testing.T) {
+	forEachEngine(t, openLoopMissedRate)
+}
+
+func openLoopMissedRate(t *testing.T, e openEngine) {
 	s := &stallingTarget{service: time.Millisecond}
 	// One connection to a 1 ms server cannot send 5000 a second.
-	out := Spec{Rate: 5000, Connections: 1, Duration: time.Second}.Run(context.Background(), s, inputs(10), nil)
+	out := Spec{Rate: 5000, Connections: 1, Duration: time.Second}.Run(context.Background(), e.serve(t, s), inputs(10), nil)
 	if !out.Schedule.Missed() {
 		t.Errorf("not marked missed: %+v (sent in 1 s of 5000/s)", out.Schedule)
 	}
@@ -220,14 +246,22 @@ func TestOpenLoopValidate(t *testing.T) {
 // each segment a third of them. One input per send, so input k is send k. (400/s is 2.5 ms
 // exactly: at a rate whose interval is rounded down, a send can fall due just inside a phase.)
 func TestOpenLoopSegmentsSendTheScheduleOnce(t *testing.T) {
+	forEachEngine(t, openLoopSegmentsSendTheScheduleOnce)
+}
+
+func openLoopSegmentsSendTheScheduleOnce(t *testing.T, e openEngine) {
 	f := &fakeTarget{seen: map[int]int{}}
 	const n = 3
 	outs := make([]Outcome, n)
+	served := make([]kinds.Target, n)
+	for i := range served {
+		served[i] = e.serve(t, f)
+	}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			spec := Spec{Rate: 400, Connections: 4, Warmup: 500 * time.Millisecond, Duration: 750 * time.Millisecond, Timeout: 2 * time.Second, Segment: Segment{Index: i + 1, Count: n}}
-			outs[i] = spec.Run(context.Background(), f, inputs(1000), nil)
+			outs[i] = spec.Run(context.Background(), served[i], inputs(1000), nil)
 		})
 	}
 	wg.Wait()

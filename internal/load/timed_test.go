@@ -32,8 +32,12 @@ func (s *timedTarget) Decide(ctx context.Context, i int) verify.Outcome {
 // the ok histogram holds: one connection at 200/s to a target that takes 8 ms falls behind, and
 // the sends' wait for the connection is in the client times, not in the handler's.
 func TestOpenLoopSamplesLatencyFromTheIntendedSend(t *testing.T) {
+	forEachEngine(t, openLoopSamplesLatencyFromTheIntendedSend)
+}
+
+func openLoopSamplesLatencyFromTheIntendedSend(t *testing.T, e openEngine) {
 	s := &timedTarget{service: 8 * time.Millisecond}
-	out := Spec{Rate: 200, Connections: 1, Duration: 500 * time.Millisecond, Timeout: 5 * time.Second}.Run(context.Background(), s, inputs(10), nil)
+	out := Spec{Rate: 200, Connections: 1, Duration: 500 * time.Millisecond, Timeout: 5 * time.Second}.Run(context.Background(), e.serve(t, s), inputs(10), nil)
 	if out.Stopped != nil {
 		t.Fatal(out.Stopped)
 	}
