@@ -135,8 +135,12 @@ serve() {
   server_pid=$!
   url=""
   for _ in $(seq 100); do
-    url=$(sed -n 's/.*trivial server on \(127\.0\.0\.1:[0-9]*\).*/http:\/\/\1/p' "$out/$1.server.err")
-    [ -n "$url" ] && return 0
+    # The shell that starts the server in the background may not have created its stderr file
+    # yet: read it only once it exists, or set -e ends the script on sed's complaint.
+    if [ -f "$out/$1.server.err" ]; then
+      url=$(sed -n 's/.*trivial server on \(127\.0\.0\.1:[0-9]*\).*/http:\/\/\1/p' "$out/$1.server.err")
+      [ -n "$url" ] && return 0
+    fi
     sleep 0.1
   done
   echo "the recording server for $1 did not start: $(cat "$out/$1.server.err")" >&2; exit 1
