@@ -82,6 +82,7 @@ func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (
 // measured time (load.Outcome.Elapsed): from the end of the warm-up to the last answer.
 func setSchedule(r *result.Repetition, sc load.Schedule, rec *metrics.Recorder, window time.Duration) error {
 	r.Intended, r.Unsent, r.LateSends, r.GenLate, r.RateMissed = sc.Intended, sc.Unsent, sc.Late, sc.GeneratorLate, sc.Missed()
+	r.OpenSender = sc.Sender
 	if window > 0 {
 		r.AchievedRPS = float64(sc.Sent) / window.Seconds() // the rate actually sent
 	}
@@ -178,6 +179,7 @@ func summarise(under result.Load, reps []result.Repetition, merged *metrics.Reco
 			o.Intended += r.Intended
 			o.GeneratorLate += r.GenLate
 			o.RateMissed = o.RateMissed || r.RateMissed
+			o.Sender = result.SenderOf(o.Sender, r.OpenSender)
 			if r.ElapsedS > 0 {
 				achieved = append(achieved, r.AchievedRPS)
 			}

@@ -274,6 +274,23 @@ func TestEnvironmentWarningsNameEveryEngine(t *testing.T) {
 	}
 }
 
+// Open-loop runs sent by different engines are compared with a warning that says so: the event
+// loop and the goroutines keep one schedule by different means, so lateness may differ by
+// design. The same sender on both sides is no warning.
+func TestEnvironmentWarningsNameADifferentOpenLoopSender(t *testing.T) {
+	a, b := docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5})), docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5}))
+	a.Runs[0].Summary.Open = &result.OpenSummary{Sender: "goroutines"}
+	b.Runs[0].Summary.Open = &result.OpenSummary{Sender: "event_loop"}
+	joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n")
+	if !strings.Contains(joined, "open-loop sender differs: base goroutines, new event_loop") {
+		t.Errorf("warnings lack the senders:\n%s", joined)
+	}
+	b.Runs[0].Summary.Open.Sender = "goroutines"
+	if joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n"); strings.Contains(joined, "sender") {
+		t.Errorf("the same sender on both sides is called a difference:\n%s", joined)
+	}
+}
+
 func TestJSONCarriesTheVerdict(t *testing.T) {
 	doc := docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5}))
 	res := Compare("a", doc, "b", docOf(), Options{})

@@ -30,6 +30,15 @@ type openEngine struct {
 	serve func(t *testing.T, target kinds.Target) kinds.Target
 }
 
+// sender is the Schedule.Sender a run served this way records: the event loop's where there is
+// one.
+func (e openEngine) sender() string {
+	if e.name == "event loop" && loopsSupported {
+		return SenderEventLoop
+	}
+	return SenderGoroutines
+}
+
 var openEngines = []openEngine{
 	{"goroutines", func(_ *testing.T, target kinds.Target) kinds.Target { return target }},
 	{"event loop", serveOverHTTP},

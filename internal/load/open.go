@@ -80,7 +80,9 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	var allDone <-chan struct{}
 	var ends func() []sendingEnd
 	var err error
+	sender := SenderGoroutines
 	if xs != nil {
+		sender = SenderEventLoop
 		allDone, ends, err = c.startLoops(ctx, xs, attempts, shards, expects, w)
 		defer func() {
 			for _, d := range deciders {
@@ -174,7 +176,7 @@ wait:
 	return Outcome{
 		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
 		Schedule: &Schedule{Intended: pastDue - firstMeasured, Sent: int64(rec.Requests()) - unsent, Unsent: unsent,
-			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate)},
+			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate), Sender: sender},
 		Intervals: intervals.close(pl, firstMeasured, pastDue),
 	}
 }

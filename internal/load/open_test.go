@@ -207,6 +207,10 @@ func openLoopKnownServiceTime(t *testing.T, e openEngine) {
 	if out.Recorder.Requests() != uint64(out.Schedule.Intended) || out.Schedule.Intended != 600 {
 		t.Errorf("requests %d, schedule %+v; want 600 intended", out.Recorder.Requests(), out.Schedule)
 	}
+	// A result says which engine sent: the two keep the schedule by different means.
+	if out.Schedule.Sender != e.sender() {
+		t.Errorf("sender %q, want %q", out.Schedule.Sender, e.sender())
+	}
 }
 
 func TestOpenLoopMissedRate(t *testing.T) {

@@ -224,7 +224,17 @@ type Schedule struct {
 	// connection was free (a late wake-up, the pacer or a connection descheduled: the generator
 	// short of CPU), as opposed to sends that waited because every connection was busy.
 	GeneratorLate int64
+	// Sender is the open-loop engine that sent: SenderEventLoop or SenderGoroutines. The two
+	// keep the same schedule by different means (the event loop sends those due within 100 µs
+	// together), so a result says which, and a comparison of two says when they differ.
+	Sender string
 }
+
+// The open loop's engines (Schedule.Sender), as results record them.
+const (
+	SenderEventLoop  = "event_loop"
+	SenderGoroutines = "goroutines"
+)
 
 // Waited counts the late sends that waited because every connection was busy: the server (or,
 // for an engine inside authzbench, the engine) fell behind.

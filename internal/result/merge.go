@@ -451,6 +451,7 @@ func mergeSummaries(runs []*Run, load Load, reps []Repetition) (Summary, error) 
 			open.LateSends += o.LateSends
 			open.GeneratorLate += o.GeneratorLate
 			open.RateMissed = open.RateMissed || o.RateMissed
+			open.Sender = SenderOf(open.Sender, o.Sender)
 		}
 		if c := x.Connections; c != nil {
 			if s.Connections == nil {

@@ -516,6 +516,9 @@ type OpenSummary struct {
 	// still measured from the intended times, but the load the server saw was not the load
 	// asked for.
 	RateMissed bool `json:"rate_missed"`
+	// Sender is the open-loop engine that sent the repetitions ("event_loop" or "goroutines"),
+	// "mixed" when they differ (shards merged from different builds); empty when none said.
+	Sender string `json:"sender,omitempty"`
 	// LatencyIncludesUnsent says the summary's latency_us counts the unsent sends at their
 	// lower bound; OKLatencyUS is over the ok responses alone, from their intended times.
 	LatencyIncludesUnsent bool        `json:"latency_includes_unsent"`
@@ -564,8 +567,11 @@ type Repetition struct {
 	LateSends   int64   `json:"late_sends,omitempty"`
 	GenLate     int64   `json:"generator_late_sends,omitempty"`
 	RateMissed  bool    `json:"rate_missed,omitempty"`
-	LateHDR     string  `json:"late_hdr,omitempty"`        // lateness of every send, ns
-	Uncorrected string  `json:"uncorrected_hdr,omitempty"` // ok latencies from the actual send, ns
+	// OpenSender is the open-loop engine that sent ("event_loop" or "goroutines"; empty in
+	// results written before there were two).
+	OpenSender  string `json:"open_sender,omitempty"`
+	LateHDR     string `json:"late_hdr,omitempty"`        // lateness of every send, ns
+	Uncorrected string `json:"uncorrected_hdr,omitempty"` // ok latencies from the actual send, ns
 	// UnsentHDR holds the unsent sends' lower bounds, ns: with hdr, the latency of every due
 	// send, which latency_us is over when there are unsent sends.
 	UnsentHDR string `json:"unsent_hdr,omitempty"`
@@ -586,6 +592,22 @@ type Repetition struct {
 	// Intervals is the measured window interval by interval, for a run that asked for it (a
 	// capacity ramp): how latency followed a changing rate. Merges keep it with its repetition.
 	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// SenderOf is the sender of repetitions sent by senders (OpenSummary.Sender): theirs when
+// they agree, "mixed" when they do not; an empty one (not recorded) is passed over.
+func SenderOf(senders ...string) string {
+	of := ""
+	for _, s := range senders {
+		switch {
+		case s == "" || s == of:
+		case of == "":
+			of = s
+		default:
+			return "mixed"
+		}
+	}
+	return of
 }
 
 // EncodeHistogram returns the histogram in HdrHistogram's compressed V2 form (base64 text), which

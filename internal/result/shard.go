@@ -275,6 +275,7 @@ func addRepetitions(parts []Repetition) (Repetition, error) {
 		out.LateSends += p.LateSends
 		out.GenLate += p.GenLate
 		out.RateMissed = out.RateMissed || p.RateMissed
+		out.OpenSender = SenderOf(out.OpenSender, p.OpenSender)
 		sent += p.AchievedRPS * p.ElapsedS
 		for c, n := range p.ErrorClasses {
 			if out.ErrorClasses == nil {

@@ -139,7 +139,8 @@ func TestMergeShardsOpenLoopTotalsAreTheSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep.Intended, rep.AchievedRPS, rep.LateHDR, rep.Uncorrected = share, float64(share), late, late
-		r.Summary.Open = &OpenSummary{Intended: share, Sent: share, LateAfterUS: 1000}
+		rep.OpenSender = "event_loop"
+		r.Summary.Open = &OpenSummary{Intended: share, Sent: share, LateAfterUS: 1000, Sender: "event_loop"}
 		srcs = append(srcs, Source{Name: "s" + string(rune('1'+i)), Doc: d})
 	}
 	doc, err := MergeShards(srcs...)
@@ -152,6 +153,29 @@ func TestMergeShardsOpenLoopTotalsAreTheSchedule(t *testing.T) {
 	}
 	if a := doc.Runs[0].Repetitions[0].AchievedRPS; abs(a-due) > 1e-9 {
 		t.Errorf("achieved %g req/s, want %d", a, due)
+	}
+	if o.Sender != "event_loop" || doc.Runs[0].Repetitions[0].OpenSender != "event_loop" {
+		t.Errorf("sender %q, repetition's %q; want the shards' event_loop", o.Sender, doc.Runs[0].Repetitions[0].OpenSender)
+	}
+}
+
+// The open-loop engine that sent is the repetitions' when they agree, "mixed" when shards of
+// different builds were merged; a result written before it was recorded says nothing.
+func TestSenderOf(t *testing.T) {
+	for _, tc := range []struct {
+		senders []string
+		want    string
+	}{
+		{nil, ""},
+		{[]string{"", ""}, ""},
+		{[]string{"event_loop", "event_loop"}, "event_loop"},
+		{[]string{"", "goroutines"}, "goroutines"},
+		{[]string{"event_loop", "", "goroutines"}, "mixed"},
+		{[]string{"mixed", "event_loop"}, "mixed"},
+	} {
+		if got := SenderOf(tc.senders...); got != tc.want {
+			t.Errorf("SenderOf(%q) = %q, want %q", tc.senders, got, tc.want)
+		}
 	}
 }
 
