@@ -260,6 +260,7 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	run.WorkloadDoc.RegoVersion = engine.DialectOf(kind.Engine, w)
 	if t.Load.Open() {
 		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
+		run.Load.CoalesceUS = float64(t.Load.Coalesce) / float64(time.Microsecond)
 		if len(t.Load.Stages) > 0 {
 			run.Load.Stages = load.FormatStages(t.Load.Stages)
 		}

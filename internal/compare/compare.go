@@ -429,6 +429,7 @@ func environmentWarnings(base, new *result.Document, rows []Row) []string {
 		if bo, no := r.base.Summary.Open, r.new.Summary.Open; bo != nil && no != nil {
 			// The engines keep one schedule by different means (lateness differs by design).
 			differ(r.Name()+": open-loop sender", bo.Sender, no.Sender)
+			differ(r.Name()+": coalesce (µs)", r.base.Load.CoalesceUS, r.new.Load.CoalesceUS)
 		}
 		if r.base.Partial || r.new.Partial {
 			out = append(out, r.Name()+": a side was cut short (partial); its cut repetitions are left out of the test")

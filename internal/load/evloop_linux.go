@@ -110,14 +110,6 @@ type loopConn struct {
 // again as soon as its answer is in, however low the rate.
 const quietHorizon = 2 * time.Millisecond
 
-// coalesce: a send due within this of the loop's next one waits for the last of them, and they
-// go out at one wake-up. A wake-up is most of a send's CPU when sends come one by one (at
-// 10,000/s, a wake-up for each cost 31 µs a send, one for every two 21 to 23, measured here: the
-// kernel putting the thread to sleep and waking it); 100 µs keeps the precision, the lateness
-// it adds to a send is at most this, and it adds none where sends are further apart (below
-// 10,000/s a loop).
-const coalesce = 100 * time.Microsecond
-
 // maxCoalesced bounds the sends one wake-up waits for, so a schedule's due times are never
 // walked far ahead (at the highest rates, 100 µs holds thousands of sends).
 const maxCoalesced = 64
@@ -136,18 +128,25 @@ type eventLoop struct {
 	pastLast      int64
 	giveUp        time.Duration
 	timeout       time.Duration
-	expects       []workload.Expect
-	shard         *shard
-	blocked       bool          // the next send came due with every connection busy
-	unblocked     time.Duration // when a busy connection last came free for a waiting send
-	inFlight      int
-	nextCheck     time.Duration // no deadline or backoff ends before this
-	stopping      atomic.Bool   // set by stop, for a loop woken by its own clock
-	wall          int64         // the wall clock when now was last read, Unix nanoseconds
-	quiet         int           // an epoll instance with the stop's eventfd alone, to sleep on
-	stopped       bool          // the run was stopped: the loop returns at once
-	sendingOver   bool          // no more sends: all went out or the rest were given up on
-	end           pacerEnd      // where sending stopped
+	// coalesce (Spec.Coalesce): a send due within this of the loop's next one waits for the
+	// last of them, and they go out at one wake-up. A wake-up is most of a send's CPU when sends
+	// come one by one (at 10,000/s, a wake-up for each cost 31 µs a send, one for every two 21
+	// to 23, measured on the 2-core machine: the kernel putting the thread to sleep and waking
+	// it); the price is the lateness it adds to the earlier sends, up to this, which latency
+	// from the intended time counts. So it is the user's choice, 0 by default.
+	coalesce    time.Duration
+	expects     []workload.Expect
+	shard       *shard
+	blocked     bool          // the next send came due with every connection busy
+	unblocked   time.Duration // when a busy connection last came free for a waiting send
+	inFlight    int
+	nextCheck   time.Duration // no deadline or backoff ends before this
+	stopping    atomic.Bool   // set by stop, for a loop woken by its own clock
+	wall        int64         // the wall clock when now was last read, Unix nanoseconds
+	quiet       int           // an epoll instance with the stop's eventfd alone, to sleep on
+	stopped     bool          // the run was stopped: the loop returns at once
+	sendingOver bool          // no more sends: all went out or the rest were given up on
+	end         pacerEnd      // where sending stopped
 }
 
 // noDeadline is a time no loop waits for.
@@ -319,13 +318,13 @@ func (l *eventLoop) run() pacerEnd {
 }
 
 // sendWake is when the loop wakes for its next sends: when the last of those due within
-// coalesce of the first is due, and no more of them than free connections to carry them.
+// l.coalesce of the first is due, and no more of them than free connections to carry them.
 func (l *eventLoop) sendWake() time.Duration {
 	first := l.pl.due(l.next)
 	wake := first
 	for n, j := 1, l.next+l.stride; n < min(len(l.free), maxCoalesced) && j < l.pastLast; n, j = n+1, j+l.stride {
 		due := l.pl.due(j)
-		if due-first > coalesce {
+		if due-first > l.coalesce {
 			break
 		}
 		wake = due
@@ -787,7 +786,7 @@ func (c Spec) startLoops(ctx context.Context, xs []kinds.HTTPExchange, attempts 
 	finished := make(chan struct{})
 	var running sync.WaitGroup
 	for i, l := range loops {
-		l.start, l.pl, l.giveUp, l.timeout, l.expects = w.start, w.pl, w.giveUp.Sub(w.start), c.Timeout, expects
+		l.start, l.pl, l.giveUp, l.timeout, l.coalesce, l.expects = w.start, w.pl, w.giveUp.Sub(w.start), c.Timeout, c.Coalesce, expects
 		l.next, l.stride, l.firstMeasured, l.pastLast = int64(i), int64(len(loops)), w.firstMeasured, w.pastLast
 		running.Add(1)
 		go func() {

@@ -352,16 +352,20 @@ func TestEventLoopEndsAgainstNoServer(t *testing.T) {
 	t.Logf("stopped after %s: %v", time.Since(begin), out.Stopped)
 }
 
-// A loop wakes once for the sends due within coalesce of its next one, at the last one's time
-// (none goes out before it is due), and no more of them than it has free connections; where
-// sends are further apart than coalesce, it wakes for each.
+// Asked to coalesce (100 µs here), a loop wakes once for the sends due within that of its next
+// one, at the last one's time (none goes out before it is due), and no more of them than it has
+// free connections; where sends are further apart, it wakes for each. Not asked, it wakes for
+// each send at its own time, however close they are.
 func TestEventLoopCoalescesSendsDueTogether(t *testing.T) {
 	for _, c := range []struct {
 		rate          float64
 		loops, free   int
 		next          int64
 		wantDueOfSend int64 // the send whose due time the loop wakes at
+		coalesce      time.Duration
 	}{
+		{rate: 20000, loops: 1, free: 8, next: 0, wantDueOfSend: 0, coalesce: -1}, // not asked: each at its time
+		{rate: 1e6, loops: 1, free: 200, next: 5, wantDueOfSend: 5, coalesce: -1},
 		{rate: 20000, loops: 1, free: 8, next: 0, wantDueOfSend: 2},  // 0, 50 and 100 µs
 		{rate: 20000, loops: 1, free: 8, next: 5, wantDueOfSend: 7},  // 250, 300 and 350 µs
 		{rate: 20000, loops: 1, free: 2, next: 0, wantDueOfSend: 1},  // two connections free
@@ -374,8 +378,12 @@ func TestEventLoopCoalescesSendsDueTogether(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		coalesce := 100 * time.Microsecond
+		if c.coalesce < 0 {
+			coalesce = 0
+		}
 		l := &eventLoop{pl: newPlan(pacer, Segment{}), next: c.next, stride: int64(c.loops), pastLast: 1 << 40,
-			free: make([]*loopConn, c.free)}
+			free: make([]*loopConn, c.free), coalesce: coalesce}
 		if got, want := l.sendWake(), l.pl.due(c.wantDueOfSend); got != want {
 			t.Errorf("%.0f/s, %d loops, %d free, next send %d: wakes at %s, want %s (send %d's time)", c.rate, c.loops, c.free, c.next, got, want, c.wantDueOfSend)
 		}

@@ -234,13 +234,21 @@ func TestOpenLoopValidate(t *testing.T) {
 		{Rate: 100, Duration: time.Second},
 		{Rate: -1, Connections: 1, Duration: time.Second},
 		{Rate: 100, Connections: 1, Requests: 10},
+		{Rate: 100, Connections: 1, Duration: time.Second, Coalesce: -time.Microsecond},
+		{Rate: 100, Connections: 1, Duration: time.Second, Coalesce: 2 * time.Millisecond}, // more than a late send's bound
+		{Workers: 4, Duration: time.Second, Coalesce: 100 * time.Microsecond},              // a closed loop has no schedule
 	} {
 		if s.Validate() == nil {
 			t.Errorf("%+v accepted", s)
 		}
 	}
-	if err := (Spec{Rate: 100, Connections: 4, Duration: time.Second}).Validate(); err != nil {
-		t.Error(err)
+	for _, s := range []Spec{
+		{Rate: 100, Connections: 4, Duration: time.Second},
+		{Rate: 100, Connections: 4, Duration: time.Second, Coalesce: 100 * time.Microsecond},
+	} {
+		if err := s.Validate(); err != nil {
+			t.Error(err)
+		}
 	}
 	_ = workload.Unverified
 }

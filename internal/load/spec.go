@@ -63,7 +63,17 @@ type Spec struct {
 	// long and accounts for each apart (Outcome.Intervals): how a ramp's latency followed its
 	// rate. 0: the window as one.
 	Intervals time.Duration
+	// Coalesce, in open loop, lets the event loop (evloop_linux.go) send together the sends due
+	// within this of its next one, at the last one's time: one wake-up for several sends, less
+	// generator CPU at high rates, each of the earlier sends up to this late (generator
+	// lateness, and in its latency, as any lateness is). 0: every send at its own time. The
+	// goroutine engine sends each at its time whatever this says.
+	Coalesce time.Duration
 }
+
+// MaxCoalesce bounds Spec.Coalesce: more would add more lateness than the generator is allowed
+// before a send counts as late (LateAfter).
+const MaxCoalesce = LateAfter
 
 // Validate reports settings that cannot run, every one of them.
 func (c Spec) Validate() error {
@@ -124,6 +134,11 @@ func (c Spec) Problems() []Problem {
 		if err := CheckRate(c.Rate); err != nil {
 			bad("rate", "%v", err)
 		}
+	}
+	if c.Coalesce < 0 || c.Coalesce > MaxCoalesce {
+		bad("coalesce", "%s: want 0 (each send at its time) to %s", c.Coalesce, MaxCoalesce)
+	} else if c.Coalesce > 0 && !open {
+		bad("coalesce", "%s applies to an open loop (a rate, stages or a replay): a closed loop sends when a worker is free", c.Coalesce)
 	}
 	if open {
 		if c.Workers != 0 {

@@ -216,6 +216,7 @@ func runSettings(r *Run) []setting {
 		{"load.model", l.Model}, {"load.workers", l.Workers}, {"load.rate", l.Rate}, {"load.stages", l.Stages},
 		{"load.connections", l.Connections}, {"load.duration_s", l.DurationS}, {"load.warmup_s", l.WarmupS},
 		{"load.requests", l.Requests}, {"load.timeout_s", l.TimeoutS}, {"load.generator_procs", l.GeneratorProcs},
+		{"load.coalesce_us", l.CoalesceUS},
 		{"workload_info.description", w.Description}, {"workload_info.handed", w.Handed.String()},
 		{"workload_info.query", w.Query}, {"workload_info.inputs", w.Inputs},
 		{"workload_info.expect_allow", w.ExpectAllow}, {"workload_info.expect_deny", w.ExpectDeny},

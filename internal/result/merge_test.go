@@ -153,6 +153,8 @@ func TestMergeRefusesMismatchedSettings(t *testing.T) {
 			"merge: run 1 (rbac on opa/server): load.workers is 8 in document 2, 4 in document 1"},
 		{"duration", func(d *Document) { d.Runs[0].Load.DurationS = 10 },
 			"load.duration_s is 10 in document 2, 1 in document 1"},
+		{"coalesce", func(d *Document) { d.Runs[0].Load.CoalesceUS = 100 },
+			"load.coalesce_us is 100 in document 2, 0 in document 1"},
 		{"engine version", func(d *Document) { d.Runs[0].SUT.Version = "1.0.0" },
 			`merge: run 1 (rbac on opa/server): sut.version is "1.0.0" in document 2, "" in document 1`},
 		{"inputs", func(d *Document) { d.Runs[0].WorkloadDoc.Inputs = 7 }, "workload_info.inputs is 7 in document 2, 0 in document 1"},

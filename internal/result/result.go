@@ -350,6 +350,9 @@ type Load struct {
 	// Replay is a decision log's schedule followed in place of a constant Rate (0 then): each
 	// event at its recorded offset from the first, divided by the speed.
 	Replay *LoadReplay `json:"replay,omitempty"`
+	// CoalesceUS is, in open loop, the window within which sends due together went out together
+	// (--coalesce), µs; 0: every send at its own time.
+	CoalesceUS float64 `json:"coalesce_us,omitempty"`
 	// ShardWorkers is, in a closed-loop shard (--shard i/N), the workers this shard ran of
 	// Workers, the scenario's whole.
 	ShardWorkers int `json:"shard_workers,omitempty"`

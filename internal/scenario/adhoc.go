@@ -20,6 +20,7 @@ type Overrides struct {
 	Connections *int
 	Duration    *time.Duration
 	Warmup      *time.Duration
+	Coalesce    *time.Duration
 	Requests    *int64
 	Stages      []load.Stage // --stages: the open-loop schedule, over their total unless Duration says
 	Timeout     *time.Duration
@@ -258,6 +259,9 @@ func (s *Scenario) Apply(o Overrides) error {
 		if o.Warmup != nil {
 			t.Load.Warmup = *o.Warmup
 		}
+		if o.Coalesce != nil {
+			t.Load.Coalesce = *o.Coalesce
+		}
 		if o.Timeout != nil {
 			t.Timeout = *o.Timeout
 		}
@@ -299,7 +303,7 @@ func (s *Scenario) Apply(o Overrides) error {
 
 // flagsOf are the command-line flags that set each load setting load.Problem names.
 var flagsOf = map[string]string{"workers": "--workers", "rate": "--rate", "connections": "--connections",
-	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard", "stages": "--stages"}
+	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard", "stages": "--stages", "coalesce": "--coalesce"}
 
 // flagWords says a load problem in the command line's words, by the flags that set each setting.
 func flagWords(p load.Problem, flags map[string]string) string {

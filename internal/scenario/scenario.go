@@ -186,6 +186,9 @@ type loadSpec struct {
 	Warmup      *at[time.Duration] `yaml:"warmup"`
 	Requests    *at[int64]         `yaml:"requests"`
 	Timeout     *at[time.Duration] `yaml:"timeout"`
+	// Coalesce: open loop, the sends due within this of one another go out together
+	// (load.Spec.Coalesce).
+	Coalesce *at[time.Duration] `yaml:"coalesce"`
 	// Stages is an open-loop schedule of stages, as --stages writes them: one string
 	// ("30s:0-2000,1m:2000") or a list of stages.
 	Stages *at[stagesKey] `yaml:"stages"`
@@ -698,6 +701,9 @@ func resolveLoad(base TargetRef, l loadSpec) TargetRef {
 	if l.Timeout != nil {
 		base.Timeout = l.Timeout.V
 	}
+	if l.Coalesce != nil {
+		base.Load.Coalesce = l.Coalesce.V
+	}
 	return base
 }
 
@@ -713,7 +719,7 @@ type lineError struct {
 // rule to refuse.
 func OneModel(l load.Spec, closed, rate, stages bool) load.Spec {
 	if closed && !rate && !stages {
-		l.Rate, l.Stages = 0, nil
+		l.Rate, l.Stages, l.Coalesce = 0, nil, 0
 	}
 	if !closed && (rate || stages) {
 		l.Workers = 0
@@ -733,6 +739,7 @@ func loadKeyLines(s loadSpec) map[string]int {
 		"workers": max(lineOfAt(s.Workers), lineOfAt(s.WorkerSweep)), "rate": max(lineOfAt(s.Rate), lineOfAt(s.Rates), lineOfAt(s.LoadPoints)),
 		"connections": max(lineOfAt(s.Connections), lineOfAt(s.LoadPoints)), "duration": lineOfAt(s.Duration),
 		"warmup": lineOfAt(s.Warmup), "requests": lineOfAt(s.Requests), "timeout": lineOfAt(s.Timeout), "stages": lineOfAt(s.Stages),
+		"coalesce": lineOfAt(s.Coalesce),
 	}
 }
 
