@@ -43,7 +43,11 @@
 #   BASELINE     a second authzbench binary (another commit's): the tool "baseline" runs it
 #                exactly as "authzbench" is run, so two builds are compared in one interleaved run
 #
-# Two more tools, for reference rows (TOOLS="authzbench baseline closed oha"):
+#   COALESCE     the coalesced tool's --coalesce                   (default 100us)
+#
+# More tools, for reference rows (TOOLS="authzbench coalesced baseline closed oha"):
+#   coalesced authzbench's open loop with --coalesce COALESCE: sends due that close together go
+#             out at one wake-up, each earlier one up to COALESCE late
 #   baseline  BASELINE's open loop, as above
 #   closed    authzbench's closed loop at its own pace: --workers CONNS on as many connections,
 #             the same window; the CPU per request a generator pays when it never waits for a
@@ -73,7 +77,7 @@ out=$(cd "$out" && pwd)
 tools=()
 for t in ${TOOLS:-authzbench oha k6}; do
   case $t in
-    authzbench|closed) tools+=("$t") ;;
+    authzbench|coalesced|closed) tools+=("$t") ;;
     baseline)
       [ -x "${BASELINE:-}" ] || { echo "the baseline tool runs \$BASELINE, an authzbench binary: set it" >&2; exit 2; }
       tools+=("$t") ;;
@@ -82,7 +86,7 @@ for t in ${TOOLS:-authzbench oha k6}; do
         how="cargo install oha --locked"; [ "$t" = k6 ] && how="go install go.k6.io/k6@v1.8.1"
         echo "# $t not found: skipped (install: $how)" | tee -a "$out/table.txt" >&2
       fi ;;
-    *) echo "unknown tool $t: known authzbench, baseline, closed, oha, k6" >&2; exit 2 ;;
+    *) echo "unknown tool $t: known authzbench, coalesced, baseline, closed, oha, k6" >&2; exit 2 ;;
   esac
 done
 [ ${#tools[@]} -gt 0 ] || { echo "no generator to run" >&2; exit 2; }
@@ -152,9 +156,10 @@ generate() {
   local tool=$1 name=$2 rate=$3
   local timed=(timer "$out/$name.time" taskset -c "$gen_cpus")
   case $tool in
-    authzbench|baseline)
-      local bin=$ab; [ "$tool" = baseline ] && bin=$BASELINE
-      "${timed[@]}" "$bin" run --target opa/server --url "$url" --workload nop --rate "$rate" \
+    authzbench|baseline|coalesced)
+      local bin=$ab extra=(); [ "$tool" = baseline ] && bin=$BASELINE
+      [ "$tool" = coalesced ] && extra=(--coalesce "${COALESCE:-100us}")
+      "${timed[@]}" "$bin" run --target opa/server --url "$url" --workload nop --rate "$rate" "${extra[@]}" \
       --connections "$conns" --warmup 1s --duration "${secs}s" --generator-procs "$gen_procs" --no-progress \
       --format json -o "$out/$name.result.json" ;;
     closed) "${timed[@]}" "$ab" run --target opa/server --url "$url" --workload nop --workers "$conns" \
