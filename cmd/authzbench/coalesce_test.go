@@ -24,6 +24,14 @@ func TestCoalesceIsRecordedAndBadValuesRefused(t *testing.T) {
 		t.Errorf("open summary %+v: want the event loop's", r.Summary.Open)
 	}
 
+	// In process there is no event loop: the window is kept in the result, beside the sender
+	// that ignored it, and the user is told.
+	inproc := []string{"run", "--rate", "200", "--coalesce", "100us", "--target", "opa/inproc", "--workload", "nop", "--warmup", "0s", "--duration", "300ms", "--no-progress"}
+	code, _, stderr := run(t, append(inproc, "-o", filepath.Join(dir, "inproc.json"))...)
+	if code != 0 || !strings.Contains(stderr, "target opa/inproc: coalesce 100µs had no effect") {
+		t.Errorf("opa/inproc with --coalesce: exit %d, stderr %q; want 0 and a warning that it had no effect", code, stderr)
+	}
+
 	file := filepath.Join(dir, "closed.yaml")
 	if err := os.WriteFile(file, []byte("load: {workers: 2, coalesce: 50us}\nworkloads: [nop]\ntargets: [opa/inproc]\n"), 0o644); err != nil {
 		t.Fatal(err)

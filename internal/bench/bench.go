@@ -223,11 +223,13 @@ type slot struct {
 	tg          kinds.Target
 	attempted   bool // Start was called
 	turns       int  // turns that measured something
-	started     bool // Start succeeded
-	stopped     bool // stopped, and the run summarised
-	merged      *metrics.Recorder
-	outcomes    []load.Outcome  // one per measured repetition: usage counts measured phases only
-	resources   []sut.Resources // the server's, one per turn it was sampled over
+	// saidUncoalesced: the user was told their coalesce window went unused (said once).
+	saidUncoalesced bool
+	started         bool // Start succeeded
+	stopped         bool // stopped, and the run summarised
+	merged          *metrics.Recorder
+	outcomes        []load.Outcome  // one per measured repetition: usage counts measured phases only
+	resources       []sut.Resources // the server's, one per turn it was sampled over
 	// replicaResources are each replica's, one per turn, for a replicated server.
 	replicaResources [][]sut.Resources
 }
@@ -422,6 +424,7 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 			if err := setSchedule(&r, *sc, out.Recorder, out.Elapsed); err != nil {
 				return err
 			}
+			sl.sayUncoalesced(sc.Sender)
 		}
 		if len(out.Intervals) > 0 {
 			if r.Intervals, err = intervalsOf(sl.ref.Load, out.Intervals); err != nil {
@@ -639,4 +642,16 @@ func seriesOf(engineName string, w *workload.Workload) string {
 		return w.Scale.Family + "/" + engineName
 	}
 	return ""
+}
+
+// sayUncoalesced tells the user, once per target, that the coalesce window they asked for went
+// unused: only the event loop sends sends together, and this target's went out through the
+// goroutines. The window stays in the result, beside the sender that ignored it.
+func (sl *slot) sayUncoalesced(sender string) {
+	if sl.ref.Load.Coalesce <= 0 || sender != load.SenderGoroutines || sl.saidUncoalesced || sl.o.Warn == nil {
+		return
+	}
+	sl.saidUncoalesced = true
+	sl.o.Warn(fmt.Sprintf("target %s: coalesce %s had no effect: its sends went out one at a time through the goroutine engine; only plain keep-alive HTTP/1.1 (no TLS, HTTP/2, gRPC or --no-reuse, not in process) has the event loop that sends them together",
+		sl.run.Target, sl.ref.Load.Coalesce))
 }
