@@ -177,11 +177,23 @@ type setting struct {
 // differs from base (document 1).
 func sameSettings(base, other []setting, n int) error {
 	for i, s := range base {
-		if o := other[i].value; o != s.value {
+		if o := other[i].value; differs(o, s.value) {
 			return fmt.Errorf("%s is %s in document %d, %s in document 1", s.name, show(o), n, show(s.value))
 		}
 	}
 	return nil
+}
+
+// unrecorded is the value of a setting a run's figures say nothing of.
+type unrecorded struct{}
+
+// differs reports whether two runs' values of a setting are different setups; an unrecorded one
+// differs from none.
+func differs(a, b any) bool {
+	if a == (unrecorded{}) || b == (unrecorded{}) {
+		return false
+	}
+	return a != b
 }
 
 // show writes a setting's value, words quoted.
@@ -231,9 +243,13 @@ func runSettings(r *Run) []setting {
 	if u.External {
 		s = append(s, setting{"sut.url", u.URL})
 	}
+	// A run that opened no connection in its measured window (they all opened in the warm-up)
+	// recorded nothing of reuse: unrecorded, which another run's either way matches.
+	reuse := any(unrecorded{})
 	if c := r.Summary.Connections; c != nil {
-		s = append(s, setting{"connection reuse", c.Reused})
+		reuse = c.Reused
 	}
+	s = append(s, setting{"connection reuse", reuse})
 	if o := r.Summary.Open; o != nil {
 		s = append(s, setting{"open.late_after_us", o.LateAfterUS})
 	}

@@ -331,6 +331,23 @@ func keptAsPercentiles(doc *Document) bool {
 
 // The parts of the requests that opened their own connection (TLS handshake, exchange) merge
 // like the connect times they go with: each the percentiles of the one histogram of the union.
+// A run whose connections all opened before its measured window (a warm-up, an event loop's
+// first sends) recorded no connection figures, and so nothing of reuse: it merges with a run
+// that did, and the merged run keeps the connections that were counted.
+func TestMergeRunWithoutConnectionFigures(t *testing.T) {
+	lat := uniform(1000, 100_000, 100)
+	a := syntheticRun(t, 1, lat, nil, []int64{80e3}, []int64{20e3})
+	b := syntheticRun(t, 1, lat, nil, nil, []int64{20e3})
+	b.Summary.Connections = nil
+	doc, err := Merge(docOf(a), docOf(b))
+	if err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	if c := doc.Runs[0].Summary.Connections; c == nil || c.Opened != 1 || !c.Reused {
+		t.Errorf("connections %+v: want the one counted, reused", c)
+	}
+}
+
 func TestMergeAddsConnectionParts(t *testing.T) {
 	withParts := func(r Run, tls, exchange []int64) Run {
 		encode := func(values []int64) string {

@@ -199,7 +199,7 @@ func mergeShardRuns(g []placed, srcs []Source) (Run, error) {
 			return Run{}, fmt.Errorf("%s measured other figures than %s (connections, open loop)", srcs[p.doc].Name, srcs[0].Name)
 		}
 		for i, s := range a {
-			if b[i].value != s.value {
+			if differs(b[i].value, s.value) {
 				return Run{}, fmt.Errorf("%s is %s in %s, %s in %s: shards of different setups are not one measurement",
 					s.name, show(b[i].value), srcs[p.doc].Name, show(s.value), srcs[0].Name)
 			}
