@@ -38,6 +38,21 @@ func ResolveTCP(addr string) (syscall.Sockaddr, error) {
 	return nil, fmt.Errorf("resolve %s: no IP address", addr)
 }
 
+// ownCopy is a copy of sa for one connect: syscall.Connect writes the address's raw form into
+// the Sockaddr it is given, so event loops dialling on their own threads with one resolved
+// address would race on it.
+func ownCopy(sa syscall.Sockaddr) syscall.Sockaddr {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		c := *a
+		return &c
+	case *syscall.SockaddrInet6:
+		c := *a
+		return &c
+	}
+	return sa
+}
+
 // NewSocket returns a closed socket; Dial opens it.
 func NewSocket() *Socket { return &Socket{fd: -1} }
 
@@ -68,7 +83,7 @@ func (s *Socket) Dial(sa syscall.Sockaddr) (connected bool, err error) {
 		return false, os.NewSyscallError("setsockopt", err)
 	}
 	s.fd = fd
-	switch err := syscall.Connect(fd, sa); err {
+	switch err := syscall.Connect(fd, ownCopy(sa)); err {
 	case nil:
 		return true, nil
 	case syscall.EINPROGRESS, syscall.EINTR:
