@@ -28,20 +28,21 @@ import (
 type openEngine struct {
 	name  string
 	serve func(t *testing.T, target kinds.Target) kinds.Target
-}
-
-// sender is the Schedule.Sender a run served this way records: the event loop's where there is
-// one.
-func (e openEngine) sender() string {
-	if e.name == "event loop" && loopsSupported {
-		return SenderEventLoop
-	}
-	return SenderGoroutines
+	// sender is the Schedule.Sender a run served this way records.
+	sender string
 }
 
 var openEngines = []openEngine{
-	{"goroutines", func(_ *testing.T, target kinds.Target) kinds.Target { return target }},
-	{"event loop", serveOverHTTP},
+	{"goroutines", func(_ *testing.T, target kinds.Target) kinds.Target { return target }, SenderGoroutines},
+	{"event loop", serveOverHTTP, loopSender()},
+}
+
+// loopSender is the sender of a run the event loop can serve: itself, where there is one.
+func loopSender() string {
+	if loopsSupported {
+		return SenderEventLoop
+	}
+	return SenderGoroutines
 }
 
 // httpFront serves a fake target over HTTP/1.1 on loopback: GET /<worker>/<input> is answered

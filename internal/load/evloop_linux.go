@@ -134,19 +134,24 @@ type eventLoop struct {
 	// to 23, measured on the 2-core machine: the kernel putting the thread to sleep and waking
 	// it); the price is the lateness it adds to the earlier sends, up to this, which latency
 	// from the intended time counts. So it is the user's choice, 0 by default.
-	coalesce    time.Duration
-	expects     []workload.Expect
-	shard       *shard
-	blocked     bool          // the next send came due with every connection busy
-	unblocked   time.Duration // when a busy connection last came free for a waiting send
-	inFlight    int
-	nextCheck   time.Duration // no deadline or backoff ends before this
-	stopping    atomic.Bool   // set by stop, for a loop woken by its own clock
-	wall        int64         // the wall clock when now was last read, Unix nanoseconds
-	quiet       int           // an epoll instance with the stop's eventfd alone, to sleep on
-	stopped     bool          // the run was stopped: the loop returns at once
-	sendingOver bool          // no more sends: all went out or the rest were given up on
-	end         pacerEnd      // where sending stopped
+	coalesce  time.Duration
+	expects   []workload.Expect
+	shard     *shard
+	blocked   bool          // the next send came due with every connection busy
+	unblocked time.Duration // when a busy connection last came free for a waiting send
+	inFlight  int
+	nextCheck time.Duration // no deadline or backoff ends before this
+	stopping  atomic.Bool   // set by stop, for a loop woken by its own clock
+	// wall and wallAt are the last reading of the clock (now): the wall clock, Unix
+	// nanoseconds, and the monotonic time since the start, read together. Arrival stamps are
+	// placed by this pair, not by whatever now a caller still holds: a dial reads the clock
+	// again in the middle of handling a wait's events.
+	wall        int64
+	wallAt      time.Duration
+	quiet       int      // an epoll instance with the stop's eventfd alone, to sleep on
+	stopped     bool     // the run was stopped: the loop returns at once
+	sendingOver bool     // no more sends: all went out or the rest were given up on
+	end         pacerEnd // where sending stopped
 }
 
 // noDeadline is a time no loop waits for.
@@ -246,17 +251,18 @@ func (l *eventLoop) stop() {
 // to place the kernel's arrival stamps (CLOCK_REALTIME) on the monotonic clock.
 func (l *eventLoop) now() time.Duration {
 	t := time.Now()
-	l.wall = t.UnixNano()
-	return t.Sub(l.start)
+	l.wall, l.wallAt = t.UnixNano(), t.Sub(l.start)
+	return l.wallAt
 }
 
 // arrival is when bytes the kernel stamped at wall (CLOCK_REALTIME) arrived, as an offset from
-// the start, read at now: no later than now, and no earlier than the send they answer.
-func (l *eventLoop) arrival(wall int64, sent, now time.Duration) time.Duration {
+// the start, read since the clock's last reading: no later than that reading, and no earlier
+// than the send they answer.
+func (l *eventLoop) arrival(wall int64, sent time.Duration) time.Duration {
 	if wall == 0 {
-		return now
+		return l.wallAt
 	}
-	return min(now, max(sent, now-time.Duration(l.wall-wall)))
+	return min(l.wallAt, max(sent, l.wallAt-time.Duration(l.wall-wall)))
 }
 
 // run sends the loop's share of the plan until every due send went out or was given up, and
@@ -585,7 +591,7 @@ func (l *eventLoop) read(c *loopConn, now time.Duration) {
 		return
 	case errno == 0 && n > 0:
 		c.answers.Grow(n)
-		c.arrived = l.arrival(stamp, c.sent, now)
+		c.arrived = l.arrival(stamp, c.sent)
 	default:
 		// The end of the stream, or a reset.
 		ended = true

@@ -389,3 +389,23 @@ func TestEventLoopCoalescesSendsDueTogether(t *testing.T) {
 		}
 	}
 }
+
+// An answer's kernel stamp (wall clock) is placed on the loop's clock by the pair of readings
+// taken together at the clock's last reading, never before the send it answers nor after that
+// reading; an answer with no stamp arrived at that reading.
+func TestEventLoopPlacesArrivalStamps(t *testing.T) {
+	l := &eventLoop{wall: 1_000_000, wallAt: 5_000}
+	for _, c := range []struct {
+		stamp      int64
+		sent, want time.Duration
+	}{
+		{stamp: 999_000, sent: 1_000, want: 4_000},   // 1 µs before the reading
+		{stamp: 990_000, sent: 1_000, want: 1_000},   // stamped before the send: at the send
+		{stamp: 1_000_500, sent: 1_000, want: 5_000}, // after the reading: at the reading
+		{stamp: 0, sent: 1_000, want: 5_000},         // no stamp
+	} {
+		if got := l.arrival(c.stamp, c.sent); got != c.want {
+			t.Errorf("stamp %d, sent %s: arrival %s, want %s", c.stamp, c.sent, got, c.want)
+		}
+	}
+}

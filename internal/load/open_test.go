@@ -208,8 +208,8 @@ func openLoopKnownServiceTime(t *testing.T, e openEngine) {
 		t.Errorf("requests %d, schedule %+v; want 600 intended", out.Recorder.Requests(), out.Schedule)
 	}
 	// A result says which engine sent: the two keep the schedule by different means.
-	if out.Schedule.Sender != e.sender() {
-		t.Errorf("sender %q, want %q", out.Schedule.Sender, e.sender())
+	if out.Schedule.Sender != e.sender {
+		t.Errorf("sender %q, want %q", out.Schedule.Sender, e.sender)
 	}
 }
 
