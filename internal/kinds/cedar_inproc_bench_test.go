@@ -2,8 +2,8 @@ package kinds
 
 import (
 	"context"
+	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"testing"
-	"time"
 
 	"github.com/cedar-policy/cedar-go"
 
@@ -62,20 +62,7 @@ func BenchmarkCedarInproc(b *testing.B) {
 			}
 		})
 		b.Run(name+"/target", func(b *testing.B) {
-			d := t.Worker()
-			ctx := context.Background()
-			n := len(w.Inputs)
-			var sink time.Duration
-			base := time.Now() // timed as the closed-loop worker times it
-			for i := 0; b.Loop(); i++ {
-				start := time.Since(base)
-				out := d.Decide(ctx, i%n)
-				sink += time.Since(base) - start
-				if verify.Classify(w.Inputs[i%n].Expect, out) != verify.OK {
-					b.Fatal("wrong decision")
-				}
-			}
-			_ = sink
+			kindstest.TimeDecisions(b, t.Worker(), w.Inputs)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"context"
+	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"testing"
 	"time"
 
@@ -53,20 +54,7 @@ func BenchmarkInprocTarget(b *testing.B) {
 	for _, name := range []string{"nop", "rbac", "api"} {
 		b.Run(name, func(b *testing.B) {
 			t, w := startInproc(b, name)
-			d := t.Worker()
-			ctx := context.Background()
-			n := len(w.Inputs)
-			var sink time.Duration
-			base := time.Now() // timed as the closed-loop worker times it
-			for i := 0; b.Loop(); i++ {
-				start := time.Since(base)
-				out := d.Decide(ctx, i%n)
-				sink += time.Since(base) - start
-				if verify.Classify(w.Inputs[i%n].Expect, out) != verify.OK {
-					b.Fatal("wrong decision")
-				}
-			}
-			_ = sink
+			kindstest.TimeDecisions(b, t.Worker(), w.Inputs)
 		})
 	}
 }

@@ -2,10 +2,9 @@ package openfga
 
 import (
 	"context"
+	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"testing"
-	"time"
 
-	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -35,18 +34,7 @@ func BenchmarkOpenFGAInproc(b *testing.B) {
 			}
 		})
 		b.Run(name+"/target", func(b *testing.B) {
-			d := t.Worker()
-			var sink time.Duration
-			base := time.Now() // timed as the closed-loop worker times it
-			for i := 0; b.Loop(); i++ {
-				start := time.Since(base)
-				out := d.Decide(ctx, i%n)
-				sink += time.Since(base) - start
-				if verify.Classify(w.Inputs[i%n].Expect, out) != verify.OK {
-					b.Fatal("wrong decision")
-				}
-			}
-			_ = sink
+			kindstest.TimeDecisions(b, t.Worker(), w.Inputs)
 		})
 	}
 }

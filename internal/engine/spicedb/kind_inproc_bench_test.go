@@ -2,11 +2,10 @@ package spicedb
 
 import (
 	"context"
+	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -44,18 +43,7 @@ func BenchmarkSpiceDBInproc(b *testing.B) {
 			}
 		})
 		b.Run(w.Name+"/target", func(b *testing.B) {
-			d := t.Worker()
-			var sink time.Duration
-			base := time.Now() // timed as the closed-loop worker times it
-			for i := 0; b.Loop(); i++ {
-				start := time.Since(base)
-				out := d.Decide(ctx, i%n)
-				sink += time.Since(base) - start
-				if verify.Classify(w.Inputs[i%n].Expect, out) != verify.OK {
-					b.Fatal("wrong decision")
-				}
-			}
-			_ = sink
+			kindstest.TimeDecisions(b, t.Worker(), w.Inputs)
 		})
 		t.loaded.Engine.Close()
 	}
