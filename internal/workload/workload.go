@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -437,10 +438,29 @@ func CedarNames() []string { return NamesWhere((*Workload).HasCedar) }
 // engine's Written: those with a version in its language), each built with one input to ask.
 func NamesWhere(written func(*Workload) bool) []string {
 	var names []string
-	for _, n := range Names() {
-		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && written(w) {
-			names = append(names, n)
+	for _, p := range probes() {
+		if written(p.w) {
+			names = append(names, p.name)
 		}
 	}
 	return names
 }
+
+type probe struct {
+	name string
+	w    *Workload
+}
+
+// probes is every built-in that builds, in Names' order, built once with one input. The command
+// asks NamesWhere once per engine while it writes its help, before any load: building every
+// built-in each time took about a third of a run's start-up CPU, which an open-loop run's
+// CPU per request counts. The workloads are shared, so the questions asked of them only read.
+var probes = sync.OnceValue(func() []probe {
+	var ps []probe
+	for _, n := range Names() {
+		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil {
+			ps = append(ps, probe{n, w})
+		}
+	}
+	return ps
+})
