@@ -44,10 +44,13 @@
 #                exactly as "authzbench" is run, so two builds are compared in one interleaved run
 #
 #   COALESCE     the coalesced tool's --coalesce                   (default 100us)
+#                (or name the window in the tool: coalesced:50us coalesced:200us, several
+#                windows in one interleaved run)
 #
 # More tools, for reference rows (TOOLS="authzbench coalesced baseline closed oha"):
 #   coalesced authzbench's open loop with --coalesce COALESCE: sends due that close together go
 #             out at one wake-up, each earlier one up to COALESCE late
+#   coalesced:WINDOW  the same with --coalesce WINDOW (the file names say coalesced-WINDOW)
 #   baseline  BASELINE's open loop, as above
 #   closed    authzbench's closed loop at its own pace: --workers CONNS on as many connections,
 #             the same window; the CPU per request a generator pays when it never waits for a
@@ -78,6 +81,11 @@ tools=()
 for t in ${TOOLS:-authzbench oha k6}; do
   case $t in
     authzbench|coalesced|closed) tools+=("$t") ;;
+    coalesced:*)
+      # The window is checked by authzbench itself, which exits 2 on a bad one before any load;
+      # here it must only be safe in a file name.
+      [[ ${t#coalesced:} =~ ^[0-9]+(ns|us|ms)$ ]] || { echo "tool $t: the window is a number and ns, us or ms (coalesced:200us)" >&2; exit 2; }
+      tools+=("$t") ;;
     baseline)
       [ -x "${BASELINE:-}" ] || { echo "the baseline tool runs \$BASELINE, an authzbench binary: set it" >&2; exit 2; }
       tools+=("$t") ;;
@@ -86,7 +94,7 @@ for t in ${TOOLS:-authzbench oha k6}; do
         how="cargo install oha --locked"; [ "$t" = k6 ] && how="go install go.k6.io/k6@v1.8.1"
         echo "# $t not found: skipped (install: $how)" | tee -a "$out/table.txt" >&2
       fi ;;
-    *) echo "unknown tool $t: known authzbench, coalesced, baseline, closed, oha, k6" >&2; exit 2 ;;
+    *) echo "unknown tool $t: known authzbench, coalesced, coalesced:WINDOW, baseline, closed, oha, k6" >&2; exit 2 ;;
   esac
 done
 [ ${#tools[@]} -gt 0 ] || { echo "no generator to run" >&2; exit 2; }
@@ -156,9 +164,10 @@ generate() {
   local tool=$1 name=$2 rate=$3
   local timed=(timer "$out/$name.time" taskset -c "$gen_cpus")
   case $tool in
-    authzbench|baseline|coalesced)
+    authzbench|baseline|coalesced|coalesced:*)
       local bin=$ab extra=(); [ "$tool" = baseline ] && bin=$BASELINE
       [ "$tool" = coalesced ] && extra=(--coalesce "${COALESCE:-100us}")
+      [[ $tool = coalesced:* ]] && extra=(--coalesce "${tool#coalesced:}")
       "${timed[@]}" "$bin" run --target opa/server --url "$url" --workload nop --rate "$rate" "${extra[@]}" \
       --connections "$conns" --warmup 1s --duration "${secs}s" --generator-procs "$gen_procs" --no-progress \
       --format json -o "$out/$name.result.json" ;;
@@ -181,7 +190,7 @@ note = "" if status == "0" else f"generator exit {status}; see {name}.err"
 try:
     p = json.load(open(report))
 except (OSError, ValueError) as e:
-    print(f"{rnd:<6} {rate:>7} {tool:<11} no pacing report ({e}) {note}")
+    print(f"{rnd:<6} {rate:>7} {tool:<16} no pacing report ({e}) {note}")
     sys.exit(0)
 def num(x, places=0):
     return x if isinstance(x, str) else f"{x:.{places}f}"
@@ -193,7 +202,7 @@ l = p["lateness_us"]
 if tool == "closed":  # no schedule to be late for
     l = {"p50": "-", "p99": "-", "max": "-"}
     p["late_over_1ms_percent"] = p["missing"] = "-"
-print(f'{rnd:<6} {rate:>7} {tool:<11} {p["achieved_rps"]:>9.0f} {p["arrivals"]:>8} {num(p["missing"]):>8} '
+print(f'{rnd:<6} {rate:>7} {tool:<16} {p["achieved_rps"]:>9.0f} {p["arrivals"]:>8} {num(p["missing"]):>8} '
       f'{num(l["p50"]):>8} {num(l["p99"]):>8} {num(l["max"]):>9} {num(p["late_over_1ms_percent"], 2):>8} {cpu:>8} {note}')
 PY
 }
@@ -209,12 +218,12 @@ PY
     esac
   done
   echo "# lateness: µs against the ideal schedule, as the server saw the arrivals; CPU: the generator's whole process, µs per request"
-  printf '%-6s %7s %-11s %9s %8s %8s %8s %8s %9s %8s %8s\n' round rate tool achieved judged missing p50 p99 max ">1ms %" "CPU µs"
+  printf '%-6s %7s %-16s %9s %8s %8s %8s %8s %9s %8s %8s\n' round rate tool achieved judged missing p50 p99 max ">1ms %" "CPU µs"
 } | tee -a "$out/table.txt"
 for r in $(seq "$rounds"); do
   for rate in "${rates[@]}"; do
     for tool in "${tools[@]}"; do
-      name="$r-$rate-$tool"
+      name="$r-$rate-${tool/:/-}"
       serve "$name" "$rate"
       status=0
       generate "$tool" "$name" "$rate" || status=$?
