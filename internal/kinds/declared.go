@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // An Option is a target option as a user gives it: by its key among a scenario's per-target
@@ -186,21 +187,50 @@ func joinAnd(names []string) string {
 // optionType is the type of the field of key in the settings of every kind (internal ones
 // included) that has it.
 func optionType(key string) (reflect.Type, error) {
-	var found reflect.Type
+	types, conflicts := optionTypes()
+	if err := conflicts[key]; err != nil {
+		return nil, err
+	}
+	if t, ok := types[key]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("kinds: option %s declared, and no kind's settings have it", key)
+}
+
+// settingsTypes is optionTypes' answer for the kinds registered when it was made: the
+// registry only grows, so a count tells a stale answer (an init function asking before every
+// engine registered) from a current one.
+var settingsTypes struct {
+	sync.Mutex
+	kinds     int
+	types     map[string]reflect.Type
+	conflicts map[string]error
+}
+
+// optionTypes maps each key in any kind's settings to its field's type, and each key two
+// kinds give different types to the error that says so. It reflects over every kind's settings
+// once per process: asked key by key, the command's help (each option's kinds, each kind's
+// refusals) walked them some ten thousand times, a third of a run's start-up CPU.
+func optionTypes() (map[string]reflect.Type, map[string]error) {
+	settingsTypes.Lock()
+	defer settingsTypes.Unlock()
+	if settingsTypes.types != nil && settingsTypes.kinds == len(kinds) {
+		return settingsTypes.types, settingsTypes.conflicts
+	}
+	types, conflicts := map[string]reflect.Type{}, map[string]error{}
 	for _, name := range sortedKindNames() {
-		f, ok := optionFields(reflect.ValueOf(kinds[name].NewConfig()))[key]
-		switch {
-		case !ok:
-		case found == nil:
-			found = f.Type()
-		case found != f.Type():
-			return nil, fmt.Errorf("kinds: option %s is a %s in one kind's settings and a %s in %s's", key, found, f.Type(), name)
+		for key, f := range optionFields(reflect.ValueOf(kinds[name].NewConfig())) {
+			found, ok := types[key]
+			switch {
+			case !ok:
+				types[key] = f.Type()
+			case found != f.Type() && conflicts[key] == nil:
+				conflicts[key] = fmt.Errorf("kinds: option %s is a %s in one kind's settings and a %s in %s's", key, found, f.Type(), name)
+			}
 		}
 	}
-	if found == nil {
-		return nil, fmt.Errorf("kinds: option %s declared, and no kind's settings have it", key)
-	}
-	return found, nil
+	settingsTypes.kinds, settingsTypes.types, settingsTypes.conflicts = len(kinds), types, conflicts
+	return types, conflicts
 }
 
 func sortedKindNames() []string {
