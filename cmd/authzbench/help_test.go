@@ -5,7 +5,26 @@ import (
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/workload"
 )
+
+// run's long help is written when asked for (a run does not build every workload to learn
+// which engines have a version of each), and reaches both ways of asking with the lists built.
+func TestRunLongHelpListsEachEnginesWorkloads(t *testing.T) {
+	want := []string{
+		"Cedar version (" + strings.Join(workload.CedarNames(), ", ") + ")",
+		"OpenFGA (" + strings.Join(workload.NamesWhere((*workload.Workload).HasOpenFGA), ", ") + " have its version)",
+	}
+	for _, args := range [][]string{{"run", "--help"}, {"help", "run"}} {
+		_, out, _ := run(t, args...)
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, w := range want {
+			if !strings.Contains(flat, w) {
+				t.Errorf("authzbench %s does not say %q:\n%s", strings.Join(args, " "), w, out)
+			}
+		}
+	}
+}
 
 // run --help tells users of every engine that reads files in its own forms what those forms
 // are, from the engine's own words: a new engine's files reach the help without an edit here.

@@ -91,9 +91,30 @@ type runFlags struct {
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Run a benchmark: the quickstart, a scenario file, or one described by flags",
-		Long: `run drives workloads through targets and prints a comparison table.
+		Use:     "run",
+		Short:   "Run a benchmark: the quickstart, a scenario file, or one described by flags",
+		Example: runExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWith(cmd.Flags(), f, runIO{stdout: stdout, stderr: stderr, notify: notifyInterrupt})
+		},
+	}
+	// The long help names the built-in workloads each engine has a version of, which it learns
+	// by building every one: written when help is asked for, not by every run, whose start-up
+	// an open loop's CPU per request counts.
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == cmd && c.Long == "" {
+			c.Long = runLong()
+		}
+		c.Root().HelpFunc()(c, args)
+	})
+	addRunFlags(cmd.Flags(), &f)
+	return cmd
+}
+
+// runLong is run's long help.
+func runLong() string {
+	return `run drives workloads through targets and prints a comparison table.
 
 With no arguments it runs the embedded quickstart scenario: the nop, rbac, api and risk
 workloads through opa/cli, opa/server, opa/inproc, cedar/server and cedar/inproc, and nop and
@@ -124,8 +145,10 @@ ok responses only; any other response (wrong_decision, undefined, non_boolean, h
 exit_<code>, malformed_response, eval_error, transport, timeout, not_http2) is counted and shown with its
 class's first message, and makes the exit status 1 unless
 --allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
-the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHelp,
-		Example: `  authzbench run
+the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHelp
+}
+
+const runExample = `  authzbench run
   authzbench run -f experiments/cli-vs-server.yaml --repeat 5
   authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
   authzbench run --target opa/server --workload rbac --rate 2000 --connections 64 --duration 20s
@@ -142,15 +165,7 @@ the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHe
   authzbench run --target opa/server --opa-bin /usr/local/bin/opa --sut-arg=--h2c
   authzbench run --target http --url http://127.0.0.1:8080/v1/authorize --header 'Authorization: Bearer t' \
     --body '{"subject": {{input.user}}, "action": {{input.action}}}' --decision-path /decision \
-    --inputs inputs.jsonl`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runWith(cmd.Flags(), f, runIO{stdout: stdout, stderr: stderr, notify: notifyInterrupt})
-		},
-	}
-	addRunFlags(cmd.Flags(), &f)
-	return cmd
-}
+    --inputs inputs.jsonl`
 
 // runIO is what run is given besides its flags: where it writes, and how Ctrl-C reaches it.
 type runIO struct {
