@@ -23,11 +23,17 @@ func TestCoalesceIsRecordedAndBadValuesRefused(t *testing.T) {
 	if r.Summary.Open == nil || r.Summary.Open.Sender != load.SenderEventLoop {
 		t.Errorf("open summary %+v: want the event loop's", r.Summary.Open)
 	}
+	// At 200 req/s a loop's sends are 5 ms apart: the window sent none together, and the user
+	// is told why, with the run kept as it is.
+	code, _, stderr := run(t, append([]string{"run", "--rate", "200", "--coalesce", "100us", "-o", filepath.Join(dir, "apart.json")}, fast...)...)
+	if code != 0 || !strings.Contains(stderr, "target opa/server: coalesce 100µs had no effect: no two of an event loop's sends fell due within it") {
+		t.Errorf("--coalesce 100us at 200 req/s: exit %d, stderr %q; want 0 and a warning that no sends fell due within the window", code, stderr)
+	}
 
 	// In process there is no event loop: the window is kept in the result, beside the sender
 	// that ignored it, and the user is told.
 	inproc := []string{"run", "--rate", "200", "--coalesce", "100us", "--target", "opa/inproc", "--workload", "nop", "--warmup", "0s", "--duration", "300ms", "--no-progress"}
-	code, _, stderr := run(t, append(inproc, "-o", filepath.Join(dir, "inproc.json"))...)
+	code, _, stderr = run(t, append(inproc, "-o", filepath.Join(dir, "inproc.json"))...)
 	if code != 0 || !strings.Contains(stderr, "target opa/inproc: coalesce 100µs had no effect") {
 		t.Errorf("opa/inproc with --coalesce: exit %d, stderr %q; want 0 and a warning that it had no effect", code, stderr)
 	}

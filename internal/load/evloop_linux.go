@@ -142,6 +142,10 @@ type eventLoop struct {
 	inFlight  int
 	nextCheck time.Duration // no deadline or backoff ends before this
 	stopping  atomic.Bool   // set by stop, for a loop woken by its own clock
+	// together counts the measured sends that went out at a wake-up after another (sendingEnd);
+	// sentAt is the clock reading at which the last send went out.
+	together int64
+	sentAt   time.Duration
 	// wall and wallAt are the last reading of the clock (now): the wall clock, Unix
 	// nanoseconds, and the monotonic time since the start, read together. Arrival stamps are
 	// placed by this pair, not by whatever now a caller still holds: a dial reads the clock
@@ -273,7 +277,7 @@ func (l *eventLoop) run() pacerEnd {
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1, 0)
 	// The thread goes back to the runtime's pool with the default slack.
 	defer syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 0, 0)
-	l.nextCheck = noDeadline
+	l.nextCheck, l.sentAt = noDeadline, -1
 	for !l.stopped {
 		now := l.now()
 		l.sendDue(now)
@@ -443,6 +447,10 @@ func (l *eventLoop) sendDue(now time.Duration) {
 		if l.blocked {
 			l.unblocked, l.blocked = now, false
 		}
+		if now == l.sentAt && d.measured {
+			l.together++
+		}
+		l.sentAt = now
 		l.next += l.stride
 		l.begin(c, d, now)
 	}
@@ -797,7 +805,7 @@ func (c Spec) startLoops(ctx context.Context, xs []kinds.HTTPExchange, attempts 
 		running.Add(1)
 		go func() {
 			defer running.Done()
-			results[i] = sendingEnd{l.run(), l.stride}
+			results[i] = sendingEnd{l.run(), l.stride, l.together}
 		}()
 	}
 	// The loops' descriptors are closed once no stop can write to them: a write to a closed

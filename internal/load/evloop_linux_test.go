@@ -390,6 +390,38 @@ func TestEventLoopCoalescesSendsDueTogether(t *testing.T) {
 	}
 }
 
+// The loop counts the measured sends it sent at a wake-up after another, so a run can tell the
+// user that a window sent none together. At 5,000/s on one loop, a 500 µs window sends them in
+// threes; at 200/s (sends 5 ms apart) a 100 µs one has nothing to send together, and only a
+// wake-up late by a whole gap on a busy machine could catch one up. Never asked, a loop that
+// keeps up sends each alone too.
+func TestEventLoopCountsSendsSentTogether(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, c := range []struct {
+		rate     float64
+		coalesce time.Duration
+		atLeast  float64 // of the sends, went out after another at their wake-up
+		atMost   float64
+	}{
+		{rate: 5000, coalesce: 500 * time.Microsecond, atLeast: 0.5, atMost: 1},
+		{rate: 200, coalesce: 100 * time.Microsecond, atLeast: 0, atMost: 0.1},
+		{rate: 200, atLeast: 0, atMost: 0.1},
+	} {
+		t.Run(fmt.Sprintf("%.0f per second, window %s", c.rate, c.coalesce), func(t *testing.T) {
+			out := runPlain(t, Spec{Rate: c.rate, Connections: 16, Duration: 600 * time.Millisecond, Timeout: 2 * time.Second, Coalesce: c.coalesce},
+				fakeHTTP{})
+			sc := out.Schedule
+			if sc.Sender != SenderEventLoop {
+				t.Fatalf("sent by %s: the event loop was to send", sc.Sender)
+			}
+			share := float64(sc.Together) / float64(max(1, sc.Sent))
+			if share < c.atLeast || share > c.atMost {
+				t.Errorf("%d of %d sends went out after another at their wake-up (%.2f): want %.2f to %.2f", sc.Together, sc.Sent, share, c.atLeast, c.atMost)
+			}
+		})
+	}
+}
+
 // An answer's kernel stamp (wall clock) is placed on the loop's clock by the pair of readings
 // taken together at the clock's last reading, never before the send it answers nor after that
 // reading; an answer with no stamp arrived at that reading.

@@ -160,7 +160,9 @@ wait:
 		elapsed = max(0, stoppedAt.Sub(warmEnd))
 		pastDue = min(pastLast, max(firstMeasured, pl.sendsBefore(stoppedAt.Sub(start))))
 	}
+	var together int64
 	for _, e := range ends() {
+		together += e.together
 		// The sends from e.next on, every e.stride-th, were never handed out.
 		j := e.next
 		for j < firstMeasured {
@@ -176,7 +178,7 @@ wait:
 	return Outcome{
 		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
 		Schedule: &Schedule{Intended: pastDue - firstMeasured, Sent: int64(rec.Requests()) - unsent, Unsent: unsent,
-			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate), Sender: sender},
+			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate), Sender: sender, Together: together},
 		Intervals: intervals.close(pl, firstMeasured, pastDue),
 	}
 }
@@ -195,6 +197,9 @@ type openWindow struct {
 type sendingEnd struct {
 	pacerEnd
 	stride int64
+	// together counts measured sends that went out at a wake-up after another (the event loop
+	// only: sends coalesced, or caught up after a late wake-up).
+	together int64
 }
 
 // startGoroutines starts the goroutine engine: one pacer hands out sends at their intended
@@ -233,7 +238,7 @@ func (c Spec) startGoroutines(ctx context.Context, deciders []kinds.Decider, att
 		clock.close()
 		close(done)
 	}()
-	return done, func() []sendingEnd { return []sendingEnd{{paced, 1}} }, nil
+	return done, func() []sendingEnd { return []sendingEnd{{pacerEnd: paced, stride: 1}} }, nil
 }
 
 type shard struct {

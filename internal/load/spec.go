@@ -243,6 +243,10 @@ type Schedule struct {
 	// keep the same schedule by different means (the event loop sends those due within 100 µs
 	// together), so a result says which, and a comparison of two says when they differ.
 	Sender string
+	// Together counts the measured sends the event loop sent at a wake-up after another: those
+	// a coalesce window sent together (and any caught up after a late wake-up). Not recorded in
+	// results: it tells the run whether a window the user asked for sent anything together.
+	Together int64
 }
 
 // The open loop's engines (Schedule.Sender), as results record them.
