@@ -142,10 +142,13 @@ type eventLoop struct {
 	inFlight  int
 	nextCheck time.Duration // no deadline or backoff ends before this
 	stopping  atomic.Bool   // set by stop, for a loop woken by its own clock
-	// together counts the measured sends that went out at a wake-up after another (sendingEnd);
-	// sentAt is the clock reading at which the last send went out.
-	together int64
-	sentAt   time.Duration
+	// together counts the measured sends that went out at a wake-up after another due within
+	// the coalesce window of that wake-up's first (sendingEnd): those the window sent together,
+	// not those caught up after a late wake-up, which are due further apart. sentAt is the clock
+	// reading at which the last send went out, wakeFirstDue the due time of that wake-up's first.
+	together     int64
+	sentAt       time.Duration
+	wakeFirstDue time.Duration
 	// wall and wallAt are the last reading of the clock (now): the wall clock, Unix
 	// nanoseconds, and the monotonic time since the start, read together. Arrival stamps are
 	// placed by this pair, not by whatever now a caller still holds: a dial reads the clock
@@ -447,10 +450,12 @@ func (l *eventLoop) sendDue(now time.Duration) {
 		if l.blocked {
 			l.unblocked, l.blocked = now, false
 		}
-		if now == l.sentAt && d.measured {
+		switch {
+		case now != l.sentAt:
+			l.sentAt, l.wakeFirstDue = now, intended
+		case d.measured && intended-l.wakeFirstDue <= l.coalesce:
 			l.together++
 		}
-		l.sentAt = now
 		l.next += l.stride
 		l.begin(c, d, now)
 	}

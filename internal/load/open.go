@@ -197,8 +197,8 @@ type openWindow struct {
 type sendingEnd struct {
 	pacerEnd
 	stride int64
-	// together counts measured sends that went out at a wake-up after another (the event loop
-	// only: sends coalesced, or caught up after a late wake-up).
+	// together counts measured sends that a coalesce window sent at a wake-up after another (the
+	// event loop only).
 	together int64
 }
 

@@ -243,9 +243,9 @@ type Schedule struct {
 	// keep the same schedule by different means (the event loop sends those due within 100 µs
 	// together), so a result says which, and a comparison of two says when they differ.
 	Sender string
-	// Together counts the measured sends the event loop sent at a wake-up after another: those
-	// a coalesce window sent together (and any caught up after a late wake-up). Not recorded in
-	// results: it tells the run whether a window the user asked for sent anything together.
+	// Together counts the measured sends a coalesce window sent at a wake-up after another (the
+	// event loop; sends caught up after a late wake-up, due further apart, are not counted). Not
+	// recorded in results: it tells the run whether a window the user asked for did anything.
 	Together int64
 }
 
