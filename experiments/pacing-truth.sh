@@ -58,6 +58,7 @@
 # Without /usr/bin/time the generator's CPU is read by python3 from the same kernel account
 # (resource.getrusage of the finished child).
 set -euo pipefail
+. "$(dirname "$0")/lib/recording.sh"
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [rounds] [seconds] [rates...]" >&2; exit 2; }
 out=$1; rounds=${2:-3}; secs=${3:-8}; shift; shift $(( $# < 2 ? $# : 2 ))
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(2000 5000 10000)
@@ -71,11 +72,7 @@ for need in "${needs[@]}"; do
   command -v "$need" >/dev/null || { echo "$need not found" >&2; exit 2; }
 done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs: the server on CPU $server_cpus, the generator on CPU $gen_cpus" >&2; exit 2; }
-if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
-  echo "$out exists and is not empty: name a new results directory" >&2; exit 2
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(new_results_dir "$out")
 
 tools=()
 for t in ${TOOLS:-authzbench oha k6}; do
@@ -99,18 +96,7 @@ for t in ${TOOLS:-authzbench oha k6}; do
 done
 [ ${#tools[@]} -gt 0 ] || { echo "no generator to run" >&2; exit 2; }
 
-cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-if [ -n "${AUTHZBENCH:-}" ]; then
-  ab=$(cd "$(dirname "$AUTHZBENCH")" && pwd)/$(basename "$AUTHZBENCH")
-  [ -x "$ab" ] || { echo "AUTHZBENCH=$AUTHZBENCH is no executable" >&2; exit 2; }
-else
-  CGO_ENABLED=0 go build -o "$work/authzbench" ./cmd/authzbench
-  ab="$work/authzbench"
-fi
+prepare_authzbench
 # timer OUTFILE COMMAND...: runs COMMAND and writes its user and system CPU seconds to OUTFILE.
 if [ -x /usr/bin/time ]; then
   timer() { local o=$1; shift; /usr/bin/time -f '%U %S' -o "$o" "$@"; }
@@ -139,24 +125,6 @@ const body = JSON.stringify({ input: {} });
 const params = { headers: { 'Content-Type': 'application/json' } };
 export default function () { http.post(`${__ENV.URL}/v1/data/nop`, body, params); }
 JS
-
-# serve NAME RATE: starts a recording server on its CPUs; sets server_pid and url.
-serve() {
-  taskset -c "$server_cpus" "$ab" calibrate --serve 127.0.0.1:0 --pacing-rate "$2" --pacing-skip 1s \
-    --pacing-out "$out/$1.pacing.json" >"$out/$1.server.out" 2>"$out/$1.server.err" &
-  server_pid=$!
-  url=""
-  for _ in $(seq 100); do
-    # The shell that starts the server in the background may not have created its stderr file
-    # yet: read it only once it exists, or set -e ends the script on sed's complaint.
-    if [ -f "$out/$1.server.err" ]; then
-      url=$(sed -n 's/.*trivial server on \(127\.0\.0\.1:[0-9]*\).*/http:\/\/\1/p' "$out/$1.server.err")
-      [ -n "$url" ] && return 0
-    fi
-    sleep 0.1
-  done
-  echo "the recording server for $1 did not start: $(cat "$out/$1.server.err")" >&2; exit 1
-}
 
 # generate TOOL NAME RATE: drives the server from the generator's CPUs, timed; returns the
 # generator's status.
@@ -224,12 +192,10 @@ for r in $(seq "$rounds"); do
   for rate in "${rates[@]}"; do
     for tool in "${tools[@]}"; do
       name="$r-$rate-${tool/:/-}"
-      serve "$name" "$rate"
+      start_recording_server "$name" "$server_cpus" --pacing-rate "$rate" --pacing-skip 1s
       status=0
       generate "$tool" "$name" "$rate" || status=$?
-      kill "$server_pid"
-      wait "$server_pid" || echo "# $name: the server exited with status $?: $(tail -1 "$out/$name.server.err")" | tee -a "$out/table.txt" >&2
-      server_pid=""
+      stop_recording_server "$name"
       row "$name" "$tool" "$rate" "$r" "$status" | tee -a "$out/table.txt"
     done
   done

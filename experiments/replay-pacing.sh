@@ -31,6 +31,7 @@
 # Needs go (or AUTHZBENCH, a prebuilt binary), taskset and python3; 2 CPUs at least. The pins,
 # as taskset's lists: SERVER_CPUS (default 1), GEN_CPUS (default 0); CONNS (default 64).
 set -euo pipefail
+. "$(dirname "$0")/lib/recording.sh"
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [rounds] [seconds] [speeds...]" >&2; exit 2; }
 out=$1; rounds=${2:-3}; secs=${3:-10}; shift; shift $(( $# < 2 ? $# : 2 ))
 speeds=("$@"); [ ${#speeds[@]} -gt 0 ] || speeds=(1 2 5)
@@ -45,24 +46,9 @@ done
 case $rounds$secs in *[!0-9]*) echo "rounds and seconds are whole numbers, got $rounds and $secs" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] && [ "$secs" -ge 1 ] || { echo "rounds and seconds must be at least 1" >&2; exit 2; }
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs: the server on CPU $server_cpus, the replay on CPU $gen_cpus" >&2; exit 2; }
-if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
-  echo "$out exists and is not empty: name a new results directory" >&2; exit 2
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(new_results_dir "$out")
 
-cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-if [ -n "${AUTHZBENCH:-}" ]; then
-  ab=$(cd "$(dirname "$AUTHZBENCH")" && pwd)/$(basename "$AUTHZBENCH")
-  [ -x "$ab" ] || { echo "AUTHZBENCH=$AUTHZBENCH is no executable" >&2; exit 2; }
-else
-  CGO_ENABLED=0 go build -o "$work/authzbench" ./cmd/authzbench
-  ab="$work/authzbench"
-fi
+prepare_authzbench
 
 # The log: secs × 1,000 events, 1 ms apart, from the nop workload's inputs.
 "$ab" workloads export nop "$work/nop" >/dev/null
@@ -78,21 +64,6 @@ with open(sys.argv[2], "x") as f:
                             "input": inputs[k % len(inputs)], "result": True, "timestamp": ts}) + "\n")
 PY
 policy="$work/nop/nop.rego"
-
-# serve NAME SPEED: starts a recording server judging against the log at SPEED; sets server_pid
-# and url.
-serve() {
-  taskset -c "$server_cpus" "$ab" calibrate --serve 127.0.0.1:0 --pacing-schedule "$log" --pacing-speed "$2" \
-    --pacing-skip-requests 1 --pacing-out "$out/$1.pacing.json" >"$out/$1.server.out" 2>"$out/$1.server.err" &
-  server_pid=$!
-  url=""
-  for _ in $(seq 300); do
-    url=$(sed -n 's/.*trivial server on \(127\.0\.0\.1:[0-9]*\).*/http:\/\/\1/p' "$out/$1.server.err")
-    [ -n "$url" ] && return 0
-    sleep 0.1
-  done
-  echo "the recording server for $1 did not start: $(cat "$out/$1.server.err")" >&2; exit 1
-}
 
 # row NAME SPEED ROUND STATUS: one line of the table from the server's report and the result.
 row() {
@@ -129,14 +100,12 @@ PY
 for r in $(seq "$rounds"); do
   for speed in "${speeds[@]}"; do
     name="$r-$speed"
-    serve "$name" "$speed"
+    start_recording_server "$name" "$server_cpus" --pacing-schedule "$log" --pacing-speed "$speed" --pacing-skip-requests 1
     status=0
     taskset -c "$gen_cpus" "$ab" run --target opa/server --url "$url" --decision-log "$log" --policy "$policy" \
       --speed "$speed" --connections "$conns" --generator-procs 1 --no-progress --format json \
       -o "$out/$name.result.json" >"$out/$name.out" 2>"$out/$name.err" || status=$?
-    kill "$server_pid"
-    wait "$server_pid" || echo "# $name: the server exited with status $?: $(tail -1 "$out/$name.server.err")" | tee -a "$out/table.txt" >&2
-    server_pid=""
+    stop_recording_server "$name"
     row "$name" "$speed" "$r" "$status" | tee -a "$out/table.txt"
   done
 done

@@ -22,6 +22,7 @@
 #
 # Needs perf, taskset, /usr/bin/time, python3, and go unless AUTHZBENCH names a built binary.
 set -euo pipefail
+. "$(dirname "$0")/lib/recording.sh"
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [seconds] [rate[:coalesce]...]" >&2; exit 2; }
 out=$1; secs=${2:-8}; shift $(( $# < 2 ? $# : 2 ))
 points=("$@"); [ ${#points[@]} -gt 0 ] || points=(2000 5000 10000)
@@ -35,24 +36,9 @@ for need in "${needs[@]}"; do
   command -v "$need" >/dev/null || { echo "$need not found" >&2; exit 2; }
 done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs: the server on CPU 1, the generator on CPU 0" >&2; exit 2; }
-if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
-  echo "$out exists and is not empty: name a new results directory" >&2; exit 2
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(new_results_dir "$out")
 
-cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-if [ -n "${AUTHZBENCH:-}" ]; then
-  ab=$(cd "$(dirname "$AUTHZBENCH")" && pwd)/$(basename "$AUTHZBENCH")
-  [ -x "$ab" ] || { echo "AUTHZBENCH=$AUTHZBENCH is no executable" >&2; exit 2; }
-else
-  CGO_ENABLED=0 go build -o "$work/authzbench" ./cmd/authzbench
-  ab="$work/authzbench"
-fi
+prepare_authzbench
 
 cat >"$work/classify.py" <<'PY'
 import collections, json, re, sys
@@ -107,27 +93,14 @@ PY
 for p in "${points[@]}"; do
   rate=${p%%:*}; coalesce=0; [[ $p = *:* ]] && coalesce=${p#*:}
   name=$rate; [ "$coalesce" = 0 ] || name=$rate-$coalesce
-  taskset -c 1 "$ab" calibrate --serve 127.0.0.1:0 --pacing-rate "$rate" --pacing-skip 1s \
-    --pacing-out "$out/$name.pacing.json" >"$out/$name.server.out" 2>"$out/$name.server.err" &
-  server_pid=$!
-  url=""
-  for _ in $(seq 100); do
-    if [ -f "$out/$name.server.err" ]; then
-      url=$(sed -n 's/.*trivial server on \(127\.0\.0\.1:[0-9]*\).*/http:\/\/\1/p' "$out/$name.server.err")
-      [ -n "$url" ] && break
-    fi
-    sleep 0.1
-  done
-  [ -n "$url" ] || { echo "the recording server for $name did not start" >&2; exit 1; }
+  start_recording_server "$name" 1 --pacing-rate "$rate" --pacing-skip 1s
   # time is perf's child and times authzbench alone; perf's interrupts land in that time.
   taskset -c 0 perf record -q -e cpu-clock -F 4000 -g -o "$work/$name.data" -- \
     /usr/bin/time -f '%U %S' -o "$out/$name.time" \
     "$ab" run --target opa/server --url "$url" --workload nop --rate "$rate" --coalesce "$coalesce" \
     --connections 64 --warmup 1s --duration "${secs}s" --generator-procs 1 --no-progress \
     --format json -o "$out/$name.result.json" >"$out/$name.out" 2>"$out/$name.err"
-  kill "$server_pid"
-  wait "$server_pid" || echo "# $name: the server exited with status $?: $(tail -1 "$out/$name.server.err")" | tee -a "$out/table.txt" >&2
-  server_pid=""
+  stop_recording_server "$name"
   perf script -i "$work/$name.data" 2>/dev/null >"$work/$name.stacks"
   python3 "$work/classify.py" "$work/$name.stacks" "$out/$name.time" "$out/$name.pacing.json" "$name" \
     | tee "$out/$name.cost.txt" | tee -a "$out/table.txt"
