@@ -11,6 +11,8 @@
 #   half:   server on CPUs 8-15, generator on CPUs 0-7, 64 connections, 8 generator procs;
 #           20,000 50,000 100,000 200,000 req/s
 #   wide:   as half with 256 connections (oha too), for rates that 64 connections cannot carry
+# Tools: TOOLS as pacing-truth.sh takes them, by default "authzbench coalesced:100us oha" (each
+# send at its own time, sends due within 100 µs together, and oha where found).
 # Each setting writes RESULTS_DIR/SETTING/ (table.txt and the per-run files of pacing-truth.sh).
 # RESULTS_DIR must not exist, or be empty. Needs taskset and python3; oha where found.
 set -euo pipefail
@@ -21,6 +23,7 @@ if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
   echo "$out exists and is not empty: name a new results directory" >&2; exit 2
 fi
 here=$(dirname "$0")
+export TOOLS=${TOOLS:-authzbench coalesced:100us oha}
 SERVER_CPUS=1 GEN_CPUS=0 CONNS=64 GEN_PROCS=1 \
   "$here/pacing-truth.sh" "$out/small" "$rounds" "$secs" 2000 5000 10000
 SERVER_CPUS=8-15 GEN_CPUS=0-7 CONNS=64 GEN_PROCS=8 \
