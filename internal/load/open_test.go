@@ -195,8 +195,13 @@ func openLoopKnownServiceTime(t *testing.T, e openEngine) {
 	p50 := time.Duration(out.Recorder.OK.ValueAtQuantile(50))
 	t.Logf("p50 %s, uncorrected p50 %s, lateness p50 %s p90 %s p99 %s", p50, time.Duration(out.Recorder.Uncorrected.ValueAtQuantile(50)),
 		time.Duration(out.Recorder.Lateness.ValueAtQuantile(50)), time.Duration(out.Recorder.Lateness.ValueAtQuantile(90)), time.Duration(out.Recorder.Lateness.ValueAtQuantile(99)))
-	if p50 < 2*time.Millisecond || p50 > 2600*time.Microsecond {
-		t.Errorf("p50 %s for a 2 ms service time, want 2.0 to 2.6 ms", p50)
+	// The server's own time is 2 ms and more: a timed sleep on a busy machine (the race
+	// detector's CI run, other packages' tests) overshoots, and the reply read from the actual
+	// send showed 2.66 ms there. What the generator adds to it, its median lateness, is what is
+	// held tight; 5 ms guards against latency counted from the wrong time.
+	uncorrected := time.Duration(out.Recorder.Uncorrected.ValueAtQuantile(50))
+	if p50 < 2*time.Millisecond || p50 > 5*time.Millisecond || p50-uncorrected > 600*time.Microsecond {
+		t.Errorf("p50 %s (from the actual send %s) for a 2 ms service time, want 2 to 5 ms and at most 0.6 ms above the actual send's", p50, uncorrected)
 	}
 	// On a quiet machine the generator is late for well under 1 % of sends; tests share the
 	// cores with other packages' tests (on a busy 2-core machine 10 to 18 % of sends started
