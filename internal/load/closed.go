@@ -101,7 +101,13 @@ warm:
 measure:
 	for {
 		select {
-		case <-allDone: // request budget spent
+		case <-allDone:
+			// The workers are done when their budget is spent, and when the run is stopped: with
+			// both at hand (this goroutine was away at the stop), select may take either, and a
+			// stopped run must not read as whole.
+			if ctx.Err() != nil && !budgetSpent(recorders, quotas) {
+				stopped = context.Cause(ctx)
+			}
 			break measure
 		case <-deadline:
 			if c.Requests > 0 {
@@ -122,6 +128,17 @@ measure:
 	live(false, measureStart)
 	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped,
 		UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: measureStart}
+}
+
+// budgetSpent reports whether the workers, done, recorded every request of their quotas (a
+// request budget; without one, quotas are 0 and nothing ends a run but its time or a stop).
+func budgetSpent(recorders []*metrics.Recorder, quotas []int64) bool {
+	var asked, done int64
+	for id, r := range recorders {
+		asked += quotas[id]
+		done += int64(r.Requests())
+	}
+	return asked > 0 && done >= asked
 }
 
 // group runs load workers and says when all have returned.

@@ -173,6 +173,34 @@ func TestCancelStopsAndKeepsWhatWasMeasured(t *testing.T) {
 	}
 }
 
+// Workers also return when the run is stopped, so the run can find its workers done and its
+// stop both at hand; which it takes first must not matter: a stopped run is always reported
+// stopped, never as one whose budget was spent (CI saw an interrupted run written as whole
+// once, a busy machine having kept the run's own goroutine off the CPU at the stop). Here the
+// stop comes while the run's goroutine is away (reporting progress) until the workers are done:
+// back, it has both at hand, and Go's select picks one at random.
+func TestCancelIsReportedWhateverTheWorkersDoFirst(t *testing.T) {
+	for try := range 12 {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		away := func(Progress) {
+			cancel(errors.New("interrupted by test"))
+			time.Sleep(20 * time.Millisecond) // the workers see the stop and return meanwhile
+		}
+		out := Spec{Workers: 2, Duration: time.Minute}.Run(ctx, &fakeTarget{seen: map[int]int{}}, inputs(4), away)
+		if out.Stopped == nil {
+			t.Fatalf("try %d: a run stopped after its first progress report was reported whole", try)
+		}
+	}
+	// A budget spent is a run whole, even when the stop comes as the last worker returns.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	f := &fakeTarget{seen: map[int]int{}}
+	out := Spec{Workers: 2, Requests: 100, MaxTime: time.Minute}.Run(ctx, f, inputs(4), nil)
+	cancel(errors.New("interrupted by test"))
+	if out.Stopped != nil || out.Recorder.Requests() != 100 {
+		t.Errorf("a spent budget of 100: %d requests, stopped %v", out.Recorder.Requests(), out.Stopped)
+	}
+}
+
 func TestTargetDeathStopsTheRun(t *testing.T) {
 	f := &fakeTarget{seen: map[int]int{}, delay: time.Millisecond, died: make(chan struct{})}
 	f.diedErr = errors.New("server exited")

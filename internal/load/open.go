@@ -125,6 +125,20 @@ wait:
 	for {
 		select {
 		case <-allDone:
+			// The senders are done when every send went out and was answered, and when the run
+			// is stopped: with both at hand (this goroutine was away at the stop), select may
+			// take either, and a stopped run must not read as whole, its never-sent sends
+			// charged as unsent. A sender cut short stopped short of the last send.
+			if ctx.Err() != nil {
+				for _, e := range ends() {
+					if e.next < pastLast {
+						stopped = context.Cause(ctx)
+						if e.at.After(stoppedAt) {
+							stoppedAt = e.at
+						}
+					}
+				}
+			}
 			break wait
 		case <-warmTimer.C:
 			usageStart, measuring = metrics.SelfUsage(), true

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -182,6 +183,31 @@ func TestOpenLoopStallAtTheEdges(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A stopped run reads as stopped whichever the run's goroutine finds first, the senders done
+// or the stop: here the stop comes while it is away (reporting progress) until the senders
+// have ended, and Go's select picks either at random. Found in the closed loop (an interrupted
+// run written as whole); the open loop would have charged every send of the rest of the
+// window as unsent.
+func TestOpenLoopStopIsReportedWhateverTheSendersDoFirst(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e openEngine) {
+		target := e.serve(t, &stallingTarget{})
+		for try := range 8 {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			away := func(Progress) {
+				cancel(errors.New("interrupted by test"))
+				time.Sleep(50 * time.Millisecond) // the senders see the stop and end meanwhile
+			}
+			out := Spec{Rate: 200, Connections: 4, Duration: time.Minute, Timeout: time.Second}.Run(ctx, target, inputs(4), away)
+			if out.Stopped == nil {
+				t.Fatalf("try %d: a run stopped at its first progress report was reported whole: %+v", try, *out.Schedule)
+			}
+			if out.Schedule.Unsent > 20 || out.Elapsed > 5*time.Second {
+				t.Errorf("try %d: stopped after ~250 ms of a minute, yet %d sends charged unsent over %s", try, out.Schedule.Unsent, out.Elapsed)
+			}
+		}
+	})
 }
 
 func TestOpenLoopKnownServiceTime(t *testing.T) {
