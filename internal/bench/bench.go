@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
@@ -84,6 +85,19 @@ func Execute(ctx context.Context, p *Plan, o Options, doc *result.Document) (err
 		fit.Refit(doc)
 	}()
 	o.Common.Prepared = p.Prepared
+	if warn := o.Warn; warn != nil {
+		// A target's warning holds for every workload and repetition it runs: said once.
+		var mu sync.Mutex
+		said := map[string]bool{}
+		o.Warn = func(msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !said[msg] {
+				said[msg] = true
+				warn(msg)
+			}
+		}
+	}
 	for _, w := range workloads {
 		for _, warning := range w.CedarWarnings() {
 			if o.Warn != nil {
@@ -344,6 +358,11 @@ func (sl *slot) start(ctx context.Context) error {
 	}
 	sl.started = true
 	sl.recordSUT()
+	if w, ok := sl.tg.(interface{ Warnings() []string }); ok && sl.o.Warn != nil {
+		for _, msg := range w.Warnings() {
+			sl.o.Warn(fmt.Sprintf("target %s: %s", sl.run.Target, msg))
+		}
+	}
 	if pid := sl.run.SUT.PID; pid != 0 {
 		// What the kernel says the server may run on, whoever set it: our pinning, a taskset
 		// around authzbench (which a server started unpinned inherits), a cgroup.

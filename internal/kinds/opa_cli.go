@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -61,7 +62,7 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
-	if t.opa, err = opaCommand(t.cfg.OPABin); err != nil {
+	if t.opa, err = cliOPACommand(t.cfg.OPABin); err != nil {
 		return err
 	}
 	if t.version, err = opaVersion(ctx, t.opa); err != nil {
@@ -85,6 +86,28 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 		t.in[i] = in.JSON
 	}
 	return nil
+}
+
+// cliOPACommand is the OPA that opa/cli runs once per decision: the one the user named, else
+// authzbench-opa beside authzbench, else authzbench itself as OPA, whose start-up (every
+// engine's package inits) each decision then pays (Warnings says so).
+func cliOPACommand(bin string) (sut.OPA, error) {
+	if bin == "" {
+		if o, ok := sut.BesideOPA(); ok {
+			return o, nil
+		}
+	}
+	return opaCommand(bin)
+}
+
+// Warnings says when each decision pays authzbench's own start-up: the process that ran is
+// authzbench itself as OPA.
+func (t *opaCLI) Warnings() []string {
+	if len(t.opa.Prefix) == 0 {
+		return nil
+	}
+	return []string{"opa/cli ran authzbench itself as opa, so each decision pays authzbench's start-up (the package inits of every engine it links): an `opa eval` took about 40 ms where the opa binary's takes about 13 ms on the 2-core machine (docs/benchmarks.md); build " +
+		opacli.Command + " beside authzbench (go build -o DIR ./cmd/authzbench ./cmd/authzbench-opa) or give --opa-bin"}
 }
 
 func (t *opaCLI) Worker() Decider { return &cliWorker{t: t} }

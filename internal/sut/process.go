@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +36,26 @@ func SelfOPA() (OPA, error) {
 		return OPA{}, fmt.Errorf("find own executable to run OPA: %w", err)
 	}
 	return OPA{Path: self, Prefix: []string{opacli.Arg}}, nil
+}
+
+// BesideOPA runs opacli.Command where it lies beside this executable (built with it: go build
+// -o DIR ./cmd/authzbench ./cmd/authzbench-opa); ok is false where there is none.
+func BesideOPA() (o OPA, ok bool) {
+	self, err := os.Executable()
+	if err != nil {
+		return OPA{}, false
+	}
+	return OPABeside(self)
+}
+
+// OPABeside is BesideOPA for the executable exe: an executable regular file opacli.Command in
+// exe's folder.
+func OPABeside(exe string) (o OPA, ok bool) {
+	p := filepath.Join(filepath.Dir(exe), opacli.Command)
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return OPA{}, false
+	}
+	return OPA{Path: p}, true
 }
 
 // ExternalOPA runs the opa binary at path, after checking that it exists and answers `version`
