@@ -15,6 +15,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/plugins"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/runtime"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/util"
 	"google.golang.org/grpc/codes"
@@ -41,6 +42,11 @@ type OPAConfig struct {
 	query string
 	tls   *tls.Config
 }
+
+// The plugin is registered wherever this package is linked (authzbench, and its tests' OPA
+// processes), before any OPA reads its configuration: a plugin configured but not registered
+// is an error to OPA.
+func init() { runtime.RegisterPlugin(PluginName, OPAFactory{}) }
 
 // OPAFactory makes the plugin for OPA's runtime (runtime.RegisterPlugin).
 type OPAFactory struct{}

@@ -1,9 +1,11 @@
 // Package opacli links OPA's own command tree (opa eval, opa run, opa bench ...) into
 // authzbench, so the CLI and server modes run the real OPA without anything to install.
 //
-// OPA runs with authzbench's Envoy ext_authz plugin registered (extauthz.PluginName), as
-// OPA-Envoy's opa binary runs with its own: configured with --set plugins.<name>.addr=...,
-// it serves Envoy's gRPC Check API beside OPA's REST API.
+// In authzbench, OPA runs with authzbench's Envoy ext_authz plugin registered (package extauthz
+// registers it when linked), as OPA-Envoy's opa binary runs with its own: configured with --set
+// plugins.<name>.addr=..., it serves Envoy's gRPC Check API beside OPA's REST API. The slim
+// authzbench-opa links OPA alone, without it: opa/cli needs no plugin, and each of its processes
+// would pay the plugin's imports' start-up.
 //
 // authzbench starts OPA by executing itself with "opa" as its first argument; test binaries do
 // the same through DispatchIfAsked in their TestMain.
@@ -12,12 +14,8 @@ package opacli
 import (
 	"errors"
 	"os"
-	"sync"
 
 	opacmd "github.com/open-policy-agent/opa/cmd"
-	"github.com/open-policy-agent/opa/v1/runtime"
-
-	"github.com/authzbench/authzbench/internal/extauthz"
 )
 
 // Arg is the first argument that turns an authzbench (or test) process into OPA.
@@ -31,7 +29,6 @@ const Command = "authzbench-opa"
 
 // Main runs OPA's command line with args (without the leading "opa") and returns its exit code.
 func Main(args []string) int {
-	registerPlugins.Do(func() { runtime.RegisterPlugin(extauthz.PluginName, extauthz.OPAFactory{}) })
 	root := opacmd.RootCommand
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
@@ -43,10 +40,6 @@ func Main(args []string) int {
 	}
 	return 0
 }
-
-// registerPlugins adds authzbench's plugins to OPA's runtime once, before OPA reads its
-// configuration: a plugin configured but not registered is an error to OPA.
-var registerPlugins sync.Once
 
 // DispatchIfAsked runs OPA and exits when the process was started as "<self> opa ...". Call it
 // first thing in main and in the TestMain of packages whose tests start OPA processes.
