@@ -358,7 +358,7 @@ func (sl *slot) start(ctx context.Context) error {
 	}
 	sl.started = true
 	sl.recordSUT()
-	if w, ok := sl.tg.(interface{ Warnings() []string }); ok && sl.o.Warn != nil {
+	if w, ok := sl.tg.(kinds.Warned); ok && sl.o.Warn != nil {
 		for _, msg := range w.Warnings() {
 			sl.o.Warn(fmt.Sprintf("target %s: %s", sl.run.Target, msg))
 		}

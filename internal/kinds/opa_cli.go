@@ -100,13 +100,13 @@ func cliOPACommand(bin string) (sut.OPA, error) {
 	return opaCommand(bin)
 }
 
-// Warnings says when each decision pays authzbench's own start-up: the process that ran is
-// authzbench itself as OPA.
+// Warnings (Warned) says when each decision pays authzbench's own start-up: the process that
+// ran is authzbench itself as OPA.
 func (t *opaCLI) Warnings() []string {
 	if len(t.opa.Prefix) == 0 {
 		return nil
 	}
-	return []string{"opa/cli ran authzbench itself as opa, so each decision pays authzbench's start-up (the package inits of every engine it links): an `opa eval` took about 40 ms where the opa binary's takes about 13 ms on the 2-core machine (docs/benchmarks.md); build " +
+	return []string{"opa/cli ran authzbench itself as opa, so each decision pays authzbench's start-up (the package inits of every engine it links): an `opa eval` took 36-38 ms where the opa binary's took 11-15 ms on a 2-core machine (docs/benchmarks.md); build " +
 		opacli.Command + " beside authzbench (go build -o DIR ./cmd/authzbench ./cmd/authzbench-opa) or give --opa-bin"}
 }
 

@@ -37,6 +37,12 @@ type Target interface {
 	Stop(ctx context.Context) error
 }
 
+// Warned is a started target that has something to tell the user about what its figures hold
+// (opa/cli running authzbench itself as OPA); the run says each warning once.
+type Warned interface {
+	Warnings() []string
+}
+
 // Decider answers one decision for input number i of the workload.
 type Decider interface {
 	Decide(ctx context.Context, i int) verify.Outcome

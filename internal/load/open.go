@@ -127,16 +127,19 @@ wait:
 		case <-allDone:
 			// The senders are done when every send went out and was answered, and when the run
 			// is stopped: with both at hand (this goroutine was away at the stop), select may
-			// take either, and a stopped run must not read as whole, its never-sent sends
-			// charged as unsent. A sender cut short stopped short of the last send.
+			// take either, and a stopped run must not read as whole (its never-sent sends
+			// charged as unsent, or its last answers' wait cut short unsaid), as the stop's own
+			// case below has it. Sending stopped when the last sender cut short stopped; with
+			// none cut short, the stop ended the wait for the last answers, now.
 			if ctx.Err() != nil {
+				stopped = context.Cause(ctx)
 				for _, e := range ends() {
-					if e.next < pastLast {
-						stopped = context.Cause(ctx)
-						if e.at.After(stoppedAt) {
-							stoppedAt = e.at
-						}
+					if e.next < pastLast && e.at.After(stoppedAt) {
+						stoppedAt = e.at
 					}
+				}
+				if stoppedAt.IsZero() {
+					stoppedAt = time.Now()
 				}
 			}
 			break wait

@@ -207,6 +207,20 @@ func TestOpenLoopStopIsReportedWhateverTheSendersDoFirst(t *testing.T) {
 				t.Errorf("try %d: stopped after ~250 ms of a minute, yet %d sends charged unsent over %s", try, out.Schedule.Unsent, out.Elapsed)
 			}
 		}
+		// Every send out within 100 ms, their answers 1.5 s away: the stop cuts the wait for them
+		// short, and the run says so rather than reading as whole with answers missing.
+		slow := e.serve(t, &stallingTarget{service: 1500 * time.Millisecond})
+		for try := range 3 {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			away := func(Progress) {
+				cancel(errors.New("interrupted by test"))
+				time.Sleep(50 * time.Millisecond)
+			}
+			out := Spec{Rate: 40, Connections: 8, Duration: 100 * time.Millisecond, Timeout: 5 * time.Second}.Run(ctx, slow, inputs(4), away)
+			if out.Stopped == nil {
+				t.Fatalf("try %d: a run stopped while its answers were awaited was reported whole: %+v", try, *out.Schedule)
+			}
+		}
 	})
 }
 

@@ -240,8 +240,8 @@ type Schedule struct {
 	// short of CPU), as opposed to sends that waited because every connection was busy.
 	GeneratorLate int64
 	// Sender is the open-loop engine that sent: SenderEventLoop or SenderGoroutines. The two
-	// keep the same schedule by different means (the event loop sends those due within 100 µs
-	// together), so a result says which, and a comparison of two says when they differ.
+	// keep the same schedule by different means (the event loop can send those due within a
+	// coalesce window together), so a result says which, and a comparison of two says when they differ.
 	Sender string
 	// Together counts the measured sends a coalesce window sent at a wake-up after another (the
 	// event loop; sends caught up after a late wake-up, due further apart, are not counted). Not
