@@ -11,14 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/authzbench/authzbench/internal/cedarserver"
-	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/sut"
 
 	// The engines authzbench measures, with their target kinds: each registers itself
 	// (engine.Register, kinds.Register); a new engine is one more line in package all.
 	_ "github.com/authzbench/authzbench/internal/engine/all"
-	"github.com/authzbench/authzbench/internal/engine/openfga"
 )
 
 // Exit statuses, so scripts can tell a bad invocation from a run that found errors.
@@ -69,9 +67,7 @@ func exitFor(ctx context.Context, runErr, writeErr error, nothingRan bool) error
 func main() {
 	// "authzbench opa ..." is OPA itself; dispatch before building our own command tree so a
 	// per-decision `opa eval` process pays as little start-up as the real opa binary.
-	opacli.DispatchIfAsked()
-	cedarserver.DispatchIfAsked()
-	openfga.DispatchIfAsked() // "authzbench openfga run ..." is OpenFGA's server, assembled as its run command does
+	engine.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()
 	// Thousands of connections need thousands of descriptors; a failure leaves the limit as it
@@ -129,7 +125,8 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCommand(stdout, stderr), newCalibrateCommand(stdout, stderr), newCapacityCommand(stdout, stderr), newReportCommand(stdout), newWorkloadsCommand(stdout, stderr),
-		newVersionCommand(stdout), newOPACommand(), newOpenFGACommand(), newCedarServerCommand(stderr))
+		newVersionCommand(stdout))
+	root.AddCommand(newEngineCommands(stderr)...)
 	root.AddCommand(newCompareCommand(stdout))
 	root.AddCommand(newABCommand(stdout, stderr))
 	root.AddCommand(newProfileCommand(stdout, stderr))
@@ -139,66 +136,26 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 	return root
 }
 
-func newOPACommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "opa [opa arguments]",
-		Short: "Run OPA's own command line, linked into authzbench (opa eval, opa run, opa bench ...)",
-		Long: `authzbench links in OPA's command tree, so nothing has to be installed to run it:
-'authzbench opa eval', 'authzbench opa run --server' and 'authzbench opa bench' behave exactly
-as the opa binary of the linked version does. The opa/cli and opa/server targets run it.`,
-		Example: `  authzbench opa version
-  authzbench opa eval --data policy.rego --stdin-input 'data.authz.allow' < input.json`,
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := opacli.Main(args); code != 0 {
-				return &exitError{code, fmt.Errorf("opa exited with status %d", code)}
-			}
-			return nil
-		},
+// newEngineCommands lists the programs engines run inside authzbench ("authzbench opa ...",
+// "authzbench cedar-server ...") in the help. main has already handed a process started as one
+// to it (engine.DispatchIfAsked); this runs it the same way for a caller that reaches cobra (a
+// test's runMain).
+func newEngineCommands(stderr io.Writer) []*cobra.Command {
+	var out []*cobra.Command
+	for _, c := range engine.Commands() {
+		out = append(out, &cobra.Command{
+			Use:                c.Use,
+			Short:              c.Short,
+			Long:               c.Long,
+			Example:            c.Example,
+			DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if code := c.Main(args, stderr); code != 0 {
+					return &exitError{code, fmt.Errorf("%s exited with status %d", c.Arg, code)}
+				}
+				return nil
+			},
+		})
 	}
-}
-
-// newOpenFGACommand lists `authzbench openfga` in the help. main has already handed a process
-// started as "authzbench openfga ..." to OpenFGA's command line (openfga.DispatchIfAsked); this
-// runs it the same way for a caller that reaches cobra (a test's runMain).
-func newOpenFGACommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   openfga.Arg + " run|version [flags]",
-		Short: "Run OpenFGA's server, assembled from OpenFGA's packages linked into authzbench (the openfga/server target runs it)",
-		Long: `authzbench links in OpenFGA's server packages, so 'authzbench openfga run' serves OpenFGA's
-HTTP and gRPC APIs over its memory datastore with nothing installed. Its flags are OpenFGA's own
-names and defaults for everything on the Check path; any other OpenFGA setting is refused by
-name: for those, run OpenFGA's own binary (run --openfga-bin PATH starts it for openfga/server).`,
-		Example: `  authzbench openfga run --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:8081
-  authzbench openfga version`,
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := openfga.Main(args); code != 0 {
-				return &exitError{code, fmt.Errorf("openfga exited with status %d", code)}
-			}
-			return nil
-		},
-	}
-}
-
-func newCedarServerCommand(stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   cedarserver.Arg + " --policies FILE [--entities FILE] [--schema FILE] [--addr HOST:PORT]",
-		Short: "Serve a Cedar policy set over HTTP (Cedar ships no server; the cedar/server target runs this)",
-		Long: `Cedar ships no server, so authzbench serves cedar-go itself, in its own process, over a small
-JSON API (docs/cedar-server.md): POST /v1/is_authorized with principal, action, resource,
-context and optional per-request entities, answered with the decision and the ids of the
-policies that determined it. The cedar/server target starts it; run it yourself to put your
-own load tool in front of Cedar.`,
-		Example: `  authzbench cedar-server --policies policy.cedar --entities entities.json --schema app.cedarschema
-  curl -s localhost:8181/v1/is_authorized -d '{"principal":{"type":"User","id":"alice"},
-    "action":{"type":"Action","id":"view"},"resource":{"type":"Photo","id":"p1"},"context":{}}'`,
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := cedarserver.Main(args, stderr); code != 0 {
-				return &exitError{code, fmt.Errorf("%s exited with status %d", cedarserver.Arg, code)}
-			}
-			return nil
-		},
-	}
+	return out
 }

@@ -17,20 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/cedarserver"
 	"github.com/authzbench/authzbench/internal/engine/all/alltest"
-	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
-// TestMain lets the test binary stand in for authzbench: as OPA ("<self> opa ..."), as every
-// other engine's server program (alltest) and, with
-// AUTHZBENCH_TEST_MAIN=1, as the authzbench command itself, so tests can run it as a process
+// TestMain lets the test binary stand in for authzbench: as every engine's program ("<self> opa
+// ...") and server program (alltest) and, with AUTHZBENCH_TEST_MAIN=1, as the authzbench command itself, so tests can run it as a process
 // and send it signals.
 func TestMain(m *testing.M) {
-	opacli.DispatchIfAsked()
-	cedarserver.DispatchIfAsked()
 	alltest.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()

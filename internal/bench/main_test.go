@@ -5,18 +5,14 @@ import (
 	"os"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/cedarserver"
 	_ "github.com/authzbench/authzbench/internal/engine/all" // every engine and kind the command links
 	"github.com/authzbench/authzbench/internal/engine/all/alltest"
-	"github.com/authzbench/authzbench/internal/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // TestMain lets this test binary serve as OPA for the cli and server targets ("<self> opa ..."),
 // as the trivial server of calibrate, and as every other engine's server program.
 func TestMain(m *testing.M) {
-	opacli.DispatchIfAsked()
-	cedarserver.DispatchIfAsked()
 	alltest.DispatchIfAsked()
 	sut.DispatchPinIfAsked()
 	sut.DispatchTrivialIfAsked()

@@ -47,15 +47,6 @@ const Path = "/v1/is_authorized"
 // maxBody bounds a request body; a request with its own entities is rarely more than a few KB.
 const maxBody = 8 << 20
 
-// DispatchIfAsked runs the server and exits when the process was started as
-// "<self> cedar-server ...". Call it first thing in main and in the TestMain of packages whose
-// tests start Cedar servers.
-func DispatchIfAsked() {
-	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(Main(os.Args[2:], os.Stderr))
-	}
-}
-
 // Main parses the server's flags, loads the policy set and serves until SIGINT or SIGTERM.
 func Main(args []string, stderr io.Writer) int {
 	// pflag, as cobra uses for every other command: the same --flag spelling in help and errors.

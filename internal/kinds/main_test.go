@@ -1,17 +1,14 @@
 package kinds
 
 import (
+	"github.com/authzbench/authzbench/internal/engine"
 	"os"
 	"testing"
-
-	"github.com/authzbench/authzbench/internal/cedarserver"
-	"github.com/authzbench/authzbench/internal/opacli"
 )
 
 // TestMain lets the test binary be the OPA and the Cedar server the served targets start, as
 // authzbench itself is.
 func TestMain(m *testing.M) {
-	opacli.DispatchIfAsked()
-	cedarserver.DispatchIfAsked()
+	engine.DispatchIfAsked()
 	os.Exit(m.Run())
 }

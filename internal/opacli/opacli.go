@@ -8,12 +8,11 @@
 // would pay the plugin's imports' start-up.
 //
 // authzbench starts OPA by executing itself with "opa" as its first argument; test binaries do
-// the same through DispatchIfAsked in their TestMain.
+// the same through engine.DispatchIfAsked in their TestMain (engine/opa registers it).
 package opacli
 
 import (
 	"errors"
-	"os"
 
 	opacmd "github.com/open-policy-agent/opa/cmd"
 )
@@ -39,12 +38,4 @@ func Main(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// DispatchIfAsked runs OPA and exits when the process was started as "<self> opa ...". Call it
-// first thing in main and in the TestMain of packages whose tests start OPA processes.
-func DispatchIfAsked() {
-	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(Main(os.Args[2:]))
-	}
 }

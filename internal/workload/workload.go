@@ -362,16 +362,60 @@ func Names() []string {
 func Builtin(name string) (*Workload, error) {
 	s, ok := builtins[name]
 	if !ok {
-		if f := familyOf(name); f != nil {
-			return f.Build(name, DefaultSeed, DefaultInputs)
+		f := familyOf(name)
+		if f == nil {
+			return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
 		}
-		return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
+		w, err := f.Build(name, DefaultSeed, DefaultInputs)
+		if err != nil {
+			return nil, err
+		}
+		return w, addVersions(w)
 	}
 	w, err := s.Build(DefaultSeed, DefaultInputs)
 	if err != nil {
 		return nil, fmt.Errorf("build workload %s: %w", name, err)
 	}
-	return w, nil
+	return w, addVersions(w)
+}
+
+// BuiltinVersion is an engine's version of the built-in workloads, which its own package writes
+// and registers (RegisterBuiltinVersion): this package builds a built-in's reference model and
+// inputs, then asks every registered engine to add its version, so that a new engine's
+// translations live in its package and nowhere else.
+type BuiltinVersion struct {
+	Engine string // the engine's name, as it registers it
+	// Add adds the engine's version of w where it has one for w's family: w.Versions[Engine],
+	// and each input's request in Input.Requests[Engine]. It leaves w alone where it has none;
+	// an error is a fault of its own (a translation that fails), named with the workload.
+	Add func(w *Workload) error
+}
+
+var builtinVersions []BuiltinVersion
+
+// RegisterBuiltinVersion adds an engine's version of the built-ins; called from the init
+// function of the engine's package. One without Engine or Add, or a second for the same
+// engine, is a programming error: it panics.
+func RegisterBuiltinVersion(v BuiltinVersion) {
+	if v.Engine == "" || v.Add == nil {
+		panic("workload: RegisterBuiltinVersion without an engine or Add")
+	}
+	for _, o := range builtinVersions {
+		if o.Engine == v.Engine {
+			panic("workload: built-in versions of " + v.Engine + " registered twice")
+		}
+	}
+	builtinVersions = append(builtinVersions, v)
+}
+
+// addVersions asks every registered engine for its version of the built-in w.
+func addVersions(w *Workload) error {
+	for _, v := range builtinVersions {
+		if err := v.Add(w); err != nil {
+			return fmt.Errorf("build %s's version of workload %s: %w", v.Engine, w.Name, err)
+		}
+	}
+	return nil
 }
 
 // Files returns the policy and data paths OPA should load, writing in-memory files under dir
@@ -458,7 +502,7 @@ type probe struct {
 var probes = sync.OnceValue(func() []probe {
 	var ps []probe
 	for _, n := range Names() {
-		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil {
+		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && addVersions(w) == nil {
 			ps = append(ps, probe{n, w})
 		}
 	}

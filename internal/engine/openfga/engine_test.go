@@ -11,11 +11,13 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/authzbench/authzbench/internal/engine"
 )
 
 // TestMain lets this test binary become OpenFGA's server, as authzbench does.
 func TestMain(m *testing.M) {
-	DispatchIfAsked()
+	engine.DispatchIfAsked()
 	os.Exit(m.Run())
 }
 

@@ -268,12 +268,3 @@ func versionCommand(stdout io.Writer) *cobra.Command {
 		},
 	}
 }
-
-// DispatchIfAsked runs OpenFGA and exits when the process was started as
-// "<self> openfga ...". Call it first thing in main and in the TestMain of packages whose tests
-// start OpenFGA servers.
-func DispatchIfAsked() {
-	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(Main(os.Args[2:]))
-	}
-}

@@ -8,14 +8,14 @@ package alltest
 import (
 	"fmt"
 
-	"github.com/authzbench/authzbench/internal/engine/openfga"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/engine/spicedb/serve"
 )
 
 // DispatchIfAsked runs an engine's server and exits when the process was started as one:
-// "<self> openfga ...", or through a link named authzbench-spicedb (PutOnPath's).
+// "<self> opa ...", "<self> openfga ..." (every engine.Command), or through a link named authzbench-spicedb (PutOnPath's).
 func DispatchIfAsked() {
-	openfga.DispatchIfAsked()
+	engine.DispatchIfAsked()
 	serve.DispatchIfNamed()
 }
 
