@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/open-policy-agent/opa/v1/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -679,7 +678,7 @@ func newDocument(scenario string) *result.Document {
 		Created:  time.Now().UTC(),
 		Command:  append([]string{"authzbench"}, kinds.RedactSecrets(os.Args[1:])...),
 		Scenario: scenario,
-		Env:      bench.CaptureEnv(version.Version),
+		Env:      bench.CaptureEnv(),
 	}
 }
 

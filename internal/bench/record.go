@@ -20,14 +20,12 @@ import (
 
 // CaptureEnv reads the environment of this process, with the CPUs the kernel says the machine
 // has and this process may run on, and the version of every engine registered.
-func CaptureEnv(opaVersion string) result.Env {
+func CaptureEnv() result.Env {
 	cpus := result.CPUs{Machine: sut.MachineCPUs()}
 	if allowed, err := sut.Affinity(0); err == nil {
 		cpus.Allowed = allowed
 	}
-	env := result.CaptureEnv(opaVersion, cpus)
-	env.Engines = engine.Versions()
-	return env
+	return result.CaptureEnv(engine.Versions(), cpus)
 }
 
 // newRepetition summarises one driver outcome, and stores every histogram its views show. Its

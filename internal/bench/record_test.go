@@ -488,11 +488,11 @@ const envChild = "AUTHZBENCH_TEST_PRINT_ENV"
 // pinning says so; it used to say "none".
 func TestEnvRecordsAffinitySetOutside(t *testing.T) {
 	if os.Getenv(envChild) != "" {
-		json.NewEncoder(os.Stdout).Encode(CaptureEnv("test"))
+		json.NewEncoder(os.Stdout).Encode(CaptureEnv())
 		return
 	}
 	if runtime.GOOS != "linux" {
-		env := CaptureEnv("test")
+		env := CaptureEnv()
 		if _, err := sut.Affinity(0); err == nil || env.GeneratorCPUs != "" || !strings.HasPrefix(env.Pinning, "none") {
 			t.Errorf("without sched_getaffinity: generator CPUs %q, pinning %q", env.GeneratorCPUs, env.Pinning)
 		}
@@ -527,7 +527,7 @@ func TestEnvRecordsAffinitySetOutside(t *testing.T) {
 		t.Errorf("one CPU: pinning %q, want none", env.Pinning)
 	}
 	// Unpinned, the same capture lists every CPU this process may use.
-	if own := CaptureEnv("test"); own.GeneratorCPUs == "" || strings.Contains(own.Pinning, "outside") != (len(strings.Split(own.GeneratorCPUs, ",")) < own.Cores) {
+	if own := CaptureEnv(); own.GeneratorCPUs == "" || strings.Contains(own.Pinning, "outside") != (len(strings.Split(own.GeneratorCPUs, ",")) < own.Cores) {
 		t.Errorf("this process: generator CPUs %q of %d cores, pinning %q", own.GeneratorCPUs, own.Cores, own.Pinning)
 	}
 }

@@ -395,16 +395,18 @@ func environmentWarnings(base, new *result.Document, rows []Row) []string {
 	differ("pinning", be.Pinning, ne.Pinning)
 	differ("OS/arch", be.OS+"/"+be.Arch, ne.OS+"/"+ne.Arch)
 	differ("Go", be.Go, ne.Go)
-	if len(be.Engines) > 0 && len(ne.Engines) > 0 {
-		// Every engine either side linked, one linked on one side only among them.
-		names := append(be.EngineNames(), ne.EngineNames()...)
-		slices.Sort(names)
-		for _, n := range slices.Compact(names) {
-			differ(n+" (linked)", be.Engines[n], ne.Engines[n])
+	// Every engine either side linked, one linked on one side only among them.
+	labels := map[string]string{}
+	var names []string
+	for _, v := range slices.Concat(be.EngineVersions(), ne.EngineVersions()) {
+		if _, seen := labels[v.Name]; !seen {
+			labels[v.Name] = v.Label
+			names = append(names, v.Name)
 		}
-	} else {
-		differ("OPA (linked)", be.OPA, ne.OPA)
-		differ("cedar-go (linked)", be.Cedar, ne.Cedar)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		differ(labels[n]+" (linked)", be.EngineVersion(n), ne.EngineVersion(n))
 	}
 	for _, d := range []struct {
 		side string

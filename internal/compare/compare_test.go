@@ -253,7 +253,8 @@ func TestEnvironmentWarnings(t *testing.T) {
 }
 
 // With both sides' engines recorded by name, every engine's version is compared, one linked on
-// one side only too; a side without them compares the opa and cedar fields it has.
+// one side only too; a side written before the engines map compares the OPA and cedar-go
+// versions it recorded.
 func TestEnvironmentWarningsNameEveryEngine(t *testing.T) {
 	a, b := docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5})), docOf(runOf(t, shape{"opa/server", "rbac", 500, 2000, 3000, 5}))
 	a.Env.OPA, b.Env.OPA = "1.22.2", "1.22.2"
@@ -269,7 +270,7 @@ func TestEnvironmentWarningsNameEveryEngine(t *testing.T) {
 		t.Errorf("the same OPA on both sides is called a difference:\n%s", joined)
 	}
 	b.Env.Engines, b.Env.OPA = nil, "1.10.0"
-	if joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n"); !strings.Contains(joined, "OPA (linked) differs: base 1.22.2, new 1.10.0") {
+	if joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n"); !strings.Contains(joined, "opa (linked) differs: base 1.22.2, new 1.10.0") {
 		t.Errorf("without the engines map on one side, the opa field is not compared:\n%s", joined)
 	}
 }

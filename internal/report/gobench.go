@@ -29,13 +29,10 @@ func GoBench(w io.Writer, doc *result.Document) error {
 	e := doc.Env
 	config := [][2]string{
 		{"goos", e.OS}, {"goarch", e.Arch}, {"cpu", e.CPUModel}, {"cores", fmt.Sprint(e.Cores)},
-		{"go", e.Go}, {"authzbench", e.Authzbench}, {"commit", e.Commit}, {"opa", e.OPA}, {"cedar-go", e.Cedar},
+		{"go", e.Go}, {"authzbench", e.Authzbench}, {"commit", e.Commit},
 	}
-	if names := e.EngineNames(); len(names) > 0 {
-		config = config[:len(config)-2]
-		for _, n := range names {
-			config = append(config, [2]string{n, e.Engines[n]})
-		}
+	for _, v := range e.EngineVersions() {
+		config = append(config, [2]string{v.Name, v.Version})
 	}
 	config = append(config, [2]string{"pinning", e.Pinning})
 	for _, c := range config {

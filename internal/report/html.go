@@ -227,14 +227,9 @@ func provenance(doc *result.Document) [][2]string {
 		{"CPU", fmt.Sprintf("%s, %d cores, GOMAXPROCS %d", e.CPUModel, e.Cores, e.GOMAXPROCS)},
 		{"OS", strings.TrimSpace(e.OS + " " + e.Kernel + " " + e.Arch)},
 		{"Go", e.Go},
-		{"OPA", e.OPA},
-		{"cedar-go", e.Cedar},
 	}
-	if names := e.EngineNames(); len(names) > 0 {
-		kv = kv[:len(kv)-2]
-		for _, n := range names {
-			kv = append(kv, [2]string{n, e.Engines[n]})
-		}
+	for _, v := range e.EngineVersions() {
+		kv = append(kv, [2]string{v.Label, v.Version})
 	}
 	kv = append(kv, [][2]string{
 		{"pinning", e.Pinning},

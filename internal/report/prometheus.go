@@ -163,12 +163,9 @@ func promLoad(l result.Load) string {
 func prometheusFamilies(doc *result.Document) (*families, error) {
 	fs := &families{byKey: map[string]*family{}}
 	e := doc.Env
-	engines := []string{"opa", e.OPA, "cedar_go", e.Cedar}
-	if names := e.EngineNames(); len(names) > 0 {
-		engines = engines[:0]
-		for _, n := range names {
-			engines = append(engines, promLabelName(n), e.Engines[n])
-		}
+	var engines []string
+	for _, v := range e.EngineVersions() {
+		engines = append(engines, promLabelName(v.Name), v.Version)
 	}
 	fs.gauge("authzbench_build_info", "What measured: authzbench's version and commit, the engines linked in, the machine.",
 		slices.Concat([]string{"authzbench", e.Authzbench, "commit", e.Commit}, engines, []string{"go", e.Go,

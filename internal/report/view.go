@@ -353,16 +353,11 @@ func documentNotes(doc *result.Document, v *View, comparisons []result.Compariso
 	if doc.Interrupted {
 		add(CaveatNote, fmt.Sprintf("PARTIAL RESULT: the run was stopped before it finished (%s)", doc.StopReason))
 	}
-	engines := "OPA " + doc.Env.OPA
-	if doc.Env.Cedar != "" {
-		engines += ", cedar-go " + doc.Env.Cedar
+	var linked []string
+	for _, v := range doc.Env.EngineVersions() {
+		linked = append(linked, v.Label+" "+v.Version)
 	}
-	if names := doc.Env.EngineNames(); len(names) > 0 {
-		for i, n := range names {
-			names[i] = n + " " + doc.Env.Engines[n]
-		}
-		engines = strings.Join(names, ", ")
-	}
+	engines := strings.Join(linked, ", ")
 	commit := short(doc.Env.Commit)
 	if strings.HasSuffix(doc.Env.Commit, "-dirty") {
 		commit += "-dirty"

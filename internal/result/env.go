@@ -2,10 +2,10 @@ package result
 
 import (
 	"bufio"
+	"maps"
 	"os"
 	"runtime"
-	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,15 +22,14 @@ type Env struct {
 	Kernel     string `json:"kernel,omitempty"`
 	Arch       string `json:"arch"`
 	Go         string `json:"go"`
-	// OPA is the version linked into authzbench (the in-process engine); a run's sut.version
-	// says which OPA a CLI or server run used.
-	OPA string `json:"opa"`
-	// Cedar is the cedar-go module linked into authzbench, which both cedar targets run.
+	// OPA and Cedar are the two engines' versions as results recorded them before Engines
+	// (OPA's and cedar-go's linked in). They are read, never written: EngineVersions gives them
+	// where Engines is missing.
+	OPA   string `json:"opa,omitempty"`
 	Cedar string `json:"cedar,omitempty"`
 	// Engines are the versions of every engine linked into authzbench, by the engine's name or
-	// the library's whose version it is (engine.Versions): {"cedar-go": "v1.9.0", "opa": "v1.22.2"}. OPA and Cedar repeat two of
-	// them for readers of the fields they always read; results written before it have none,
-	// and reports print those two fields instead.
+	// the library's whose version it is (engine.Versions): {"cedar-go": "v1.9.0", "opa": "v1.22.2"}.
+	// A run's sut.version says which version a CLI or server run used.
 	Engines    map[string]string `json:"engines,omitempty"`
 	Authzbench string            `json:"authzbench"`
 	// Commit is the commit authzbench was built from ("-dirty" when the checkout had changes);
@@ -48,14 +47,39 @@ type Env struct {
 	GeneratorCPUs string `json:"generator_cpus,omitempty"`
 }
 
-// EngineNames lists the names in Engines, sorted, the order reports print them in.
-func (e Env) EngineNames() []string {
-	names := make([]string, 0, len(e.Engines))
-	for n := range e.Engines {
-		names = append(names, n)
+// EngineVersion is one linked engine's version, by the engine's name or its library's. Label
+// is the name as the text reports (table, markdown, HTML, compare) print it: the name, but
+// "OPA" for a result written before the engines map, as they always printed it.
+type EngineVersion struct{ Name, Version, Label string }
+
+// EngineVersions are the linked engines' versions: Engines, sorted by name, or for a result
+// written before it, the OPA and cedar-go versions it recorded, in that order (as reports
+// printed them). Every report reads them here, so that none knows an engine's name.
+func (e Env) EngineVersions() []EngineVersion {
+	var out []EngineVersion
+	if len(e.Engines) > 0 {
+		for _, n := range slices.Sorted(maps.Keys(e.Engines)) {
+			out = append(out, EngineVersion{n, e.Engines[n], n})
+		}
+		return out
 	}
-	sort.Strings(names)
-	return names
+	for _, v := range []EngineVersion{{"opa", e.OPA, "OPA"}, {"cedar-go", e.Cedar, "cedar-go"}} {
+		if v.Version != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// EngineVersion is the version recorded of the engine (or library) called name; empty when
+// none was.
+func (e Env) EngineVersion(name string) string {
+	for _, v := range e.EngineVersions() {
+		if v.Name == name {
+			return v.Version
+		}
+	}
+	return ""
 }
 
 // CPUs is what the machine has and what this process may run on, as the caller read them from
@@ -65,8 +89,9 @@ type CPUs struct {
 	Allowed []int // the CPUs this process may run on (sched_getaffinity); nil when unknown
 }
 
-// CaptureEnv reads the environment of this process; cpus says what the kernel lets it run on.
-func CaptureEnv(opaVersion string, cpus CPUs) Env {
+// CaptureEnv reads the environment of this process; engines are the versions of the engines
+// linked in (engine.Versions), cpus says what the kernel lets it run on.
+func CaptureEnv(engines map[string]string, cpus CPUs) Env {
 	build := buildinfo.Read()
 	host, _ := os.Hostname()
 	env := Env{
@@ -77,8 +102,7 @@ func CaptureEnv(opaVersion string, cpus CPUs) Env {
 		Kernel:       kernel(),
 		Arch:         runtime.GOARCH,
 		Go:           runtime.Version(),
-		OPA:          opaVersion,
-		Cedar:        cedarVersion(),
+		Engines:      engines,
 		Authzbench:   build.Version,
 		Commit:       build.Commit,
 		CommitSource: string(build.Source),
@@ -104,20 +128,6 @@ func formatCPUs(cpus []int) string {
 		parts[i] = strconv.Itoa(c)
 	}
 	return strings.Join(parts, ",")
-}
-
-// cedarVersion is the cedar-go module linked in, from the binary's module information (cedar-go
-// has no version constant of its own); "unknown" where the binary carries none, as test
-// binaries do.
-func cedarVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := buildinfo.DepVersion(bi.Deps, "github.com/cedar-policy/cedar-go"); v != "" {
-		return v
-	}
-	return "unknown"
 }
 
 func cpuModel() string {

@@ -214,9 +214,18 @@ func documentSettings(d *Document) []setting {
 		{"scenario", d.Scenario}, {"order", d.Order},
 		{"env.cpu_model", e.CPUModel}, {"env.cores", e.Cores}, {"env.gomaxprocs", e.GOMAXPROCS},
 		{"env.os", e.OS}, {"env.kernel", e.Kernel}, {"env.arch", e.Arch}, {"env.go", e.Go},
-		{"env.opa", e.OPA}, {"env.cedar", e.Cedar}, {"env.authzbench", e.Authzbench}, {"env.commit", e.Commit},
+		{"env.engines", engineList(e)}, {"env.authzbench", e.Authzbench}, {"env.commit", e.Commit},
 		{"env.pinning", e.Pinning},
 	}
+}
+
+// engineList writes the linked engines' versions as one setting: "cedar-go v1.2.6, opa 1.22.2".
+func engineList(e Env) string {
+	var parts []string
+	for _, v := range e.EngineVersions() {
+		parts = append(parts, v.Name+" "+v.Version)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // runSettings are what the runs merged into one must share: what was asked of the engine, how it
