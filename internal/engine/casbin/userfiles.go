@@ -175,7 +175,7 @@ func readRequests(path string, tokens []string) ([]workload.Input, error) {
 }
 
 // csvRequest reads a line of request values, strings as the Casbin editor's requests are, with
-// the expected decision after them: true or false.
+// the expected decision after them: true or false. (JSON Lines take a request without one.)
 func csvRequest(line string, tokens []string) (workload.Input, error) {
 	r := csv.NewReader(strings.NewReader(line))
 	r.TrimLeadingSpace = true
@@ -186,24 +186,23 @@ func csvRequest(line string, tokens []string) (workload.Input, error) {
 	for i := range fields {
 		fields[i] = strings.TrimSpace(fields[i])
 	}
-	expect := workload.Unverified
-	switch len(fields) {
-	case len(tokens):
-	case len(tokens) + 1:
-		switch fields[len(tokens)] {
-		case "true":
-			expect = workload.ExpectAllow
-		case "false":
-			expect = workload.ExpectDeny
-		default:
-			return workload.Input{}, fmt.Errorf("the expected decision %q: want true or false, after the %d request values (r = %s)",
-				fields[len(tokens)], len(tokens), strings.Join(tokens, ", "))
-		}
-		fields = fields[:len(tokens)]
-	default:
+	// The expected decision is not optional: a line one value short would read as a request
+	// without one, its last value taken for the decision.
+	if len(fields) != len(tokens)+1 {
 		return workload.Input{}, fmt.Errorf("casbin refuses the request: %w; a line is the request's values, then its expected decision (true or false)",
-			requestSizeError(len(fields), tokens))
+			requestSizeError(len(fields)-1, tokens))
 	}
+	var expect workload.Expect
+	switch last := fields[len(tokens)]; last {
+	case "true":
+		expect = workload.ExpectAllow
+	case "false":
+		expect = workload.ExpectDeny
+	default:
+		return workload.Input{}, fmt.Errorf("the expected decision %q: want true or false, after the %d request values (r = %s)",
+			last, len(tokens), strings.Join(tokens, ", "))
+	}
+	fields = fields[:len(tokens)]
 	values := make([]any, len(fields))
 	for i, f := range fields {
 		values[i] = f
