@@ -65,7 +65,7 @@ func rulesIndexedWhyNot(w *workload.Workload) string {
 	if k, ok := rulesKinds[w.Scale.Family]; ok && k.noIndexed != "" {
 		return k.noIndexed
 	}
-	return "no Casbin version is written for it"
+	return "none is written for it"
 }
 
 // rulesRequest is one request of the family: every kind's value, as every request through a
