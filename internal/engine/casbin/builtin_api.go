@@ -74,7 +74,8 @@ func (d *apiData) segments() []int {
 	return out
 }
 
-// maxScopes is how many scopes the most demanding route requires: the policy's scope columns.
+// maxScopes is how many scopes the most demanding route requires: the policy's scope columns,
+// of which a route requiring fewer leaves the rest none.
 func (d *apiData) maxScopes() int {
 	n := 1
 	for _, ep := range d.Endpoints {
@@ -113,9 +114,6 @@ func apiFiles(w *workload.Workload) (Files, error) {
 	for _, ep := range d.Endpoints {
 		if strings.ContainsAny(ep.Path, "?[]{}\\") || strings.Contains(ep.Path, "**") {
 			return Files{}, fmt.Errorf("route %s %s uses glob syntax other than a * segment, which globMatch would read otherwise", ep.Method, ep.Path)
-		}
-		if len(ep.Scopes) == 0 {
-			return Files{}, fmt.Errorf("route %s %s requires no scope; the Casbin version's matcher wants one", ep.Method, ep.Path)
 		}
 		values := []string{ep.Method, ep.Path}
 		for i := range scopes {

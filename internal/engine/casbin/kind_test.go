@@ -3,6 +3,7 @@ package casbin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -159,5 +160,51 @@ func TestCasbinServerSettings(t *testing.T) {
 		if err := ok.Check(); err != nil {
 			t.Errorf("%+v: %v", ok, err)
 		}
+	}
+}
+
+// The casbin/inproc targets of one run share one enforcer, loaded once, as the goroutines of a
+// service share one; workers deciding on it at once each get every decision right.
+func TestInprocWorkersShareOneEnforcer(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 4}
+	var targets []*casbinInproc
+	for range 2 {
+		tg, err := kinds.New("casbin/inproc", common, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Start(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, tg.(*casbinInproc))
+	}
+	if targets[0].loaded.Enforcer != targets[1].loaded.Enforcer {
+		t.Error("two targets of one run loaded an enforcer each")
+	}
+	wrong := make(chan string, 8)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			d := targets[g%2].Worker()
+			for k := range len(w.Inputs) {
+				i := (k + g*97) % len(w.Inputs) // each worker from its own place
+				if c := verify.Classify(w.Inputs[i].Expect, d.Decide(context.Background(), i)); c != verify.OK {
+					wrong <- fmt.Sprintf("worker %d, input %d: %s", g, i+1, verify.Name(c, 0))
+					return
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(wrong)
+	for msg := range wrong {
+		t.Error(msg)
 	}
 }
