@@ -7,6 +7,8 @@ require (
 	github.com/authzed/authzed-go v1.10.0
 	github.com/authzed/grpcutil v0.0.0-20240123194739-2ea1e3d2d98b
 	github.com/authzed/spicedb v1.56.2
+	github.com/casbin/casbin/v3 v3.10.0
+	github.com/casbin/govaluate v1.3.0
 	github.com/cedar-policy/cedar-go v1.9.0
 	github.com/envoyproxy/go-control-plane/envoy v1.40.0
 	github.com/grpc-ecosystem/go-grpc-middleware v1.4.0
@@ -89,6 +91,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/bits-and-blooms/bloom/v3 v3.7.1 // indirect
+	github.com/bmatcuk/doublestar/v4 v4.6.1 // indirect
 	github.com/bmizerany/perks v0.0.0-20230307044200-03f9df79da1e // indirect
 	github.com/caio/go-tdigest/v4 v4.1.0 // indirect
 	github.com/ccoveille/go-safecast/v2 v2.0.0 // indirect

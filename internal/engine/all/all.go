@@ -7,6 +7,7 @@
 package all
 
 import (
+	_ "github.com/authzbench/authzbench/internal/engine/casbin"
 	_ "github.com/authzbench/authzbench/internal/engine/cedar"
 	_ "github.com/authzbench/authzbench/internal/engine/opa"
 	_ "github.com/authzbench/authzbench/internal/engine/openfga"
