@@ -256,9 +256,9 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		Workload: w.Name,
 		WorkloadDoc: result.WorkloadInfo{Description: w.Description, Query: w.Query, Inputs: len(w.Inputs),
 			ExpectAllow: allow, ExpectDeny: deny, Unverified: unverified, NotMeasured: w.NotMeasured()},
-		Load: result.Load{Model: result.ClosedLoop, Workers: t.Load.Workers, DurationS: t.Load.Duration.Seconds(),
-			WarmupS: t.Load.Warmup.Seconds(), Requests: t.Load.Requests, TimeoutS: t.Timeout.Seconds()},
+		Load: result.Load{TimeoutS: t.Timeout.Seconds()},
 	}
+	t.Load.Record(&run.Load, w.Inputs)
 	kind := t.Kind()
 	if series := seriesOf(kind.Engine, w); series != "" {
 		run.Scale = &result.Scale{Series: series, Param: w.Scale.Param, N: w.Scale.N}
@@ -274,21 +274,6 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 	// The version of the engine's language the workload is written in (Rego v0); the field
 	// keeps its first engine's name.
 	run.WorkloadDoc.RegoVersion = engine.DialectOf(kind.Engine, w)
-	if t.Load.Open() {
-		run.Load.Model, run.Load.Rate, run.Load.Connections, run.Load.Workers = result.OpenLoop, t.Load.Rate, t.Load.Connections, 0
-		run.Load.CoalesceUS = float64(t.Load.Coalesce) / float64(time.Microsecond)
-		if len(t.Load.Stages) > 0 {
-			run.Load.Stages = load.FormatStages(t.Load.Stages)
-		}
-		if t.Load.Replay != nil {
-			// A replayed workload has one event at least, in timestamp order: its schedule is sound.
-			if r, err := t.Load.ReplayOf(w.Inputs); err == nil {
-				run.Load.Rate, run.Load.DurationS, run.Load.WarmupS, run.Load.Requests = 0, r.Window().Seconds(), 0, 0
-				run.Load.Replay = &result.LoadReplay{Events: r.Events, SpanS: r.Span.Seconds(), Speed: r.Settings.Speed,
-					MaxGapS: r.Settings.MaxGap.Seconds(), GapsShortened: r.GapsShortened}
-			}
-		}
-	}
 	cfg := t.Settings()
 	placement := kind.PlacementFor(cfg)
 	sl := &slot{ref: t, kind: kind, cfg: cfg, w: w, o: o, step: step, steps: steps, run: run, merged: metrics.NewRecorder()}

@@ -230,8 +230,8 @@ func keyOf(r *result.Run, o Options) key {
 }
 
 // Compare matches the runs of base and new and compares each pair's figures. Runs match by
-// workload, target (its TLS mode and HTTP/2 included) and load (model, workers or rate and
-// connections); the k-th run of a key on one side with the k-th on the other.
+// workload, target (its TLS mode and HTTP/2 included) and load (its schedule's key and, in open
+// loop, connections); the k-th run of a key on one side with the k-th on the other.
 func Compare(baseName string, base *result.Document, newName string, new *result.Document, o Options) *Result {
 	if o.Alpha <= 0 {
 		o.Alpha = DefaultAlpha

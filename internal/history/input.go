@@ -123,13 +123,10 @@ func figuresOf(rep *result.Repetition) Repetition {
 
 // seriesOf is the series a run belongs to on a testbed. Runs are one series when compare would
 // set them side by side (internal/compare's key): the workload, the target's label (kind, TLS
-// mode, HTTP/2, replicas), and the load (model, workers, or rate and connections in open loop).
+// mode, HTTP/2, replicas), and the load (its schedule's key and, in open loop, the connections:
+// "closed 8", "open 2000 64", as the first series were stored; "open replay … 64").
 func seriesOf(r *result.Run, tb Testbed) Series {
 	s := Series{Workload: r.Workload, Target: r.Label(), Load: report.LoadLabel(r.Load), Testbed: tb}
-	load := fmt.Sprintf("closed %d", r.Load.Workers)
-	if r.Load.Model == result.OpenLoop {
-		load = fmt.Sprintf("open %g %d", r.Load.Rate, r.Load.Connections)
-	}
-	s.Key = strings.Join([]string{r.Workload, s.Target, load, tb.Key}, "|")
+	s.Key = strings.Join([]string{r.Workload, s.Target, r.Load.Key().String(), tb.Key}, "|")
 	return s
 }

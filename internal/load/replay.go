@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strconv"
 	"time"
+
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // ReplaySettings ask for a workload's recorded events to be sent at the pace they were
@@ -102,4 +104,12 @@ func (r Replay) Pacer() Pacer { return r }
 // Describe is "replay of 200 events over 1.5s at 2×".
 func (r Replay) Describe() string {
 	return fmt.Sprintf("replay of %d events over %s at %s×", r.Events, r.Span, strconv.FormatFloat(r.Settings.Speed, 'g', -1, 64))
+}
+
+// Record keeps the replay's events, span and pacing, and its window as the measured one: a
+// replay has no warm-up, and its events are its budget.
+func (r Replay) Record(l *result.Load) {
+	l.Model, l.Rate, l.DurationS, l.WarmupS, l.Requests = result.OpenLoop, 0, r.Window().Seconds(), 0, 0
+	l.Replay = &result.LoadReplay{Events: r.Events, SpanS: r.Span.Seconds(), Speed: r.Settings.Speed,
+		MaxGapS: r.Settings.MaxGap.Seconds(), GapsShortened: r.GapsShortened}
 }

@@ -117,6 +117,9 @@ func Total(stages []Stage) time.Duration {
 // so no error accumulates over stages or hours. After the last stage nothing more is due.
 type Stages struct {
 	stages []Stage
+	// held counts the leading stages a warm-up added (Spec.Model): sent, but not the stages
+	// asked for, which the run's result records.
+	held int
 	// In integers: rate r is p/q sends a second (q a power of ten, shared); 2e9·q·N(t) is, for t
 	// in stage i at τ = t − start[i], (k2[i]·len[i] + 2·from[i]·τ·len[i] + (to[i]−from[i])·τ²) / len[i].
 	q             *big.Int
@@ -250,6 +253,11 @@ func (s Stages) Pacer() Pacer { return s }
 
 // Describe is "stages 0→2000/30s, 2000/1m0s, 2000→0/30s".
 func (s Stages) Describe() string { return DescribeStages(s.stages) }
+
+// Record keeps the stages asked for, as --stages writes them, without a warm-up's hold.
+func (s Stages) Record(l *result.Load) {
+	l.Model, l.Stages = result.OpenLoop, FormatStages(s.stages[s.held:])
+}
 
 func (s Stages) String() string { return FormatStages(s.stages) }
 

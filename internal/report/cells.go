@@ -234,16 +234,15 @@ func noteGroups(v *View, head []string) []noteGroup {
 // findingsTitle heads the lines that say what the run shows.
 const findingsTitle = "Findings"
 
-// LoadLabel says what load a row ran under: "8 workers" (closed loop), "2,000/s x64" (open),
-// "stages 0→2000/30s, 2000/1m0s x64".
+// LoadLabel says what load a row ran under, in its schedule's words and, in open loop, the
+// connections that bound the requests in flight: "8 workers" (closed loop), "2,000/s x64",
+// "stages 0→2000/30s, 2000/1m0s x64", "replay 200 events/1.5s at 2× x64".
 func LoadLabel(l result.Load) string {
+	label := l.Schedule().Label(Thousands)
 	if l.Open() {
-		return fmt.Sprintf("%s x%d", l.Schedule(Thousands), l.Connections)
+		return fmt.Sprintf("%s x%d", label, l.Connections)
 	}
-	if l.Workers == 1 {
-		return "1 worker"
-	}
-	return fmt.Sprintf("%d workers", l.Workers)
+	return label
 }
 
 // RatioText renders a ratio with three significant digits, whatever its size, and thousands

@@ -15,7 +15,10 @@ func init() {
 
 // csvHeader names the columns of the CSV format: one row per run, plain numbers in fixed units
 // (microseconds, requests per second, cores, MB) so a spreadsheet or pandas reads them as they
-// are; an empty cell is a figure the run does not have.
+// are; an empty cell is a figure the run does not have. model, workers, rate and connections are
+// the load's fields as the document records them (rate 0 where the schedule holds no one rate);
+// schedule, last, names the schedule as OpenMetrics' load label does: "workers=8", "rate=2000",
+// "stages=30s:0-2000,1m0s:2000", "replay=200events:1.5s:speed2".
 var csvHeader = []string{
 	"workload", "target", "model", "workers", "rate", "connections", "repetitions",
 	"requests", "ok", "errors", "wrong_decision",
@@ -24,7 +27,7 @@ var csvHeader = []string{
 	"p50_over_nop_us", "p50_over_nop_ci95_half_us",
 	"vs_first", "vs_first_different", "vs_engine", "vs_engine_different",
 	"rate_missed", "partial", "sut_cpu_cores_mean", "sut_rss_max_mb",
-	"scale_series", "scale_param", "scale_n",
+	"scale_series", "scale_param", "scale_n", "schedule",
 }
 
 // CSV writes one row per run under a header row (RFC 4180).
@@ -102,7 +105,8 @@ func csvRecord(r Row, run *result.Run) []string {
 	} else {
 		rec = append(rec, "", "", "")
 	}
-	return rec
+	sched := run.Load.Schedule()
+	return append(rec, sched.Kind()+"="+sched.Value(num))
 }
 
 // ratioCells are a ratio and whether its interval calls a difference; both empty without one.

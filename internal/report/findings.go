@@ -105,7 +105,7 @@ func saturations(doc *result.Document) []saturation {
 		r := &doc.Runs[i]
 		// A series of constant rates: a schedule whose rate changes (stages, a capacity ramp,
 		// a replay) has no one rate to stand on the axis.
-		if r.Load.Model != result.OpenLoop || r.Scale != nil || r.Load.Rate == 0 {
+		if _, ok := r.Load.Schedule().Rate(); !ok || r.Scale != nil {
 			continue
 		}
 		k := key{r.Workload, r.Label()}
@@ -120,7 +120,7 @@ func saturations(doc *result.Document) []saturation {
 		if len(runs) < 2 {
 			continue
 		}
-		sort.SliceStable(runs, func(i, j int) bool { return runs[i].Load.Rate < runs[j].Load.Rate })
+		sort.SliceStable(runs, func(i, j int) bool { return rateOf(runs[i]) < rateOf(runs[j]) })
 		sat := saturation{workload: k.workload, target: k.target, runs: runs}
 		base := runs[0].Summary.LatencyUS
 		for _, r := range runs {
@@ -138,7 +138,7 @@ func saturations(doc *result.Document) []saturation {
 				sat.why = "nothing served"
 			case base.P50 > 0 && s.LatencyUS.P50 > 10*base.P50:
 				sat.why = fmt.Sprintf("P50 %s: the median waits in a queue", Duration(s.LatencyUS.P50))
-			case served < 0.95*r.Load.Rate:
+			case served < 0.95*rateOf(r):
 				sat.why = fmt.Sprintf("%s/s served", Thousands(served))
 			}
 			if sat.why != "" {
@@ -158,6 +158,12 @@ func saturations(doc *result.Document) []saturation {
 	return out
 }
 
+// rateOf is the one rate a run's schedule held; 0 for a schedule of no one rate.
+func rateOf(r *result.Run) float64 {
+	rate, _ := r.Load.Schedule().Rate()
+	return rate
+}
+
 // saturationFindings say where each target of a rate matrix saturates, or that it held every
 // rate, with how far P99 moved.
 func saturationFindings(doc *result.Document) []string {
@@ -168,20 +174,20 @@ func saturationFindings(doc *result.Document) []string {
 		var line string
 		switch {
 		case sat.broke == nil:
-			line = fmt.Sprintf("%s: held every rate up to %s/s (P50 %s → %s, P99 %s → %s)", head, Thousands(last.Load.Rate),
+			line = fmt.Sprintf("%s: held every rate up to %s/s (P50 %s → %s, P99 %s → %s)", head, Thousands(rateOf(last)),
 				Duration(first.Summary.LatencyUS.P50), Duration(last.Summary.LatencyUS.P50),
 				Duration(first.Summary.LatencyUS.P99), Duration(last.Summary.LatencyUS.P99))
 		case sat.held == nil:
-			line = fmt.Sprintf("%s: saturated at the lowest rate, %s/s (%s)", head, Thousands(sat.broke.Load.Rate), sat.why)
+			line = fmt.Sprintf("%s: saturated at the lowest rate, %s/s (%s)", head, Thousands(rateOf(sat.broke)), sat.why)
 		default:
-			line = fmt.Sprintf("%s: saturates between %s/s (held, P50 %s) and %s/s (%s)", head, Thousands(sat.held.Load.Rate),
-				Duration(sat.held.Summary.LatencyUS.P50), Thousands(sat.broke.Load.Rate), sat.why)
+			line = fmt.Sprintf("%s: saturates between %s/s (held, P50 %s) and %s/s (%s)", head, Thousands(rateOf(sat.held)),
+				Duration(sat.held.Summary.LatencyUS.P50), Thousands(rateOf(sat.broke)), sat.why)
 		}
 		if t := sat.tail; t != nil {
-			line += fmt.Sprintf("; P99 above ten times its lowest-rate value from %s/s (%s)", Thousands(t.Load.Rate), Duration(t.Summary.LatencyUS.P99))
+			line += fmt.Sprintf("; P99 above ten times its lowest-rate value from %s/s (%s)", Thousands(rateOf(t)), Duration(t.Summary.LatencyUS.P99))
 		}
 		if g := sat.generatorLate; g != nil {
-			line += fmt.Sprintf("; from %s/s the generator itself was late for over 1 %% of the sends (RATE MISSED, short of CPU)", Thousands(g.Load.Rate))
+			line += fmt.Sprintf("; from %s/s the generator itself was late for over 1 %% of the sends (RATE MISSED, short of CPU)", Thousands(rateOf(g)))
 		}
 		out = append(out, line)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/authzbench/authzbench/internal/result"
@@ -65,14 +66,7 @@ func GoBench(w io.Writer, doc *result.Document) error {
 // benchName is a run's benchmark name: its workload, target and load as key=value parts, then
 // the generator's GOMAXPROCS.
 func benchName(r *result.Run, gomaxprocs int) string {
-	load := fmt.Sprintf("workers%d", r.Load.Workers)
-	if r.Load.Open() {
-		load = fmt.Sprintf("rate%sx%d", benchNum(r.Load.Rate), r.Load.Connections)
-		if r.Load.Stages != "" {
-			load = fmt.Sprintf("stages%sx%d", namePart(r.Load.Stages), r.Load.Connections)
-		}
-	}
-	name := "BenchmarkAuthz/workload=" + namePart(r.Workload) + "/target=" + namePart(r.Label()) + "/load=" + load
+	name := "BenchmarkAuthz/workload=" + namePart(r.Workload) + "/target=" + namePart(r.Label()) + "/load=" + benchLoad(r.Load)
 	if s := r.Scale; s != nil {
 		name += "/" + namePart(s.Param) + "=" + fmt.Sprint(s.N)
 	}
@@ -83,6 +77,18 @@ func benchName(r *result.Run, gomaxprocs int) string {
 		name += fmt.Sprintf("-%d", gomaxprocs)
 	}
 	return name
+}
+
+// benchLoad is a load as a benchmark name's part: its schedule's kind and value, and in open loop
+// the connections: "workers8", "rate2000x64", "stages30s:0-2000,1m0s:2000x64",
+// "replay200events:1.5s:speed2x64".
+func benchLoad(l result.Load) string {
+	s := l.Schedule()
+	load := s.Kind() + namePart(s.Value(benchNum))
+	if l.Open() {
+		load += "x" + strconv.Itoa(l.Connections)
+	}
+	return load
 }
 
 // namePart keeps a value inside one part of a benchmark name: no "/" (a new part), no space (the

@@ -275,10 +275,7 @@ func htmlCharts(doc *result.Document, v *View, prefix string) ([]chart, error) {
 		knees             func(*result.Document) []tick
 	}{
 		{"chart-latency-vs-rate", "rate", "Latency against the arrival rate asked for (open loop, from the intended send time): P99 solid, P50 dashed; a dotted line marks the first rate a target did not hold (the findings say why).",
-			func(r *result.Run) (float64, bool) {
-				// A run of stages has no one rate to stand at.
-				return r.Load.Rate, r.Load.Open() && r.Load.Stages == "" && r.Scale == nil
-			},
+			onRateAxis,
 			axis{Label: "requests per second asked for", Format: rateTick}, rateKnees},
 		{"chart-latency-vs-workers", "workers", "Latency against closed-loop workers (concurrent requests): P99 solid, P50 dashed; a dotted line marks the knee, past which more workers only queue (the USL peak where the document holds a fit).",
 			func(r *result.Run) (float64, bool) {
@@ -558,6 +555,13 @@ func latencyAgainst(doc *result.Document, key func(*result.Run) (float64, bool),
 	return series, param
 }
 
+// onRateAxis places a run on the latency-against-rate chart at the one rate its schedule held:
+// a run of stages or a replay has none to stand at, and a scaling series has its own chart.
+func onRateAxis(r *result.Run) (float64, bool) {
+	rate, ok := r.Load.Schedule().Rate()
+	return rate, ok && r.Scale == nil
+}
+
 // rateKnees mark, on the latency-against-rate chart, the first rate each target did not hold,
 // one mark per rate naming the workloads and targets it stopped.
 func rateKnees(doc *result.Document) []tick {
@@ -567,7 +571,7 @@ func rateKnees(doc *result.Document) []tick {
 		if sat.broke == nil {
 			continue
 		}
-		x := sat.broke.Load.Rate
+		x := rateOf(sat.broke)
 		if who[x] == nil {
 			order = append(order, x)
 		}

@@ -174,18 +174,17 @@ func slowest(a *result.Attribution) *result.Band {
 	return pick
 }
 
-// atLoad says the load in a sentence: "at 2,000 req/s", "with 8 workers".
+// atLoad says the load in a sentence: "at 2,000 req/s", "with 8 workers", "under stages
+// 0→2000/30s", "under replay 200 events/1.5s at 2×".
 func atLoad(l result.Load) string {
-	if l.Open() {
-		if l.Stages != "" {
-			return "under " + l.Schedule(Thousands)
-		}
-		return "at " + Thousands(l.Rate) + " req/s"
+	s := l.Schedule()
+	switch rate, ok := s.Rate(); {
+	case ok:
+		return "at " + Thousands(rate) + " req/s"
+	case l.Open():
+		return "under " + s.Label(Thousands)
 	}
-	if l.Workers == 1 {
-		return "with 1 worker"
-	}
-	return fmt.Sprintf("with %d workers", l.Workers)
+	return "with " + s.Label(Thousands)
 }
 
 func percent(share float64) string { return fmt.Sprintf("%.0f %%", share*100) }

@@ -149,15 +149,16 @@ func promFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// promLoad is a run's load as a label value: "workers=8" or "rate=2000,connections=64".
+// promLoad is a run's load as a label value, its schedule's kind and value and in open loop the
+// connections: "workers=8", "rate=2000,connections=64",
+// "replay=200events:1.5s:speed2,connections=64".
 func promLoad(l result.Load) string {
+	s := l.Schedule()
+	load := s.Kind() + "=" + s.Value(func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
 	if l.Open() {
-		if l.Stages != "" {
-			return "stages=" + l.Stages + ",connections=" + strconv.Itoa(l.Connections)
-		}
-		return "rate=" + strconv.FormatFloat(l.Rate, 'f', -1, 64) + ",connections=" + strconv.Itoa(l.Connections)
+		load += ",connections=" + strconv.Itoa(l.Connections)
 	}
-	return "workers=" + strconv.Itoa(l.Workers)
+	return load
 }
 
 func prometheusFamilies(doc *result.Document) (*families, error) {

@@ -298,8 +298,8 @@ func shortWindowNote(r *result.Run, w *result.ShortWindow) string {
 	}
 	window := Duration(w.WindowS * 1e6)
 	if r.Load.Model == result.OpenLoop {
-		return fmt.Sprintf("req/s from too few sends: %s held %d due in %s (%s/s asked), fewer than the %d a rate is read from; one send more or less moves req/s by %.0f %%: a longer run measures the rate",
-			which, w.Fewest, window, Thousands(r.Load.Rate), w.Needed, 100/float64(w.Fewest))
+		return fmt.Sprintf("req/s from too few sends: %s held %d due in %s (%s asked), fewer than the %d a rate is read from; one send more or less moves req/s by %.0f %%: a longer run measures the rate",
+			which, w.Fewest, window, r.Load.Schedule().Label(Thousands), w.Needed, 100/float64(w.Fewest))
 	}
 	workers := w.Needed / result.FewForRate // a shard's own
 	return fmt.Sprintf("req/s from too few responses: %s held %d in %s over %d workers, fewer than the %d a rate is read from (%d a worker); each worker's first and last response moves req/s by up to %.0f %%: a longer run measures the rate",
@@ -517,9 +517,9 @@ func openNotes(r *result.Run, o *result.OpenSummary, shard *result.Shard) []stri
 			o.Unsent, o.Intended, r.Load.Connections))
 	}
 	if o.GeneratorLate*100 > o.Intended {
-		asked := r.Load.Schedule(Thousands) + " asked"
+		asked := r.Load.Schedule().Label(Thousands) + " asked"
 		if shard != nil {
-			asked = fmt.Sprintf("this shard's 1/%d share of the %s asked", shard.Count, r.Load.Schedule(Thousands))
+			asked = fmt.Sprintf("this shard's 1/%d share of the %s asked", shard.Count, r.Load.Schedule().Label(Thousands))
 		}
 		notes = append(notes, fmt.Sprintf("the rate was not delivered: the generator itself was more than %s late for %d of the %d due sends, a connection free (over 1 %%: short of CPU); %s/s sent of %s",
 			late, o.GeneratorLate, o.Intended, Thousands(o.AchievedRPS.Mean), asked))

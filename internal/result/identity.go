@@ -144,14 +144,16 @@ func sourceName(srcs []Source, i int) string {
 }
 
 // Name says which run this is in the user's words: its workload, target and load ("rbac on
-// opa/server, 4 workers"; "rbac on opa/server, 500 req/s open loop").
+// opa/server, 4 workers"; "rbac on opa/server, 500 req/s open loop"; "rbac on opa/server,
+// replay 200 events/1.5s at 2× open loop").
 func (r *Run) Name() string {
-	load := fmt.Sprintf("%d workers", r.Load.Workers)
-	switch {
-	case r.Load.Model == OpenLoop:
-		load = fmt.Sprintf("%g req/s open loop", r.Load.Rate)
-	case r.Load.Workers == 1:
-		load = "1 worker"
+	s := r.Load.Schedule()
+	load := s.Label(exact)
+	if rate, ok := s.Rate(); ok {
+		load = fmt.Sprintf("%g req/s", rate)
+	}
+	if r.Load.Open() {
+		load += " open loop"
 	}
 	return fmt.Sprintf("%s on %s, %s", r.Workload, r.Label(), load)
 }

@@ -177,12 +177,20 @@ type setting struct {
 // differs from base (document 1).
 func sameSettings(base, other []setting, n int) error {
 	for i, s := range base {
-		if o := other[i].value; differs(o, s.value) {
-			return fmt.Errorf("%s is %s in document %d, %s in document 1", s.name, show(o), n, show(s.value))
+		o := other[i]
+		if o.name != s.name {
+			// Two kinds of one setting: the load's schedule, a rate against stages.
+			return fmt.Errorf("%s is %s in document %d, %s %s in document 1", o.name, show(o.value), n, s.name, show(s.value))
+		}
+		if differs(o.value, s.value) {
+			return fmt.Errorf("%s is %s in document %d, %s in document 1", s.name, show(o.value), n, show(s.value))
 		}
 	}
 	return nil
 }
+
+// scheduleValue is a schedule's Value as a setting: written as it is, a figure or a word.
+type scheduleValue string
 
 // unrecorded is the value of a setting a run's figures say nothing of.
 type unrecorded struct{}
@@ -232,9 +240,12 @@ func engineList(e Env) string {
 // was deployed, and the load.
 func runSettings(r *Run) []setting {
 	w, l, u := r.WorkloadDoc, r.Load, r.SUT
-	// The load first: a target's pool follows it, and the load is what the user set.
+	// The load first: a target's pool follows it, and the load is what the user set. The
+	// schedule is one setting named by its kind (load.workers, load.rate, load.stages,
+	// load.replay), its value as exact as its key.
+	sched := l.Schedule()
 	s := []setting{
-		{"load.model", l.Model}, {"load.workers", l.Workers}, {"load.rate", l.Rate}, {"load.stages", l.Stages},
+		{"load.model", l.Model}, {"load." + sched.Kind(), scheduleValue(sched.Value(exact))},
 		{"load.connections", l.Connections}, {"load.duration_s", l.DurationS}, {"load.warmup_s", l.WarmupS},
 		{"load.requests", l.Requests}, {"load.timeout_s", l.TimeoutS}, {"load.generator_procs", l.GeneratorProcs},
 		{"load.coalesce_us", l.CoalesceUS},

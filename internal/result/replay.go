@@ -1,10 +1,5 @@
 package result
 
-import (
-	"fmt"
-	"strconv"
-)
-
 // Replay is what a decision-log replay found before any timing: how many logged decisions the
 // new policy reproduces and every one it flips. The runs of the same workload then measure the
 // replay; a flip not in the reviewed list is a wrong_decision there like any other.
@@ -39,23 +34,4 @@ type Flip struct {
 	Old        string `json:"old"`
 	New        string `json:"new"` // allow, deny, undefined, or the error
 	Intended   bool   `json:"intended,omitempty"`
-}
-
-// LoadReplay is the schedule a replay followed: Events sent at their recorded offsets, which
-// span SpanS seconds, divided by Speed; gaps over MaxGapS (when set) were shortened to it,
-// GapsShortened of them. The measured window (Load.DurationS) is the schedule's length.
-type LoadReplay struct {
-	Events        int     `json:"events"`
-	SpanS         float64 `json:"span_s"`
-	Speed         float64 `json:"speed"`
-	MaxGapS       float64 `json:"max_gap_s,omitempty"`
-	GapsShortened int     `json:"gaps_shortened,omitempty"`
-}
-
-// Label is "replay 200 events/1.5s at 2×"; empty for no replay.
-func (r *LoadReplay) Label() string {
-	if r == nil {
-		return ""
-	}
-	return fmt.Sprintf("replay %d events/%s at %s×", r.Events, strconv.FormatFloat(r.SpanS, 'g', 4, 64)+"s", strconv.FormatFloat(r.Speed, 'g', -1, 64))
 }

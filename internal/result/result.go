@@ -350,6 +350,10 @@ type Load struct {
 	// Replay is a decision log's schedule followed in place of a constant Rate (0 then): each
 	// event at its recorded offset from the first, divided by the speed.
 	Replay *LoadReplay `json:"replay,omitempty"`
+	// Custom is any other schedule, by its kind's name and in its own settings (a schedule kind
+	// added after the rate, the stages and the replay records itself here, from its own file):
+	// nil for those three and the closed loop.
+	Custom *CustomSchedule `json:"schedule,omitempty"`
 	// CoalesceUS is, in open loop, the window within which sends due together went out together
 	// (--coalesce), µs; 0: every send at its own time.
 	CoalesceUS float64 `json:"coalesce_us,omitempty"`
@@ -360,50 +364,6 @@ type Load struct {
 
 // Open reports whether the load was open loop: sent on a schedule, not by workers.
 func (l Load) Open() bool { return l.Model == OpenLoop }
-
-// LoadKey is what two runs' loads must share to be the same load: one row of compare, one
-// floor of a report, one comparison of engines. It is the load's one identity; a new schedule
-// adds its own field here, and every caller keys on it at once.
-type LoadKey struct {
-	Model       LoadModel
-	Workers     int     // closed loop
-	Rate        float64 // open loop
-	Stages      string  // open loop
-	Replay      string  // open loop: LoadReplay.Label
-	Connections int     // open loop
-}
-
-// Key is the load's identity: the workers of a closed loop, the rate and connections of an
-// open loop.
-func (l Load) Key() LoadKey {
-	if l.Open() {
-		return LoadKey{Model: OpenLoop, Rate: l.Rate, Stages: l.Stages, Replay: l.Replay.Label(), Connections: l.Connections}
-	}
-	return LoadKey{Model: l.Model, Workers: l.Workers}
-}
-
-// Schedule labels an open-loop load's schedule for people, the one label every report uses:
-// "2,000/s" at a constant rate, "stages 0→2000/30s, 2000/1m0s" for stages.
-func (l Load) Schedule(thousands func(float64) string) string {
-	if l.Stages != "" {
-		return StagesLabel(l.Stages)
-	}
-	if l.Replay != nil {
-		return l.Replay.Label()
-	}
-	return thousands(l.Rate) + "/s"
-}
-
-// StagesLabel writes stages ("30s:0-2000,1m0s:2000") as a report shows them: "stages
-// 0→2000/30s, 2000/1m0s".
-func StagesLabel(stages string) string {
-	parts := strings.Split(stages, ",")
-	for i, p := range parts {
-		over, rates, _ := strings.Cut(p, ":")
-		parts[i] = strings.Replace(rates, "-", "→", 1) + "/" + over
-	}
-	return "stages " + strings.Join(parts, ", ")
-}
 
 // Summary merges all repetitions of a run.
 type Summary struct {
