@@ -12,6 +12,17 @@
 // A command whose output is not Markdown (report's terminal table, CSV) is shown in a fenced
 // code block: when a block's text is one fenced code block, the command's output is what lies
 // inside the fence, and the fence is kept.
+//
+// Where the whole table would not fit (the README's first screen), a page shows an excerpt: a
+// few of its rows and columns, under a marker naming the command it is cut from:
+//
+//	<!-- authzbench:excerpt report docs/results/quickstart-2026-11-28.json --format markdown -->
+//	| Workload | Target | P50 |
+//	|---|---|---|
+//	| rbac | `opa/inproc` | 22.0µs |
+//
+// Each row must be a row of that command's table reduced to the excerpt's columns, cell for
+// cell (Excerpt.Check), so an excerpt drifts from its file no more than a whole table can.
 package doctables
 
 import (
@@ -20,9 +31,10 @@ import (
 )
 
 const (
-	beginPrefix = "<!-- authzbench:begin "
-	endLine     = "<!-- authzbench:end -->"
-	commentEnd  = " -->"
+	beginPrefix   = "<!-- authzbench:begin "
+	excerptPrefix = "<!-- authzbench:excerpt "
+	endLine       = "<!-- authzbench:end -->"
+	commentEnd    = " -->"
 )
 
 // commands are the ones a block may run: they only read result files and print. Anything that
@@ -75,8 +87,13 @@ func Parse(text string) ([]Block, error) {
 		}
 		switch {
 		case inFence:
+		case strings.HasPrefix(trimmed, excerptPrefix):
+			// An excerpt is no block: nothing is rewritten, Excerpts reads it.
+			if open != nil {
+				return nil, fmt.Errorf("line %d: an excerpt marker inside the block opened on line %d", lineNo, open.Line)
+			}
 		case strings.HasPrefix(strings.TrimSpace(trimmed), "<!-- authzbench:") && !strings.HasPrefix(trimmed, beginPrefix) && trimmed != endLine:
-			return nil, fmt.Errorf("line %d: malformed marker %q: a marker is %q or %q on a line of its own", lineNo, trimmed, beginPrefix+"ARGS"+commentEnd, endLine)
+			return nil, fmt.Errorf("line %d: malformed marker %q: a marker is %q, %q or %q on a line of its own", lineNo, trimmed, beginPrefix+"ARGS"+commentEnd, endLine, excerptPrefix+"ARGS"+commentEnd)
 		case strings.HasPrefix(trimmed, beginPrefix):
 			if open != nil {
 				return nil, fmt.Errorf("line %d: a begin marker inside the block opened on line %d", lineNo, open.Line)
@@ -107,23 +124,29 @@ func Parse(text string) ([]Block, error) {
 // parseArgs reads the argument list of a begin marker. Arguments are separated by spaces and
 // cannot be quoted, so what the marker shows is exactly what runs.
 func parseArgs(line string) ([]string, error) {
+	return parseMarkerArgs(line, beginPrefix, "begin")
+}
+
+// parseMarkerArgs reads the argument list of a marker that starts with prefix, a begin or an
+// excerpt marker, named kind in errors.
+func parseMarkerArgs(line, prefix, kind string) ([]string, error) {
 	if !strings.HasSuffix(line, commentEnd) {
-		return nil, fmt.Errorf("begin marker does not end with %q on its line", strings.TrimSpace(commentEnd))
+		return nil, fmt.Errorf("%s marker does not end with %q on its line", kind, strings.TrimSpace(commentEnd))
 	}
-	args := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(line, beginPrefix), commentEnd))
+	args := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(line, prefix), commentEnd))
 	if len(args) == 0 {
-		return nil, fmt.Errorf("begin marker names no command: want report or compare and its arguments")
+		return nil, fmt.Errorf("%s marker names no command: want report or compare and its arguments", kind)
 	}
 	if !commands[args[0]] {
-		return nil, fmt.Errorf("begin marker runs %q: only report and compare, which read result files and print, render the docs", args[0])
+		return nil, fmt.Errorf("%s marker runs %q: only report and compare, which read result files and print, render the docs", kind, args[0])
 	}
 	for _, a := range args {
 		if strings.ContainsAny(a, `'"`+"`") {
-			return nil, fmt.Errorf("begin marker argument %s is quoted: arguments are split at spaces and cannot be quoted", a)
+			return nil, fmt.Errorf("%s marker argument %s is quoted: arguments are split at spaces and cannot be quoted", kind, a)
 		}
 		name, _, _ := strings.Cut(a, "=")
 		if flagsThatWrite[name] {
-			return nil, fmt.Errorf("begin marker uses %s, which writes a file: rendering the docs writes nothing", name)
+			return nil, fmt.Errorf("%s marker uses %s, which writes a file: rendering the docs writes nothing", kind, name)
 		}
 	}
 	return args, nil
@@ -158,10 +181,14 @@ func Rewrite(text string, render func(Block) (string, error)) (string, error) {
 	return b.String(), nil
 }
 
-// Unmarked returns the 1-based numbers of the lines outside every block that begin with one of
-// prefixes: a renderer's table header pasted by hand, which no test would re-render.
+// Unmarked returns the 1-based numbers of the lines outside every block and excerpt that begin
+// with one of prefixes: a renderer's table header pasted by hand, which no test would check.
 func Unmarked(text string, prefixes ...string) ([]int, error) {
 	blocks, err := Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	excerpts, err := Excerpts(text)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +200,11 @@ func Unmarked(text string, prefixes ...string) ([]int, error) {
 			if offset >= blk.bodyStart && offset < blk.bodyEnd {
 				inside = true
 				break
+			}
+		}
+		for _, e := range excerpts {
+			if i+1 > e.Line && i+1 <= e.Line+2+len(e.Rows) {
+				inside = true
 			}
 		}
 		if !inside {

@@ -106,13 +106,25 @@ func noSpiceDBServer(err error) error {
 	if errors.Is(err, ErrNoServer) {
 		return &kinds.NotInstalledError{Missing: err.Error(), Err: kinds.NewOptionError("spicedb_bin", func(n func(string) string) string {
 			return fmt.Sprintf("spicedb/server starts %s (SpiceDB's own server, with loopback defaults), a program of its own: %v. "+
-				"Build it beside authzbench:\n  go build -o \"$(dirname $(command -v authzbench))\" ./cmd/%s\n"+
+				"%s\n"+
 				"or install both: go install github.com/authzbench/authzbench/cmd/...\n"+
 				"or give %s PATH to SpiceDB's own release binary, or %s grpc://HOST:PORT for a running SpiceDB",
-				ServerProgram, err, ServerProgram, n("spicedb_bin"), n("url"))
+				ServerProgram, err, buildBeside(err), n("spicedb_bin"), n("url"))
 		})}
 	}
 	return kinds.NewOptionError("spicedb_bin", func(n func(string) string) string { return n("spicedb_bin") + " " + err.Error() })
+}
+
+// buildBeside says how to build the server where FindServer looks first, in the directory of
+// the authzbench that asked. It names that directory rather than computing it in the shell
+// ("$(dirname $(command -v authzbench))" is "." for a bin/authzbench not on PATH); a go run
+// binary's directory is temporary, so that one is told to build both into bin/.
+func buildBeside(err error) string {
+	var none *NoServerError
+	if !errors.As(err, &none) || none.Beside == "" || strings.Contains(none.Beside, "go-build") {
+		return fmt.Sprintf("Build both into bin/, from authzbench's checkout, and run bin/authzbench:\n  go build -o bin/ ./cmd/authzbench ./cmd/%s", ServerProgram)
+	}
+	return fmt.Sprintf("Build it beside authzbench, from authzbench's checkout:\n  go build -o %s/ ./cmd/%s", none.Beside, ServerProgram)
 }
 
 // key is the running server's preshared key: the setting's, else the environment's.

@@ -179,7 +179,7 @@ func TestSpiceDBServerSettings(t *testing.T) {
 		{"TLS", SpiceDBServerConfig{ServerConfig: kinds.ServerConfig{TLSClient: kinds.TLSClient{Insecure: true}, URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k"}, nil, []string{"gRPC in clear"}},
 		{"a binary that is none", SpiceDBServerConfig{SpiceDBBin: "/bin/true"}, nil, []string{"/bin/true is not a SpiceDB server binary"}},
 		{"no binary", SpiceDBServerConfig{}, map[string]string{"PATH": t.TempDir()},
-			[]string{"no authzbench-spicedb beside authzbench", `go build -o "$(dirname $(command -v authzbench))" ./cmd/authzbench-spicedb`,
+			[]string{"no authzbench-spicedb beside authzbench", "go build -o ", "./cmd/authzbench-spicedb",
 				"go install github.com/authzbench/authzbench/cmd/...", "spicedb_bin PATH to SpiceDB's own release binary", "url grpc://HOST:PORT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,6 +201,22 @@ func TestSpiceDBServerSettings(t *testing.T) {
 	for _, ok := range []SpiceDBServerConfig{{ServerConfig: kinds.ServerConfig{URL: "grpc://127.0.0.1:50051"}, SpiceDBKey: "k"}, {}} {
 		if err := ok.Check(); err != nil {
 			t.Errorf("%+v: %v", ok, err)
+		}
+	}
+}
+
+// The way to get the server names the directory authzbench looks in, as a path: a shell's
+// "$(dirname $(command -v authzbench))" is "." for a bin/authzbench not on PATH, and the
+// server built there is not found. A go run binary's directory is gone after the run.
+func TestSpiceDBBuildBesideNamesTheDirectory(t *testing.T) {
+	for _, tc := range []struct{ beside, want string }{
+		{"/home/u/authzbench/bin", "go build -o /home/u/authzbench/bin/ ./cmd/authzbench-spicedb"},
+		{"/tmp/go-build1234/b001/exe", "go build -o bin/ ./cmd/authzbench ./cmd/authzbench-spicedb"},
+		{"", "go build -o bin/ ./cmd/authzbench ./cmd/authzbench-spicedb"},
+	} {
+		got := buildBeside(&NoServerError{Beside: tc.beside})
+		if !strings.Contains(got, tc.want) || strings.Contains(got, "dirname") {
+			t.Errorf("beside %q: got %q, want it to say %q", tc.beside, got, tc.want)
 		}
 	}
 }
