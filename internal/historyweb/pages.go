@@ -367,11 +367,11 @@ type comparePage struct {
 	SeriesLabel string
 }
 
-// inSeries says whether a document's run is a point of the series: its workload, target, load
-// and testbed.
-func inSeries(se history.Series, d *result.Document, r *result.Run) bool {
+// inSeries says whether a stored document's run is a point of the series: its workload,
+// target, load and the testbed it was filed under.
+func inSeries(se history.Series, d storedDoc, r *result.Run) bool {
 	return r.Workload == se.Workload && r.Label() == se.Target && report.LoadLabel(r.Load) == se.Load &&
-		history.TestbedOf(d.Env).Key == se.Testbed.Key
+		d.testbed == se.Testbed.Name
 }
 
 func (s *server) compare(r *http.Request) (*pageData, error) {
@@ -386,14 +386,14 @@ func (s *server) compare(r *http.Request) (*pageData, error) {
 		return nil, err
 	}
 	p := &comparePage{CommitsSeen: len(docs)}
-	keep := func(*result.Document, *result.Run) bool { return true }
+	keep := func(storedDoc, *result.Run) bool { return true }
 	if raw := q.Get("series"); raw != "" {
 		se, _, err := s.seriesByID(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
 		p.Series, p.SeriesLabel = se.ID, se.Workload+" on "+se.Target+", "+se.Load
-		keep = func(d *result.Document, r *result.Run) bool { return inSeries(se, d, r) }
+		keep = func(d storedDoc, r *result.Run) bool { return inSeries(se, d, r) }
 	}
 	var sides [2]*result.Document
 	for i, want := range []string{base, new} {
@@ -477,16 +477,17 @@ func resolve(docs map[string][]int64, want string) (string, []int64, error) {
 
 // commitDocument is a commit's documents as one: every run of each that keep keeps, so that
 // compare matches the runs the two commits have in common whichever file measured them.
-func (s *server) commitDocument(ctx context.Context, commit string, ids []int64, keep func(*result.Document, *result.Run) bool) (*result.Document, error) {
+func (s *server) commitDocument(ctx context.Context, commit string, ids []int64, keep func(storedDoc, *result.Run) bool) (*result.Document, error) {
 	var out *result.Document
 	for _, id := range ids {
-		d, err := s.document(ctx, id)
+		sd, err := s.document(ctx, id)
 		if err != nil {
 			return nil, err
 		}
+		d := sd.doc
 		var runs []result.Run
 		for i := range d.Runs {
-			if keep(d, &d.Runs[i]) {
+			if keep(sd, &d.Runs[i]) {
 				runs = append(runs, d.Runs[i])
 			}
 		}
