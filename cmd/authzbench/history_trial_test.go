@@ -200,10 +200,10 @@ func TestHistoryShards(t *testing.T) {
 func TestHistoryTwoWorkloadsOfOneName(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"a.rego":      "package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n",
-		"b.rego":      "package authz\n\ndefault allow := true\n",
-		"in.jsonl":    `{"input":{"user":"alice"},"expect":true}` + "\n",
-		"twice.yaml":  "floor: false\nload: {workers: 1, duration: 200ms, warmup: 0s}\nworkloads:\n  - {name: prod, inputs: in.jsonl, policy: [a.rego], query: data.authz.allow}\n  - {name: prod, inputs: in.jsonl, policy: [b.rego], query: data.authz.allow}\ntargets: [opa/inproc]\n",
+		"a.rego":       "package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n",
+		"b.rego":       "package authz\n\ndefault allow := true\n",
+		"in.jsonl":     `{"input":{"user":"alice"},"expect":true}` + "\n",
+		"twice.yaml":   "floor: false\nload: {workers: 1, duration: 200ms, warmup: 0s}\nworkloads:\n  - {name: prod, inputs: in.jsonl, policy: [a.rego], query: data.authz.allow}\n  - {name: prod, inputs: in.jsonl, policy: [b.rego], query: data.authz.allow}\ntargets: [opa/inproc]\n",
 		"builtin.yaml": "floor: false\nload: {workers: 1, duration: 200ms, warmup: 0s}\nworkloads: [nop, nop]\ntargets: [opa/inproc]\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
