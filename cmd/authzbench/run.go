@@ -328,13 +328,6 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	if err := checkOutputs(&plan); err != nil {
 		return err
 	}
-	hist, err := openRunHistory(f.history, shard, stderr)
-	if err != nil {
-		return err
-	}
-	if hist != nil {
-		defer hist.Close()
-	}
 	// Every failed write is named as it fails; the exit status says some failed.
 	log := &writeLog{stderr: stderr}
 	if f.cpuProfile != "" && !f.checkOnly {
@@ -387,6 +380,16 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	// Impact first: what the policy does to the logged decisions, before any timing.
 	if doc.Replays, err = replayImpacts(ctx, resolved, stdout, stderr); err != nil {
 		return usageError(err)
+	}
+	// The history last of the checks before the load: opened (created if new) and found
+	// writable only once everything else the user gave was found good, so a bad policy or
+	// input leaves no new history behind.
+	hist, err := openRunHistory(f.history, shard, stderr)
+	if err != nil {
+		return err
+	}
+	if hist != nil {
+		defer hist.Close()
 	}
 	if f.checkOnly {
 		return nil
