@@ -88,6 +88,11 @@ var ErrShard = errors.New("a shard's result")
 //     point. One workload measured twice (a built-in listed twice, the floor before and after
 //     a sweep) is one series, both runs' repetitions one point.
 func CheckAddable(doc *result.Document) error {
+	if doc.Env.Testbed != "" {
+		if err := result.CheckTestbed(doc.Env.Testbed); err != nil {
+			return fmt.Errorf("env.testbed: %w", err)
+		}
+	}
 	if doc.Shard != nil {
 		return fmt.Errorf("%w (shard %s): a shard measured its part of the load only; merge the shards with authzbench merge and give the merge",
 			ErrShard, doc.Shard)
@@ -137,7 +142,7 @@ func DefaultTestbed(env result.Env) string {
 	if name == "" {
 		name = "unknown-cpu"
 	}
-	name = fmt.Sprintf("%.48s", name)
+	name = fmt.Sprintf("%.40s", name) // room for cores and pinning within CheckTestbed's 64
 	name = strings.TrimRight(name, "-") + fmt.Sprintf("-%dc", env.Cores)
 	switch p := strings.TrimSpace(env.Pinning); {
 	case p == "" || strings.HasPrefix(p, "none"):

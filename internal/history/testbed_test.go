@@ -52,9 +52,9 @@ func TestDefaultTestbed(t *testing.T) {
 		})
 	}
 	long := base
-	long.CPUModel = strings.Repeat("very long model name ", 10)
+	long.CPUModel, long.Cores, long.Pinning = strings.Repeat("very long model name ", 10), 1024, "generator on CPUs 0-511"
 	if err := result.CheckTestbed(TestbedName(long)); err != nil {
-		t.Errorf("a long CPU model: %v", err)
+		t.Errorf("a long CPU model on many cores, pinned: %v", err)
 	}
 }
 
@@ -133,7 +133,9 @@ func TestNotAddable(t *testing.T) {
 	same := *twice
 	same.Runs = slices.Clone(twice.Runs)
 	twice.Runs[1].WorkloadDoc.Description = "rbac with another policy"
-	for name, doc := range map[string]*result.Document{"shard": shard, "two workloads in one series": twice} {
+	badName := docOf("c3", time.Now(), 1000)
+	badName.Env.Testbed = "edited by hand/1"
+	for name, doc := range map[string]*result.Document{"shard": shard, "two workloads in one series": twice, "a testbed no URL can hold": badName} {
 		t.Run(name, func(t *testing.T) {
 			in := inputOf(t, name+".json", "main", doc)
 			if err := CheckAddable(in.Doc); err == nil {
@@ -147,7 +149,7 @@ func TestNotAddable(t *testing.T) {
 		})
 	}
 	if series, _ := s.Series(context.Background()); len(series) != 0 {
-		t.Fatalf("%d series after two refusals", len(series))
+		t.Fatalf("%d series after three refusals", len(series))
 	}
 	// One workload measured twice (the floor before and after a sweep) is one point.
 	if a, err := s.Add(context.Background(), inputOf(t, "same.json", "main", &same)); err != nil || a.Repetitions != 2 {
