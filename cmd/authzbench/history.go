@@ -175,8 +175,12 @@ func addAll(st history.Store, ins []*history.Input, stdout, stderr io.Writer) er
 	documents := 0
 	for i, in := range ins {
 		if s := stopped.Load(); s != nil {
-			return &exitError{exitInterrupted, fmt.Errorf("interrupted by %s: %d of %d files added or found stored (%d new documents), the last %s; not added: %s and the %d after it",
-				s, i, len(ins), documents, ins[i-1].Name, in.Name, len(ins)-i-1)}
+			last := ""
+			if i > 0 {
+				last = ", the last " + ins[i-1].Name
+			}
+			return &exitError{exitInterrupted, fmt.Errorf("interrupted by %s: %d of %d files added or found stored (%d new documents)%s; not added: %s and the %d after it",
+				s, i, len(ins), documents, last, in.Name, len(ins)-i-1)}
 		}
 		added, err := st.Add(context.Background(), in)
 		log.add("add", in.Name, err)
