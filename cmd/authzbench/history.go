@@ -49,14 +49,21 @@ again and a change found where it happened rather than against one baseline.
 
 By default the database is a SQLite file at $XDG_DATA_HOME/authzbench/history.db
 (~/.local/share/authzbench/history.db); --history names another file, or a Postgres server
-(postgres://user:password@host:5432/db) that a team shares. Each document is kept as written,
-with its commit, branch, time and testbed (CPU model, cores, kernel, pinning), and per
-repetition its figures and histograms. A repetition is stored once: adding a file again, or a
-merge of files already added, adds nothing it holds.
+(postgres://user:password@host:5432/db) that a team shares. Only 'history add' and
+'run --history' create a history, and say so; every command refuses a file that is another
+program's database and leaves it as it was. Each document is kept as written, with its
+commit, branch, time, testbed and the machine's whole environment (CPU, cores, kernel,
+pinning, CPU frequency policy, Go, engine versions), and per repetition its figures and
+histograms. A repetition is stored once: adding a file again, or a merge of files already
+added, adds nothing it holds.
 
 A series is one workload through one target under one load on one testbed; its points are
-its commits along a branch, in the order they were measured. 'history changes' looks for the
-commits where a series' throughput, p50, p99 or error rate moved.
+its commits along a branch, in the order they were measured. A testbed is a name: the one
+given with --testbed (to run, history add or history gate, or a scenario's testbed:), else
+one made of the machine's CPU model, cores and pinning ("amd-epyc-2c"), so a new kernel build
+or Go version does not start a series over: it is marked where it changed instead.
+'history changes' looks for the commits where a series' throughput, p50, p99 or error rate
+moved, and says when the machine or the build changed there too.
 
   authzbench run --history results.db          # CI: measure, then add the result
   authzbench history add results/*.json        # add results kept as files
