@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -32,8 +35,10 @@ const historyExitHelp = `
 Exit status: 0 done; 1 a document could not be added, each named on its own line, or the
 database could not be opened, because another writer kept it locked through every wait (about
 40 s) or the server went away; 2 bad input, nothing added: a flag, a result file that is not a
-whole result document, a database that cannot be opened (not a database, written by a newer
-authzbench, a server that does not answer).`
+whole result document (or a shard's, or one holding two workloads of one name), a database
+that cannot be opened or written (not a database, another program's database, an empty file
+where a history must be, written by a newer authzbench, a server that does not answer);
+130 interrupted (add says which files were added).`
 
 func newHistoryCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -44,14 +49,21 @@ again and a change found where it happened rather than against one baseline.
 
 By default the database is a SQLite file at $XDG_DATA_HOME/authzbench/history.db
 (~/.local/share/authzbench/history.db); --history names another file, or a Postgres server
-(postgres://user:password@host:5432/db) that a team shares. Each document is kept as written,
-with its commit, branch, time and testbed (CPU model, cores, kernel, pinning), and per
-repetition its figures and histograms. A repetition is stored once: adding a file again, or a
-merge of files already added, adds nothing it holds.
+(postgres://user:password@host:5432/db) that a team shares. Only 'history add' and
+'run --history' create a history, and say so; every command refuses a file that is another
+program's database and leaves it as it was. Each document is kept as written, with its
+commit, branch, time, testbed and the machine's whole environment (CPU, cores, kernel,
+pinning, CPU frequency policy, Go, engine versions), and per repetition its figures and
+histograms. A repetition is stored once: adding a file again, or a merge of files already
+added, adds nothing it holds.
 
 A series is one workload through one target under one load on one testbed; its points are
-its commits along a branch, in the order they were measured. 'history changes' looks for the
-commits where a series' throughput, p50, p99 or error rate moved.
+its commits along a branch, in the order they were measured. A testbed is a name: the one
+given with --testbed (to run, history add or history gate, or a scenario's testbed:), else
+one made of the machine's CPU model, cores and pinning ("amd-epyc-2c"), so a new kernel build
+or Go version does not start a series over: it is marked where it changed instead.
+'history changes' looks for the commits where a series' throughput, p50, p99 or error rate
+moved, and says when the machine or the build changed there too.
 
   authzbench run --history results.db          # CI: measure, then add the result
   authzbench history add results/*.json        # add results kept as files
@@ -66,16 +78,27 @@ commits where a series' throughput, p50, p99 or error rate moved.
 }
 
 func newHistoryAddCommand(stdout, stderr io.Writer) *cobra.Command {
-	var where, branch string
+	var where, branch, testbed string
 	cmd := &cobra.Command{
-		Use:   "add [--history DB] [--branch B] RESULT.json...",
+		Use:   "add [--history DB] [--branch B] [--testbed NAME] RESULT.json...",
 		Short: "Add result files to the history",
 		Long: `add stores result files (as authzbench run, merge or ab wrote them; gzip-compressed ones too)
-in the history. Every file is read and checked first: if one is not a whole result document,
-nothing is added. A file whose repetitions are all stored already adds nothing, and says so.
+in the history, creating it if it does not exist (it says so). Every file is read and checked
+first: if one is not a whole result document, nothing is added. A file whose repetitions are
+all stored already adds nothing, and says so.
+
+Refused, with nothing added: a shard's result (run --shard i/N), which measured only its part
+of the load; merge the shards (authzbench merge) and add the merge, the whole run. And a
+result holding two runs of one series (a scenario that named two workloads alike), whose
+repetitions would be mixed into one point.
 
 Documents are filed under --branch, or $GITHUB_REF_NAME in GitHub Actions, or the branch of
-the checkout the command runs in; their commit is the one the result recorded (env.commit).` + historyExitHelp,
+the checkout the command runs in; their commit is the one the result recorded (env.commit);
+their testbed is --testbed, else the one the result recorded (run --testbed), else one named
+after the machine's CPU model, cores and pinning.
+
+Ctrl-C or SIGTERM stops it after the file being added: it says which files were added and
+exits 130.` + historyExitHelp,
 		Example: `  authzbench history add results/authzbench-20261126-120000.json
   authzbench history add --history postgres://bench@db.internal/bench --branch main results/*.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -91,6 +114,9 @@ the checkout the command runs in; their commit is the one the result recorded (e
 			} else if strings.TrimSpace(branch) == "" {
 				return usageError(errors.New("--branch: empty; name the branch the results were measured on"))
 			}
+			if err := checkTestbedFlag(cmd, testbed); err != nil {
+				return err
+			}
 			var ins []*history.Input
 			var bad []error
 			for _, f := range files {
@@ -98,6 +124,9 @@ the checkout the command runs in; their commit is the one the result recorded (e
 				if err != nil {
 					bad = append(bad, err)
 					continue
+				}
+				if testbed != "" {
+					in.Testbed = testbed
 				}
 				ins = append(ins, in)
 			}
@@ -110,23 +139,85 @@ the checkout the command runs in; their commit is the one the result recorded (e
 				return openFailed(err)
 			}
 			defer st.Close()
-			log := &writeLog{stderr: stderr}
-			for _, in := range ins {
-				added, err := st.Add(ctx, in)
-				log.add("add", in.Name, err)
-				if err == nil {
-					fmt.Fprintln(stdout, addedLine(in.Name, added))
-				}
+			if err := st.Writable(ctx); err != nil {
+				return usageError(fmt.Errorf("nothing added: %w", err))
 			}
-			if err := log.err(); err != nil {
-				return &exitError{exitFailed, err}
+			if st.Created() {
+				fmt.Fprintf(stdout, "created history %s\n", st.Where())
 			}
-			return nil
+			return addAll(st, ins, stdout, stderr)
 		},
 	}
 	addHistoryFlag(cmd.Flags(), &where)
 	cmd.Flags().StringVar(&branch, "branch", "", "file the documents under this branch (default $GITHUB_REF_NAME, else the checkout's branch)")
+	addTestbedFlag(cmd, &testbed, "file the documents' series under this testbed")
 	return cmd
+}
+
+// addAll adds the documents one after the other. Ctrl-C or SIGTERM stops it between two: the
+// add under way is finished (or, at a second signal, abandoned whole), so what it says was
+// added is what the history holds.
+func addAll(st history.Store, ins []*history.Input, stdout, stderr io.Writer) error {
+	sig := make(chan os.Signal, 2)
+	notifyInterrupt(sig)
+	defer signal.Stop(sig)
+	var stopped atomic.Value // the signal, once one came
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case s := <-sig:
+			stopped.Store(s)
+			fmt.Fprintf(stderr, "\nauthzbench: %s: stopping after the file being added (again to quit at once, that file not added)\n", s)
+		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	log := &writeLog{stderr: stderr}
+	documents := 0
+	for i, in := range ins {
+		if s := stopped.Load(); s != nil {
+			last := ""
+			if i > 0 {
+				last = ", the last " + ins[i-1].Name
+			}
+			return &exitError{exitInterrupted, fmt.Errorf("interrupted by %s: %d of %d files added or found stored (%d new documents)%s; not added: %s and the %d after it",
+				s, i, len(ins), documents, last, in.Name, len(ins)-i-1)}
+		}
+		added, err := st.Add(context.Background(), in)
+		log.add("add", in.Name, err)
+		if err == nil {
+			fmt.Fprintln(stdout, addedLine(in.Name, added))
+			if !added.Nothing() {
+				documents++
+			}
+		}
+	}
+	if err := log.err(); err != nil {
+		return &exitError{exitFailed, err}
+	}
+	return nil
+}
+
+// addTestbedFlag is the --testbed of run, history add and history gate.
+func addTestbedFlag(cmd *cobra.Command, testbed *string, what string) {
+	cmd.Flags().StringVar(testbed, "testbed", "", what+": 1 to 64 letters, digits, '.', '_' or '-' (default: the one the result recorded, else one named after the machine's CPU model, cores and pinning, such as amd-epyc-2c)")
+}
+
+// checkTestbedFlag refuses a --testbed given that cannot name one, empty included.
+func checkTestbedFlag(cmd *cobra.Command, testbed string) error {
+	if !cmd.Flags().Changed("testbed") {
+		return nil
+	}
+	if err := result.CheckTestbed(testbed); err != nil {
+		return usageError(fmt.Errorf("--testbed: %w", err))
+	}
+	return nil
 }
 
 // addedLine says what adding one file did.
@@ -162,8 +253,11 @@ func newHistorySeriesCommand(stdout io.Writer) *cobra.Command {
 		Use:   "series [--history DB] [--format table|json]",
 		Short: "List the series the history holds",
 		Long: `series lists every workload × target × load × testbed the history holds, with its branches,
-how many commits it was measured at, and when last. The testbed is a short key of the machine's
-CPU model, cores, kernel and pinning: results from different machines are different series.` + historyExitHelp,
+how many commits it was measured at, and when last. The testbed is the name the results were
+filed under (--testbed), else one made of the machine's CPU model, cores and pinning
+("amd-epyc-2c"); the kernel of the latest document is shown beside it. A kernel build, a Go
+version or an engine version that changed along a series leaves it one series: the series page
+(authzbench serve) and 'history changes' mark where it changed.` + historyExitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkListFormat(format); err != nil {
@@ -204,7 +298,7 @@ CPU model, cores, kernel and pinning: results from different machines are differ
 }
 
 func testbedLabel(t history.Testbed) string {
-	return fmt.Sprintf("%s (%s, %d cores)", t.Key, t.CPUModel, t.Cores)
+	return fmt.Sprintf("%s (%s, %d cores, kernel %s)", t.Name, t.CPUModel, t.Cores, t.Kernel)
 }
 
 func newHistoryChangesCommand(stdout io.Writer) *cobra.Command {
@@ -224,7 +318,11 @@ regression (less throughput, more latency, more errors) or an improvement.
 
 A change needs --min-commits commits on each side to be seen; the permutation test is seeded
 (--seed), so the same history gives the same answer. Repetitions cut short count for the error
-rate only.` + historyExitHelp,
+rate only. When the machine or the build changed at the same commit (a kernel, Go, the engine's
+version, the CPU frequency policy), the change says so: it may be theirs, not the code's.
+
+A --series or --branch that matches no series is bad input (exit 2), not "no change": a typo
+in a CI job's filter must not pass every regression.` + historyExitHelp,
 		Example: `  authzbench history changes
   authzbench history changes --series 'rbac opa/server' --branch main --format json`,
 		Args: cobra.NoArgs,
@@ -249,6 +347,10 @@ rate only.` + historyExitHelp,
 			}
 			defer st.Close()
 			changes, err := st.Changes(ctx, o)
+			var none *history.NoSeriesError
+			if errors.As(err, &none) {
+				return usageError(err)
+			}
 			if err != nil {
 				return &exitError{exitFailed, err}
 			}
@@ -278,7 +380,7 @@ rate only.` + historyExitHelp,
 
 func newHistoryGateCommand(stdout io.Writer) *cobra.Command {
 	var f compareFlags
-	var where, branch string
+	var where, branch, testbed string
 	var window int
 	cmd := &cobra.Command{
 		Use:   "gate [--history DB] [--branch main] [--window 10] --fail-on EXPR NEW.json",
@@ -291,7 +393,12 @@ the mean over the window's repetitions. Each figure is tested as compare tests i
 U over one figure per repetition), and --fail-on judges it as compare's gate does: exit 1 on a
 significant change beyond a threshold, and whenever it cannot judge, including a run the
 history has no series for. The new result's own repetitions never count in its base, so it
-may have been added already (run --history).` + compareExitHelp,
+may have been added already (run --history). Its testbed is --testbed, else the one it
+recorded, else the one named after its machine, as history add files it.
+
+Refused as compare refuses them (exit 2): a result that holds one repetition twice, which
+would count twice; a shard's result (gate the merge of the shards); one holding two runs of
+one series; and a history that is not one.` + compareExitHelp,
 		Example: `  authzbench history gate --history bench.db --fail-on 'p99>+10%,throughput<-5%' results/pr.json
   authzbench history gate --history postgres://bench@db/bench --branch main --window 20 --format markdown --fail-on 'p50>+5%' pr.json`,
 		Args: cobra.ExactArgs(1),
@@ -303,17 +410,23 @@ may have been added already (run --history).` + compareExitHelp,
 			if window < 1 {
 				return usageError(fmt.Errorf("--window %d: want at least 1 commit", window))
 			}
-			doc, err := result.Read(args[0])
+			if err := checkTestbedFlag(cmd, testbed); err != nil {
+				return err
+			}
+			// Read as add reads it: a repetition held twice would count twice in the test, a
+			// shard would read as a whole run at its share of the throughput.
+			in, err := history.ReadInput(args[0], branch)
 			if err != nil {
 				return usageError(err)
 			}
+			doc := in.Doc
 			ctx := context.Background()
 			st, err := history.Open(ctx, where, history.Options{MustExist: true})
 			if err != nil {
 				return openFailed(err)
 			}
 			defer st.Close()
-			base, err := history.Window(ctx, st, doc, branch, window)
+			base, err := history.Window(ctx, st, doc, branch, window, testbed)
 			if err != nil {
 				return &exitError{exitFailed, err}
 			}
@@ -326,6 +439,7 @@ may have been added already (run --history).` + compareExitHelp,
 	addHistoryFlag(cmd.Flags(), &where)
 	cmd.Flags().StringVar(&branch, "branch", "main", "the branch whose commits are the base")
 	cmd.Flags().IntVar(&window, "window", 10, "how many of the branch's last commits make the base")
+	addTestbedFlag(cmd, &testbed, "the testbed whose series are the base")
 	return cmd
 }
 
@@ -335,7 +449,7 @@ func writeChanges(w io.Writer, where string, changes []history.Change) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "Series\tBranch\tFigure\tAt commit\tBefore\tAfter\tChange [95% CI]\tp\t")
+	fmt.Fprintln(tw, "Series\tBranch\tFigure\tAt commit\tBefore\tAfter\tChange [95% CI]\tp\t\tAlso changed there")
 	for _, c := range changes {
 		size := "from 0"
 		if c.Relative != nil {
@@ -345,8 +459,12 @@ func writeChanges(w io.Writer, where string, changes []history.Change) error {
 		if c.Regression {
 			kind = "REGRESSION"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\n", c.Label, c.Branch, c.Figure, shortCommit(c.Commit),
-			figureValue(c.Figure, c.Before), figureValue(c.Figure, c.After), size, c.P, kind)
+		also := history.DescribeChanges(c.Environment)
+		if also == "" {
+			also = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t%s\n", c.Label, c.Branch, c.Figure, shortCommit(c.Commit),
+			figureValue(c.Figure, c.Before), figureValue(c.Figure, c.After), size, c.P, kind, also)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -416,15 +534,28 @@ func planRunHistory(p *outputs.Plan, where string) {
 	}
 }
 
-// openRunHistory opens run's --history before any load, so a database that cannot be opened
-// is bad input found before anything is measured; nil when no --history was given.
-func openRunHistory(where string) (history.Store, error) {
+// openRunHistory opens run's --history before any load, and checks that it can be written,
+// so a database that cannot be opened or written is bad input found before anything is
+// measured, as an -o that cannot be written is; nil when no --history was given. A shard's
+// result cannot be added (history.CheckAddable): --shard with --history is refused at once.
+func openRunHistory(where string, shard *result.Shard, stderr io.Writer) (history.Store, error) {
 	if where == "" {
 		return nil, nil
 	}
-	st, err := history.Open(context.Background(), where, history.Options{BusyTimeout: historyWait})
+	if shard != nil {
+		return nil, usageError(fmt.Errorf("--history with --shard %s: a shard measures its part of the load only, and the history takes whole runs; merge the shards (authzbench merge) and add the merge with authzbench history add", shard))
+	}
+	ctx := context.Background()
+	st, err := history.Open(ctx, where, history.Options{BusyTimeout: historyWait})
 	if err != nil {
 		return nil, openFailed(fmt.Errorf("--history: %w", err))
+	}
+	if err := st.Writable(ctx); err != nil {
+		st.Close()
+		return nil, usageError(fmt.Errorf("--history: %w", err))
+	}
+	if st.Created() {
+		fmt.Fprintf(stderr, "authzbench: created history %s\n", st.Where())
 	}
 	return st, nil
 }

@@ -113,6 +113,9 @@ func TestHistoryBadInput(t *testing.T) {
 	unknown := filepath.Join(dir, "unknown.json")
 	os.WriteFile(unknown, bytes.Replace(body, []byte(result.Schema), []byte("authzbench/result/v9"), 1), 0o644)
 	corrupt, newer := badHistories(t, dir)
+	badPolicy, inputs := filepath.Join(dir, "bad.rego"), filepath.Join(dir, "in.jsonl")
+	os.WriteFile(badPolicy, []byte("package x\nallow if { input.user == \n"), 0o644)
+	os.WriteFile(inputs, []byte(`{"input":{"user":"a"},"expect":true}`+"\n"), 0o644)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := fmt.Sprintf("postgres://bench@%s/x?sslmode=disable&connect_timeout=2", l.Addr())
 	l.Close()
@@ -134,6 +137,10 @@ func TestHistoryBadInput(t *testing.T) {
 		{"run: database is the result", tinyRun(url, "-o", filepath.Join(dir, "x.json"), "--history", filepath.Join(dir, "x.json")), "never another output"},
 		{"run: corrupted database", tinyRun(url, "-o", filepath.Join(dir, "y.json"), "--history", corrupt), "is not a SQLite database"},
 		{"run: postgres not answering", tinyRun(url, "-o", filepath.Join(dir, "z.json"), "--history", closed), "cannot connect"},
+		// Everything else is checked before the history is created: a policy that does not
+		// compile leaves no new history behind.
+		{"run: a policy that does not compile", []string{"run", "--target", "opa/inproc", "--policy", badPolicy, "--inputs", inputs,
+			"--query", "data.x.allow", "-o", filepath.Join(dir, "p.json"), "--history", filepath.Join(dir, "p.db")}, "bad.rego"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hitsBefore := hits.Load()
@@ -152,7 +159,7 @@ func TestHistoryBadInput(t *testing.T) {
 	if got, _ := os.ReadFile(good); !bytes.Equal(got, body) {
 		t.Error("the result file given as --history was changed")
 	}
-	for _, p := range []string{"none.db", "x.json", "y.json", "z.json"} {
+	for _, p := range []string{"none.db", "x.json", "y.json", "z.json", "p.json", "p.db"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
 			t.Errorf("%s was written", p)
 		}

@@ -32,6 +32,7 @@ import (
 
 type runFlags struct {
 	history     string // the history database the result is added to (history.go)
+	testbed     string // the machine's name, kept in the result (env.testbed)
 	file        string
 	targets     []string
 	workloads   []string
@@ -257,6 +258,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of authzbench itself (the generator) to this file")
 	addForceFlag(fl, &f.force)
 	fl.StringVar(&f.history, "history", "", "after the result is written, add it to this history database (authzbench history --help): "+historyUsage)
+	fl.StringVar(&f.testbed, "testbed", "", "name the machine this runs on, kept in the result (env.testbed), and the testbed a history files its series under: 1 to 64 letters, digits, '.', '_' or '-' (default: the scenario's testbed:, else a history names it after the CPU model, cores and pinning)")
 	fl.BoolVar(&f.checkOnly, "check-only", false, "check the flags, the files and the outputs, build the workloads, and run nothing")
 	fl.MarkHidden("check-only")
 	addScaleOutFlags(fl, &f.scaleOut)
@@ -307,6 +309,13 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 
 	doc := newDocument(s.Source)
 	doc.Shard = shard
+	doc.Env.Testbed = s.Testbed
+	if fl.Changed("testbed") {
+		if err := result.CheckTestbed(f.testbed); err != nil {
+			return usageError(fmt.Errorf("--testbed: %w", err))
+		}
+		doc.Env.Testbed = f.testbed
+	}
 	path := resultPath(f.out, "authzbench", doc)
 	plan := outputs.Plan{Force: f.force}
 	plan.Output("-o", path)
@@ -317,13 +326,6 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	planRunHistory(&plan, f.history)
 	if err := checkOutputs(&plan); err != nil {
 		return err
-	}
-	hist, err := openRunHistory(f.history)
-	if err != nil {
-		return err
-	}
-	if hist != nil {
-		defer hist.Close()
 	}
 	// Every failed write is named as it fails; the exit status says some failed.
 	log := &writeLog{stderr: stderr}
@@ -377,6 +379,16 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	// Impact first: what the policy does to the logged decisions, before any timing.
 	if doc.Replays, err = replayImpacts(ctx, resolved, stdout, stderr); err != nil {
 		return usageError(err)
+	}
+	// The history last of the checks before the load: opened (created if new) and found
+	// writable only once everything else the user gave was found good, so a bad policy or
+	// input leaves no new history behind.
+	hist, err := openRunHistory(f.history, shard, stderr)
+	if err != nil {
+		return err
+	}
+	if hist != nil {
+		defer hist.Close()
 	}
 	if f.checkOnly {
 		return nil

@@ -29,8 +29,9 @@ const serveExitHelp = `
 
 Exit status: 0 stopped by Ctrl-C or SIGTERM; 1 the server failed while serving; 2 bad input,
 nothing served: a flag, a non-loopback --host without --allow-remote, a port that cannot be
-listened on, a history that does not exist or cannot be opened (not a database, written by a
-newer authzbench, a server that does not answer).`
+listened on, a history that does not exist or cannot be opened (not a database, another
+program's database or an empty file, left as they were; written by a newer authzbench; a
+server that does not answer).`
 
 func newServeCommand(stdout, stderr io.Writer) *cobra.Command {
 	var where, host string
@@ -42,10 +43,14 @@ func newServeCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Browse a history database: series, their trends and changes, every report, two commits compared",
 		Long: `serve shows a history database (authzbench history) as pages in a browser:
 
-  /                   every series with a small trend of its p99, the latest changes first
+  /                   the latest changes first, then every series grouped by workload, with its
+                      target, load, testbed and branch and a small trend of its p99; a form
+                      narrows it to a workload, a target or a testbed (/?workload=rbac&testbed=ci)
   /series/ID          one series along its commits: P50 and P99 as bands over the repetitions
-                      (median line, fastest to slowest), throughput, the changes marked,
-                      each commit's figures on hover, its reports, a comparison with the one before
+                      (median line, fastest to slowest), throughput, the changes marked, and
+                      where the machine or the build changed (kernel, Go, engine version, CPU
+                      frequency policy); each commit's figures on hover, its reports, a
+                      comparison with the one before
   /report/DOCUMENT    a stored run's full HTML report, as 'authzbench report --format html' writes it
   /compare?base=A&new=B   two commits compared as 'authzbench compare' compares two files
 

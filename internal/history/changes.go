@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/changepoint"
@@ -104,6 +105,35 @@ type Change struct {
 	P        float64     `json:"p"`
 	// Regression: slower, less served, or more errors; otherwise an improvement.
 	Regression bool `json:"regression"`
+	// Environment is what changed in the machine or the build between Previous and Commit (a
+	// kernel, Go, the engine's version, the CPU frequency policy): a change found there may be
+	// theirs rather than the code's.
+	Environment []EnvironmentChange `json:"environment_changed,omitempty"`
+}
+
+// NoSeriesError is a --series or --branch filter no series matches: a typo in a CI job's
+// filter must not read as "no change".
+type NoSeriesError struct {
+	Where          string
+	Series, Branch string
+	Known          []string // some labels the history holds, to show
+	Total          int
+}
+
+func (e *NoSeriesError) Error() string {
+	var asked []string
+	if e.Series != "" {
+		asked = append(asked, fmt.Sprintf("--series %q", e.Series))
+	}
+	if e.Branch != "" {
+		asked = append(asked, fmt.Sprintf("--branch %q", e.Branch))
+	}
+	msg := fmt.Sprintf("no series of %s matches %s", e.Where, strings.Join(asked, " and "))
+	if e.Total == 0 {
+		return msg + ": the history holds no series yet"
+	}
+	msg += fmt.Sprintf("; it holds %d, such as: %s", e.Total, strings.Join(e.Known, "; "))
+	return msg + " (authzbench history series lists them all)"
 }
 
 // Changes finds the change points of every series the options select, each branch on its own:
@@ -121,6 +151,7 @@ func FindChanges(ctx context.Context, st Store, o ChangeOptions) ([]Change, erro
 		return nil, err
 	}
 	var out []Change
+	matched := 0
 	for _, se := range all {
 		if !matches(se, o.Series) {
 			continue
@@ -129,6 +160,7 @@ func FindChanges(ctx context.Context, st Store, o ChangeOptions) ([]Change, erro
 			if o.Branch != "" && branch != o.Branch {
 				continue
 			}
+			matched++
 			points, err := st.Points(ctx, se.ID, branch)
 			if err != nil {
 				return nil, err
@@ -137,6 +169,13 @@ func FindChanges(ctx context.Context, st Store, o ChangeOptions) ([]Change, erro
 				out = append(out, changesIn(se, branch, points, f, o)...)
 			}
 		}
+	}
+	if matched == 0 && (o.Series != "" || o.Branch != "") {
+		e := &NoSeriesError{Where: st.Where(), Series: o.Series, Branch: o.Branch, Total: len(all)}
+		for _, se := range all[:min(3, len(all))] {
+			e.Known = append(e.Known, se.Label()+" on "+strings.Join(se.Branches, ", "))
+		}
+		return nil, e
 	}
 	return out, nil
 }
@@ -188,6 +227,7 @@ func changesIn(se Series, branch string, points []Point, f Figure, o ChangeOptio
 		}
 		up := c.After > c.Before
 		c.Regression = up != f.HigherIsBetter()
+		c.Environment = EnvironmentChanges(kept[sp.Point-1], kept[sp.Point])
 		out = append(out, c)
 	}
 	return out

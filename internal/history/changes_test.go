@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -83,14 +85,20 @@ func TestChangesImprovementAndFilters(t *testing.T) {
 			t.Errorf("%v: a faster service is an improvement", c)
 		}
 	}
-	for filter, want := range map[string]int{"rbac opa/server": 3, "RBAC 4 workers": 3, "cedar": 0} {
+	for filter, want := range map[string]int{"rbac opa/server": 3, "RBAC 4 workers": 3, "@test-2c": 3} {
 		got, err := s.Changes(ctx, ChangeOptions{Seed: 1, Series: filter})
 		if err != nil || len(got) != want {
 			t.Errorf("--series %q: %d changes (%v), want %d", filter, len(got), err, want)
 		}
 	}
-	if got, _ := s.Changes(ctx, ChangeOptions{Seed: 1, Branch: "feature"}); len(got) != 0 {
-		t.Errorf("branch feature: %d changes, want none", len(got))
+	// A filter that matches nothing is no "no change" (H22): a typo in a CI job's filter would
+	// pass every regression.
+	for _, o := range []ChangeOptions{{Seed: 1, Series: "cedar"}, {Seed: 1, Branch: "feature"}} {
+		got, err := s.Changes(ctx, o)
+		var none *NoSeriesError
+		if !errors.As(err, &none) || len(got) != 0 || !strings.Contains(err.Error(), "rbac opa/server 4 workers @test-2c on main") {
+			t.Errorf("%+v: %d changes, %v; want a NoSeriesError naming what the history holds", o, len(got), err)
+		}
 	}
 	// Below the minimum effect, a significant change is not reported.
 	if got, _ := s.Changes(ctx, ChangeOptions{Seed: 1, MinEffect: 0.3}); len(got) != 0 {

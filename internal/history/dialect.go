@@ -1,10 +1,12 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,6 +29,7 @@ type dialect struct {
 	dollars        bool   // placeholders are $1, $2, … (Postgres)
 	lockMigrations string // run first in the migration's transaction
 	busy           func(error) bool
+	tables         string // lists the database's own tables, one name a row
 }
 
 func (d dialect) ddl(s string) string { return d.types.Replace(s) }
@@ -77,8 +80,9 @@ func (e *LockedError) Error() string {
 func (e *LockedError) Unwrap() error { return e.Err }
 
 var sqliteDialect = dialect{
-	name:  "sqlite",
-	types: strings.NewReplacer("{id}", "INTEGER PRIMARY KEY AUTOINCREMENT", "{blob}", "BLOB", "{real}", "REAL"),
+	name:   "sqlite",
+	tables: `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`,
+	types:  strings.NewReplacer("{id}", "INTEGER PRIMARY KEY AUTOINCREMENT", "{blob}", "BLOB", "{real}", "REAL"),
 	busy: func(err error) bool {
 		var e *sqlite.Error
 		if !errors.As(err, &e) {
@@ -93,6 +97,7 @@ var postgresDialect = dialect{
 	name:    "postgres",
 	types:   strings.NewReplacer("{id}", "BIGSERIAL PRIMARY KEY", "{blob}", "BYTEA", "{real}", "DOUBLE PRECISION"),
 	dollars: true,
+	tables:  `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`,
 	// Two CI jobs opening a new database at once: one migrates, the other waits and finds it
 	// done. The number is this package's own lock (any constant no other tool uses).
 	lockMigrations: "SELECT pg_advisory_xact_lock(4175297161)",
@@ -117,6 +122,12 @@ func openSQLite(ctx context.Context, path string, o Options) (Store, error) {
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
 			return nil, fmt.Errorf("history %s is a directory: name a file (%s)", where, filepath.Join(path, "history.db"))
+		}
+		// Looked at read-only before it is opened to write: opening it as a history turns on
+		// write-ahead logging, which rewrites the file's header, and another program's database
+		// must come out of this as it went in.
+		if err := probeSQLite(ctx, path, !o.MustExist); err != nil {
+			return nil, err
 		}
 	} else if errors.Is(err, os.ErrNotExist) {
 		if o.MustExist {
@@ -146,22 +157,68 @@ func openSQLite(ctx context.Context, path string, o Options) (Store, error) {
 		return nil, fmt.Errorf("history %s: %w", where, err)
 	}
 	s := &sqlStore{db: db, d: sqliteDialect, where: where}
-	if err := s.init(ctx); err != nil {
+	if err := s.init(ctx, !o.MustExist); err != nil {
 		db.Close()
-		var newer *NewerSchemaError
-		if errors.As(err, &newer) {
-			return nil, err
-		}
-		var e *sqlite.Error
-		if errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_NOTADB {
-			return nil, fmt.Errorf("history %s is not a SQLite database (corrupted, or another kind of file): %w", where, err)
-		}
-		return nil, fmt.Errorf("history %s: %w", where, err)
+		return nil, sqliteOpenError(where, err)
 	}
 	return s, nil
 }
 
-func openPostgres(ctx context.Context, dsn string) (Store, error) {
+// sqliteHeader begins every SQLite database file.
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// probeSQLite refuses, without writing to it, a file that is not a history: not a SQLite
+// database, another program's database, or (unless create) an empty file.
+func probeSQLite(ctx context.Context, path string, create bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("history %s: %w", path, err)
+	}
+	head := make([]byte, len(sqliteHeader))
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if n == 0 {
+		return checkHistory(path, nil, create)
+	}
+	if !bytes.Equal(head[:n], sqliteHeader) {
+		return fmt.Errorf("history %s is not a SQLite database (corrupted, or another kind of file): nothing was changed", path)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(10000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return fmt.Errorf("history %s: %w", path, err)
+	}
+	defer db.Close()
+	tables, err := listTables(ctx, db, sqliteDialect)
+	if err != nil {
+		return sqliteOpenError(path, err)
+	}
+	return checkHistory(path, tables, create)
+}
+
+// sqliteOpenError says why a SQLite history could not be opened, in the user's words where
+// SQLite's are obscure.
+func sqliteOpenError(where string, err error) error {
+	var newer *NewerSchemaError
+	var notHistory *NotHistoryError
+	if errors.As(err, &newer) || errors.As(err, &notHistory) {
+		return err
+	}
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("history %s is not a SQLite database (corrupted, or another kind of file): %w", where, err)
+		case sqlite3.SQLITE_READONLY:
+			return fmt.Errorf("history %s: %w (a history written by an older authzbench is brought up to date when opened, which needs write access once)", where, err)
+		}
+	}
+	return fmt.Errorf("history %s: %w", where, err)
+}
+
+func openPostgres(ctx context.Context, dsn string, o Options) (Store, error) {
 	where := dsn
 	if u, err := url.Parse(dsn); err == nil {
 		where = u.Redacted()
@@ -177,10 +234,11 @@ func openPostgres(ctx context.Context, dsn string) (Store, error) {
 		return nil, fmt.Errorf("history %s: cannot connect: %w", where, err)
 	}
 	s := &sqlStore{db: db, d: postgresDialect, where: where}
-	if err := s.init(ctx); err != nil {
+	if err := s.init(ctx, !o.MustExist); err != nil {
 		db.Close()
 		var newer *NewerSchemaError
-		if errors.As(err, &newer) {
+		var notHistory *NotHistoryError
+		if errors.As(err, &newer) || errors.As(err, &notHistory) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("history %s: %w", where, err)

@@ -7,26 +7,58 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // sqlStore is the Store both databases share: one SQL layer, the dialect filling in what they
 // spell differently.
 type sqlStore struct {
-	db    *sql.DB
-	d     dialect
-	where string
+	db      *sql.DB
+	d       dialect
+	where   string
+	created bool
 }
 
 func (s *sqlStore) Where() string { return s.where }
 func (s *sqlStore) Close() error  { return s.db.Close() }
+func (s *sqlStore) Created() bool { return s.created }
 
-func (s *sqlStore) init(ctx context.Context) error { return migrate(ctx, s.db, s.d, s.where) }
+// init brings the schema up to date; create says whether a database with no history yet may
+// become one.
+func (s *sqlStore) init(ctx context.Context, create bool) error {
+	from, err := migrate(ctx, s.db, s.d, s.where, create)
+	s.created = err == nil && from == 0
+	return err
+}
+
+// Writable tries what Add does first, a write inside a transaction, and rolls it back: a file
+// or a directory the user may not write, a read-only file system or a role without the right
+// fails here as it would fail the add. Another writer's lock is no answer either way: the
+// add will wait for it as it always does.
+func (s *sqlStore) Writable(ctx context.Context) error {
+	err := func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		_, err = tx.ExecContext(ctx, s.d.bind(`INSERT INTO testbeds (key, cpu_model, cores, kernel, pinning) VALUES (?, '', 0, '', '')`),
+			"authzbench: can it be written?")
+		return err
+	}()
+	if err == nil || s.d.busy != nil && s.d.busy(err) {
+		return nil
+	}
+	return fmt.Errorf("history %s cannot be written: %w", s.where, err)
+}
 
 // timeFormat stores times as text that sorts as time does, alike in both databases.
 const timeFormat = "2006-01-02T15:04:05.000000000Z"
@@ -52,6 +84,20 @@ func (s *sqlStore) Add(ctx context.Context, in *Input) (Added, error) {
 }
 
 func (s *sqlStore) add(ctx context.Context, in *Input) (Added, error) {
+	if err := CheckAddable(in.Doc); err != nil {
+		return Added{}, err
+	}
+	testbed := in.Testbed
+	if testbed == "" {
+		testbed = TestbedName(in.Doc.Env)
+	}
+	if err := result.CheckTestbed(testbed); err != nil {
+		return Added{}, err
+	}
+	env, err := json.Marshal(in.Doc.Env)
+	if err != nil {
+		return Added{}, err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Added{}, err
@@ -93,9 +139,10 @@ func (s *sqlStore) add(ctx context.Context, in *Input) (Added, error) {
 		return Added{Known: added.Known}, err
 	}
 
-	tb := TestbedOf(in.Doc.Env)
+	// A testbed's row holds its name; the machine it stood for when first seen is kept for
+	// readers of the table, every document's own in documents.env.
 	if _, err := tx.ExecContext(ctx, q(`INSERT INTO testbeds (key, cpu_model, cores, kernel, pinning) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (key) DO NOTHING`), tb.Key, tb.CPUModel, tb.Cores, tb.Kernel, tb.Pinning); err != nil {
+		ON CONFLICT (key) DO NOTHING`), testbed, in.Doc.Env.CPUModel, in.Doc.Env.Cores, in.Doc.Env.Kernel, in.Doc.Env.Pinning); err != nil {
 		return Added{}, err
 	}
 	var zipped bytes.Buffer
@@ -105,25 +152,25 @@ func (s *sqlStore) add(ctx context.Context, in *Input) (Added, error) {
 		return Added{}, err
 	}
 	commit, dirty := commitOf(in.Doc.Env)
-	if err := tx.QueryRowContext(ctx, q(`INSERT INTO documents (name, sha256, commit_hash, dirty, branch, created, added, testbed, encoding, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		in.Name, digest, commit, boolInt(dirty), in.Branch, formatTime(in.Doc.Created), formatTime(time.Now()), tb.Key, "gzip", zipped.Bytes(),
+	if err := tx.QueryRowContext(ctx, q(`INSERT INTO documents (name, sha256, commit_hash, dirty, branch, created, added, testbed, encoding, body, env)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		in.Name, digest, commit, boolInt(dirty), in.Branch, formatTime(in.Doc.Created), formatTime(time.Now()), testbed, "gzip", zipped.Bytes(), string(env),
 	).Scan(&added.Document); err != nil {
 		return Added{}, err
 	}
 	for ri := range in.Doc.Runs {
 		run := &in.Doc.Runs[ri]
-		series := seriesOf(run, tb)
+		series := seriesOf(run, testbed)
 		if _, err := tx.ExecContext(ctx, q(`INSERT INTO series (key, workload, target, load, testbed) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (key) DO NOTHING`), series.Key, series.Workload, series.Target, series.Load, tb.Key); err != nil {
+			ON CONFLICT (key) DO NOTHING`), series.Key, series.Workload, series.Target, series.Load, testbed); err != nil {
 			return Added{}, err
 		}
 		if err := tx.QueryRowContext(ctx, q(`SELECT id FROM series WHERE key = ?`), series.Key).Scan(&series.ID); err != nil {
 			return Added{}, err
 		}
 		var runID int64
-		if err := tx.QueryRowContext(ctx, q(`INSERT INTO runs (document_id, run_index, series_id) VALUES (?, ?, ?) RETURNING id`),
-			added.Document, ri, series.ID).Scan(&runID); err != nil {
+		if err := tx.QueryRowContext(ctx, q(`INSERT INTO runs (document_id, run_index, series_id, engine) VALUES (?, ?, ?, ?) RETURNING id`),
+			added.Document, ri, series.ID, engineOf(run)).Scan(&runID); err != nil {
 			return Added{}, err
 		}
 		for pi := range run.Repetitions {
@@ -169,10 +216,9 @@ func boolInt(b bool) int {
 func (s *sqlStore) Series(ctx context.Context) ([]Series, error) {
 	// Through the repetitions, as Points reads a series: a document whose repetitions of this
 	// series were all stored before (a merge of files already added) is no point of it.
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT s.id, s.key, s.workload, s.target, s.load,
-		t.key, t.cpu_model, t.cores, t.kernel, t.pinning, d.branch, d.commit_hash, d.id, d.created
-		FROM series s JOIN testbeds t ON t.key = s.testbed
-		JOIN repetitions r ON r.series_id = s.id JOIN documents d ON d.id = r.document_id
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT s.id, s.key, s.workload, s.target, s.load, s.testbed,
+		d.branch, d.commit_hash, d.id, d.created, d.env
+		FROM series s JOIN repetitions r ON r.series_id = s.id JOIN documents d ON d.id = r.document_id
 		ORDER BY s.key, d.created, d.id`)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: list series: %w", s.where, err)
@@ -180,12 +226,13 @@ func (s *sqlStore) Series(ctx context.Context) ([]Series, error) {
 	defer rows.Close()
 	var out []Series
 	commits := map[int64]map[string]bool{}
+	lastEnv := map[int64]string{}
 	for rows.Next() {
 		var se Series
-		var branch, commit, created string
+		var branch, commit, created, env string
 		var doc int64
-		if err := rows.Scan(&se.ID, &se.Key, &se.Workload, &se.Target, &se.Load, &se.Testbed.Key, &se.Testbed.CPUModel,
-			&se.Testbed.Cores, &se.Testbed.Kernel, &se.Testbed.Pinning, &branch, &commit, &doc, &created); err != nil {
+		if err := rows.Scan(&se.ID, &se.Key, &se.Workload, &se.Target, &se.Load, &se.Testbed.Name,
+			&branch, &commit, &doc, &created, &env); err != nil {
 			return nil, fmt.Errorf("history %s: list series: %w", s.where, err)
 		}
 		if len(out) == 0 || out[len(out)-1].ID != se.ID {
@@ -198,12 +245,20 @@ func (s *sqlStore) Series(ctx context.Context) ([]Series, error) {
 		}
 		commits[se.ID][branch+"\x00"+pointKey(commit, doc)] = true
 		last.Commits = len(commits[se.ID])
-		if t := parseTime(created); t.After(last.Last) {
+		if t := parseTime(created); !t.Before(last.Last) {
 			last.Last = t
+			lastEnv[se.ID] = env
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history %s: list series: %w", s.where, err)
+	}
+	for i := range out {
+		var env result.Env
+		if json.Unmarshal([]byte(lastEnv[out[i].ID]), &env) == nil {
+			tb := &out[i].Testbed
+			tb.CPUModel, tb.Cores, tb.Kernel, tb.Pinning = env.CPUModel, env.Cores, env.Kernel, env.Pinning
+		}
 	}
 	return out, nil
 }
@@ -218,9 +273,9 @@ func pointKey(commit string, doc int64) string {
 }
 
 func (s *sqlStore) Points(ctx context.Context, series int64, branch string) ([]Point, error) {
-	query := `SELECT d.id, d.commit_hash, d.dirty, d.branch, d.created,
+	query := `SELECT d.id, d.commit_hash, d.dirty, d.branch, d.created, d.env, ru.engine,
 		r.id, r.throughput_rps, r.p50_us, r.p90_us, r.p99_us, r.p999_us, r.error_ratio, r.requests, r.ok, r.usable, r.hdr, r.error_hdr
-		FROM repetitions r JOIN documents d ON d.id = r.document_id
+		FROM repetitions r JOIN documents d ON d.id = r.document_id JOIN runs ru ON ru.id = r.run_id
 		WHERE r.series_id = ?`
 	args := []any{series}
 	if branch != "" {
@@ -235,13 +290,17 @@ func (s *sqlStore) Points(ctx context.Context, series int64, branch string) ([]P
 	defer rows.Close()
 	var out []Point
 	at := map[string]int{}
+	// Each document's facts, once per run it holds in the series (a run is one engine).
+	facts := map[int][]map[string]string{}
+	envs := map[int64]result.Env{}
+	seenRun := map[string]bool{}
 	for rows.Next() {
 		var doc int64
-		var commit, br, created string
+		var commit, br, created, env, engine string
 		var dirty, usable int
 		var requests, ok int64
 		var r Repetition
-		if err := rows.Scan(&doc, &commit, &dirty, &br, &created, &r.ID, &r.Throughput, &r.P50, &r.P90, &r.P99, &r.P999,
+		if err := rows.Scan(&doc, &commit, &dirty, &br, &created, &env, &engine, &r.ID, &r.Throughput, &r.P50, &r.P90, &r.P99, &r.P999,
 			&r.ErrorRatio, &requests, &ok, &usable, &r.HDR, &r.ErrorHDR); err != nil {
 			return nil, fmt.Errorf("history %s: read series %d: %w", s.where, series, err)
 		}
@@ -258,10 +317,22 @@ func (s *sqlStore) Points(ctx context.Context, series int64, branch string) ([]P
 		if !slices.Contains(p.Documents, doc) {
 			p.Documents = append(p.Documents, doc)
 		}
+		if runKey := fmt.Sprintf("%d\x00%s", doc, engine); !seenRun[runKey] {
+			seenRun[runKey] = true
+			e, parsed := envs[doc]
+			if !parsed {
+				json.Unmarshal([]byte(env), &e) // a document stored before its environment was kept has none: no facts
+				envs[doc] = e
+			}
+			facts[i] = append(facts[i], factsOf(e, engine))
+		}
 		p.Repetitions = append(p.Repetitions, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history %s: read series %d: %w", s.where, series, err)
+	}
+	for i := range out {
+		out[i].Environment = pointFacts(facts[i])
 	}
 	return out, nil
 }
@@ -271,11 +342,9 @@ func (s *sqlStore) Document(ctx context.Context, id int64) (*StoredDocument, err
 	var dirty int
 	var created, added, encoding string
 	var body []byte
-	err := s.db.QueryRowContext(ctx, s.d.bind(`SELECT d.name, d.commit_hash, d.dirty, d.branch, d.created, d.added, d.encoding, d.body,
-		t.key, t.cpu_model, t.cores, t.kernel, t.pinning
-		FROM documents d JOIN testbeds t ON t.key = d.testbed WHERE d.id = ?`), id).Scan(
-		&d.Name, &d.Commit, &dirty, &d.Branch, &created, &added, &encoding, &body,
-		&d.Testbed.Key, &d.Testbed.CPUModel, &d.Testbed.Cores, &d.Testbed.Kernel, &d.Testbed.Pinning)
+	err := s.db.QueryRowContext(ctx, s.d.bind(`SELECT d.name, d.commit_hash, d.dirty, d.branch, d.created, d.added, d.encoding, d.body, d.testbed
+		FROM documents d WHERE d.id = ?`), id).Scan(
+		&d.Name, &d.Commit, &dirty, &d.Branch, &created, &added, &encoding, &body, &d.Testbed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("history %s: document %d: %w", s.where, id, ErrNoDocument)
 	}

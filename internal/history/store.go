@@ -2,9 +2,9 @@
 // looked at again and a change can be found along its commits: an embedded SQLite file by
 // default, or a shared Postgres server. It stores each document as written (any report can be
 // rebuilt from the database alone), where and when it was measured (commit, branch, time, the
-// testbed), and per repetition the figures every view reads with its histograms; a series is one
-// workload × target × load × testbed over the commits of a branch, and Changes finds where a
-// series' figures moved (changes.go).
+// testbed and the machine's whole environment), and per repetition the figures every view reads
+// with its histograms; a series is one workload × target × load × testbed over the commits of a
+// branch, and Changes finds where a series' figures moved (changes.go).
 //
 // It is not a report: it renders nothing, and reads documents only through package result.
 package history
@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,6 +34,12 @@ type Store interface {
 	Document(ctx context.Context, id int64) (*StoredDocument, error)
 	// Changes finds the change points of every series matching the filter (changes.go).
 	Changes(ctx context.Context, o ChangeOptions) ([]Change, error)
+	// Writable says whether Add could write: nil, or why not (a file or directory the user
+	// may not write, a read-only file system, a server role without the right). It writes
+	// nothing, so a run checks it before its load.
+	Writable(ctx context.Context) error
+	// Created reports whether this Open made the history (a new file, or an empty one).
+	Created() bool
 	// Where names the database for messages: the file, or the URL without its password.
 	Where() string
 	Close() error
@@ -50,9 +57,10 @@ type Added struct {
 // Nothing reports that the document was stored already.
 func (a Added) Nothing() bool { return a.Document == 0 }
 
-// Testbed is the machine a document was measured on, as far as its figures depend on it.
+// Testbed is what a series is measured on: its name, the user's (--testbed) or DefaultTestbed's,
+// and the machine of the series' latest document (every document's is kept: Point.Environment).
 type Testbed struct {
-	Key      string `json:"key"` // a stable hash of the fields below
+	Name     string `json:"name"`
 	CPUModel string `json:"cpu_model"`
 	Cores    int    `json:"cores"`
 	Kernel   string `json:"kernel"`
@@ -72,9 +80,9 @@ type Series struct {
 	Last     time.Time `json:"last"`    // the latest document's time
 }
 
-// Label names the series as a user filters it: "rbac opa/server 8 workers @testbed".
+// Label names the series as a user filters it: "rbac opa/server 8 workers @amd-epyc-2c".
 func (s Series) Label() string {
-	return s.Workload + " " + s.Target + " " + s.Load + " @" + s.Testbed.Key
+	return s.Workload + " " + s.Target + " " + s.Load + " @" + s.Testbed.Name
 }
 
 // Point is one commit of a series: every repetition the series' documents of that commit hold.
@@ -87,6 +95,9 @@ type Point struct {
 	Time        time.Time    `json:"time"`      // the earliest document's
 	Documents   []int64      `json:"documents"` // their ids, for Document
 	Repetitions []Repetition `json:"repetitions"`
+	// Environment is what its documents recorded of the machine and the build, beyond the
+	// testbed's name (EnvironmentChanges says where it changed along a series).
+	Environment []Fact `json:"environment,omitempty"`
 }
 
 // Repetition is what a view reads of one stored repetition.
@@ -117,7 +128,7 @@ type StoredDocument struct {
 	Branch  string
 	Created time.Time
 	Added   time.Time
-	Testbed Testbed
+	Testbed string // the name its series are filed under
 	Body    []byte // the document as written
 }
 
@@ -132,8 +143,28 @@ type Options struct {
 	BusyTimeout time.Duration
 }
 
-// ErrNoHistory is returned by Open with MustExist for a file that does not exist.
+// ErrNoHistory is returned by Open with MustExist for a file that does not exist, or a
+// database that holds no history yet.
 var ErrNoHistory = errors.New("no history database there")
+
+// NotHistoryError is a database that is not an authzbench history: another program's (tables
+// of its own), or an empty file where a history must already be. Nothing is written to it.
+type NotHistoryError struct {
+	Where  string
+	Tables []string // the tables it holds; none for an empty file or database
+}
+
+func (e *NotHistoryError) Error() string {
+	if len(e.Tables) == 0 {
+		return fmt.Sprintf("history %s is empty, not an authzbench history: this command only reads one; add results with authzbench history add (nothing was changed)", e.Where)
+	}
+	shown := e.Tables
+	if len(shown) > 5 {
+		shown = append(slices.Clone(shown[:5]), "…")
+	}
+	return fmt.Sprintf("history %s is not an authzbench history but another database (tables %s): name the history's file, or a new one (nothing was changed)",
+		e.Where, strings.Join(shown, ", "))
+}
 
 // ErrNoDocument is returned by Document for an id the database does not hold.
 var ErrNoDocument = errors.New("no such document")
@@ -148,7 +179,7 @@ func IsPostgres(where string) bool {
 // program knows is refused.
 func Open(ctx context.Context, where string, o Options) (Store, error) {
 	if IsPostgres(where) {
-		return openPostgres(ctx, where)
+		return openPostgres(ctx, where, o)
 	}
 	if where == "" {
 		p, err := DefaultPath()

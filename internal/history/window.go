@@ -11,13 +11,14 @@ import (
 )
 
 // Window builds, for a new document, the base a gate compares it with: for each of its runs, the
-// repetitions of the same series (workload, target, load, testbed) over the last commits
-// measured on branch, as one run of a result document. Its latency percentiles are those of the
+// repetitions of the same series (workload, target, load, and the testbed named, or the
+// document's own: TestbedName) over the last commits measured on branch, as one run of a
+// result document. Its latency percentiles are those of the
 // window's histograms merged, exactly as if the window had been one run; its throughput is the
 // mean over the window's repetitions. Repetitions the new document holds itself (it was added
 // already) are left out. A run with no series, or none on the branch, has no base run: compare
 // then says "only in the new result", which a gate fails on.
-func Window(ctx context.Context, st Store, doc *result.Document, branch string, commits int) (*result.Document, error) {
+func Window(ctx context.Context, st Store, doc *result.Document, branch string, commits int, testbed string) (*result.Document, error) {
 	if commits < 1 {
 		return nil, fmt.Errorf("a window of %d commits: want at least 1", commits)
 	}
@@ -37,13 +38,15 @@ func Window(ctx context.Context, st Store, doc *result.Document, branch string, 
 			}
 		}
 	}
-	tb := TestbedOf(doc.Env)
+	if testbed == "" {
+		testbed = TestbedName(doc.Env)
+	}
 	base := &result.Document{Schema: result.Schema, Order: "sequential"}
 	var first, last string
 	var newest int64
 	for ri := range doc.Runs {
 		r := &doc.Runs[ri]
-		se, ok := byKey[seriesOf(r, tb).Key]
+		se, ok := byKey[seriesOf(r, testbed).Key]
 		if !ok {
 			continue
 		}

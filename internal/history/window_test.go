@@ -34,7 +34,7 @@ func TestWindowGate(t *testing.T) {
 			if _, err := s.Add(ctx, inputOf(t, "new.json", "pr", doc)); err != nil {
 				t.Fatal(err)
 			}
-			base, err := Window(ctx, s, doc, "main", 10)
+			base, err := Window(ctx, s, doc, "main", 10, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestWindowGate(t *testing.T) {
 	t.Run("no series", func(t *testing.T) {
 		doc := docOf("cnew", at, 2000, 2000, 2000, 2000)
 		doc.Runs[0].Workload = "api"
-		base, err := Window(ctx, s, doc, "main", 10)
+		base, err := Window(ctx, s, doc, "main", 10, "")
 		if err != nil {
 			t.Fatal(err)
 		}

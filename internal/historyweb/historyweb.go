@@ -244,7 +244,7 @@ func (s *server) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b strings.Builder
-	if err := report.HTML(&b, doc); err != nil {
+	if err := report.HTML(&b, doc.doc); err != nil {
 		s.fail(w, r, fmt.Errorf("report of document %d: %w", id, err))
 		return
 	}
@@ -252,18 +252,24 @@ func (s *server) report(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, b.String())
 }
 
+// storedDoc is a stored document read back, with the testbed it was filed under.
+type storedDoc struct {
+	doc     *result.Document
+	testbed string
+}
+
 // document reads a stored document back as a result document.
-func (s *server) document(ctx context.Context, id int64) (*result.Document, error) {
+func (s *server) document(ctx context.Context, id int64) (storedDoc, error) {
 	stored, err := s.st.Document(ctx, id)
 	if err != nil {
 		if errors.Is(err, history.ErrNoDocument) {
-			return nil, notFound("%v", err)
+			return storedDoc{}, notFound("%v", err)
 		}
-		return nil, err
+		return storedDoc{}, err
 	}
 	in, err := history.ParseInput(stored.Name, stored.Body, stored.Branch)
 	if err != nil {
-		return nil, fmt.Errorf("document %d: %w", id, err)
+		return storedDoc{}, fmt.Errorf("document %d: %w", id, err)
 	}
-	return in.Doc, nil
+	return storedDoc{doc: in.Doc, testbed: stored.Testbed}, nil
 }

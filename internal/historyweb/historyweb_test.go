@@ -72,6 +72,12 @@ func runOf(target, workload string, created time.Time, serviceUS []float64) resu
 // testHistory builds the test history in a fresh SQLite file.
 func testHistory(t testing.TB) history.Store {
 	t.Helper()
+	return testHistoryWith(t, func(int, *result.Env) {})
+}
+
+// testHistoryWith builds the test history, each commit's environment edited first.
+func testHistoryWith(t testing.TB, edit func(commit int, env *result.Env)) history.Store {
+	t.Helper()
 	ctx := context.Background()
 	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), history.Options{})
 	if err != nil {
@@ -96,6 +102,7 @@ func testHistory(t testing.TB) history.Store {
 		doc := &result.Document{Schema: result.Schema, Created: created, Scenario: "test",
 			Env:  result.Env{CPUModel: "Test CPU", Cores: 2, Kernel: "6.1", Pinning: "none", Commit: commitOf(i)},
 			Runs: []result.Run{runOf("opa/server", "rbac", created, noisy(rbac)), runOf("cedar/server", "nop", created, noisy(nopUS))}}
+		edit(i, &doc.Env)
 		body, err := json.Marshal(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +187,7 @@ func TestIndex(t *testing.T) {
 			t.Errorf("the change links no comparison with the commit before: %s", c)
 		}
 		for _, f := range []string{"p50", "p99", "throughput"} {
-			if strings.Contains(c, "<td>"+f+"</td>") {
+			if strings.Contains(c, `<td class="figure">`+f+"</td>") {
 				figures[f] = true
 			}
 		}
@@ -337,5 +344,67 @@ func TestEveryRequestBounded(t *testing.T) {
 	page, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(page), "timed out") {
 		t.Errorf("a stalled store: %d, want 503 saying it timed out:\n%s", res.StatusCode, page)
+	}
+}
+
+// The series list grouped by workload, each row naming its target, load, testbed and branch,
+// and filtered on the server by workload, target and testbed (a form that works without
+// script); a filter that matches nothing says so.
+func TestIndexGroupsAndFilters(t *testing.T) {
+	st := testHistory(t)
+	srv := httptest.NewServer(Handler(st, Options{}))
+	defer srv.Close()
+	_, page, _ := get(t, srv, "/")
+	groups := regexp.MustCompile(`<h3 class="workload" id="workload-(\w+)">`).FindAllStringSubmatch(page, -1)
+	if len(groups) != 2 || groups[0][1] != "nop" || groups[1][1] != "rbac" {
+		t.Fatalf("groups %v, want nop and rbac", groups)
+	}
+	for _, want := range []string{`<option value="cedar/server">`, `<option value="test-2c">`, `<td title="test-2c: Test CPU, 2 cores, kernel 6.1, pinning none">test-2c</td>`, "<td>main, 40 commits</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the list lacks %q", want)
+		}
+	}
+	for _, tc := range []struct {
+		query     string
+		rows      int
+		changes   bool
+		noneMatch bool
+	}{
+		{"?workload=rbac", 1, true, false},
+		{"?target=cedar%2Fserver", 1, false, false},
+		{"?testbed=test-2c&workload=nop", 1, false, false},
+		{"?testbed=other", 0, false, true},
+	} {
+		status, page, _ := get(t, srv, "/"+tc.query)
+		if status != http.StatusOK || count(page, `<tr class="series-row">`) != tc.rows || (count(page, `<tr class="change">`) > 0) != tc.changes ||
+			strings.Contains(page, `id="no-series"`) != tc.noneMatch || !strings.Contains(page, `<a href="/">every series</a>`) {
+			t.Errorf("%s: status %d, %d rows, %d changes; want %d rows, changes %v", tc.query, status,
+				count(page, `<tr class="series-row">`), count(page, `<tr class="change">`), tc.rows, tc.changes)
+		}
+	}
+}
+
+// A kernel that changed between two commits is marked on both of the series' charts and in its
+// commit table, beside the change it coincides with, and history's changes say so too.
+func TestSeriesPageMarksMachineChange(t *testing.T) {
+	st := testHistoryWith(t, func(i int, env *result.Env) {
+		if i >= stepAt {
+			env.Kernel = "6.2"
+		}
+	})
+	ids := seriesIDs(t, st)
+	srv := httptest.NewServer(Handler(st, Options{}))
+	defer srv.Close()
+	_, page, _ := get(t, srv, fmt.Sprintf("/series/%d", ids["rbac"]))
+	mark := `<g class="knee environment"><title>at ` + commitOf(stepAt)[:10] + `: kernel 6.1 → 6.2</title>`
+	if n := count(page, mark); n != 2 {
+		t.Errorf("%d charts mark the kernel's change, want 2 (latency, throughput)", n)
+	}
+	if n := count(page, `<small class="machine">kernel 6.1 → 6.2</small>`); n != 1 {
+		t.Errorf("the commit table marks the kernel's change %d times, want once", n)
+	}
+	_, index, _ := get(t, srv, "/")
+	if !strings.Contains(index, `<td class="machine">kernel 6.1 → 6.2</td>`) {
+		t.Error("the latest changes do not say the kernel changed at their commit")
 	}
 }

@@ -18,13 +18,37 @@ import (
 	"github.com/authzbench/authzbench/internal/result"
 )
 
-// indexPage is the series list: the latest changes, then every series with its trend.
+// indexPage is the series list: filters, the latest changes, then the series grouped by
+// workload, each row with what tells it from its neighbours (target, load, testbed, branch).
 type indexPage struct {
+	Filter    indexFilter
+	Choices   indexChoices
 	Changes   []changeRow
 	More      int // changes found beyond those shown
-	Series    []seriesRow
+	Groups    []seriesGroup
+	Shown     int // series shown, after the filter
+	Total     int // series the history holds
 	Alpha     float64
 	MinEffect float64
+}
+
+// indexFilter is what the reader narrowed the list to (the form's query): "" for any.
+type indexFilter struct{ Workload, Target, Testbed string }
+
+func (f indexFilter) Any() bool { return f.Workload != "" || f.Target != "" || f.Testbed != "" }
+
+func (f indexFilter) keeps(se history.Series) bool {
+	return (f.Workload == "" || se.Workload == f.Workload) && (f.Target == "" || se.Target == f.Target) &&
+		(f.Testbed == "" || se.Testbed.Name == f.Testbed)
+}
+
+// indexChoices are every value each filter can take, sorted.
+type indexChoices struct{ Workloads, Targets, Testbeds []string }
+
+type seriesGroup struct {
+	Workload string
+	Anchor   string
+	Series   []seriesRow
 }
 
 type changeRow struct {
@@ -38,15 +62,15 @@ type changeRow struct {
 	When       string
 	Regression bool
 	CompareURL string
+	Also       string // what changed in the machine or the build at the same commit
 }
 
 type seriesRow struct {
 	ID         int64
-	Workload   string
 	Target     string
 	Load       string
-	Testbed    string // CPU and cores
-	TestbedAll string // with the kernel and pinning, on hover
+	Testbed    string // its name
+	TestbedAll string // the machine of its latest document, on hover
 	Others     string // the other branches it was measured on
 	Branch     string // the one the trend is drawn along
 	Commits    int
@@ -66,9 +90,28 @@ func (s *server) index(r *http.Request) (*pageData, error) {
 	if err != nil {
 		return nil, err
 	}
+	q := r.URL.Query()
 	o := s.o.Changes
-	p := &indexPage{Alpha: orDefault(o.Alpha, history.DefaultAlpha), MinEffect: orDefault(o.MinEffect, history.DefaultMinEffect)}
-	latest := latestFirst(changes)
+	p := &indexPage{Filter: indexFilter{Workload: q.Get("workload"), Target: q.Get("target"), Testbed: q.Get("testbed")},
+		Total: len(all), Alpha: orDefault(o.Alpha, history.DefaultAlpha), MinEffect: orDefault(o.MinEffect, history.DefaultMinEffect)}
+	kept := map[int64]bool{}
+	for _, se := range all {
+		p.Choices.Workloads = appendNew(p.Choices.Workloads, se.Workload)
+		p.Choices.Targets = appendNew(p.Choices.Targets, se.Target)
+		p.Choices.Testbeds = appendNew(p.Choices.Testbeds, se.Testbed.Name)
+		if p.Filter.keeps(se) {
+			kept[se.ID] = true
+		}
+	}
+	for _, c := range []*[]string{&p.Choices.Workloads, &p.Choices.Targets, &p.Choices.Testbeds} {
+		slices.Sort(*c)
+	}
+	var latest []history.Change
+	for _, c := range latestFirst(changes) {
+		if kept[c.Series] {
+			latest = append(latest, c)
+		}
+	}
 	for i, c := range latest {
 		if i == LatestChanges {
 			p.More = len(latest) - i
@@ -80,14 +123,18 @@ func (s *server) index(r *http.Request) (*pageData, error) {
 	for _, c := range changes {
 		perSeries[c.Series]++
 	}
+	groups := map[string]*seriesGroup{}
 	for _, se := range all {
+		if !kept[se.ID] {
+			continue
+		}
 		branch := branchOf(se, "")
 		points, err := s.st.Points(ctx, se.ID, branch)
 		if err != nil {
 			return nil, err
 		}
 		p99 := medians(points, history.P99)
-		row := seriesRow{ID: se.ID, Workload: se.Workload, Target: se.Target, Load: se.Load, Testbed: fmt.Sprintf("%s, %d cores", se.Testbed.CPUModel, se.Testbed.Cores),
+		row := seriesRow{ID: se.ID, Target: se.Target, Load: se.Load, Testbed: se.Testbed.Name,
 			TestbedAll: testbedLabel(se.Testbed), Others: strings.Join(slices.DeleteFunc(slices.Clone(se.Branches), func(b string) bool { return b == branch }), ", "), Branch: branch, Commits: len(points),
 			Last: se.Last.UTC().Format("2006-01-02 15:04"), Changes: perSeries[se.ID]}
 		if n := len(p99); n > 0 && usable(p99[n-1]) {
@@ -95,9 +142,37 @@ func (s *server) index(r *http.Request) (*pageData, error) {
 		}
 		row.Trend = template.HTML(report.Sparkline(fmt.Sprintf("spark-%d", se.ID),
 			fmt.Sprintf("p99 along %d commits of %s: %s", len(points), branch, spanOf(p99)), p99, 0))
-		p.Series = append(p.Series, row)
+		g := groups[se.Workload]
+		if g == nil {
+			g = &seriesGroup{Workload: se.Workload, Anchor: "workload-" + url.PathEscape(se.Workload)}
+			groups[se.Workload] = g
+		}
+		g.Series = append(g.Series, row)
+		p.Shown++
+	}
+	for _, w := range p.Choices.Workloads {
+		if g := groups[w]; g != nil {
+			sort.SliceStable(g.Series, func(i, j int) bool {
+				a, b := g.Series[i], g.Series[j]
+				if a.Target != b.Target {
+					return a.Target < b.Target
+				}
+				if a.Load != b.Load {
+					return a.Load < b.Load
+				}
+				return a.Testbed < b.Testbed
+			})
+			p.Groups = append(p.Groups, *g)
+		}
 	}
 	return &pageData{Title: "authzbench history", Index: p}, nil
+}
+
+func appendNew(xs []string, x string) []string {
+	if slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
 }
 
 func orDefault(v, d float64) float64 {
@@ -123,8 +198,9 @@ func spanOf(vs []float64) string {
 	return report.Duration(lo) + " to " + report.Duration(hi)
 }
 
+// testbedLabel is the machine a testbed's latest document was measured on.
 func testbedLabel(t history.Testbed) string {
-	s := fmt.Sprintf("%s, %d cores, %s", t.CPUModel, t.Cores, t.Kernel)
+	s := fmt.Sprintf("%s: %s, %d cores, kernel %s", t.Name, t.CPUModel, t.Cores, t.Kernel)
 	if t.Pinning != "" {
 		s += ", pinning " + t.Pinning
 	}
@@ -138,7 +214,7 @@ func rowOf(c history.Change) changeRow {
 	}
 	return changeRow{SeriesID: c.Series, Label: c.Label, Branch: c.Branch, Figure: string(c.Figure), Size: size,
 		Commit: short(c.Commit), Previous: short(c.Previous), When: c.Time.UTC().Format("2006-01-02 15:04"),
-		Regression: c.Regression, CompareURL: compareURL(c.Previous, c.Commit, c.Series)}
+		Regression: c.Regression, CompareURL: compareURL(c.Previous, c.Commit, c.Series), Also: history.DescribeChanges(c.Environment)}
 }
 
 // compareURL is the comparison of two commits, of one series' runs when series is not 0.
@@ -199,18 +275,19 @@ func quantiles(values []float64) [3]float64 {
 
 // seriesPage is one series along one branch's commits.
 type seriesPage struct {
-	ID        int64
-	Label     string
-	Testbed   string
-	Branch    string
-	Branches  []string
-	Latency   template.HTML
-	Rate      template.HTML
-	Changes   []changeRow
-	Points    []pointRow
-	Commits   []string // for the compare form, newest first
-	Alpha     float64
-	MinEffect float64
+	ID          int64
+	Label       string
+	Testbed     string
+	TestbedName string
+	Branch      string
+	Branches    []string
+	Latency     template.HTML
+	Rate        template.HTML
+	Changes     []changeRow
+	Points      []pointRow
+	Commits     []string // for the compare form, newest first
+	Alpha       float64
+	MinEffect   float64
 }
 
 type pointRow struct {
@@ -225,6 +302,10 @@ type pointRow struct {
 	Documents  []int64
 	CompareURL string // with the commit before
 	Changed    []string
+	// Machine is what changed in the machine or the build since the commit before; Facts the
+	// whole environment its documents recorded, on hover.
+	Machine []string
+	Facts   string
 }
 
 func (s *server) series(r *http.Request) (*pageData, error) {
@@ -247,7 +328,7 @@ func (s *server) series(r *http.Request) (*pageData, error) {
 		return nil, err
 	}
 	o := s.o.Changes
-	p := &seriesPage{ID: se.ID, Label: se.Workload + " on " + se.Target + ", " + se.Load, Testbed: testbedLabel(se.Testbed),
+	p := &seriesPage{ID: se.ID, Label: se.Workload + " on " + se.Target + ", " + se.Load, Testbed: testbedLabel(se.Testbed), TestbedName: se.Testbed.Name,
 		Branch: branch, Branches: se.Branches,
 		Alpha: orDefault(o.Alpha, history.DefaultAlpha), MinEffect: orDefault(o.MinEffect, history.DefaultMinEffect)}
 	at := map[string]int{}
@@ -276,6 +357,25 @@ func (s *server) series(r *http.Request) (*pageData, error) {
 			}
 		}
 	}
+	// What changed under the series is marked as its changes are, on both charts, so a step
+	// at that commit reads as the machine's or the toolchain's, not only the code's.
+	machineAt := map[int][]string{}
+	var machineMarks []report.TrendMark
+	for i := 1; i < len(points); i++ {
+		ec := history.EnvironmentChanges(points[i-1], points[i])
+		if len(ec) == 0 {
+			continue
+		}
+		var facts []string
+		for _, c := range ec {
+			machineAt[i] = append(machineAt[i], c.String())
+			facts = append(facts, c.Fact)
+		}
+		machineMarks = append(machineMarks, report.TrendMark{At: i, Class: "environment", Label: strings.Join(facts, ", ") + " changed",
+			Title: "at " + short(points[i].Commit) + ": " + history.DescribeChanges(ec)})
+	}
+	latencyMarks = append(latencyMarks, machineMarks...)
+	rateMarks = append(rateMarks, machineMarks...)
 	commits := make([]string, len(points))
 	for i, pt := range points {
 		commits[i] = tickLabel(pt.Commit)
@@ -293,7 +393,7 @@ func (s *server) series(r *http.Request) (*pageData, error) {
 	for i := len(points) - 1; i >= 0; i-- {
 		pt := points[i]
 		row := pointRow{Commit: short(pt.Commit), Full: pt.Commit, Dirty: pt.Dirty, When: pt.Time.UTC().Format("2006-01-02 15:04"),
-			Reps: len(pt.Repetitions), Documents: pt.Documents, Changed: changedAt[i],
+			Reps: len(pt.Repetitions), Documents: pt.Documents, Changed: changedAt[i], Machine: machineAt[i], Facts: factsLine(pt.Environment),
 			P50: valueOr(quantiles(valuesOf(pt, history.P50))[1], report.Duration), P99: valueOr(quantiles(valuesOf(pt, history.P99))[1], report.Duration),
 			Throughput: valueOr(quantiles(valuesOf(pt, history.Throughput))[1], report.Thousands),
 			Errors:     valueOr(quantiles(valuesOf(pt, history.ErrorRate))[1], func(v float64) string { return fmt.Sprintf("%.2f %%", v*100) })}
@@ -305,7 +405,16 @@ func (s *server) series(r *http.Request) (*pageData, error) {
 			p.Commits = append(p.Commits, pt.Commit)
 		}
 	}
-	return &pageData{Title: "authzbench history: " + p.Label, Series: p}, nil
+	return &pageData{Title: "authzbench history: " + p.Label + " @" + p.TestbedName, Series: p}, nil
+}
+
+// factsLine is a point's environment in one line, for a title.
+func factsLine(facts []history.Fact) string {
+	parts := make([]string, len(facts))
+	for i, f := range facts {
+		parts[i] = f.Name + " " + f.Value
+	}
+	return strings.Join(parts, "; ")
 }
 
 // tickLabel is a commit as an axis labels it: seven characters, as git abbreviates.
@@ -367,11 +476,11 @@ type comparePage struct {
 	SeriesLabel string
 }
 
-// inSeries says whether a document's run is a point of the series: its workload, target, load
-// and testbed.
-func inSeries(se history.Series, d *result.Document, r *result.Run) bool {
+// inSeries says whether a stored document's run is a point of the series: its workload,
+// target, load and the testbed it was filed under.
+func inSeries(se history.Series, d storedDoc, r *result.Run) bool {
 	return r.Workload == se.Workload && r.Label() == se.Target && report.LoadLabel(r.Load) == se.Load &&
-		history.TestbedOf(d.Env).Key == se.Testbed.Key
+		d.testbed == se.Testbed.Name
 }
 
 func (s *server) compare(r *http.Request) (*pageData, error) {
@@ -386,14 +495,14 @@ func (s *server) compare(r *http.Request) (*pageData, error) {
 		return nil, err
 	}
 	p := &comparePage{CommitsSeen: len(docs)}
-	keep := func(*result.Document, *result.Run) bool { return true }
+	keep := func(storedDoc, *result.Run) bool { return true }
 	if raw := q.Get("series"); raw != "" {
 		se, _, err := s.seriesByID(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
 		p.Series, p.SeriesLabel = se.ID, se.Workload+" on "+se.Target+", "+se.Load
-		keep = func(d *result.Document, r *result.Run) bool { return inSeries(se, d, r) }
+		keep = func(d storedDoc, r *result.Run) bool { return inSeries(se, d, r) }
 	}
 	var sides [2]*result.Document
 	for i, want := range []string{base, new} {
@@ -477,16 +586,17 @@ func resolve(docs map[string][]int64, want string) (string, []int64, error) {
 
 // commitDocument is a commit's documents as one: every run of each that keep keeps, so that
 // compare matches the runs the two commits have in common whichever file measured them.
-func (s *server) commitDocument(ctx context.Context, commit string, ids []int64, keep func(*result.Document, *result.Run) bool) (*result.Document, error) {
+func (s *server) commitDocument(ctx context.Context, commit string, ids []int64, keep func(storedDoc, *result.Run) bool) (*result.Document, error) {
 	var out *result.Document
 	for _, id := range ids {
-		d, err := s.document(ctx, id)
+		sd, err := s.document(ctx, id)
 		if err != nil {
 			return nil, err
 		}
+		d := sd.doc
 		var runs []result.Run
 		for i := range d.Runs {
-			if keep(d, &d.Runs[i]) {
+			if keep(sd, &d.Runs[i]) {
 				runs = append(runs, d.Runs[i])
 			}
 		}

@@ -40,6 +40,12 @@ type TrendBand struct {
 type TrendMark struct {
 	At    int
 	Label string
+	// Class tells the mark's kind apart: "" for a change found in the figures, or another
+	// class, styled by the page (the history marks where the machine or the build changed).
+	Class string
+	// Title, when set, is what hovering the mark says in place of Label: the whole of what a
+	// short label names.
+	Title string
 }
 
 // maxCommitTicks bounds the commits labelled under a chart: more would overlap.
@@ -84,8 +90,15 @@ func (t Trend) SVG() string {
 		if px > (marginLeft+chartWidth)/2 {
 			anchor, tx = "end", px-4
 		}
-		fmt.Fprintf(&b, `<g class="knee change"><title>%s</title><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text class="note" x="%.1f" y="%d" text-anchor="%s">%s</text></g>`,
-			esc(m.Label), px, px, marginTop, plotBottom, tx, marginTop+12+12*(k%4), anchor, esc(m.Label))
+		class, title := m.Class, m.Title
+		if class == "" {
+			class = "change"
+		}
+		if title == "" {
+			title = m.Label
+		}
+		fmt.Fprintf(&b, `<g class="knee %s"><title>%s</title><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text class="note" x="%.1f" y="%d" text-anchor="%s">%s</text></g>`,
+			esc(class), esc(title), px, px, marginTop, plotBottom, tx, marginTop+12+12*(k%4), anchor, esc(m.Label))
 	}
 	for i, band := range t.Bands {
 		colour := band.Colour % paletteSize

@@ -2,6 +2,7 @@ package result
 
 import (
 	"bufio"
+	"fmt"
 	"maps"
 	"os"
 	"runtime"
@@ -45,6 +46,35 @@ type Env struct {
 	// GeneratorCPUs is the CPUs the authzbench process was allowed when the run began, as the
 	// kernel reports them (sched_getaffinity), whoever set them: --pin-load, taskset, a cgroup.
 	GeneratorCPUs string `json:"generator_cpus,omitempty"`
+	// CPUFreq is the CPU frequency policy the kernel applied when the run began, as cpufreq
+	// names it ("intel_pstate powersave"); empty where the kernel exposes none (most virtual
+	// machines). A change of it moves figures as a change of code would.
+	CPUFreq string `json:"cpu_freq,omitempty"`
+	// Testbed names the machine the result was measured on, as the user named it (run
+	// --testbed, a scenario's testbed:); empty when none was given. A history files its series
+	// under this name (CheckTestbed says what it may hold).
+	Testbed string `json:"testbed,omitempty"`
+}
+
+// CheckTestbed says whether name can name a testbed: it goes into URLs, file names and series
+// keys as it is, so 1 to 64 letters, digits, '.', '_' and '-', beginning with a letter or digit.
+func CheckTestbed(name string) error {
+	if name == "" {
+		return fmt.Errorf("testbed name is empty: name the machine, such as ci-4core or laptop")
+	}
+	ok := len(name) <= 64 && isAlnum(name[0])
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = isAlnum(c) || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("testbed name %q: want 1 to 64 letters, digits, '.', '_' or '-', beginning with a letter or digit (it goes into URLs and file names as it is)", name)
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // EngineVersion is one linked engine's version, by the engine's name or its library's. Label
@@ -109,6 +139,7 @@ func CaptureEnv(engines map[string]string, cpus CPUs) Env {
 		Modified:     build.Modified,
 		Hostname:     host,
 		Pinning:      "none: generator and system under test share all cores",
+		CPUFreq:      cpuFreq(),
 	}
 	if cpus.Allowed != nil {
 		env.GeneratorCPUs = formatCPUs(cpus.Allowed)
@@ -143,6 +174,20 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// cpuFreq is CPU 0's frequency driver and governor ("acpi-cpufreq performance"), the policy
+// every CPU usually shares; "" where cpufreq is absent.
+func cpuFreq() string {
+	var parts []string
+	for _, f := range []string{"scaling_driver", "scaling_governor"} {
+		if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cpufreq/" + f); err == nil {
+			if v := strings.TrimSpace(string(b)); v != "" {
+				parts = append(parts, v)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func kernel() string {

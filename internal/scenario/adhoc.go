@@ -79,7 +79,9 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 	// engine is skipped when the others give both something to run, and refused otherwise.
 	var loaded []*workload.Workload
 	var flagOf []string // how each loaded workload was given, for its errors
+	given := map[string]bool{}
 	for _, w := range a.Workloads {
+		given[w] = true
 		wl, err := workload.Builtin(w)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--workload: %w", err))
@@ -114,6 +116,11 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 		}
 	}
 	for i, wl := range built {
+		if given[wl.Name] {
+			errs = append(errs, fmt.Errorf("your workload is named %s, as a --workload given too: its two runs would read as one in every table, comparison and history; name yours apart with --name", wl.Name))
+			continue
+		}
+		given[wl.Name] = true
 		u := *users[i]
 		u.Name = wl.Name // the user's --name, or else named after the files
 		user := &u

@@ -123,9 +123,22 @@ func TestReplayScenarioErrors(t *testing.T) {
 			`bad.txt:1: decision "9" is not a replayed event`},
 		{"a paced replay swept", entry + "    speed: 1\ntargets:\n  - target: opa/inproc\n    load: {workers_sweep: [1, 2]}\n",
 			"s.yaml:4: workload two replays its log at the recorded pace (speed), and target opa/inproc sweeps its load (line 7)"},
+		// H30: one log replayed through two policies under one name read as one workload in
+		// every table, compare paired the first only, and a history mixed the two.
+		{"two workloads of one name", "workloads:\n  - {name: prod, decision_log: two.jsonl, policy: [authz.rego]}\n  - {name: prod, decision_log: two.jsonl, policy: [other.rego]}\ntargets: [opa/inproc]\n",
+			`s.yaml:3: workload "prod" is named twice (line 2 too), as two different workloads`},
+		{"your workload named as a built-in", "workloads:\n  - rbac\n  - {name: rbac, inputs: inputs.jsonl, policy: [authz.rego], query: data.authz.allow}\ntargets: [opa/inproc]\n",
+			`s.yaml:3: workload "rbac" is named twice (line 2 too)`},
+		{"a testbed that cannot go in a URL", "testbed: ci/runner 1\nworkloads: [rbac]\ntargets: [opa/inproc]\n",
+			`s.yaml:1: testbed: testbed name "ci/runner 1": want 1 to 64 letters`},
+		{"an empty testbed", "testbed: ''\nworkloads: [rbac]\ntargets: [opa/inproc]\n",
+			"s.yaml:1: testbed: testbed name is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "bad.txt"), []byte("9\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "other.rego"), []byte("package authz\n\ndefault allow := true\n\ndefault ext := {\"allowed\": true}\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			s, err := Parse("s.yaml", []byte(tc.yaml), dir)

@@ -22,6 +22,7 @@ import (
 	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/userwords"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -46,6 +47,9 @@ type Scenario struct {
 	// Skips are the workload and target pairs that do not apply, left out of the run with a
 	// note: a scenario may mix workloads written for one engine with targets of both.
 	Skips []Skip
+	// Testbed names the machine the scenario runs on, kept in the result (result.Env.Testbed);
+	// "" when the scenario names none.
+	Testbed string
 }
 
 // Skip is a workload and target pair left out: the workload has no version in the language the
@@ -176,6 +180,7 @@ type file struct {
 	Load        loadSpec       `yaml:"load"`
 	Workloads   []workloadSpec `yaml:"workloads"`
 	Targets     []targetSpec   `yaml:"targets"`
+	Testbed     at[string]     `yaml:"testbed"`
 }
 
 type loadSpec struct {
@@ -403,9 +408,24 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		}
 		s.Repeat = f.Repeat.V
 	}
+	if f.Testbed.Set {
+		if err := result.CheckTestbed(f.Testbed.V); err != nil {
+			bad(f.Testbed.Line, "testbed: %v", err)
+		}
+		s.Testbed = f.Testbed.V
+	}
 	if len(f.Workloads) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no workloads: list at least one (known: %s)", source, strings.Join(workload.Names(), ", ")))
 	}
+	// Two workloads of one name read as one everywhere a run is named: in the table, in
+	// compare (which pairs the first only) and in a history (one series, two policies mixed).
+	// A built-in listed twice is one workload measured twice (the floor before and after a
+	// sweep), and stays allowed.
+	type named struct {
+		line    int
+		builtin bool
+	}
+	namedAt := map[string]named{}
 	// The workloads built, for the engine check, and the entry each came from: a decision log
 	// of several paths is a workload per path.
 	var loaded []*workload.Workload
@@ -422,6 +442,12 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 			continue
 		}
 		for _, ref := range refs {
+			if first, ok := namedAt[ref.Name]; ok && !(first.builtin && ref.User == nil) {
+				bad(w.Line, "workload %q is named twice (line %d too), as two different workloads: every table, comparison and history would read the two as one; give each its own name", ref.Name, first.line)
+				continue
+			} else if !ok {
+				namedAt[ref.Name] = named{w.Line, ref.User == nil}
+			}
 			loaded, entryOf = append(loaded, ref.Built), append(entryOf, w)
 			s.Workloads = append(s.Workloads, ref)
 		}

@@ -197,3 +197,15 @@ targets:
 		t.Errorf("--stages over the flags' workers: %+v, want the stages over their 1s", l)
 	}
 }
+
+// A scenario names its testbed, kept for the result; the same built-in listed twice (the floor
+// before and after a sweep) is one workload measured twice, and stays allowed.
+func TestTestbedAndBuiltinTwice(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("testbed: ci-4core.v2\nworkloads: [nop, rbac, nop]\ntargets: [opa/inproc]\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Testbed != "ci-4core.v2" || len(s.Workloads) != 3 {
+		t.Fatalf("testbed %q, %d workloads; want ci-4core.v2 and nop, rbac, nop", s.Testbed, len(s.Workloads))
+	}
+}
