@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
 )
 
 // opa/cli runs one OPA process a decision, so the process's start-up is the figure: authzbench

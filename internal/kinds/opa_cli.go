@@ -10,7 +10,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"

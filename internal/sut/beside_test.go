@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
 )
 
 // The slim OPA is taken only where it can run: an executable file of its name beside the

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
 )
 
 // OPA is how to run the OPA command line: authzbench itself ("<self> opa ...") by default, or an
