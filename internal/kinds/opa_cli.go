@@ -10,8 +10,8 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
-	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -32,7 +32,7 @@ func init() {
 	DeclareOption(Option{Key: "opa_bin", Flag: "opa-bin", File: true, Help: "run this opa binary for {kinds} instead of the OPA linked in",
 		// An opa that is not there, or does not answer `opa version`, is bad input.
 		Check: func(name string, value any) error {
-			if _, err := sut.ExternalOPA(value.(string)); err != nil {
+			if _, err := engineopa.External(value.(string)); err != nil {
 				return fmt.Errorf("%s %w", name, err)
 			}
 			return nil
@@ -51,7 +51,7 @@ type opaCLI struct {
 	noWatch
 	common  Common
 	cfg     *OPACLIConfig
-	opa     sut.OPA
+	opa     engineopa.Program
 	args    []string
 	in      [][]byte
 	version string
@@ -91,9 +91,9 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 // cliOPACommand is the OPA that opa/cli runs once per decision: the one the user named, else
 // authzbench-opa beside authzbench, else authzbench itself as OPA, whose start-up (every
 // engine's package inits) each decision then pays (Warnings says so).
-func cliOPACommand(bin string) (sut.OPA, error) {
+func cliOPACommand(bin string) (engineopa.Program, error) {
 	if bin == "" {
-		if o, ok := sut.BesideOPA(); ok {
+		if o, ok := engineopa.Beside(); ok {
 			return o, nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/extauthz"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -45,7 +46,7 @@ func (t *opaExtAuthz) launch(ctx context.Context, w *workload.Workload, addr str
 	if err != nil {
 		return err
 	}
-	opa, err := sut.SelfOPA()
+	opa, err := engineopa.Linked()
 	if err != nil {
 		return err
 	}

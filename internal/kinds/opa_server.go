@@ -7,7 +7,6 @@ import (
 
 	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/httpload"
-	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -206,11 +205,11 @@ var _ interface {
 
 // opaCommand is the OPA command line to run: the opa binary at bin, or the OPA linked into
 // authzbench when bin is empty.
-func opaCommand(bin string) (sut.OPA, error) {
+func opaCommand(bin string) (engineopa.Program, error) {
 	if bin == "" {
-		return sut.SelfOPA()
+		return engineopa.Linked()
 	}
-	o, err := sut.ExternalOPA(bin)
+	o, err := engineopa.External(bin)
 	if err != nil {
 		return o, optionError("opa_bin", func(n func(string) string) string { return n("opa_bin") + " " + err.Error() })
 	}
@@ -218,7 +217,7 @@ func opaCommand(bin string) (sut.OPA, error) {
 }
 
 // opaVersion asks the OPA command for its version; the linked-in OPA answers without a process.
-func opaVersion(ctx context.Context, o sut.OPA) (string, error) {
+func opaVersion(ctx context.Context, o engineopa.Program) (string, error) {
 	if len(o.Prefix) > 0 {
 		return linkedOPAVersion(), nil
 	}
