@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
-	"github.com/authzbench/authzbench/internal/extauthz"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -23,7 +22,7 @@ func init() {
 
 // opaExtAuthz drives OPA as Envoy does through OPA-Envoy: Envoy's ext_authz Check over gRPC.
 // By default it starts the OPA linked into authzbench (`opa run --server`) with authzbench's
-// ext_authz plugin (extauthz.PluginName) serving the workload's decision on a loopback port;
+// ext_authz plugin (engineopa.PluginName) serving the workload's decision on a loopback port;
 // with a url it measures a running ext_authz server, OPA-Envoy's included.
 type opaExtAuthz struct {
 	extAuthzServed
@@ -52,8 +51,8 @@ func (t *opaExtAuthz) launch(ctx context.Context, w *workload.Workload, addr str
 	}
 	path := strings.ReplaceAll(strings.TrimPrefix(w.Query, "data."), ".", "/")
 	args := []string{"run", "--server", "--addr", restAddr, "--log-level", t.common.logLevel(),
-		"--set", "plugins." + extauthz.PluginName + ".addr=" + addr,
-		"--set", "plugins." + extauthz.PluginName + ".path=" + path}
+		"--set", "plugins." + engineopa.PluginName + ".addr=" + addr,
+		"--set", "plugins." + engineopa.PluginName + ".path=" + path}
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
@@ -68,7 +67,7 @@ func (t *opaExtAuthz) launch(ctx context.Context, w *workload.Workload, addr str
 			if err != nil {
 				return err
 			}
-			args = append(args, "--set", "plugins."+extauthz.PluginName+"."+kv[0]+"="+file)
+			args = append(args, "--set", "plugins."+engineopa.PluginName+"."+kv[0]+"="+file)
 		}
 	}
 	args = append(args, t.cfg.Args...)
