@@ -9,7 +9,7 @@
 // matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
-// mode or another, are internal/kinds'.
+// mode or another, are each engine's own, built on internal/kinds.
 package engine
 
 import (
