@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/tlsgen"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -293,5 +295,28 @@ func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 				t.Fatalf("input %d: %+v, want allow %t", i, out, want)
 			}
 		}
+	}
+}
+
+// --timeout holds for OPA inside authzbench: at 1 ns every decision is a timeout (the deadline
+// OPA's evaluation is cancelled by), and the run ends with the reason instead of counting
+// timeouts for a minute.
+func TestInprocTimeoutIsHonoured(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := startTarget(t, "opa/inproc", kinds.Common{TempDir: t.TempDir(), Timeout: time.Nanosecond}, nil, w)
+	start := time.Now()
+	out := load.Spec{Workers: 2, Duration: time.Minute, Timeout: time.Nanosecond}.Run(context.Background(), tg, w.Inputs, nil)
+	rec := out.Recorder
+	if rec.Counts[verify.Timeout] == 0 || rec.Counts[verify.OK] != 0 {
+		t.Errorf("timeouts %d, ok %d; want every decision a timeout", rec.Counts[verify.Timeout], rec.Counts[verify.OK])
+	}
+	if out.Stopped == nil || !strings.HasPrefix(out.Stopped.Error(), "the timeout is too short") || !strings.Contains(out.Stopped.Error(), "1ns timeout") {
+		t.Errorf("stopped: %v; want the run ended saying first that the 1ns timeout is too short", out.Stopped)
+	}
+	if took, n := time.Since(start), rec.Requests(); took > 20*time.Second || n > 200_000 {
+		t.Errorf("%d requests in %s before giving up", n, took)
 	}
 }
