@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
 )
 
 func main() { os.Exit(opacli.Main(os.Args[1:])) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,8 +78,8 @@ func chainsTo(root string, imports map[string][]string, bad func(string) bool) [
 
 // The seam between the target kinds and the engines: an engine whose kinds live in its own
 // package is linked by this command's one import line, and internal/kinds reaches none of it.
-// Only the engines whose kinds still live in internal/kinds (OPA's and Cedar's) may be reached
-// from there, so adding an engine cannot quietly need an edit to internal/kinds again.
+// Only the engine whose kinds still live in internal/kinds (Cedar's) may be reached from there,
+// so adding an engine cannot quietly need an edit to internal/kinds again.
 func TestKindsReachNoOtherEngine(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -98,12 +99,38 @@ func TestKindsReachNoOtherEngine(t *testing.T) {
 	if _, ok := imports[root]; !ok {
 		t.Fatalf("go list -deps did not list %s", root)
 	}
-	allowed := map[string]bool{module + "/internal/engine/opa": true, module + "/internal/engine/cedar": true}
-	if _, ok := imports[module+"/internal/engine/opa"]; !ok {
-		t.Fatal("internal/kinds no longer reaches OPA's engine: the allowed list is out of date, and the test would pass for no reason")
+	allowed := map[string]bool{module + "/internal/engine/cedar": true}
+	if _, ok := imports[module+"/internal/engine"]; !ok {
+		t.Fatal("internal/kinds does not reach the engines' registry, internal/engine: the test would pass for no reason")
 	}
 	engines := module + "/internal/engine/"
 	for _, chain := range chainsTo(root, imports, func(p string) bool { return strings.HasPrefix(p, engines) && !allowed[p] }) {
 		t.Errorf("internal/kinds reaches an engine whose kinds belong in its own package: %s", strings.Join(chain, "\n\timports "))
+	}
+}
+
+// authzbench-opa is OPA's command line and no more: opa/cli starts one of it per decision, and
+// its start-up is what each decision pays (docs/benchmarks.md). Of this module it links OPA's
+// command tree alone (internal/engine/opa/opacli): not the registry, whose every engine's
+// package inits it would pay, not the workloads, not OPA's engine package with its ext_authz
+// plugin.
+func TestSlimOPALinksOPAAlone(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot list authzbench-opa's imports")
+	}
+	const module = "github.com/authzbench/authzbench"
+	out, err := exec.Command(goTool, "list", "-deps", module+"/cmd/authzbench-opa").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"/internal/engine/opa/opacli") {
+		t.Fatalf("authzbench-opa does not link opacli: the test would pass for no reason; it links %v", deps)
+	}
+	for _, p := range deps {
+		if strings.HasPrefix(p, module+"/") && p != module+"/cmd/authzbench-opa" && p != module+"/internal/engine/opa/opacli" {
+			t.Errorf("authzbench-opa links %s: each opa/cli decision would pay its start-up", p)
+		}
 	}
 }

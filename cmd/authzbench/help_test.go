@@ -76,6 +76,11 @@ func TestRunHelpOffersTLSOnlyWhereItIsServed(t *testing.T) {
 			}
 		}
 	}
+	// mtls_authz is OPA's authorization policy in front of its REST API: the one kind whose
+	// server has one is offered it.
+	if line := usage["--mtls-authz"]; !strings.Contains(line, " opa/server only (") {
+		t.Errorf("--mtls-authz help does not offer it to opa/server alone:\n%s", line)
+	}
 	for _, tc := range []struct{ target, flag string }{
 		{"openfga/server", "--tls"}, {"openfga/server", "--mtls"}, {"spicedb/server", "--mtls"},
 	} {

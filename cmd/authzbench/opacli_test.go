@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/authzbench/authzbench/internal/opacli"
 )
+
+// slimOPA is OPA's command line alone, cmd/authzbench-opa, as opa/cli looks for it beside
+// authzbench.
+const slimOPA = "authzbench-opa"
 
 // opa/cli runs one OPA process a decision, so the process's start-up is the figure: authzbench
 // itself as OPA pays every linked engine's package inits first (about 40 ms an eval where the
@@ -26,13 +28,13 @@ func TestOPACLIRunsTheSlimOPABesideOrSaysWhy(t *testing.T) {
 	if n := strings.Count(stderr, warning); n != 1 {
 		t.Errorf("said %d times that opa/cli ran authzbench itself, want once for the run:\n%s", n, stderr)
 	}
-	if cmd := doc.Runs[0].SUT.Command; len(cmd) < 2 || cmd[0] != self || cmd[1] != opacli.Arg {
-		t.Errorf("sut command %q: want this executable with %q", cmd, opacli.Arg)
+	if cmd := doc.Runs[0].SUT.Command; len(cmd) < 2 || cmd[0] != self || cmd[1] != "opa" {
+		t.Errorf("sut command %q: want this executable with opa", cmd)
 	}
 
 	// The slim OPA beside: here a script running this test binary as OPA (its TestMain
 	// dispatches "opa"), so the test needs no second build.
-	slim := filepath.Join(filepath.Dir(self), opacli.Command)
+	slim := filepath.Join(filepath.Dir(self), slimOPA)
 	if _, err := os.Stat(slim); err == nil {
 		t.Fatalf("%s exists already", slim)
 	}
@@ -42,7 +44,7 @@ func TestOPACLIRunsTheSlimOPABesideOrSaysWhy(t *testing.T) {
 	defer os.Remove(slim)
 	code, _, stderr := run(t, append(args, "-o", filepath.Join(t.TempDir(), "slim.json"))...)
 	if code != 0 || strings.Contains(stderr, warning) {
-		t.Errorf("with %s beside: exit %d, stderr %s; want 0 and no warning", opacli.Command, code, stderr)
+		t.Errorf("with %s beside: exit %d, stderr %s; want 0 and no warning", slimOPA, code, stderr)
 	}
 	doc, _ = runOK(t, filepath.Join(t.TempDir(), "slim2.json"), args...)
 	if cmd := doc.Runs[0].SUT.Command; len(cmd) < 2 || cmd[0] != slim || cmd[1] != "eval" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/profile"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -77,10 +78,14 @@ is checked as in a run; a wrong one fails the command.` + exitStatusHelp,
 					return usageError(fmt.Errorf("--workload: %w", err))
 				}
 			}
+			profiler, err := engine.ProfilerOf(w)
+			if err != nil {
+				return usageError(err)
+			}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			defer onInterrupt(cancel, stderr)()
-			rep, err := profile.Run(ctx, w, profile.Options{Rounds: rounds})
+			rep, err := profiler.Profile(ctx, w, profile.Options{Rounds: rounds})
 			if err != nil {
 				if ctx.Err() != nil {
 					return &exitError{exitInterrupted, context.Cause(ctx)}

@@ -182,8 +182,8 @@ func TestExternalOPABinary(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec '"+self+"' opa \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opa, err := sut.ExternalOPA(wrapper)
-	if err != nil {
+	// As --opa-bin is checked: the wrapper answers `opa version` as OPA does.
+	if err := kinds.CheckOption("opa_bin", "--opa-bin", wrapper); err != nil {
 		t.Fatal(err)
 	}
 	s := &scenario.Scenario{Name: "external", Source: "test", Repeat: 1,
@@ -192,7 +192,7 @@ func TestExternalOPABinary(t *testing.T) {
 			{Name: "opa/server", Timeout: 10 * time.Second, Load: load.Spec{Workers: 2, Requests: 100}},
 			{Name: "opa/cli", Timeout: 10 * time.Second, Load: load.Spec{Workers: 1, Requests: 3}},
 		}}
-	if err := s.SetOptions(map[string]any{"opa_bin": opa.Path}); err != nil {
+	if err := s.SetOptions(map[string]any{"opa_bin": wrapper}); err != nil {
 		t.Fatal(err)
 	}
 	doc := &result.Document{}
@@ -204,7 +204,7 @@ func TestExternalOPABinary(t *testing.T) {
 			t.Errorf("%s: version %q, command %v, errors %d", r.Target, r.SUT.Version, r.SUT.Command, r.Summary.Errors)
 		}
 	}
-	if _, err := sut.ExternalOPA(filepath.Join(t.TempDir(), "missing-opa")); err == nil {
+	if err := kinds.CheckOption("opa_bin", "--opa-bin", filepath.Join(t.TempDir(), "missing-opa")); err == nil {
 		t.Error("a missing --opa-bin was accepted")
 	}
 }

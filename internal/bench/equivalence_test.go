@@ -191,6 +191,14 @@ func TestVerifyUnexpectedLinesAcrossEngines(t *testing.T) {
 	}
 }
 
+// The reference every other mode is checked against comes first among the engine modes of
+// every engine the command links: the in-process OPA (the kinds' Order says so).
+func TestVerifyReferenceComesFirst(t *testing.T) {
+	if modes := kinds.EngineModes(); len(modes) == 0 || modes[0] != "opa/inproc" {
+		t.Errorf("engine modes %v: want the in-process OPA first, the reference", modes)
+	}
+}
+
 // OPA, Cedar and OpenFGA, in every mode, give nop's and rbac's inputs the decisions their Go
 // reference model expects: three engines, one set of rules.
 func TestVerifyNopAndRBACAcrossEveryEngine(t *testing.T) {

@@ -48,8 +48,15 @@ func TestShardsAgainstReplicasMergeToTheWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := kinds.New("opa/server", kinds.Common{TempDir: t.TempDir(), Workers: 4, Timeout: 5 * time.Second},
-		&kinds.OPAServerConfig{Replication: kinds.Replication{Replicas: 2}})
+	k, err := kinds.Lookup("opa/server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicated, err := k.Configure(map[string]any{"replicas": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := kinds.New("opa/server", kinds.Common{TempDir: t.TempDir(), Workers: 4, Timeout: 5 * time.Second}, replicated)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,11 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted, Explained), checked for where it matters, never an anonymous type assertion.
+// Queried, GRPCHealth, FilesHinted, Explained, Profiler, Redecider), checked for where it
+// matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
-// mode or another, are internal/kinds'.
+// mode or another, are each engine's own, built on internal/kinds.
 package engine
 
 import (

@@ -136,3 +136,23 @@ func TestVersionsAreKeyedAsReportsPrintThem(t *testing.T) {
 		t.Errorf("versions %v: want cedar-go's, the label gobench and OpenMetrics readers know", v)
 	}
 }
+
+// profile and a replay's impact ask the engine of the workload's language, found by what it
+// implements (Profiler, Redecider); a workload no such engine reads is refused by language.
+func TestProfilerAndRedeciderOfAWorkload(t *testing.T) {
+	rego := &workload.Workload{Name: "p", Query: "data.p.allow",
+		Policies: []workload.File{{Name: "p.rego", Content: []byte("package p\n\nallow := true\n")}}}
+	if p, err := engine.ProfilerOf(rego); err != nil || p == nil {
+		t.Errorf("a Rego workload: profiler %v, %v; want OPA's", p, err)
+	}
+	if engine.RedeciderOf(rego) == nil {
+		t.Error("a Rego workload: no engine redecides its replayed events")
+	}
+	inputsOnly := &workload.Workload{Name: "log", Inputs: []workload.Input{{JSON: []byte(`{}`)}}}
+	if p, err := engine.ProfilerOf(inputsOnly); p != nil || err == nil || err.Error() != "workload log has no Rego version to profile" {
+		t.Errorf("a workload of inputs alone: profiler %v, %v; want the Rego version asked for", p, err)
+	}
+	if r := engine.RedeciderOf(inputsOnly); r != nil {
+		t.Errorf("a workload of inputs alone: redecided by %v, want none (judged against the log alone)", r)
+	}
+}

@@ -27,14 +27,7 @@ var seamExceptions = []string{
 	"internal/kinds/cedar_inproc.go imports internal/engine/cedar",
 	"internal/kinds/cedar_server.go imports internal/engine/cedar",
 	"internal/kinds/decision_read_test.go imports internal/engine/cedar",
-	"internal/kinds/decision_read_test.go imports internal/engine/opa",
 	"internal/kinds/files.go imports internal/engine/cedar",
-	"internal/kinds/files.go imports internal/engine/opa",
-	"internal/kinds/opa_inproc.go imports internal/engine/opa",
-	"internal/kinds/opa_server.go imports internal/engine/opa",
-	"internal/kinds/opa_wasm_target.go imports internal/engine/opa",
-	"internal/profile/profile.go imports internal/engine/opa",
-	"internal/replay/impact.go imports internal/engine/opa",
 	"internal/workload/apps_openfga_test.go imports internal/engine/openfga",
 	"internal/workload/builtin_rules.go compares the engine name \"cedar\"",
 }
@@ -81,7 +74,6 @@ func TestSeamBreachesAreFound(t *testing.T) {
 	write("internal/kinds/k_test.go", "package kinds\nimport _ \""+module+"/internal/engine/cedar\"\nvar _ = \"x\" == \"opa\"\n")
 	want := []string{
 		"cmd/authzbench-cedar/main.go imports internal/engine/opa/sub",
-		"internal/engine/cedar/cedar.go imports internal/engine/opa",
 		"internal/kinds/k.go compares the engine name \"cedar\"",
 		"internal/kinds/k.go compares the engine name \"cedar/server\"",
 		"internal/kinds/k.go compares the engine name \"opa\"",

@@ -10,7 +10,7 @@ import (
 // were first stored (so a store keeps adding to them), and stages and replays each as their own
 // series, where all of them once read "open 0 64" and were one.
 func TestSeriesAreKeyedByTheSchedule(t *testing.T) {
-	tb := Testbed{Key: "tb"}
+	tb := "tb"
 	run := func(l result.Load) *result.Run { return &result.Run{Workload: "rbac", Target: "opa/server", Load: l} }
 	for _, tc := range []struct {
 		load result.Load

@@ -186,3 +186,22 @@ func decisionOfValue(v any) verify.Outcome {
 	}
 	return verify.Outcome{Kind: verify.NotBoolean}
 }
+
+// What an engine's own kinds read decisions with, where its answers are not a server's JSON
+// documents (an in-process result, a command's output).
+
+// DecisionOf reads a decision from a JSON value: a boolean, or an object with a boolean
+// "allow"; nil is no decision (NoResult).
+func DecisionOf(v *fastjson.Value) verify.Outcome { return decisionOf(v) }
+
+// DecisionOfValue reads a decision from a decoded Go value (an in-process engine's result): a
+// boolean, or a map with a boolean "allow".
+func DecisionOfValue(v any) verify.Outcome { return decisionOfValue(v) }
+
+// Malformed is an answer that is no decision document, for the reason why; its message quotes
+// the start of body.
+func Malformed(why string, body []byte) verify.Outcome { return malformed(why, body) }
+
+// BodyError is an error saying why, then the start of body (a command's output), formatted only
+// when the message is read.
+func BodyError(why string, body []byte) error { return newBodyError(why, 0, body) }

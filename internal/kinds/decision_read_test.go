@@ -1,7 +1,6 @@
 package kinds
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,13 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/valyala/fastjson"
 
 	"github.com/authzbench/authzbench/internal/cedarengine"
 	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
-	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -164,102 +160,6 @@ func TestDecisionReaderReuse(t *testing.T) {
 	}
 }
 
-// TestDecisionCLIEvalFixtures reads `opa eval --format json` output as OPA prints it:
-// testdata/opa_eval holds it for true, false, undefined and an object decision, and
-// TestDecisionCLIFixturesAreOPAOutput checks them against OPA's own encoding.
-func TestDecisionCLIEvalFixtures(t *testing.T) {
-	for _, tc := range []struct {
-		file string
-		want verify.Outcome
-	}{
-		{"allow.json", decidedAllow},
-		{"deny.json", decidedDeny},
-		{"undefined.json", noResult},
-		{"object_allow.json", decidedAllow},
-	} {
-		t.Run(tc.file, func(t *testing.T) {
-			out, err := os.ReadFile(filepath.Join("testdata", "opa_eval", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var p fastjson.Parser
-			if got := cliDecision(&p, out); !sameOutcome(got, tc.want) {
-				t.Errorf("cliDecision(%s) = %+v, want %+v", tc.file, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestDecisionCLIEvalShapes(t *testing.T) {
-	for _, tc := range []struct {
-		name, out string
-		want      verify.Outcome
-	}{
-		{"compact true", `{"result":[{"expressions":[{"value":true,"text":"data.x.allow","location":{"row":1,"col":1}}]}]}`, decidedAllow},
-		{"compact false", `{"result":[{"expressions":[{"value":false,"text":"data.x.allow"}]}]}`, decidedDeny},
-		{"undefined", "{}\n", noResult},
-		{"empty result list", `{"result":[]}`, noResult},
-		{"no expressions", `{"result":[{"expressions":[]}]}`, noResult},
-		{"expression without a value", `{"result":[{"expressions":[{"text":"data.x.allow"}]}]}`, noResult},
-		{"string value", `{"result":[{"expressions":[{"value":"allow"}]}]}`, notBoolean},
-		{"object without allow", `{"result":[{"expressions":[{"value":{}}]}]}`, notBoolean},
-		{"object with allow true", `{"result":[{"expressions":[{"value":{"allow":true}}]}]}`, decidedAllow},
-		{"object with allow false", `{"result":[{"expressions":[{"value":{"allow":false}}]}]}`, decidedDeny},
-		{"first result decides", `{"result":[{"expressions":[{"value":false}]},{"expressions":[{"value":true}]}]}`, decidedDeny},
-		{"errors only", `{"errors":[{"message":"rego_type_error"}]}`, noResult},
-		{"result not a list", `{"result":true}`, noResult},
-		{"not JSON", "panic: runtime error\n", notDocument},
-		{"empty output", "", notDocument},
-		{"top-level array", `[{"expressions":[{"value":true}]}]`, notDocument},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var p fastjson.Parser
-			if got := cliDecision(&p, []byte(tc.out)); !sameOutcome(got, tc.want) {
-				t.Errorf("cliDecision(%s) = %+v, want %+v", tc.out, got, tc.want)
-			}
-		})
-	}
-}
-
-// TestDecisionCLIFixturesAreOPAOutput evaluates the fixture policy with OPA's library and
-// encodes the result set as `opa eval --format json` does (an object whose "result" is the
-// result set, omitted when empty, indented by two spaces), so the fixtures cannot drift from
-// what OPA prints.
-func TestDecisionCLIFixturesAreOPAOutput(t *testing.T) {
-	policy := filepath.Join("testdata", "opa_eval", "fixture.rego")
-	for _, tc := range []struct {
-		file, query, user string
-	}{
-		{"allow.json", "data.fixture.allow", "ann"},
-		{"deny.json", "data.fixture.allow", "bob"},
-		{"undefined.json", "data.fixture.missing", "ann"},
-		{"object_allow.json", "data.fixture.decision", "ann"},
-	} {
-		t.Run(tc.file, func(t *testing.T) {
-			rs, err := rego.New(rego.Query(tc.query), rego.Load([]string{policy}, nil),
-				rego.Input(map[string]any{"user": tc.user})).Eval(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			enc := json.NewEncoder(&got)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(struct {
-				Result rego.ResultSet `json:"result,omitempty"`
-			}{rs}); err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(filepath.Join("testdata", "opa_eval", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("OPA encodes\n%s\nfixture holds\n%s", got.Bytes(), want)
-			}
-		})
-	}
-}
-
 // FuzzDecision: neither reader panics on any body, each returns one of the kinds a response can
 // have, and only a decision carries Allow.
 func FuzzDecision(f *testing.F) {
@@ -275,18 +175,12 @@ func FuzzDecision(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	for _, name := range []string{"allow.json", "undefined.json", "object_allow.json"} {
-		if b, err := os.ReadFile(filepath.Join("testdata", "opa_eval", name)); err == nil {
-			f.Add(b)
-		}
-	}
 	reader := newDecisionReader("result") // reused, as a worker reuses it
-	var cli fastjson.Parser
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, o := range []struct {
 			who string
 			out verify.Outcome
-		}{{"read", reader.read(b)}, {"cliDecision", cliDecision(&cli, b)}} {
+		}{{"read", reader.read(b)}} {
 			switch o.out.Kind {
 			case verify.Decided, verify.NoResult, verify.NotBoolean, verify.Malformed:
 			default:
@@ -338,7 +232,6 @@ func TestDecisionMessages(t *testing.T) {
 		{"cedar without a decision", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
 		{"cedar with an evaluation error", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
 			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
-		{"opa eval panicked", cliDecision(&fastjson.Parser{}, []byte("panic: oops\n")), verify.Malformed, "opa eval printed no JSON: panic: oops"},
 		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`)), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
 		{"status with a long page", statusOutcome(502, []byte(long)), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 80) + "…"},
 	} {
@@ -414,26 +307,11 @@ func TestDecisionGenericEndpoint(t *testing.T) {
 func closeWorker(d Decider) { CloseDecider(d) }
 
 // TestDecisionInprocEvalErrors: an in-process engine's evaluation error is eval_error with the
-// engine's words, never a decision and never a transport failure: OPA's conflict between two
-// complete rules, and a Cedar policy that reads an attribute the request lacks (Cedar skips the
-// policy and decides without it).
+// engine's words, never a decision and never a transport failure: a Cedar policy that reads an
+// attribute the request lacks (Cedar skips the policy and decides without it). OPA's are
+// internal/engine/opa's TestInprocEvalErrors.
 func TestDecisionInprocEvalErrors(t *testing.T) {
 	dir := t.TempDir()
-	regoFile := filepath.Join(dir, "p.rego")
-	os.WriteFile(regoFile, []byte("package p\nallow := true if input.a\nallow := false if input.b\n"), 0o644) //nolint:errcheck // read back below
-	q, err := engineopa.CompileFiles(context.Background(), "data.p.allow", []string{regoFile}, nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opa := &opaInproc{query: q}
-	for _, in := range []string{`{"a": true}`, `{"a": true, "b": true}`} {
-		v, err := ast.ValueFromReader(strings.NewReader(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		opa.inputs = append(opa.inputs, v)
-		opa.inputOpts = append(opa.inputOpts, rego.EvalParsedInput(v))
-	}
 	cedarPolicy := filepath.Join(dir, "p.cedar")
 	os.WriteFile(cedarPolicy, []byte(`permit (principal, action, resource) when { context.level > 2 };`), 0o644) //nolint:errcheck // read back below
 	engine, err := cedarengine.Load(cedarengine.Paths{Policies: []string{cedarPolicy}})
@@ -454,7 +332,6 @@ func TestDecisionInprocEvalErrors(t *testing.T) {
 		w    Decider
 		msg  string // in the second input's error
 	}{
-		{"opa", opa.Worker(), "eval_conflict_error"},
 		{"cedar", cedarWorker{cedar}, "cedar evaluation error: policy0:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

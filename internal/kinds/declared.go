@@ -30,6 +30,10 @@ type Option struct {
 	// Selective marks an option only some kinds take: its flag, given with none of them
 	// selected, would be ignored without a word, so the command line refuses it.
 	Selective bool
+	// Launches marks an option that configures a server authzbench starts (its arguments, the
+	// binary it runs): beside a url, a server authzbench does not start, the command line
+	// refuses it rather than ignore it.
+	Launches bool
 	// File marks an option that names a file the run reads (a certificate, a binary): no
 	// output of the run may replace it.
 	File bool

@@ -282,7 +282,7 @@ func (s *extAuthzServed) info(engine, version string) Info {
 		scheme = "grpcs://"
 	}
 	info := Info{Engine: engine, Mode: "ext_authz", URL: scheme + s.addr, External: s.cfg.URL != "", Connections: len(s.conns),
-		TLS: tlsInfo(&s.cfg.ServerConfig, s.tlsFiles, s.clientTLS, nil)}
+		TLS: tlsInfo(&s.cfg.ServerConfig, s.tlsFiles, s.clientTLS)}
 	s.describe(&info, version)
 	return info
 }

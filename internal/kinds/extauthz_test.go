@@ -51,7 +51,7 @@ func TestExtAuthzConfigCheck(t *testing.T) {
 // The ext_authz kinds take workloads whose inputs are Envoy checks, and nop, whose policy reads
 // none; another workload is refused with the reason, before anything starts.
 func TestExtAuthzTakes(t *testing.T) {
-	k, err := Lookup("opa/extauthz")
+	k, err := Lookup("cedar/extauthz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestExtAuthzTakes(t *testing.T) {
 			t.Errorf("%s: refused %q, want taken %t", name, reason, takes)
 		}
 		if !takes {
-			tg, _ := New("opa/extauthz", Common{}, nil)
+			tg, _ := New("cedar/extauthz", Common{}, nil)
 			if err := tg.Start(context.Background(), w); err == nil || !strings.Contains(err.Error(), "not Envoy CheckRequests") {
 				t.Errorf("%s started: %v", name, err)
 			}

@@ -9,45 +9,9 @@ import (
 
 	"github.com/authzbench/authzbench/internal/cedarserver"
 	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
-	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
-
-// workDir makes a directory for a workload's files under the run's temporary directory (the
-// system's when empty).
-func workDir(tempDir string) (string, error) {
-	dir, err := os.MkdirTemp(tempDir, "authzbench-workload-")
-	if err != nil {
-		return "", fmt.Errorf("create directory for workload files: %w", err)
-	}
-	return dir, nil
-}
-
-// opaFiles compiles the workload's Rego in-process first (once per run, shared with the other
-// OPA targets), so a policy error is reported with file:line before any OPA process starts, then
-// writes its policy and data files under a new directory for the processes that read them.
-func opaFiles(ctx context.Context, common Common, w *workload.Workload) (dir string, policies, data []string, err error) {
-	if _, err := engineopa.Compiled(ctx, common.Prepared, w); err != nil {
-		return "", nil, nil, err
-	}
-	if dir, err = workDir(common.TempDir); err != nil {
-		return "", nil, nil, err
-	}
-	policies, data, err = w.Files(dir)
-	return dir, policies, data, err
-}
-
-// opaRunPaths are the policy and data paths as `opa run` takes them: a bundle (a policy
-// directory with a .manifest, workload.SplitBundles) is read only with --bundle, which takes
-// every path for one (the workload refuses loose files beside a bundle, so there are none here).
-func opaRunPaths(policies, data []string) []string {
-	paths := append(append([]string{}, policies...), data...)
-	if bundles, _ := workload.SplitBundles(policies); len(bundles) > 0 {
-		return append([]string{"--bundle"}, paths...)
-	}
-	return paths
-}
 
 // cedarServerCommand is the command line of authzbench's Cedar server serving the workload's
 // Cedar files with extra arguments (its addresses, TLS). The workload is loaded in this process

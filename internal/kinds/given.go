@@ -3,6 +3,7 @@ package kinds
 import (
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // CheckGiven refuses the options a command line gave (given, by key, as the user's flags set
@@ -13,7 +14,6 @@ func CheckGiven(targets []Config, given map[string]any) error {
 	str := func(key string) string { s, _ := given[key].(string); return s }
 	url, decPath, decStatus := str("url"), str("decision_path"), str("decision_status")
 	port, _ := given["port"].(int)
-	sutArgs, _ := given["sut_args"].([]string)
 	// A served target takes a port; the http target reads its decision from a response.
 	hasServer, hasHTTP := false, false
 	for _, c := range targets {
@@ -34,10 +34,28 @@ func CheckGiven(targets []Config, given map[string]any) error {
 		return fmt.Errorf("%s and %s apply to the %s targets, and none is selected", flagOf("url"), flagOf("port"), TakingPhrase("port"))
 	case url != "" && port != 0:
 		return fmt.Errorf("%s sets the port of a server authzbench starts; with %s it starts none", flagOf("port"), flagOf("url"))
-	case url != "" && (len(sutArgs) > 0 || str("opa_bin") != ""):
-		return errors.New(flagOf("sut_args") + " and " + flagOf("opa_bin") + " configure servers authzbench starts; with " + flagOf("url") + " it starts none")
+	case url != "":
+		if flags := launchFlagsGiven(given); len(flags) > 0 {
+			verb := "configures"
+			if len(flags) > 1 {
+				verb = "configure"
+			}
+			return errors.New(joinAnd(flags) + " " + verb + " servers authzbench starts; with " + flagOf("url") + " it starts none")
+		}
 	}
 	return nil
+}
+
+// launchFlagsGiven are the flags of the options given that configure a server authzbench starts
+// (Option.Launches: --sut-arg, an engine's binary), by flag.
+func launchFlagsGiven(given map[string]any) []string {
+	var flags []string
+	for _, o := range Options() {
+		if v := reflect.ValueOf(given[o.Key]); o.Launches && v.IsValid() && !v.IsZero() && (v.Kind() != reflect.Slice || v.Len() > 0) {
+			flags = append(flags, "--"+o.Flag)
+		}
+	}
+	return flags
 }
 
 // eachHTTP reports whether ok holds for every target that reads its decision from a response

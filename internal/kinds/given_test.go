@@ -8,7 +8,7 @@ import (
 // The options a command line gives are refused where the selected targets would ignore them or
 // cannot honour them together, named by their flags.
 func TestCheckGivenRefusesIgnoredAndConflictingFlags(t *testing.T) {
-	server := func() Config { return &OPAServerConfig{} }
+	server := func() Config { return &standInConfig{} }
 	inproc := func() Config { return &NoConfig{} }
 	http := func(url, path string) Config { return &HTTPConfig{URL: url, DecisionPath: path} }
 	for _, tc := range []struct {
@@ -21,11 +21,11 @@ func TestCheckGivenRefusesIgnoredAndConflictingFlags(t *testing.T) {
 		{"http with its url from a scenario", []Config{http("http://127.0.0.1:1/a", "/allow")}, nil, ""},
 		{"http without a decision rule", []Config{http("http://127.0.0.1:1/a", "")}, map[string]any{"url": "http://127.0.0.1:1/a"}, "the http target needs one of --decision-path (/allow) or --decision-status"},
 		{"http with both decision rules", []Config{&HTTPConfig{URL: "http://127.0.0.1:1/a", DecisionPath: "/allow", DecisionStatus: "200=allow"}}, map[string]any{"url": "http://127.0.0.1:1/a", "decision_path": "/allow", "decision_status": "200=allow"}, "the http target needs one of"},
-		{"port with no server", []Config{inproc()}, map[string]any{"port": 8181}, "--port applies to the opa/server"},
-		{"url with no server", []Config{inproc()}, map[string]any{"url": "http://127.0.0.1:1"}, "--url and --port apply to the opa/server"},
+		{"port with no server", []Config{inproc()}, map[string]any{"port": 8181}, "--port applies to the " + TakingPhrase("port") + " targets"},
+		{"url with no server", []Config{inproc()}, map[string]any{"url": "http://127.0.0.1:1"}, "--url and --port apply to the " + TakingPhrase("port") + " targets"},
 		{"url and port", []Config{server()}, map[string]any{"url": "http://127.0.0.1:1", "port": 8181}, "--port sets the port of a server authzbench starts; with --url it starts none"},
-		{"url and sut args", []Config{server()}, map[string]any{"url": "http://127.0.0.1:1", "sut_args": []string{"--h2c"}}, "--sut-arg and --opa-bin configure servers authzbench starts; with --url it starts none"},
-		{"url and opa bin", []Config{server()}, map[string]any{"url": "http://127.0.0.1:1", "opa_bin": "/usr/bin/opa"}, "--sut-arg and --opa-bin configure"},
+		{"url and sut args", []Config{server()}, map[string]any{"url": "http://127.0.0.1:1", "sut_args": []string{"--h2c"}}, "--sut-arg configures servers authzbench starts; with --url it starts none"},
+		{"url and no sut args", []Config{server()}, map[string]any{"url": "http://127.0.0.1:1", "sut_args": []string{}}, ""},
 		{"port on a server", []Config{server(), inproc()}, map[string]any{"port": 8181, "sut_args": []string{"--h2c"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

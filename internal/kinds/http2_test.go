@@ -29,23 +29,19 @@ func rbacInputs(t *testing.T, n int) *workload.Workload {
 }
 
 func h2Config(kind string, server ServerConfig, h2 HTTP2Config) Config {
-	if kind == "cedar/server" {
-		return &CedarServerConfig{ServerConfig: server, HTTP2Config: h2}
-	}
-	return &OPAServerConfig{ServerConfig: server, HTTP2Config: h2}
+	return configOf(kind, server, h2)
 }
 
-// The servers authzbench starts decide rbac right over HTTP/2, h2c in clear (OPA started with
-// --h2c) and h2 over TLS (the Cedar server), with several workers multiplexed on one connection;
-// a worker counts an answer over HTTP/1.x as not_http2, so every ok here came over HTTP/2. The
-// result records HTTP/2 and the pool's size.
+// The servers authzbench starts decide rbac right over HTTP/2, h2c in clear (started with
+// --h2c) and h2 over TLS, with several workers multiplexed on one connection; a worker counts an
+// answer over HTTP/1.x as not_http2, so every ok here came over HTTP/2. The result records
+// HTTP/2 and the pool's size. (OPA's server: internal/engine/opa's TestServedOverHTTP2.)
 func TestServedOverHTTP2(t *testing.T) {
 	w := rbacInputs(t, 20)
 	for _, tc := range []struct {
 		kind string
 		tls  TLSServer
 	}{
-		{"opa/server", TLSServer{}},
 		{"cedar/server", TLSServer{}},
 		{"cedar/server", TLSServer{TLS: true}},
 		{"cedar/server", TLSServer{MTLS: true}},
@@ -82,22 +78,6 @@ func TestServedOverHTTP2(t *testing.T) {
 	}
 }
 
-// OPA's REST server over TLS offers no h2 by ALPN (OPA 1.22: its per-connection TLS
-// configuration carries no NextProtos), so opa/server with http2 and tls fails before any load
-// with that reason, rather than measuring HTTP/1.1 under an h2 label.
-func TestOPAServerOverTLSRefusesHTTP2(t *testing.T) {
-	w := rbacInputs(t, 2)
-	tg, err := New("opa/server", Common{TempDir: t.TempDir()}, h2Config("opa/server", ServerConfig{TLSServer: TLSServer{TLS: true}}, HTTP2Config{HTTP2: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Stop(context.Background())
-	err = tg.Start(context.Background(), w)
-	if err == nil || !strings.Contains(err.Error(), "does not offer h2 by ALPN") || !strings.Contains(err.Error(), "HTTP/1.1") {
-		t.Fatalf("start: %v; want a refusal saying the server answered over HTTP/1.1", err)
-	}
-}
-
 // A server that speaks only HTTP/1.1, given http2, answers every request; none of them is a
 // decision: each is not_http2, in clear (the h2c preface answered in HTTP/1.1) and over TLS
 // (ALPN settled on http/1.1), for the served kinds' url and the http target alike.
@@ -131,8 +111,8 @@ func TestHTTP1OnlyServerGivenHTTP2(t *testing.T) {
 		name, kind string
 		cfg        Config
 	}{
-		{"opa/server h2c", "opa/server", &OPAServerConfig{ServerConfig: ServerConfig{URL: plain.URL}, HTTP2Config: h2}},
-		{"opa/server h2", "opa/server", &OPAServerConfig{ServerConfig: ServerConfig{URL: secure.URL, TLSClient: TLSClient{CACert: ca}}, HTTP2Config: h2}},
+		{"cedar/server h2c", "cedar/server", h2Config("cedar/server", ServerConfig{URL: plain.URL}, h2)},
+		{"cedar/server h2", "cedar/server", h2Config("cedar/server", ServerConfig{URL: secure.URL, TLSClient: TLSClient{CACert: ca}}, h2)},
 		{"http h2c", "http", &HTTPConfig{URL: plain.URL + "/authz", DecisionPath: "/allow", HTTP2Config: h2}},
 		{"http h2", "http", &HTTPConfig{URL: secure.URL + "/authz", DecisionPath: "/allow", TLSClient: TLSClient{CACert: ca}, HTTP2Config: h2}},
 	} {
@@ -221,7 +201,7 @@ func TestHTTP2SettingsConflicts(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"connections without http2", "opa/server", &OPAServerConfig{HTTP2Config: HTTP2Config{HTTP2Connections: 2}}, "http2_connections sets the HTTP/2 connections the workers share; give http2"},
+		{"connections without http2", "cedar/server", h2Config("cedar/server", ServerConfig{}, HTTP2Config{HTTP2Connections: 2}), "http2_connections sets the HTTP/2 connections the workers share; give http2"},
 		{"negative connections", "cedar/server", &CedarServerConfig{HTTP2Config: HTTP2Config{HTTP2: true, HTTP2Connections: -1}}, "http2_connections -1: want 1 or more"},
 		{"http target", "http", &HTTPConfig{URL: "http://127.0.0.1:1/a", DecisionPath: "/a", HTTP2Config: HTTP2Config{HTTP2Connections: 3}}, "give http2 with it"},
 	} {
@@ -233,7 +213,7 @@ func TestHTTP2SettingsConflicts(t *testing.T) {
 		})
 	}
 	// HTTP/2 keeps its connections: with no reuse it refuses to start, before launching anything.
-	for _, kind := range []string{"opa/server", "cedar/server"} {
+	for _, kind := range []string{"cedar/server"} {
 		tg, err := New(kind, Common{NoReuse: true, TempDir: t.TempDir()}, h2Config(kind, ServerConfig{}, HTTP2Config{HTTP2: true}))
 		if err != nil {
 			t.Fatal(err)

@@ -66,7 +66,7 @@ func init() {
 		Help: "{kinds,}: measure this running server (http://127.0.0.1:8181) instead of starting one; " +
 			"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port (grpcs:// over TLS). http: the endpoint"})
 	DeclareOption(Option{Key: "port", Flag: "port", Check: checkPortFree, Help: "{kinds}: loopback port for the server authzbench starts (default: a free one)"})
-	DeclareOption(Option{Key: "sut_args", Flag: "sut-arg", Help: "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)"})
+	DeclareOption(Option{Key: "sut_args", Flag: "sut-arg", Launches: true, Help: "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)"})
 }
 
 // RemoteURL is the running server to measure, if any.
@@ -148,7 +148,6 @@ type served struct {
 	// presents (also for a url over https); nil in clear.
 	tlsFiles  *serverFiles
 	clientTLS *tls.Config
-	admitted  []string // the identities mtls_authz's policy admits
 
 	// http2 is the kind's HTTP/2 setting; with it on, h2 holds the connections the workers
 	// share and h2Requests (h2Timed) the requests, instead of the HTTP/1.1 ones above.
@@ -515,7 +514,7 @@ func (s *served) Stop(context.Context) error {
 
 // tlsInfo records the TLS the run measured; nil in clear.
 func (s *served) tlsInfo() *result.TLS {
-	return tlsInfo(s.cfg, s.tlsFiles, s.clientTLS, s.admitted)
+	return tlsInfo(s.cfg, s.tlsFiles, s.clientTLS)
 }
 
 // clientTLSInfo records how the client met a server someone else runs over https.

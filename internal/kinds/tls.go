@@ -3,12 +3,9 @@ package kinds
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/tlsgen"
@@ -108,7 +105,7 @@ func init() {
 	for _, o := range []Option{
 		{Key: "tls", Flag: "tls", Help: "{kinds,}: serve over TLS, with a CA and certificates generated for the run (ECDSA P-256) unless --server-cert gives yours"},
 		{Key: "mtls", Flag: "mtls", HelpKinds: "tls", Help: "{kinds,}: serve over TLS and require a client certificate (OPA: --authentication=tls)"},
-		{Key: "mtls_authz", Flag: "mtls-authz", Help: "opa/server only (the other servers have no authorization policy in front of their decisions): --mtls, and OPA's authorization policy (--authorization=basic, data.system.authz) admitting the client certificate's subject"},
+		{Key: "mtls_authz", Flag: "mtls-authz", Help: "{kinds} only (the other servers have no authorization policy in front of their decisions): --mtls, and OPA's authorization policy (--authorization=basic, data.system.authz) admitting the client certificate's subject"},
 		{Key: "mtls_admit", Flag: "mtls-admit", Help: "with --mtls-authz: a client identity the policy admits instead of the client certificate's subject (CN=name), repeatable"},
 		{Key: "server_cert", File: true, Flag: "server-cert", HelpKinds: "tls", Help: "{kinds,}: your server certificate (PEM) for --tls, instead of generated ones; with --server-key and --cacert"},
 		{Key: "server_key", File: true, Flag: "server-key", Help: "the private key (PEM) of --server-cert"},
@@ -189,8 +186,8 @@ func (f *serverFiles) clientConfig(mode TLSMode) (*tls.Config, error) {
 	return client.config()
 }
 
-// identity is the client certificate's subject as OPA's tls authentication names the client
-// (input.identity): the subject's RDN sequence, "CN=authzbench-client".
+// identity is the client certificate's subject, as a server's authentication of its clients
+// names the client (OPA's input.identity): the subject's RDN sequence, "CN=authzbench-client".
 func (f *serverFiles) identity() (string, error) {
 	b, err := os.ReadFile(f.ClientCert)
 	if err != nil {
@@ -215,73 +212,15 @@ func (f *serverFiles) remove() error {
 	return f.generated.Remove()
 }
 
-// writeAuthzPolicy writes OPA's system authorization policy (data.system.authz.allow, consulted
-// on every request with --authorization=basic) admitting the given identities, into dir: a file,
-// or with asBundle a bundle directory of its own, for an opa run that reads bundles.
-//
-// /health is answered to any client that passed the handshake, so that readiness can be probed
-// even when the policy is set to refuse the client (mtls_admit naming another): the measured
-// decision endpoint stays behind the policy. `import rego.v1` keeps it valid whether OPA reads
-// the workload as v1 or, with --v0-compatible, as v0.
-func writeAuthzPolicy(dir string, admit []string, asBundle bool) (string, error) {
-	quoted := make([]string, len(admit))
-	for i, id := range admit {
-		b, err := json.Marshal(id) // a JSON string is a Rego string
-		if err != nil {
-			return "", err
-		}
-		quoted[i] = string(b)
-	}
-	policy := `package system.authz
-
-import rego.v1
-
-default allow := false
-
-admitted := {` + strings.Join(quoted, ", ") + `}
-
-allow if input.path == ["health"]
-
-allow if input.identity in admitted
-`
-	if !asBundle {
-		path := filepath.Join(dir, "authzbench-system-authz.rego")
-		if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
-			return "", fmt.Errorf("write OPA's authorization policy: %w", err)
-		}
-		return path, nil
-	}
-	// Beside a bundle, opa run --bundle takes every path for one: the policy is a bundle of its
-	// own, rooted at system/authz so that it overlaps no root of a user's bundle that names its
-	// roots.
-	bundle := filepath.Join(dir, "authzbench-system-authz")
-	files := []struct{ name, text string }{
-		{filepath.Join(bundle, ".manifest"), `{"roots": ["system/authz"]}`},
-		{filepath.Join(bundle, "system", "authz", "authz.rego"), policy},
-	}
-	for _, f := range files {
-		if err := os.MkdirAll(filepath.Dir(f.name), 0o700); err != nil {
-			return "", fmt.Errorf("write OPA's authorization policy: %w", err)
-		}
-		if err := os.WriteFile(f.name, []byte(f.text), 0o600); err != nil {
-			return "", fmt.Errorf("write OPA's authorization policy: %w", err)
-		}
-	}
-	return bundle, nil
-}
-
 // tlsInfo records the TLS a served run measured, whatever the protocol: the mode of a server
 // authzbench started with files (generated, or the user's, named), or how the client met a
-// server someone else runs (clientTLS set, no files); nil in clear. admitted are the identities
-// mtls_authz's policy admitted.
-func tlsInfo(cfg *ServerConfig, files *serverFiles, clientTLS *tls.Config, admitted []string) *result.TLS {
+// server someone else runs (clientTLS set, no files); nil in clear. The identities a server's
+// own authorization admits (mtls_authz) are its kind's to record.
+func tlsInfo(cfg *ServerConfig, files *serverFiles, clientTLS *tls.Config) *result.TLS {
 	if files != nil {
 		t := &result.TLS{Mode: cfg.Mode().String(), Generated: files.generated != nil}
 		if !t.Generated {
 			t.CACert, t.ServerCert, t.ClientCert = files.CACert, files.ServerCert, files.ClientCert
-		}
-		if cfg.MTLSAuthz {
-			t.Admitted = admitted
 		}
 		return t
 	}

@@ -1,6 +1,8 @@
-// Package replay tells what a new policy does to the decisions of a replayed OPA decision log,
-// before any load: how many it reproduces and which it flips. It asks OPA in-process, once per
-// event; it does not time anything (the runs do) and does not read logs (internal/workload).
+// Package replay tells what a new policy does to the decisions of a replayed decision log, before
+// any load: how many it reproduces and which it flips. The engine of the policy's language
+// decides each event (engine.Redecider: OPA, in process, once per event); this package compares
+// and prints, knows no engine, does not time anything (the runs do) and does not read logs
+// (internal/workload).
 package replay
 
 import (
@@ -10,35 +12,30 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
-
 	"github.com/authzbench/authzbench/internal/engine"
-	opaengine "github.com/authzbench/authzbench/internal/engine/opa"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// Impact asks the workload's policy every replayed event's decision and compares it with the
-// logged one. p is the run's store of compiled policies, so the policy is compiled once.
+// Impact asks the workload's policy every replayed event's decision, through the engine of its
+// language (engine.RedeciderOf), and compares it with the logged one. p is the run's store of
+// compiled policies, so the policy is compiled once.
 func Impact(ctx context.Context, p *engine.Prepared, w *workload.Workload) (result.Replay, error) {
 	r := w.Replay
 	out := result.Replay{Workload: w.Name, Log: r.Log, Path: r.Path, Query: w.Query, Field: r.Field,
 		Events: len(w.Inputs), Skipped: r.Skipped, OutOfOrder: r.OutOfOrder, Flipped: []result.Flip{}}
-	if !w.HasRego() {
+	judge := engine.RedeciderOf(w)
+	if judge == nil {
 		out.NotChecked = "no policy given (--policy): the runs' answers are compared with the logged decisions"
 		return out, nil
 	}
-	pq, err := opaengine.Compiled(ctx, p, w)
+	decisions, err := judge.Redecide(ctx, p, w)
 	if err != nil {
-		return out, fmt.Errorf("workload %s: %w", w.Name, err)
+		return out, err
 	}
 	flippedIDs := map[string]bool{}
-	for _, in := range w.Inputs {
-		got, err := decide(ctx, pq, in.JSON, w.UndefinedAs)
-		if err != nil {
-			return out, fmt.Errorf("%s: decision %s: %w", in.Source, in.DecisionID, err)
-		}
+	for i, in := range w.Inputs {
+		got := decisions[i]
 		old := r.Logged(in).String()
 		if got == old {
 			out.Reproduced++
@@ -57,33 +54,6 @@ func Impact(ctx context.Context, p *engine.Prepared, w *workload.Workload) (resu
 		}
 	}
 	return out, nil
-}
-
-// decide is the policy's decision for one input: allow, deny, undefined, or what else it gave.
-func decide(ctx context.Context, pq rego.PreparedEvalQuery, input []byte, undefinedAs workload.Expect) (string, error) {
-	v, err := ast.ValueFromReader(strings.NewReader(string(input)))
-	if err != nil {
-		return "", fmt.Errorf("input: %w", err)
-	}
-	rs, err := pq.Eval(ctx, rego.EvalParsedInput(v))
-	if err != nil {
-		return "error: " + err.Error(), nil
-	}
-	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		if undefinedAs != workload.Unverified {
-			return undefinedAs.String(), nil
-		}
-		return "undefined", nil
-	}
-	switch b := rs[0].Expressions[0].Value.(type) {
-	case bool:
-		if b {
-			return workload.ExpectAllow.String(), nil
-		}
-		return workload.ExpectDeny.String(), nil
-	default:
-		return fmt.Sprintf("not a boolean: %v", b), nil
-	}
 }
 
 // Print writes the impact for a terminal: the counts, then the first n flips; the result

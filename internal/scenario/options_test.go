@@ -54,8 +54,12 @@ func TestTargetOptionsSetTheSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opa, ok := s.Targets[0].Config.(*kinds.OPAServerConfig)
-	if !ok || opa.Port != 8181 || len(opa.Args) != 1 || opa.Args[0] != "--h2c" || s.Targets[0].Placement() != kinds.LaunchedServer {
+	served, ok := s.Targets[0].Config.(kinds.Served)
+	if !ok {
+		t.Fatalf("opa/server settings %#v are no served kind's", s.Targets[0].Config)
+	}
+	opa := served.Server()
+	if opa.Port != 8181 || len(opa.Args) != 1 || opa.Args[0] != "--h2c" || s.Targets[0].Placement() != kinds.LaunchedServer {
 		t.Errorf("opa/server settings %#v, placement %s", s.Targets[0].Config, s.Targets[0].Placement())
 	}
 	h, ok := s.Targets[1].Config.(*kinds.HTTPConfig)

@@ -1,5 +1,6 @@
 // Package sut starts, watches and stops the systems under test that authzbench launches
-// itself: OPA servers, per-decision OPA processes, and the loopback ports they listen on.
+// itself: engines' servers and the loopback ports they listen on. How to run an engine's own
+// program (OPA's command line, a server binary) is the engine's package's.
 //
 // It knows nothing about policies or load; it gives each process a clean lifecycle: start with
 // captured stderr, notice an early exit, stop by PID (SIGTERM, then SIGKILL). A server, whatever
@@ -8,98 +9,14 @@
 package sut
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/authzbench/authzbench/internal/opacli"
 )
-
-// OPA is how to run the OPA command line: authzbench itself ("<self> opa ...") by default, or an
-// external opa binary to benchmark another OPA version.
-type OPA struct {
-	Path   string   // executable
-	Prefix []string // arguments before OPA's own, ["opa"] for authzbench itself
-}
-
-// SelfOPA runs the OPA linked into this executable.
-func SelfOPA() (OPA, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return OPA{}, fmt.Errorf("find own executable to run OPA: %w", err)
-	}
-	return OPA{Path: self, Prefix: []string{opacli.Arg}}, nil
-}
-
-// BesideOPA runs opacli.Command where it lies beside this executable (built with it: go build
-// -o DIR ./cmd/authzbench ./cmd/authzbench-opa); ok is false where there is none.
-func BesideOPA() (o OPA, ok bool) {
-	self, err := os.Executable()
-	if err != nil {
-		return OPA{}, false
-	}
-	return OPABeside(self)
-}
-
-// OPABeside is BesideOPA for the executable exe: an executable regular file opacli.Command in
-// exe's folder.
-func OPABeside(exe string) (o OPA, ok bool) {
-	p := filepath.Join(filepath.Dir(exe), opacli.Command)
-	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return OPA{}, false
-	}
-	return OPA{Path: p}, true
-}
-
-// ExternalOPA runs the opa binary at path, after checking that it exists and answers `version`
-// as OPA does: a binary that does not is bad input, found before any load.
-func ExternalOPA(path string) (OPA, error) {
-	p, err := exec.LookPath(path)
-	if err != nil {
-		return OPA{}, fmt.Errorf("%s: %w", path, err)
-	}
-	o := OPA{Path: p}
-	if _, err := o.Version(context.Background()); err != nil {
-		return OPA{}, fmt.Errorf("%s is not an OPA command line: %w", path, err)
-	}
-	return o, nil
-}
-
-// Args returns the full argument list for an OPA invocation.
-func (o OPA) Args(args ...string) []string {
-	return append(append([]string{}, o.Prefix...), args...)
-}
-
-// Command returns an exec.Cmd running OPA with args.
-func (o OPA) Command(ctx context.Context, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, o.Path, o.Args(args...)...)
-}
-
-// String is the command line as a person would type it.
-func (o OPA) String() string { return strings.Join(append([]string{o.Path}, o.Prefix...), " ") }
-
-// Version asks the OPA command for its version.
-func (o OPA) Version(ctx context.Context) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := o.Command(ctx, "version").Output()
-	if err != nil {
-		return "", fmt.Errorf("%s version: %w", o, err)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "Version:"); ok {
-			return strings.TrimSpace(v), nil
-		}
-	}
-	return "", fmt.Errorf("%s version: no Version line in %q", o, out)
-}
 
 // Process is a server process authzbench started.
 type Process struct {

@@ -4,7 +4,7 @@ import (
 	"io"
 
 	"github.com/authzbench/authzbench/internal/engine"
-	"github.com/authzbench/authzbench/internal/opacli"
+	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
 )
 
 // OPA's own command line runs inside authzbench ("authzbench opa eval ..."): opa/cli and

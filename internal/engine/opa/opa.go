@@ -1,6 +1,10 @@
 // Package opa registers the Open Policy Agent as an engine: Rego policies, JSON input
 // documents, answers from OPA's data API. authzbench links OPA itself (the in-process engine,
-// and `authzbench opa run` for its server); the target kinds that run it are internal/kinds'.
+// and `authzbench opa run` for its server), and everything that knows OPA's runtime is here:
+// its target kinds (opa/inproc, opa/wasm, opa/cli, opa/server, opa/extauthz, one file each,
+// built on internal/kinds' generic ones), how to run its command line (Program; the command
+// tree itself is opacli, which authzbench-opa links alone), its ext_authz plugin, its profiler
+// (engine.Profiler) and its decisions of a replayed decision log (engine.Redecider).
 package opa
 
 import (

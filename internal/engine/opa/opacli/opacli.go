@@ -1,8 +1,8 @@
 // Package opacli links OPA's own command tree (opa eval, opa run, opa bench ...) into
 // authzbench, so the CLI and server modes run the real OPA without anything to install.
 //
-// In authzbench, OPA runs with authzbench's Envoy ext_authz plugin registered (package extauthz
-// registers it when linked), as OPA-Envoy's opa binary runs with its own: configured with --set
+// In authzbench, OPA runs with authzbench's Envoy ext_authz plugin registered (engine/opa, its
+// parent, registers it when linked), as OPA-Envoy's opa binary runs with its own: configured with --set
 // plugins.<name>.addr=..., it serves Envoy's gRPC Check API beside OPA's REST API. The slim
 // authzbench-opa links OPA alone, without it: opa/cli needs no plugin, and each of its processes
 // would pay the plugin's imports' start-up.

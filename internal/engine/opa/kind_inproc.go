@@ -1,4 +1,4 @@
-package kinds
+package opa
 
 import (
 	"bytes"
@@ -11,23 +11,23 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/version"
 
-	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func init() {
-	Register(Kind{Name: "opa/inproc", Engine: "opa", Placement: InProcess, LoadsPolicy: true, Order: 10,
-		NewConfig: func() Config { return &NoConfig{} },
-		New:       func(common Common, _ Config) Target { return &opaInproc{common: common} }})
+	kinds.Register(kinds.Kind{Name: "opa/inproc", Engine: "opa", Placement: kinds.InProcess, LoadsPolicy: true, Order: 10,
+		NewConfig: func() kinds.Config { return &kinds.NoConfig{} },
+		New:       func(common kinds.Common, _ kinds.Config) kinds.Target { return &inproc{common: common} }})
 }
 
-// opaInproc evaluates with OPA's Go library inside the authzbench process: the engine's own
-// cost, with no transport. The query is prepared once per run (engineopa.Compiled) and every input
+// inproc evaluates with OPA's Go library inside the authzbench process: the engine's own
+// cost, with no transport. The query is prepared once per run (Compiled) and every input
 // parsed to OPA's value type before timing, so the measured path is only the evaluation.
-type opaInproc struct {
-	noWatch
-	common Common
+type inproc struct {
+	kinds.NoWatch
+	common kinds.Common
 	query  rego.PreparedEvalQuery
 	inputs []ast.Value
 	// inputOpts hands each input to Eval, built once: an option is a closure, and building it
@@ -35,9 +35,9 @@ type opaInproc struct {
 	inputOpts []rego.EvalOption
 }
 
-func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
+func (t *inproc) Start(ctx context.Context, w *workload.Workload) error {
 	var err error
-	if t.query, err = engineopa.Compiled(ctx, t.common.Prepared, w); err != nil {
+	if t.query, err = Compiled(ctx, t.common.Prepared, w); err != nil {
 		return err
 	}
 	t.inputs = make([]ast.Value, len(w.Inputs))
@@ -52,14 +52,14 @@ func (t *opaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	return nil
 }
 
-func (t *opaInproc) Worker() Decider {
-	w := &inprocWorker{t: t, deadline: evalDeadline{base: time.Now(), timeout: t.common.timeout()}}
+func (t *inproc) Worker() kinds.Decider {
+	w := &inprocWorker{t: t, deadline: evalDeadline{base: time.Now(), timeout: t.common.RequestTimeout()}}
 	w.cancelOpt = rego.EvalExternalCancel(&w.deadline)
 	return w
 }
 
 type inprocWorker struct {
-	t         *opaInproc
+	t         *inproc
 	deadline  evalDeadline
 	cancelOpt rego.EvalOption
 }
@@ -76,7 +76,7 @@ func (w *inprocWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return verify.Outcome{Kind: verify.NoResult}
 	}
-	return decisionOfValue(rs[0].Expressions[0].Value)
+	return kinds.DecisionOfValue(rs[0].Expressions[0].Value)
 }
 
 // evalDeadline stops an evaluation that runs past --timeout, or past the end of the run. OPA
@@ -117,10 +117,8 @@ func (d *evalDeadline) Cancelled() bool {
 	return false
 }
 
-func (t *opaInproc) Info() Info {
-	return Info{Engine: "opa", Mode: "inproc", Version: linkedOPAVersion()}
+func (t *inproc) Info() kinds.Info {
+	return kinds.Info{Engine: "opa", Mode: "inproc", Version: version.Version}
 }
 
-func (t *opaInproc) Stop(context.Context) error { return nil }
-
-func linkedOPAVersion() string { return version.Version }
+func (t *inproc) Stop(context.Context) error { return nil }

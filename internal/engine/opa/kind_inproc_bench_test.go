@@ -1,13 +1,14 @@
-package kinds
+package opa
 
 import (
 	"context"
-	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"testing"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -15,15 +16,15 @@ import (
 // These benchmarks show what the opa/inproc target adds over a bare loop of OPA evaluations:
 // the clock reads and the verification of each decision. Figures go in docs/benchmarks.md.
 //
-//	go test ./internal/kinds -run XXX -bench '^BenchmarkInproc' -benchtime 3s
+//	go test ./internal/engine/opa -run XXX -bench '^BenchmarkInproc' -benchtime 3s
 
-func startInproc(b *testing.B, name string) (*opaInproc, *workload.Workload) {
+func startInproc(b *testing.B, name string) (*inproc, *workload.Workload) {
 	b.Helper()
 	w, err := workload.Builtin(name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := &opaInproc{}
+	t := &inproc{}
 	if err := t.Start(context.Background(), w); err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func BenchmarkInprocOPABenchMethod(b *testing.B) {
 // same loop so that a busy machine slows all three alike: the worker's Decide (a deadline
 // checked through an external Cancel), and, for comparison, a context.WithTimeout per decision.
 //
-//	go test ./internal/kinds -run XXX -bench InprocDeadline -benchtime 3s
+//	go test ./internal/engine/opa -run XXX -bench InprocDeadline -benchtime 3s
 func BenchmarkInprocDeadline(b *testing.B) {
 	for _, name := range []string{"nop", "rbac"} {
 		b.Run(name, func(b *testing.B) {
@@ -102,7 +103,7 @@ func BenchmarkInprocDeadline(b *testing.B) {
 				in := i % n
 				start := time.Since(base)
 				rs, err := t.query.Eval(ctx, t.inputOpts[in])
-				if err != nil || len(rs) == 0 || decisionOfValue(rs[0].Expressions[0].Value).Kind != verify.Decided {
+				if err != nil || len(rs) == 0 || kinds.DecisionOfValue(rs[0].Expressions[0].Value).Kind != verify.Decided {
 					b.Fatal("eval failed", err)
 				}
 				mid := time.Since(base)
@@ -113,7 +114,7 @@ func BenchmarkInprocDeadline(b *testing.B) {
 				tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				rs, err = t.query.Eval(tctx, t.inputOpts[in])
 				cancel()
-				if err != nil || len(rs) == 0 || decisionOfValue(rs[0].Expressions[0].Value).Kind != verify.Decided {
+				if err != nil || len(rs) == 0 || kinds.DecisionOfValue(rs[0].Expressions[0].Value).Kind != verify.Decided {
 					b.Fatal("eval failed", err)
 				}
 				end := time.Since(base)

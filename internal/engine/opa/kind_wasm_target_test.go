@@ -1,4 +1,4 @@
-package kinds
+package opa
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/types"
 
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -28,7 +29,7 @@ func TestWasmDecidesAsInproc(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			inproc, wasm := &opaInproc{}, &opaWasm{}
+			inproc, wasm := &inproc{}, &wasmTarget{}
 			if err := inproc.Start(ctx, w); err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +61,7 @@ func TestWasmNamesItsHostBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &opaWasm{}
+	tg := &wasmTarget{}
 	if err := tg.Start(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestWasmNamesItsHostBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn := &opaWasm{}
+	tn := &wasmTarget{}
 	if err := tn.Start(context.Background(), nop); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestWasmRefusesAnUnimplementedBuiltin(t *testing.T) {
 	}
 	w := &workload.Workload{Name: "custom", Query: "data.custom.allow", PolicyPaths: []string{policy},
 		Inputs: []workload.Input{{JSON: []byte(`{"user":"ann"}`), Expect: workload.ExpectAllow}}}
-	err := (&opaWasm{}).Start(context.Background(), w)
+	err := (&wasmTarget{}).Start(context.Background(), w)
 	if err == nil {
 		t.Fatal("a policy calling an unimplemented built-in started in Wasm")
 	}
@@ -116,7 +117,7 @@ func TestWasmConcurrentWorkersDecideRight(t *testing.T) {
 		t.Fatal(err)
 	}
 	const workers = 4
-	tg := &opaWasm{common: Common{Workers: workers - 1}} // one worker past those compiled at Start
+	tg := &wasmTarget{common: kinds.Common{Workers: workers - 1}} // one worker past those compiled at Start
 	if err := tg.Start(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}

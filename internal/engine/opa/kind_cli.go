@@ -1,4 +1,4 @@
-package kinds
+package opa
 
 import (
 	"bytes"
@@ -10,55 +10,57 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/authzbench/authzbench/internal/opacli"
-	"github.com/authzbench/authzbench/internal/sut"
+	"github.com/authzbench/authzbench/internal/engine/opa/opacli"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func init() {
-	Register(Kind{Name: "opa/cli", Engine: "opa", Placement: ProcessPerDecision, LoadsPolicy: true, Order: 20,
-		NewConfig: func() Config { return &OPACLIConfig{} },
-		New:       func(common Common, c Config) Target { return &opaCLI{common: common, cfg: c.(*OPACLIConfig)} }})
+	kinds.Register(kinds.Kind{Name: "opa/cli", Engine: "opa", Placement: kinds.ProcessPerDecision, LoadsPolicy: true, Order: 20,
+		NewConfig: func() kinds.Config { return &CLIConfig{} },
+		New: func(common kinds.Common, c kinds.Config) kinds.Target {
+			return &cli{common: common, cfg: c.(*CLIConfig)}
+		}})
 }
 
-// OPACLIConfig is opa/cli's settings.
-type OPACLIConfig struct {
+// CLIConfig is opa/cli's settings.
+type CLIConfig struct {
 	// OPABin runs this opa binary instead of the OPA linked into authzbench.
 	OPABin string `yaml:"opa_bin"`
 }
 
 func init() {
-	DeclareOption(Option{Key: "opa_bin", Flag: "opa-bin", File: true, Help: "run this opa binary for {kinds} instead of the OPA linked in",
+	kinds.DeclareOption(kinds.Option{Key: "opa_bin", Flag: "opa-bin", File: true, Launches: true, Help: "run this opa binary for {kinds} instead of the OPA linked in",
 		// An opa that is not there, or does not answer `opa version`, is bad input.
 		Check: func(name string, value any) error {
-			if _, err := sut.ExternalOPA(value.(string)); err != nil {
+			if _, err := External(value.(string)); err != nil {
 				return fmt.Errorf("%s %w", name, err)
 			}
 			return nil
 		}})
 }
 
-func (*OPACLIConfig) Check() error { return nil }
+func (*CLIConfig) Check() error { return nil }
 
-// opaCLI runs one `opa eval` process per decision, with the policy and data files and the input
+// cli runs one `opa eval` process per decision, with the policy and data files and the input
 // on stdin, as a script or a CI step would. What it measures is the cold-start tax: process
 // start, policy parse and compile, data load, then one evaluation.
 //
 // The input goes in with --stdin-input: piping it without that flag makes OPA evaluate with no
 // input at all and still exit 0, the mistake that invalidated a published CLI figure.
-type opaCLI struct {
-	noWatch
-	common  Common
-	cfg     *OPACLIConfig
-	opa     sut.OPA
+type cli struct {
+	kinds.NoWatch
+	common  kinds.Common
+	cfg     *CLIConfig
+	opa     Program
 	args    []string
 	in      [][]byte
 	version string
 }
 
-func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
-	_, policies, data, err := opaFiles(ctx, t.common, w)
+func (t *cli) Start(ctx context.Context, w *workload.Workload) error {
+	_, policies, data, err := workloadFiles(ctx, t.common, w)
 	if err != nil {
 		return err
 	}
@@ -91,9 +93,9 @@ func (t *opaCLI) Start(ctx context.Context, w *workload.Workload) error {
 // cliOPACommand is the OPA that opa/cli runs once per decision: the one the user named, else
 // authzbench-opa beside authzbench, else authzbench itself as OPA, whose start-up (every
 // engine's package inits) each decision then pays (Warnings says so).
-func cliOPACommand(bin string) (sut.OPA, error) {
+func cliOPACommand(bin string) (Program, error) {
 	if bin == "" {
-		if o, ok := sut.BesideOPA(); ok {
+		if o, ok := Beside(); ok {
 			return o, nil
 		}
 	}
@@ -102,7 +104,7 @@ func cliOPACommand(bin string) (sut.OPA, error) {
 
 // Warnings (Warned) says when each decision pays authzbench's own start-up: the process that
 // ran is authzbench itself as OPA.
-func (t *opaCLI) Warnings() []string {
+func (t *cli) Warnings() []string {
 	if len(t.opa.Prefix) == 0 {
 		return nil
 	}
@@ -110,16 +112,16 @@ func (t *opaCLI) Warnings() []string {
 		opacli.Command + " beside authzbench (go build -o DIR ./cmd/authzbench ./cmd/authzbench-opa) or give --opa-bin"}
 }
 
-func (t *opaCLI) Worker() Decider { return &cliWorker{t: t} }
+func (t *cli) Worker() kinds.Decider { return &cliWorker{t: t} }
 
 type cliWorker struct {
-	t      *opaCLI
+	t      *cli
 	stdout bytes.Buffer
 	parser fastjson.Parser
 }
 
 func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
-	ctx, cancel := context.WithTimeout(ctx, w.t.common.timeout())
+	ctx, cancel := context.WithTimeout(ctx, w.t.common.RequestTimeout())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, w.t.opa.Path, w.t.args...)
 	cmd.Stdin = bytes.NewReader(w.t.in[i])
@@ -127,14 +129,14 @@ func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	cmd.Stdout = &w.stdout
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return verify.Outcome{Kind: verify.TimedOut, Err: fmt.Errorf("opa eval gave no answer within %s", w.t.common.timeout())}
+		return verify.Outcome{Kind: verify.TimedOut, Err: fmt.Errorf("opa eval gave no answer within %s", w.t.common.RequestTimeout())}
 	}
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			// With --format json, opa eval prints its errors on stdout.
 			return verify.Outcome{Kind: verify.ExitStatus, Status: exit.ExitCode(),
-				Err: newBodyError("opa eval exited "+strconv.Itoa(exit.ExitCode()), 0, w.stdout.Bytes())}
+				Err: kinds.BodyError("opa eval exited "+strconv.Itoa(exit.ExitCode()), w.stdout.Bytes())}
 		}
 		return verify.Outcome{Kind: verify.TransportFailure, Err: err}
 	}
@@ -146,10 +148,10 @@ func (w *cliWorker) Decide(ctx context.Context, i int) verify.Outcome {
 func cliDecision(p *fastjson.Parser, out []byte) verify.Outcome {
 	v, err := p.ParseBytes(out)
 	if err != nil {
-		return malformed("opa eval printed no JSON", out)
+		return kinds.Malformed("opa eval printed no JSON", out)
 	}
 	if v.Type() != fastjson.TypeObject {
-		return malformed("opa eval printed JSON that is not an object", out)
+		return kinds.Malformed("opa eval printed JSON that is not an object", out)
 	}
 	results := v.GetArray("result")
 	if len(results) == 0 {
@@ -159,11 +161,11 @@ func cliDecision(p *fastjson.Parser, out []byte) verify.Outcome {
 	if len(exprs) == 0 {
 		return verify.Outcome{Kind: verify.NoResult}
 	}
-	return decisionOf(exprs[0].Get("value"))
+	return kinds.DecisionOf(exprs[0].Get("value"))
 }
 
-func (t *opaCLI) Info() Info {
-	return Info{Engine: "opa", Mode: "cli", Version: t.version, Command: append([]string{t.opa.Path}, t.args...)}
+func (t *cli) Info() kinds.Info {
+	return kinds.Info{Engine: "opa", Mode: "cli", Version: t.version, Command: append([]string{t.opa.Path}, t.args...)}
 }
 
-func (t *opaCLI) Stop(context.Context) error { return nil }
+func (t *cli) Stop(context.Context) error { return nil }

@@ -1,4 +1,4 @@
-package extauthz
+package opa
 
 import (
 	"context"
@@ -17,11 +17,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/authzbench/authzbench/internal/extauthz"
 	"github.com/authzbench/authzbench/internal/tlsgen"
 )
 
-// pluginConfig is the plugin's configuration as OPA would hand it over.
-func pluginConfig(t *testing.T, addr string, files TLSFiles) string {
+// pluginSettings are the plugin's configuration as OPA would hand it over.
+func pluginSettings(t *testing.T, addr string, files extauthz.TLSFiles) string {
 	t.Helper()
 	b, err := json.Marshal(map[string]string{"addr": addr, "path": "test/decision",
 		"tls_cert_file": files.CertFile, "tls_private_key_file": files.KeyFile, "tls_ca_cert_file": files.CAFile})
@@ -75,11 +76,11 @@ func TestOPAPluginTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey}
-	mutual := TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: set.CACert}
+	server := extauthz.TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey}
+	mutual := extauthz.TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: set.CACert}
 	for _, tc := range []struct {
 		name   string
-		files  TLSFiles
+		files  extauthz.TLSFiles
 		client *tls.Config
 		want   codes.Code
 	}{
@@ -92,7 +93,7 @@ func TestOPAPluginTLS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := freeAddr(t)
-			startOPAPlugin(t, pluginConfig(t, addr, tc.files))
+			startOPAPlugin(t, pluginSettings(t, addr, tc.files))
 			got, err := checkOver(t, addr, tc.client)
 			if got != tc.want {
 				t.Errorf("status %s (%v), want %s", got, err, tc.want)
@@ -112,16 +113,16 @@ func TestOPAPluginTLSSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		files TLSFiles
+		files extauthz.TLSFiles
 		want  string
 	}{
-		{TLSFiles{CertFile: set.ServerCert}, "TLS needs both plugins.authzbench_ext_authz_grpc.tls_cert_file and plugins.authzbench_ext_authz_grpc.tls_private_key_file"},
-		{TLSFiles{CAFile: set.CACert}, "TLS needs both"},
-		{TLSFiles{CertFile: set.ServerCert, KeyFile: set.ClientKey}, "tls_cert_file " + set.ServerCert + " with plugins.authzbench_ext_authz_grpc.tls_private_key_file"},
-		{TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: set.ServerKey}, "tls_ca_cert_file: CA certificate " + set.ServerKey + ": no PEM certificate"},
-		{TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: "/nonexistent/ca.crt"}, "tls_ca_cert_file: CA certificate: open /nonexistent/ca.crt"},
+		{extauthz.TLSFiles{CertFile: set.ServerCert}, "TLS needs both plugins.authzbench_ext_authz_grpc.tls_cert_file and plugins.authzbench_ext_authz_grpc.tls_private_key_file"},
+		{extauthz.TLSFiles{CAFile: set.CACert}, "TLS needs both"},
+		{extauthz.TLSFiles{CertFile: set.ServerCert, KeyFile: set.ClientKey}, "tls_cert_file " + set.ServerCert + " with plugins.authzbench_ext_authz_grpc.tls_private_key_file"},
+		{extauthz.TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: set.ServerKey}, "tls_ca_cert_file: CA certificate " + set.ServerKey + ": no PEM certificate"},
+		{extauthz.TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey, CAFile: "/nonexistent/ca.crt"}, "tls_ca_cert_file: CA certificate: open /nonexistent/ca.crt"},
 	} {
-		_, err := OPAFactory{}.Validate(m, []byte(pluginConfig(t, "127.0.0.1:0", tc.files)))
+		_, err := pluginFactory{}.Validate(m, []byte(pluginSettings(t, "127.0.0.1:0", tc.files)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.files, err, tc.want)
 		}
@@ -134,10 +135,10 @@ func TestOPAPluginTLSSettings(t *testing.T) {
 func TestOPAPluginReconfigure(t *testing.T) {
 	ctx := context.Background()
 	first := freeAddr(t)
-	m, p := startOPAPlugin(t, pluginConfig(t, first, TLSFiles{}))
-	reconfigure := func(addr string, files TLSFiles) {
+	m, p := startOPAPlugin(t, pluginSettings(t, first, extauthz.TLSFiles{}))
+	reconfigure := func(addr string, files extauthz.TLSFiles) {
 		t.Helper()
-		cfg, err := OPAFactory{}.Validate(m, []byte(pluginConfig(t, addr, files)))
+		cfg, err := pluginFactory{}.Validate(m, []byte(pluginSettings(t, addr, files)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +147,7 @@ func TestOPAPluginReconfigure(t *testing.T) {
 	state := func() plugins.State { return m.PluginStatus()[PluginName].State }
 
 	second := freeAddr(t)
-	reconfigure(second, TLSFiles{})
+	reconfigure(second, extauthz.TLSFiles{})
 	if got, err := checkOver(t, second, nil); got != codes.OK {
 		t.Fatalf("new address %s: %s (%v), want OK", second, got, err)
 	}
@@ -159,7 +160,7 @@ func TestOPAPluginReconfigure(t *testing.T) {
 
 	// An address taken by someone else: the plugin keeps serving where it was, in error.
 	taken := startOther(t)
-	reconfigure(taken, TLSFiles{})
+	reconfigure(taken, extauthz.TLSFiles{})
 	if got, err := checkOver(t, second, nil); got != codes.OK {
 		t.Errorf("after a failed move, %s: %s (%v), want still OK", second, got, err)
 	}
@@ -172,7 +173,7 @@ func TestOPAPluginReconfigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reconfigure(second, TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey})
+	reconfigure(second, extauthz.TLSFiles{CertFile: set.ServerCert, KeyFile: set.ServerKey})
 	if got, err := checkOver(t, second, clientTLS(t, set.CACert, "", "")); got != codes.OK {
 		t.Errorf("over TLS after reconfiguring: %s (%v), want OK", got, err)
 	}
@@ -187,13 +188,10 @@ func TestOPAPluginReconfigure(t *testing.T) {
 // startOther occupies a loopback port with a listener of its own for the test's length.
 func startOther(t *testing.T) string {
 	t.Helper()
-	s := NewServer(Cedar{})
-	addr := freeAddr(t)
-	l, err := net.Listen("tcp", addr)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go s.Serve(l)
-	t.Cleanup(func() { s.Stop(time.Second) })
-	return addr
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().String()
 }

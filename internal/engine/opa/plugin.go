@@ -1,4 +1,4 @@
-package extauthz
+package opa
 
 import (
 	"context"
@@ -20,7 +20,14 @@ import (
 	"github.com/open-policy-agent/opa/v1/util"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/authzbench/authzbench/internal/extauthz"
 )
+
+// OPA's ext_authz plugin: authzbench's own counterpart of OPA-Envoy's envoy_ext_authz_grpc, which
+// the opa/extauthz kind configures on the OPA it starts. It is OPA's engine's, registered here so
+// that every process linking this package (authzbench, its tests' OPA processes) has it, and
+// authzbench-opa, which links opacli alone, does not.
 
 // PluginName is the OPA plugin's name, under which `opa run` is configured, as OPA-Envoy's
 // envoy_ext_authz_grpc is:
@@ -29,8 +36,8 @@ import (
 //	--set plugins.authzbench_ext_authz_grpc.path=envoy/authz/allow
 const PluginName = "authzbench_ext_authz_grpc"
 
-// OPAConfig is the plugin's settings.
-type OPAConfig struct {
+// pluginConfig is the plugin's settings.
+type pluginConfig struct {
 	// Addr is where the gRPC server listens; :9191 by default, as OPA-Envoy's.
 	Addr string `json:"addr"`
 	// Path is the decision asked for, slash-separated under data; envoy/authz/allow by default.
@@ -38,7 +45,7 @@ type OPAConfig struct {
 	// TLSFiles serve the gRPC port over TLS (tls_cert_file, tls_private_key_file), requiring
 	// a client certificate signed by tls_ca_cert_file when that is set; in clear without them.
 	// They are the plugin's own: OPA's --tls-cert-file and its kin secure OPA's REST API only.
-	TLSFiles
+	extauthz.TLSFiles
 	query string
 	tls   *tls.Config
 }
@@ -46,14 +53,14 @@ type OPAConfig struct {
 // The plugin is registered wherever this package is linked (authzbench, and its tests' OPA
 // processes), before any OPA reads its configuration: a plugin configured but not registered
 // is an error to OPA.
-func init() { runtime.RegisterPlugin(PluginName, OPAFactory{}) }
+func init() { runtime.RegisterPlugin(PluginName, pluginFactory{}) }
 
-// OPAFactory makes the plugin for OPA's runtime (runtime.RegisterPlugin).
-type OPAFactory struct{}
+// pluginFactory makes the plugin for OPA's runtime (runtime.RegisterPlugin).
+type pluginFactory struct{}
 
 // Validate reads the plugin's settings and fills in the defaults.
-func (OPAFactory) Validate(_ *plugins.Manager, config []byte) (any, error) {
-	c := OPAConfig{Addr: ":9191", Path: "envoy/authz/allow"}
+func (pluginFactory) Validate(_ *plugins.Manager, config []byte) (any, error) {
+	c := pluginConfig{Addr: ":9191", Path: "envoy/authz/allow"}
 	if err := util.Unmarshal(config, &c); err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", PluginName, err)
 	}
@@ -83,9 +90,9 @@ func queryOf(path string) (string, error) {
 }
 
 // New returns the plugin; it listens once OPA starts it.
-func (OPAFactory) New(m *plugins.Manager, config any) plugins.Plugin {
+func (pluginFactory) New(m *plugins.Manager, config any) plugins.Plugin {
 	p := &opaPlugin{manager: m}
-	p.cfg.Store(config.(*OPAConfig))
+	p.cfg.Store(config.(*pluginConfig))
 	// Policies or data that change (a bundle activated, a policy PUT) make the prepared query
 	// stale; it is prepared again on the next check.
 	m.RegisterCompilerTrigger(func(storage.Transaction) { p.prepared.Store(nil) })
@@ -95,12 +102,12 @@ func (OPAFactory) New(m *plugins.Manager, config any) plugins.Plugin {
 
 type opaPlugin struct {
 	manager  *plugins.Manager
-	cfg      atomic.Pointer[OPAConfig] // swapped whole by Reconfigure, read by every check
+	cfg      atomic.Pointer[pluginConfig] // swapped whole by Reconfigure, read by every check
 	prepared atomic.Pointer[rego.PreparedEvalQuery]
 	prepare  sync.Mutex // one preparation at a time
 	serving  sync.Mutex // guards started, server and listening
 	started  bool       // between Start and Stop; server is nil then only after a failed restart
-	server   *Server
+	server   *extauthz.Server
 	// listening is the address and TLS files server serves with, which a new configuration
 	// is compared against.
 	listening listenSettings
@@ -109,7 +116,7 @@ type opaPlugin struct {
 // listenSettings are what a running gRPC server cannot change without being started again.
 type listenSettings struct {
 	Addr string
-	TLSFiles
+	extauthz.TLSFiles
 }
 
 // Start prepares the query against what OPA has loaded (the files on its command line are
@@ -122,7 +129,7 @@ func (p *opaPlugin) Start(ctx context.Context) error {
 	p.serving.Lock()
 	defer p.serving.Unlock()
 	c := p.cfg.Load()
-	server, err := serve(p, c)
+	server, err := servePlugin(p, c)
 	if err != nil {
 		p.manager.UpdatePluginStatus(PluginName, &plugins.Status{State: plugins.StateErr, Message: err.Error()})
 		return err
@@ -132,13 +139,14 @@ func (p *opaPlugin) Start(ctx context.Context) error {
 	return nil
 }
 
-// serve starts a gRPC server for e on c's address, over TLS when c says so, and says SERVING.
-func serve(e Engine, c *OPAConfig) (*Server, error) {
+// servePlugin starts a gRPC server for e on c's address, over TLS when c says so, and says
+// SERVING.
+func servePlugin(e extauthz.Engine, c *pluginConfig) (*extauthz.Server, error) {
 	l, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: listen on %s: %w", PluginName, c.Addr, err)
 	}
-	s := NewServer(e, ServerOptions(c.tls)...)
+	s := extauthz.NewServer(e, extauthz.ServerOptions(c.tls)...)
 	go s.Serve(l) //nolint:errcheck // ends with Stop
 	s.SetServing(true)
 	return s, nil
@@ -162,7 +170,7 @@ func (p *opaPlugin) Stop(context.Context) {
 // says why, as OPA reports a plugin in error. New TLS files on the same address can only be
 // served by closing the old listener first: checks sent in between are refused.
 func (p *opaPlugin) Reconfigure(_ context.Context, config any) {
-	c := config.(*OPAConfig)
+	c := config.(*pluginConfig)
 	p.prepare.Lock()
 	p.cfg.Store(c)
 	p.prepared.Store(nil)
@@ -178,7 +186,7 @@ func (p *opaPlugin) Reconfigure(_ context.Context, config any) {
 		p.server.Stop(2 * time.Second)
 		p.server = nil
 	}
-	server, err := serve(p, c)
+	server, err := servePlugin(p, c)
 	if err != nil {
 		msg := err.Error()
 		if p.server != nil {
@@ -216,65 +224,65 @@ func (p *opaPlugin) query(ctx context.Context) (*rego.PreparedEvalQuery, error) 
 
 // Decide evaluates the decision on the OPA-Envoy input. Only the evaluation is the eval timer:
 // building the input is the handler's, as decoding the request body is OPA REST's.
-func (p *opaPlugin) Decide(ctx context.Context, req *authv3.CheckRequest) (Decision, int64, error) {
+func (p *opaPlugin) Decide(ctx context.Context, req *authv3.CheckRequest) (extauthz.Decision, int64, error) {
 	pq, err := p.query(ctx)
 	if err != nil {
-		return Decision{}, 0, status.Error(codes.Internal, err.Error())
+		return extauthz.Decision{}, 0, status.Error(codes.Internal, err.Error())
 	}
-	input, err := Input(req)
+	input, err := envoyInput(req)
 	if err != nil {
-		return Decision{}, 0, status.Error(codes.InvalidArgument, err.Error())
+		return extauthz.Decision{}, 0, status.Error(codes.InvalidArgument, err.Error())
 	}
 	query := p.cfg.Load().query
 	start := time.Now()
 	rs, err := pq.Eval(ctx, rego.EvalInput(input))
 	evalNS := time.Since(start).Nanoseconds()
 	if err != nil {
-		return Decision{}, evalNS, status.Errorf(codes.Internal, "evaluate %s: %v", query, err)
+		return extauthz.Decision{}, evalNS, status.Errorf(codes.Internal, "evaluate %s: %v", query, err)
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		return Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s is undefined", query)
+		return extauthz.Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s is undefined", query)
 	}
-	d, err := ReadDecision(rs[0].Expressions[0].Value)
+	d, err := readDecision(rs[0].Expressions[0].Value)
 	if err != nil {
-		return Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s: %v", query, err)
+		return extauthz.Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s: %v", query, err)
 	}
 	return d, evalNS, nil
 }
 
-// ReadDecision reads a policy's decision as OPA-Envoy does: a boolean, or an object with a
+// readDecision reads a policy's decision as OPA-Envoy does: a boolean, or an object with a
 // boolean "allow" and optional "headers" (name to a string or a list of strings),
 // "http_status" and "body".
-func ReadDecision(v any) (Decision, error) {
+func readDecision(v any) (extauthz.Decision, error) {
 	switch v := v.(type) {
 	case bool:
-		return Decision{Allow: v}, nil
+		return extauthz.Decision{Allow: v}, nil
 	case map[string]any:
-		var d Decision
+		var d extauthz.Decision
 		allow, ok := v["allow"].(bool)
 		if !ok {
-			return d, fmt.Errorf(`want a boolean or an object with a boolean "allow", got an object whose "allow" is %s`, kindOf(v["allow"]))
+			return d, fmt.Errorf(`want a boolean or an object with a boolean "allow", got an object whose "allow" is %s`, jsonKind(v["allow"]))
 		}
 		d.Allow = allow
 		if hs, ok := v["headers"]; ok {
 			m, ok := hs.(map[string]any)
 			if !ok {
-				return d, fmt.Errorf(`"headers": want an object, got %s`, kindOf(hs))
+				return d, fmt.Errorf(`"headers": want an object, got %s`, jsonKind(hs))
 			}
 			for name, value := range m {
 				switch value := value.(type) {
 				case string:
-					d.Headers = append(d.Headers, Header{name, value})
+					d.Headers = append(d.Headers, extauthz.Header{Name: name, Value: value})
 				case []any:
 					for _, one := range value {
 						s, ok := one.(string)
 						if !ok {
-							return d, fmt.Errorf(`"headers" %q: want strings, got %s`, name, kindOf(one))
+							return d, fmt.Errorf(`"headers" %q: want strings, got %s`, name, jsonKind(one))
 						}
-						d.Headers = append(d.Headers, Header{name, s})
+						d.Headers = append(d.Headers, extauthz.Header{Name: name, Value: s})
 					}
 				default:
-					return d, fmt.Errorf(`"headers" %q: want a string or a list of strings, got %s`, name, kindOf(value))
+					return d, fmt.Errorf(`"headers" %q: want a string or a list of strings, got %s`, name, jsonKind(value))
 				}
 			}
 		}
@@ -288,13 +296,13 @@ func ReadDecision(v any) (Decision, error) {
 		if b, ok := v["body"]; ok {
 			s, ok := b.(string)
 			if !ok {
-				return d, fmt.Errorf(`"body": want a string, got %s`, kindOf(b))
+				return d, fmt.Errorf(`"body": want a string, got %s`, jsonKind(b))
 			}
 			d.Body = s
 		}
 		return d, nil
 	}
-	return Decision{}, fmt.Errorf(`want a boolean or an object with a boolean "allow", got %s`, kindOf(v))
+	return extauthz.Decision{}, fmt.Errorf(`want a boolean or an object with a boolean "allow", got %s`, jsonKind(v))
 }
 
 func statusNumber(v any) (int, error) {
@@ -313,7 +321,7 @@ func statusNumber(v any) (int, error) {
 	case int64:
 		n = v
 	default:
-		return 0, fmt.Errorf(`"http_status": want a number, got %s`, kindOf(v))
+		return 0, fmt.Errorf(`"http_status": want a number, got %s`, jsonKind(v))
 	}
 	if n < 100 || n > 599 {
 		return 0, fmt.Errorf(`"http_status" %d: want an HTTP status, 100 to 599`, n)
@@ -321,7 +329,7 @@ func statusNumber(v any) (int, error) {
 	return int(n), nil
 }
 
-func kindOf(v any) string {
+func jsonKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null or absent"

@@ -1,6 +1,6 @@
-// The file is not called opa_wasm.go: Go reads a _wasm suffix as "build only for GOARCH=wasm".
+// The file is not called kind_wasm.go: Go reads a _wasm suffix as "build only for GOARCH=wasm".
 
-package kinds
+package opa
 
 import (
 	"context"
@@ -19,20 +19,21 @@ import (
 	_ "github.com/open-policy-agent/opa/v1/features/wasm"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/version"
 
 	"github.com/authzbench/authzbench/internal/engine"
-	engineopa "github.com/authzbench/authzbench/internal/engine/opa"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func init() {
-	Register(Kind{Name: "opa/wasm", Engine: "opa", Placement: InProcess, LoadsPolicy: true, Order: 15,
-		NewConfig: func() Config { return &NoConfig{} },
-		New:       func(common Common, _ Config) Target { return &opaWasm{common: common} }})
+	kinds.Register(kinds.Kind{Name: "opa/wasm", Engine: "opa", Placement: kinds.InProcess, LoadsPolicy: true, Order: 15,
+		NewConfig: func() kinds.Config { return &kinds.NoConfig{} },
+		New:       func(common kinds.Common, _ kinds.Config) kinds.Target { return &wasmTarget{common: common} }})
 }
 
-// opaWasm evaluates the workload's policy compiled to WebAssembly by OPA's own compiler, run
+// wasmTarget evaluates the workload's policy compiled to WebAssembly by OPA's own compiler, run
 // inside authzbench by OPA's Wasm runtime (wazero, pure Go). It is opa/inproc with the
 // evaluator swapped: the same query, data and inputs, so the two side by side show what
 // compiling to Wasm changes.
@@ -42,9 +43,9 @@ func init() {
 // with the same Go code opa/inproc runs, crossing the Wasm boundary with each call's
 // arguments and result serialised. So every Rego workload runs, and a policy heavy in such
 // built-ins pays that crossing (HostBuiltins lists them).
-type opaWasm struct {
-	noWatch
-	common Common
+type wasmTarget struct {
+	kinds.NoWatch
+	common kinds.Common
 	w      *workload.Workload
 	// queries are the policy compiled once per worker, each used by one worker alone. OPA's
 	// Wasm runtime hands back a result that still points into the module's memory after the
@@ -61,7 +62,7 @@ type opaWasm struct {
 	host      []string
 }
 
-func (t *opaWasm) Start(ctx context.Context, w *workload.Workload) error {
+func (t *wasmTarget) Start(ctx context.Context, w *workload.Workload) error {
 	pw, err := compileWasm(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
@@ -88,7 +89,7 @@ func (t *opaWasm) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 // preparedWasm is a workload's policy compiled to Wasm once per run, shared by every caller
-// like engineopa.Compiled's query.
+// like Compiled's query.
 type preparedWasm struct {
 	query rego.PreparedEvalQuery
 	host  []string
@@ -97,7 +98,7 @@ type preparedWasm struct {
 func compileWasm(ctx context.Context, p *engine.Prepared, w *workload.Workload) (preparedWasm, error) {
 	// The interpreter's compile first: it finds what is wrong with the policy itself (a
 	// syntax error, an unknown function) and names its file and line as for opa/inproc.
-	if _, err := engineopa.Compiled(ctx, p, w); err != nil {
+	if _, err := Compiled(ctx, p, w); err != nil {
 		return preparedWasm{}, err
 	}
 	v, err := p.Of("opa/wasm", w, func() (any, error) {
@@ -128,7 +129,7 @@ func prepareWasm(ctx context.Context, w *workload.Workload) (rego.PreparedEvalQu
 	if err != nil {
 		return rego.PreparedEvalQuery{}, err
 	}
-	opts := append([]func(*rego.Rego){rego.Query(w.Query), rego.Target("wasm")}, engineopa.LoadOptions(policies, data)...)
+	opts := append([]func(*rego.Rego){rego.Query(w.Query), rego.Target("wasm")}, LoadOptions(policies, data)...)
 	if w.RegoV0 {
 		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
 	}
@@ -154,7 +155,7 @@ func wasmError(w *workload.Workload, err error) error {
 	if locs := builtinCalls(w, m[1]); len(locs) > 0 {
 		where = " (called at " + strings.Join(locs, ", ") + ")"
 	}
-	return fmt.Errorf("workload %s: the built-in function %s%s cannot run in OPA's WebAssembly runtime: this OPA (%s) has no implementation of it to link into the module", w.Name, m[1], where, linkedOPAVersion())
+	return fmt.Errorf("workload %s: the built-in function %s%s cannot run in OPA's WebAssembly runtime: this OPA (%s) has no implementation of it to link into the module", w.Name, m[1], where, version.Version)
 }
 
 // builtinCalls lists file:line of every call of the built-in function name in the policies.
@@ -277,13 +278,13 @@ func builtinIsHostCall(name string) bool {
 
 // Worker hands each worker a compiled module of its own (see queries); a worker beyond those
 // Start compiled gets one compiled now.
-func (t *opaWasm) Worker() Decider {
+func (t *wasmTarget) Worker() kinds.Decider {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.handed == len(t.queries) {
 		q, err := prepareWasm(context.Background(), t.w)
 		if err != nil {
-			return failedDecider{err}
+			return kinds.FailedDecider(err)
 		}
 		t.queries = append(t.queries, q)
 	}
@@ -292,7 +293,7 @@ func (t *opaWasm) Worker() Decider {
 }
 
 type wasmWorker struct {
-	t     *opaWasm
+	t     *wasmTarget
 	query rego.PreparedEvalQuery
 }
 
@@ -310,15 +311,15 @@ func (w *wasmWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return verify.Outcome{Kind: verify.NoResult}
 	}
-	return decisionOfValue(rs[0].Expressions[0].Value)
+	return kinds.DecisionOfValue(rs[0].Expressions[0].Value)
 }
 
-func (t *opaWasm) Info() Info {
-	return Info{Engine: "opa", Mode: "wasm", Version: linkedOPAVersion(), HostBuiltins: t.host}
+func (t *wasmTarget) Info() kinds.Info {
+	return kinds.Info{Engine: "opa", Mode: "wasm", Version: version.Version, HostBuiltins: t.host}
 }
 
 // HostBuiltins lists the built-in functions of the started workload's policy that run as host
 // calls out of Wasm, in Go.
-func (t *opaWasm) HostBuiltins() []string { return t.host }
+func (t *wasmTarget) HostBuiltins() []string { return t.host }
 
-func (t *opaWasm) Stop(context.Context) error { return nil }
+func (t *wasmTarget) Stop(context.Context) error { return nil }
