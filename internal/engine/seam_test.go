@@ -74,6 +74,7 @@ func TestSeamBreachesAreFound(t *testing.T) {
 	write("internal/kinds/k_test.go", "package kinds\nimport _ \""+module+"/internal/engine/cedar\"\nvar _ = \"x\" == \"opa\"\n")
 	want := []string{
 		"cmd/authzbench-cedar/main.go imports internal/engine/opa/sub",
+		"internal/engine/cedar/cedar.go imports internal/engine/opa",
 		"internal/kinds/k.go compares the engine name \"cedar\"",
 		"internal/kinds/k.go compares the engine name \"cedar/server\"",
 		"internal/kinds/k.go compares the engine name \"opa\"",
