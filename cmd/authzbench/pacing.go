@@ -166,7 +166,11 @@ func readReplaySchedule(logFile string, s load.ReplaySettings) (*replaySchedule,
 		return nil, fmt.Errorf("%s holds decisions of %d paths (%s): a replay runs each path on a schedule of its own; judge a log of one path",
 			logFile, len(paths), strings.Join(paths, ", "))
 	}
-	r, err := load.NewReplay(l.Offsets(paths[0]), s)
+	offsets, err := l.PacedOffsets(paths[0])
+	if err != nil {
+		return nil, err
+	}
+	r, err := load.NewReplay(offsets, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", logFile, err)
 	}

@@ -75,6 +75,35 @@ func (l *DecisionLog) Offsets(path string) []time.Duration {
 	return out
 }
 
+// PacedOffsets are path's Offsets for a replay at the recorded pace, which needs every event's
+// time: an event with none (neither "timestamp" nor the console logger's "time") would be
+// scheduled at year 1, and events further apart than a Go duration holds (about 292 years: a
+// wrong timestamp, never a real log) would be scheduled at a saturated offset. Either is refused,
+// naming the lines, where the schedule would otherwise be wrong in silence.
+func (l *DecisionLog) PacedOffsets(path string) ([]time.Duration, error) {
+	evs := l.Events[path]
+	var errs []error
+	for _, e := range evs {
+		if e.Timestamp.IsZero() {
+			errs = append(errs, fmt.Errorf("%s: no timestamp (neither \"timestamp\" nor \"time\"): a paced replay sends each event at its recorded time; give every event one, or replay without a speed", e.Source))
+			if len(errs) >= 20 {
+				errs = append(errs, errors.New("too many errors; stopping"))
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	first, last := evs[0], evs[len(evs)-1]
+	if span := last.Timestamp.Sub(first.Timestamp); !first.Timestamp.Add(span).Equal(last.Timestamp) {
+		return nil, fmt.Errorf("%s (%s) and %s (%s) are some %d years apart, more than a paced replay can schedule: a timestamp is wrong; correct it, or replay without a speed",
+			first.Source, first.Timestamp.Format(time.RFC3339Nano), last.Source, last.Timestamp.Format(time.RFC3339Nano),
+			last.Timestamp.Year()-first.Timestamp.Year())
+	}
+	return l.Offsets(path), nil
+}
+
 // SkippedTotal is how many events the replay leaves out.
 func (l *DecisionLog) SkippedTotal() int {
 	n := 0
@@ -145,7 +174,8 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 	} else {
 		sc := bufio.NewScanner(bytes.NewReader(text))
 		sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
-		for line := 1; sc.Scan(); line++ {
+		line := 1
+		for ; sc.Scan(); line++ {
 			b := bytes.TrimSpace(sc.Bytes())
 			if len(b) == 0 {
 				continue
@@ -160,8 +190,11 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 				break
 			}
 		}
-		if err := sc.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+		switch err := sc.Err(); {
+		case errors.Is(err, bufio.ErrTooLong):
+			errs = append(errs, fmt.Errorf("%s:%d: line longer than %d MiB, the most one line of a decision log may hold", path, line, MaxLineBytes>>20))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -424,8 +457,15 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 	}
 	paths := l.Paths()
 	var ws []*Workload
+	var errs []error
 	for _, p := range paths {
 		evs, offsets := l.Events[p], l.Offsets(p)
+		if s.Speed > 0 {
+			if offsets, err = l.PacedOffsets(p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		inputs := make([]Input, len(evs))
 		for i, e := range evs {
 			in := Input{JSON: e.Input, Expect: expectOf(e.Allow), Source: e.Source, DecisionID: e.DecisionID,
@@ -458,6 +498,9 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 			UndefinedAs: undefinedAs,
 			Replay:      r,
 		})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return ws, nil
 }
