@@ -24,8 +24,8 @@ percentile read from the sum, never averaged.
 
 Shards (files written with --shard i/N, on one machine or several): repetition k of every
 shard becomes repetition k of the merged run, its throughput taken over the common window,
-from the first shard's measured start to the last one's end. Every shard 1/N to N/N must be
-given once; each shard's environment is kept in the merged file's "shards".
+from the first shard's measured start to the last one's end (a warning says when the shards
+measured together for less than 90 % of it). Every shard 1/N to N/N must be given once; each shard's environment is kept in the merged file's "shards".
 
 Whole runs (no --shard): their repetitions are concatenated, as if one run had made them all.
 
