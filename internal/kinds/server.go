@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 
 	"github.com/authzbench/authzbench/internal/engine"
@@ -71,3 +72,9 @@ func (c *ServerConfig) CheckRefusing(mtlsAuthzRefused func(name func(key string)
 // Unreachable is the error of a running server that did not answer: option's words (an
 // OptionError naming the url), and the network's error beneath them for whoever asks.
 func Unreachable(option, network error) error { return &unreachable{option, network} }
+
+// IsUnreachable says whether err is a running server's that did not answer (Unreachable).
+func IsUnreachable(err error) bool {
+	var u *unreachable
+	return errors.As(err, &u)
+}
