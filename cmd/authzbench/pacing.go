@@ -62,8 +62,8 @@ constant delay is not counted, a slow start or a stall is. A warm-up or a probe 
 sends before its schedule would shift the schedule: --pacing-skip leaves out what arrives
 within that long of the first request. --pacing-out writes the analysis as JSON (fields in
 docs/pacing.md); the summary goes to stdout. Exit status when serving: 0 once stopped and
-reported; 1 when nothing arrived to judge or the report could not be written; 2 bad flags,
-nothing served.
+reported; 1 when nothing arrived to judge or the report could not be written; 2 bad flags or
+an address it cannot listen on, nothing served. It says the address it listens on first.
 
 With --pacing-schedule LOG in place of --pacing-rate, the arrivals are judged against the
 schedule that authzbench run --decision-log LOG --speed S follows: the k-th arrival against the
