@@ -37,6 +37,11 @@ func replayImpacts(ctx context.Context, plan *bench.Plan, stdout, stderr io.Writ
 			fmt.Fprintf(stderr, "authzbench: inputs file %s is an OPA decision log (%s): replayed as one, a workload per decision path; --decision-log (decision_log in a scenario) names a log outright\n",
 				w.Replay.Log, why)
 		}
+		if n := w.Replay.Repeated; n > 0 && !said["repeated "+w.Replay.Log] {
+			said["repeated "+w.Replay.Log] = true
+			fmt.Fprintf(stderr, "authzbench: warning: %s: %d %s a decision_id an earlier event had (first at %s): a log uploaded or copied twice? Each is replayed\n",
+				w.Replay.Log, n, plural(n, "event repeats", "events repeat"), w.Replay.RepeatedFirst)
+		}
 		r, err := replay.Impact(ctx, plan.Prepared, w)
 		if err != nil {
 			return nil, err

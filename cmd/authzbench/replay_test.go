@@ -310,6 +310,20 @@ func TestReplayBadLogs(t *testing.T) {
 				t.Errorf("stdout lacks %q:\n%s", w, stdout)
 			}
 		}
+		if strings.Contains(stderr, "repeat") {
+			t.Errorf("a log of distinct ids said to repeat one:\n%s", stderr)
+		}
+	})
+
+	t.Run("events that repeat a decision id are said, and replayed", func(t *testing.T) {
+		log := write("twice.jsonl", []byte(good+good+event("c", false)+"\n"))
+		code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--check-only")
+		if code != 0 || !strings.Contains(stdout, "5 decisions") {
+			t.Fatalf("exit %d; want the 5 events replayed\n%s\n%s", code, stdout, stderr)
+		}
+		if want := "warning: " + log + ": 2 events repeat a decision_id an earlier event had (first at " + log + ":3)"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	})
 }
 

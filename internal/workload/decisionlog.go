@@ -40,8 +40,13 @@ type DecisionLog struct {
 	// OutOfOrder is how many events came earlier than one before them in the file: the replay
 	// sorts them by timestamp.
 	OutOfOrder int
+	// Repeated counts the replayable events whose decision_id an earlier one had (a log
+	// uploaded twice, say), RepeatedFirst naming the first by file:line; each is replayed.
+	Repeated      int
+	RepeatedFirst string
 	// objects marks the paths whose logged results are objects, compared by Field.
 	objects map[string]bool
+	ids     map[string]bool // the decision ids seen
 }
 
 // DecisionEvent is one logged decision that can be replayed.
@@ -143,11 +148,16 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &DecisionLog{File: path, Field: field, Events: map[string][]DecisionEvent{}, Skipped: map[string]int{}, SkippedFirst: map[string]string{}, objects: map[string]bool{}}
+	l := &DecisionLog{File: path, Field: field, Events: map[string][]DecisionEvent{}, Skipped: map[string]int{}, SkippedFirst: map[string]string{}, objects: map[string]bool{},
+		ids: map[string]bool{}}
 	var errs []error
 	add := func(line int, obj []byte) {
 		if err := l.add(fmt.Sprintf("%s:%d", path, line), obj); err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
+			err = fmt.Errorf("%s:%d: %w", path, line, err)
+			// Events of one line (an array written on it) may fail alike: said once.
+			if len(errs) == 0 || errs[len(errs)-1].Error() != err.Error() {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if first := bytes.TrimLeft(text, " \t\r\n"); len(first) > 0 && first[0] == '[' {
@@ -296,6 +306,13 @@ func (l *DecisionLog) add(source string, obj []byte) error {
 	if ts.IsZero() {
 		ts = ev.Time
 	}
+	if l.ids[*ev.DecisionID] {
+		if l.Repeated == 0 {
+			l.RepeatedFirst = source
+		}
+		l.Repeated++
+	}
+	l.ids[*ev.DecisionID] = true
 	l.Events[ev.Path] = append(l.Events[ev.Path], DecisionEvent{Source: source, DecisionID: *ev.DecisionID, Path: ev.Path,
 		Input: compact(*ev.Input), Allow: allow, Timestamp: ts})
 	return nil
@@ -394,6 +411,10 @@ type Replay struct {
 	Skipped      map[string]int
 	SkippedFirst map[string]string
 	OutOfOrder   int
+	// Repeated and RepeatedFirst are the log's events whose decision id an earlier one had,
+	// replayed all the same (DecisionLog.Repeated).
+	Repeated      int
+	RepeatedFirst string
 	// Intended are the decision ids of --expect-changes: their inputs expect the opposite of
 	// the logged decision.
 	Intended map[string]bool
@@ -483,6 +504,7 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 			}
 		}
 		r := &Replay{Log: s.DecisionLog, Path: p, Skipped: l.Skipped, SkippedFirst: l.SkippedFirst, OutOfOrder: l.OutOfOrder, Intended: intended,
+			Repeated: l.Repeated, RepeatedFirst: l.RepeatedFirst,
 			Speed: s.Speed, MaxGap: s.MaxGap, FromInputs: s.LogFromInputs}
 		if l.objects[p] {
 			r.Field = l.Field
