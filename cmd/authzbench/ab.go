@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +67,8 @@ merged, and prints their comparison as 'authzbench compare' does, with the same 
 --fail-on and --alpha. Everything after -- is passed to every turn's run (--duration, --workers,
 --inputs, --url, …); ab sets --repeat, --out and --format of each turn itself. Both sides'
 flags and files are checked before the first turn. If the session stops early (Ctrl-C, a turn
-that fails), the turns that finished are kept in --out-a and --out-b, marked with why it
+that fails), the turns that finished are kept in --out-a and --out-b, and so is what a failed
+turn measured (wrong decisions, errors), its table shown; both files are marked with why it
 stopped ("interrupted": true for Ctrl-C), and no comparison is made.` + outputRulesHelp + compareExitHelp,
 		Example: `  authzbench ab --opa-bin-a /usr/local/bin/opa-1.10 --opa-bin-b /usr/local/bin/opa-1.22 -- --target opa/server --workload rbac
   authzbench ab --policy-a main/authz.rego --policy-b pr/authz.rego --repeat 6 --fail-on 'p99>+10%' -- \
@@ -181,7 +183,7 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 		if f.force {
 			args = append(args, "--force")
 		}
-		if err := runTurn(self, args, stderr); err != nil {
+		if _, err := runTurn(self, args, stderr); err != nil {
 			if ctx.Err() != nil {
 				return &exitError{exitInterrupted, fmt.Errorf("ab: interrupted while checking side %s", side)}
 			}
@@ -199,7 +201,8 @@ func runAB(cmd *cobra.Command, f abFlags, shared []string, stdout, stderr io.Wri
 	// 'authzbench run' would be: run pins its own process (--pin auto, --pin-load), which must
 	// not carry over into the next turn, whose environment would then differ.
 	docs := [2][]*result.Document{}
-	var stopped error // why the session ended before its last turn
+	var failed *failedTurn // a turn that measured and then failed: kept, with its side's turns
+	var stopped error      // why the session ended before its last turn
 session:
 	for turn := 1; turn <= f.repeat; turn++ {
 		for i, side := range []string{"A", "B"} {
@@ -207,7 +210,7 @@ session:
 			args := append(append(append([]string{"run"}, sides[i]...), shared...), "--repeat", "1", "-o", path)
 			fmt.Fprintf(stderr, "authzbench: ab turn %d/%d, side %s: %s\n", turn, f.repeat, side, strings.Join(args[:len(args)-2], " "))
 			where := fmt.Sprintf("ab turn %d, side %s", turn, side)
-			err := runTurn(self, args, stderr)
+			table, err := runTurn(self, args, stderr)
 			if err == nil {
 				// A turn that ran to its end is kept, even when Ctrl-C came as it ended.
 				doc, rerr := result.Read(path)
@@ -224,23 +227,43 @@ session:
 			}
 			if err != nil {
 				stopped = wrapExit(where, err)
+				// A turn that measured and failed (wrong decisions, errors) wrote what it
+				// measured, as any run does: that is kept in its side's file, and its table,
+				// which the turn's messages point at, is shown.
+				if doc, rerr := result.Read(path); rerr == nil && measuredSome(doc) {
+					failed = &failedTurn{side: i, doc: doc}
+					stderr.Write(table)
+				}
 				break session
 			}
 		}
 	}
-	merged, err := mergeSides(docs, stopped)
+	log := &writeLog{stderr: stderr}
+	merged, err := mergeSides(docs, failed, stopped)
+	if err != nil && failed != nil {
+		// Never lost for not merging: the failed turn's measurement is written on its own.
+		apart := outputs.FreeName(strings.TrimSuffix(outs[failed.side], ".json") + "-failed.json")
+		fmt.Fprintf(stderr, "authzbench: the failed turn's result does not merge with side %s's other turns (%v): written apart\n", "AB"[failed.side:failed.side+1], err)
+		failed.doc.StopReason = stopped.Error()
+		log.add("--out-"+"ab"[failed.side:failed.side+1], apart, saveResult(apart, "authzbench", failed.doc, false, stderr))
+		failed = nil
+		merged, err = mergeSides(docs, nil, stopped)
+	}
 	if err != nil {
 		return &exitError{exitFailed, err}
 	}
-	log := &writeLog{stderr: stderr}
 	for i, out := range outs {
 		if merged[i] != nil {
 			log.add("--out-"+"ab"[i:i+1], out, saveResult(out, "authzbench", merged[i], f.force, stderr))
 		}
 	}
 	if stopped != nil {
-		fmt.Fprintf(stderr, "authzbench: ab stopped after %d %s of side A and %d of side B; the finished turns are kept, marked with why it stopped\n",
-			len(docs[0]), plural(len(docs[0]), "turn", "turns"), len(docs[1]))
+		kept := "the finished turns are kept"
+		if failed != nil {
+			kept = fmt.Sprintf("the finished turns and the failed one's measurement (side %s, its table above) are kept", "AB"[failed.side:failed.side+1])
+		}
+		fmt.Fprintf(stderr, "authzbench: ab stopped after %d %s of side A and %d of side B; %s, marked with why it stopped\n",
+			len(docs[0]), plural(len(docs[0]), "turn", "turns"), len(docs[1]), kept)
 		return stopped
 	}
 	if err := log.err(); err != nil {
@@ -250,12 +273,32 @@ session:
 	return writeComparison(stdout, res, format, gate)
 }
 
+// failedTurn is the result of a turn that measured and then failed, and the side it was of.
+type failedTurn struct {
+	side int
+	doc  *result.Document
+}
+
+// measuredSome says whether a turn's result holds a measured repetition: a turn that failed
+// before its load (a server that would not start) has nothing to merge into its side.
+func measuredSome(doc *result.Document) bool {
+	for _, r := range doc.Runs {
+		if len(r.Repetitions) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // mergeSides merges each side's turns into one document, nil for a side with none. A session
-// that stopped early keeps its finished turns, marked: interrupted for Ctrl-C, and in every case
-// with the reason it stopped.
-func mergeSides(docs [2][]*result.Document, stopped error) ([2]*result.Document, error) {
+// that stopped early keeps its finished turns and the failed turn's measurement (failed, if
+// any), marked: interrupted for Ctrl-C, and in every case with the reason it stopped.
+func mergeSides(docs [2][]*result.Document, failed *failedTurn, stopped error) ([2]*result.Document, error) {
 	var merged [2]*result.Document
 	var all []*result.Document
+	if failed != nil {
+		docs[failed.side] = append(slices.Clone(docs[failed.side]), failed.doc)
+	}
 	for i := range merged {
 		if len(docs[i]) == 0 {
 			continue
@@ -305,22 +348,53 @@ func renumberTurns(docs []*result.Document) {
 var abChildEnv []string
 
 // runTurn runs one turn, authzbench run with args, as a process of its own; its stderr (the
-// progress and warnings) goes to ours, its table nowhere: ab prints the comparison.
-func runTurn(self string, args []string, stderr io.Writer) error {
+// progress and warnings) goes to ours, and its table is returned: ab prints the comparison, and
+// a failed turn's table only.
+func runTurn(self string, args []string, stderr io.Writer) (table []byte, err error) {
+	var out bytes.Buffer
+	var last lastLine
 	cmd := exec.Command(self, args...)
-	cmd.Stderr = stderr
+	cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(stderr, &last)
 	cmd.Env = append(os.Environ(), abChildEnv...)
 	// Ctrl-C reaches the turn's process too (same process group): it stops its load, stops its
 	// servers and exits, and ab then stops.
-	err := cmd.Run()
+	err = cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return &exitError{exit.ExitCode(), fmt.Errorf("authzbench run exited with status %d (its messages are above)", exit.ExitCode())}
+		why := "its messages are above"
+		if l := strings.TrimPrefix(last.String(), "authzbench: "); l != "" {
+			why = "its last message: " + l // kept in the results with the stop reason
+		}
+		return out.Bytes(), &exitError{exit.ExitCode(), fmt.Errorf("authzbench run exited with status %d (%s)", exit.ExitCode(), why)}
 	}
 	if err != nil {
-		return &exitError{exitFailed, fmt.Errorf("start authzbench run: %w", err)}
+		return nil, &exitError{exitFailed, fmt.Errorf("start authzbench run: %w", err)}
 	}
-	return nil
+	return out.Bytes(), nil
+}
+
+// lastLine keeps the last line written to it that is not blank.
+type lastLine struct{ line, partial []byte }
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if t := bytes.TrimSpace(l.partial[:i]); len(t) > 0 {
+			l.line = append(l.line[:0], t...)
+		}
+		l.partial = l.partial[i+1:]
+	}
+}
+
+func (l *lastLine) String() string {
+	if t := bytes.TrimSpace(l.partial); len(t) > 0 {
+		return string(t)
+	}
+	return string(l.line)
 }
 
 // wrapExit says where an error happened and keeps its exit status: a turn's bad input is ab's.

@@ -70,11 +70,20 @@ func saveResult(path, prefix string, doc *result.Document, replace bool, stderr 
 	return fmt.Errorf("%w; the result was written to %s instead", err, fallback)
 }
 
-// checkBeforeLoad tries, before any load, what only a started server can tell: whether each
-// server authzbench starts accepts --sut-arg (a server that rejects one exits at once, and would
-// otherwise do so after other targets' load). It starts them with the plan's workloads, as the
-// run will.
+// checkBeforeLoad tries, before any load, what only a server can tell: whether a running one a
+// URL names takes the run (kinds.Prober), and whether each server authzbench starts accepts
+// --sut-arg (a server that rejects one exits at once, and would otherwise do so after other
+// targets' load). It starts those with the plan's workloads, as the run will.
 func checkBeforeLoad(ctx context.Context, plan *bench.Plan, o bench.Options, f runFlags) error {
+	// A running server a target's URL names may refuse the run outright (a key it does not
+	// take, a schema it has): asked now, that is bad input, and nothing is measured or written.
+	for _, t := range plan.Scenario.Targets {
+		if p, ok := t.Settings().(kinds.Prober); ok {
+			if err := p.Probe(ctx); err != nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+		}
+	}
 	var servers []scenario.TargetRef
 	for _, t := range plan.Scenario.Targets {
 		seen := slices.ContainsFunc(servers, func(r scenario.TargetRef) bool { return r.Name == t.Name })

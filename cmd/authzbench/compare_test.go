@@ -179,6 +179,46 @@ func TestABReportsTheSlowerPolicy(t *testing.T) {
 	}
 }
 
+// A turn that measures and then fails (its policy decides wrong) keeps what it measured in its
+// side's file, marked with why the session stopped, and its table, which its messages point
+// at, is shown: ab deleted it with its temporary directory, wrote no --out-b, and said "see
+// the table" of a table it never printed.
+func TestABKeepsAFailedTurn(t *testing.T) {
+	dir := t.TempDir()
+	right, wrong := filepath.Join(dir, "right.rego"), filepath.Join(dir, "wrong.rego")
+	inputs := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(right, []byte("package authz\n\ndefault allow := false\n\nallow if input.user == \"alice\"\n"), 0o644)
+	os.WriteFile(wrong, []byte("package authz\n\ndefault allow := false\n\nallow if input.user == \"bob\"\n"), 0o644)
+	os.WriteFile(inputs, []byte("{\"input\": {\"user\": \"alice\"}, \"expect\": true}\n{\"input\": {\"user\": \"carol\"}, \"expect\": false}\n"), 0o644)
+	outA, outB := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	code, stdout, stderr := run(t, "ab", "--policy-a", right, "--policy-b", wrong, "--repeat", "2", "--out-a", outA, "--out-b", outB,
+		"--", "--target", "opa/inproc", "--inputs", inputs, "--requests", "40", "--workers", "1", "--warmup", "0s", "--no-progress")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitFailed, stdout, stderr)
+	}
+	for _, w := range []string{"20 responses were not served decisions (see the table)", "Workload", "wrong_decision: 20",
+		"ab stopped after 1 turn of side A and 0 of side B; the finished turns and the failed one's measurement (side B, its table above) are kept"} {
+		if !strings.Contains(unwrapped(stderr), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	for _, side := range []struct {
+		path  string
+		wrong uint64
+	}{{outA, 0}, {outB, 20}} {
+		doc, err := result.Read(side.path)
+		if err != nil {
+			t.Fatalf("the measured turn is kept: %v", err)
+		}
+		if len(doc.Runs) != 1 || len(doc.Runs[0].Repetitions) != 1 || doc.Runs[0].Summary.WrongDecision != side.wrong {
+			t.Errorf("%s: runs %+v; want one turn, %d wrong decisions", side.path, doc.Runs, side.wrong)
+		}
+		if !strings.Contains(doc.StopReason, "ab turn 1, side B: authzbench run exited with status 1 (its last message: 20 responses were not served decisions") || doc.Interrupted {
+			t.Errorf("%s: stop reason %q, interrupted %t; want side B's failure named", side.path, doc.StopReason, doc.Interrupted)
+		}
+	}
+}
+
 func TestABUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -90,3 +90,20 @@ func TestRunHelpOffersTLSOnlyWhereItIsServed(t *testing.T) {
 		}
 	}
 }
+
+// A switch that applies only with --url (every kind refuses it alone) is still offered by the
+// kinds that take it: the help of --keep-written and --spicedb-overwrite named no kind, and read
+// ": with --url, ...".
+func TestRunHelpOffersURLSwitchesToTheirKinds(t *testing.T) {
+	_, out, _ := run(t, "run", "--help")
+	for flag, kinds := range map[string]string{"--keep-written": "openfga/server and spicedb/server: with --url", "--spicedb-overwrite": "spicedb/server: with --url"} {
+		i := strings.Index(out, "  "+flag+" ")
+		if i < 0 {
+			t.Fatalf("run --help has no %s", flag)
+		}
+		line, _, _ := strings.Cut(out[i:], "\n")
+		if !strings.Contains(line, kinds) {
+			t.Errorf("%s help does not offer it to %q:\n%s", flag, kinds, line)
+		}
+	}
+}

@@ -257,7 +257,8 @@ func TestInterruptedMeansMarked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newFaultEnv(t)
-			code, stdout, stderr := interruptWhen(t, tc.when(t, e), tc.args(t, e)...)
+			cmdArgs := tc.args(t, e)
+			code, stdout, stderr := interruptWhen(t, tc.when(t, e), cmdArgs...)
 			if code != exitInterrupted {
 				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, exitInterrupted, stdout, stderr)
 			}
@@ -285,6 +286,10 @@ func TestInterruptedMeansMarked(t *testing.T) {
 			if tc.noResult {
 				if _, err := os.Stat(e.out); err == nil {
 					t.Errorf("nothing was measured, yet a result file")
+				}
+				// The interrupt said it would write the partial result: a run says there is none.
+				if cmdArgs[0] == "run" && !strings.Contains(stderr, "nothing was measured before the run stopped: no result written") {
+					t.Errorf("stderr does not say no result was written:\n%s", stderr)
 				}
 				return
 			}

@@ -24,8 +24,8 @@ percentile read from the sum, never averaged.
 
 Shards (files written with --shard i/N, on one machine or several): repetition k of every
 shard becomes repetition k of the merged run, its throughput taken over the common window,
-from the first shard's measured start to the last one's end. Every shard 1/N to N/N must be
-given once; each shard's environment is kept in the merged file's "shards".
+from the first shard's measured start to the last one's end (a warning says when the shards
+measured together for less than 90 % of it). Every shard 1/N to N/N must be given once; each shard's environment is kept in the merged file's "shards".
 
 Whole runs (no --shard): their repetitions are concatenated, as if one run had made them all.
 
@@ -55,9 +55,12 @@ repetitions started at the same instant with the same latency histogram.` + outp
 			if err := checkOutputs(&plan); err != nil {
 				return err
 			}
-			doc, err := mergeFiles(args)
+			doc, apart, err := mergeFiles(args)
 			if err != nil {
 				return usageError(err)
+			}
+			for _, w := range apart {
+				fmt.Fprintf(stderr, "authzbench: warning: %s\n", w)
 			}
 			if err := saveResult(out, "merged", doc, force, stderr); err != nil {
 				return &exitError{exitFailed, err}
@@ -74,8 +77,9 @@ repetitions started at the same instant with the same latency histogram.` + outp
 	return cmd
 }
 
-// mergeFiles reads every file, then merges them as shards or as repetitions, as they are.
-func mergeFiles(paths []string) (*result.Document, error) {
+// mergeFiles reads every file, then merges them as shards or as repetitions, as they are, and
+// says which merged repetitions' shards measured apart (result.ShardsApart).
+func mergeFiles(paths []string) (*result.Document, []string, error) {
 	var srcs []result.Source
 	var errs []error
 	var sharded, whole []string
@@ -93,16 +97,19 @@ func mergeFiles(paths []string) (*result.Document, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var doc *result.Document
+	var apart []string
 	var err error
 	switch {
 	case len(sharded) > 0 && len(whole) > 0:
-		return nil, fmt.Errorf("merge: %s %s (--shard), %s %s: they do not merge as one measurement",
+		return nil, nil, fmt.Errorf("merge: %s %s (--shard), %s %s: they do not merge as one measurement",
 			join(sharded), plural(len(sharded), "is a shard", "are shards"), join(whole), plural(len(whole), "a whole run", "whole runs"))
 	case len(sharded) > 0:
-		doc, err = result.MergeShards(srcs...)
+		if doc, err = result.MergeShards(srcs...); err == nil {
+			apart = result.ShardsApart(srcs...)
+		}
 	default:
 		doc, err = result.MergeSources(srcs...)
 		var twice *result.CountedTwiceError
@@ -111,12 +118,12 @@ func mergeFiles(paths []string) (*result.Document, error) {
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	doc.Command = append([]string{"authzbench", "merge"}, paths...)
 	// The fits are of the merged runs: recomputed, as a run computes them when it ends.
 	fit.Refit(doc)
-	return doc, nil
+	return doc, apart, nil
 }
 
 func join(names []string) string {

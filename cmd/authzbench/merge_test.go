@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // Scale-out flags given wrong are refused before anything runs, naming the flag.
@@ -66,7 +68,19 @@ func TestShardsMergeThroughTheCLI(t *testing.T) {
 		files = append(files, out)
 	}
 	merged := filepath.Join(dir, "merged.json")
-	doc, stdout := runOK(t, merged, "merge", files[1], files[0])
+	code, stdout, stderr := run(t, "merge", files[1], files[0], "-o", merged)
+	if code != 0 {
+		t.Fatalf("merge: exit %d\n%s", code, stderr)
+	}
+	// The shards ran one after the other, not together: the merge says so, and by how much.
+	if !strings.Contains(stderr, "warning: run 1 (rbac on opa/inproc), repetition 1: the shards' measured windows never overlapped: "+files[1]+" began measuring ") ||
+		!strings.Contains(stderr, "after "+files[0]+" had ended") {
+		t.Errorf("the merge does not say its shards ran apart:\n%s", stderr)
+	}
+	doc, err := result.Read(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := doc.Runs[0]
 	if r.Summary.Requests != 300 || r.Summary.OK != 300 || len(doc.Shards) != 2 || doc.Shards[0].File != files[0] {
 		t.Errorf("merged: %d requests (%d ok), shards %+v; want the whole budget of 300 from s1 and s2", r.Summary.Requests, r.Summary.OK, doc.Shards)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,6 +30,7 @@ var libraryPrefix = regexp.MustCompile(`(^|[\s:])(json|yaml): `)
 func TestMessagesInTheUsersWords(t *testing.T) {
 	policy := "package authz\ndefault allow := false\nallow if input.a == 1\n"
 	good := `{"input": {"a": 1}, "expect": true}` + "\n"
+	event := `{"decision_id": "d1", "path": "authz/allow", "input": {"a": 1}, "result": true, "timestamp": "2026-01-01T00:00:00Z"}` + "\n"
 	// brief bounds a run the rule under test should refuse, so that without the rule the test
 	// fails in seconds rather than running the default load.
 	brief := []string{"--workload", "nop", "--duration", "100ms", "--warmup", "0s", "--no-progress", "-o", "out.json"}
@@ -38,10 +40,11 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 		name  string
 		files map[string]string
 		// long, when set, is a file whose second line is one byte longer than a line may be,
-		// made sparse so that nothing that long is written.
-		long string
-		args []string
-		want []string
+		// made sparse so that nothing that long is written; its first line is longFirst, or an
+		// inputs line.
+		long, longFirst string
+		args            []string
+		want            []string
 		// ran is set for the one case found while the load runs, not before: it exits 1 and
 		// keeps what it measured in this result file.
 		ran string
@@ -87,6 +90,14 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 			files: map[string]string{"p.rego": policy}, long: "in.jsonl",
 			args: []string{"run", "--target", "opa/inproc", "--policy", "p.rego", "--inputs", "in.jsonl"},
 			want: []string{"in.jsonl:2: line longer than 64 MiB, the most one line of inputs may hold"}},
+		{name: "decision log: a line too long",
+			files: map[string]string{"p.rego": policy}, long: "d.jsonl", longFirst: event,
+			args: []string{"run", "--target", "opa/inproc", "--policy", "p.rego", "--decision-log", "d.jsonl"},
+			want: []string{"d.jsonl:2: line longer than 64 MiB, the most one line of a decision log may hold"}},
+		{name: "decision log given as inputs: a line too long",
+			files: map[string]string{"p.rego": policy}, long: "d.jsonl", longFirst: event,
+			args: []string{"run", "--target", "opa/inproc", "--policy", "p.rego", "--inputs", "d.jsonl"},
+			want: []string{"d.jsonl:2: line longer than 64 MiB, the most one line of a decision log may hold"}},
 		{name: "Cedar requests: a line that is not a request",
 			files: map[string]string{"p.cedar": "permit(principal, action, resource);\n", "r.jsonl": cedarReq + "true\n" + strings.TrimSuffix(cedarReq, "}\n") + `, "expect": 1}` + "\n"},
 			args:  []string{"run", "--target", "cedar/inproc", "--cedar-policies", "p.cedar", "--cedar-requests", "r.jsonl"},
@@ -174,7 +185,7 @@ func TestMessagesInTheUsersWords(t *testing.T) {
 				}
 			}
 			if tc.long != "" {
-				writeLongLine(t, tc.long, good)
+				writeLongLine(t, tc.long, cmp.Or(tc.longFirst, good))
 			}
 			before := filesIn(t, dir)
 			code, stdout, stderr := run(t, tc.args...)

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/sut"
 )
 
 // OpenFGA in process and its own server, over HTTP and over gRPC, run the built-in rbac with
@@ -176,5 +184,145 @@ func TestOpenFGABinRunsTheBinaryGiven(t *testing.T) {
 		"--no-progress", "--openfga-bin", fake)
 	if r := doc.Runs[0]; r.Summary.OK != 200 || r.Summary.Errors != 0 || r.SUT.Version != "openfga v9.9.9-fake" {
 		t.Errorf("ok %d errors %d version %q: want 200 decisions from OpenFGA v9.9.9-fake", r.Summary.OK, r.Summary.Errors, r.SUT.Version)
+	}
+}
+
+// startOpenFGA runs an OpenFGA server as a user would (this test binary's `openfga run`) on
+// free loopback ports, stopped by its PID when the test ends; it returns its HTTP and gRPC
+// addresses.
+func startOpenFGA(t *testing.T) (httpAddr, grpcAddr string) {
+	t.Helper()
+	var addrs []string
+	for range 3 {
+		a, err := sut.FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, a)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "openfga", "run", "--http-addr", addrs[0], "--grpc-addr", addrs[1], "--metrics-addr", addrs[2],
+		"--log-level", "error", "--playground-enabled=false")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addrs[0] + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addrs[0], addrs[1]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("OpenFGA on %s not healthy in 30s: %v", addrs[0], err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// openFGAStores lists the stores of the OpenFGA at httpAddr by name.
+func openFGAStores(t *testing.T, httpAddr string) []string {
+	t.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/stores")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Stores []struct{ ID, Name string } `json:"stores"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range list.Stores {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// A run against the user's own OpenFGA (--url) leaves it as it found it: the stores it wrote
+// the workload into are deleted when it ends, over either API, and the result says so; kept
+// only when asked (--keep-written), and the result says that too. Every run left a store named
+// authzbench-0 behind, and the user's server grew by each run's tuples.
+func TestOpenFGAURLLeavesTheServerAsFound(t *testing.T) {
+	httpAddr, grpcAddr := startOpenFGA(t)
+	dir := t.TempDir()
+	runOn := func(name string, more ...string) *result.Document {
+		t.Helper()
+		out := filepath.Join(dir, name+".json")
+		code, stdout, stderr := run(t, append([]string{"run", "--target", "openfga/server", "--workload", "rbac", "--requests", "50", "--workers", "1",
+			"--warmup", "0s", "--no-progress", "-o", out}, more...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
+		}
+		doc, err := result.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"http", []string{"--url", "http://" + httpAddr}},
+		{"http again", []string{"--url", "http://" + httpAddr}},
+		{"grpc", []string{"--openfga-api", "grpc", "--url", "http://" + grpcAddr}},
+	} {
+		doc := runOn(strings.ReplaceAll(tc.name, " ", "-"), tc.args...)
+		w := doc.Runs[0].SUT.Written
+		if w == nil || !w.Removed || w.Kept || !strings.Contains(w.What, "OpenFGA stores authzbench-0 (") {
+			t.Errorf("%s: sut.written %+v; want the store named and removed", tc.name, w)
+		}
+		if doc.Runs[0].Summary.OK != 50 {
+			t.Errorf("%s: %d decisions served, want 50", tc.name, doc.Runs[0].Summary.OK)
+		}
+		if stores := openFGAStores(t, httpAddr); len(stores) != 0 {
+			t.Fatalf("after %s, the user's OpenFGA holds stores %v; want none, as it was", tc.name, stores)
+		}
+	}
+
+	doc := runOn("kept", "--url", "http://"+httpAddr, "--keep-written")
+	if w := doc.Runs[0].SUT.Written; w == nil || !w.Kept || w.Removed {
+		t.Errorf("kept: sut.written %+v; want it kept", w)
+	}
+	if stores := openFGAStores(t, httpAddr); len(stores) != 1 || stores[0] != "authzbench-0" {
+		t.Errorf("with --keep-written the server holds %v; want the run's store", stores)
+	}
+
+	code, _, stderr := run(t, "run", "--target", "openfga/server", "--workload", "rbac", "--keep-written", "--check-only")
+	if code != exitUsage || !strings.Contains(stderr, "--keep-written is for a running server, with --url") {
+		t.Errorf("--keep-written without --url: exit %d, stderr %s", code, stderr)
+	}
+
+	// An OpenFGA that wants credentials, which openfga/server does not send, is refused before
+	// any load: exit 2, no result, nothing written into it.
+	var writes atomic.Int64
+	guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			writes.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"code":"bearer_token_missing","message":"missing bearer token"}`)
+	}))
+	defer guarded.Close()
+	out := filepath.Join(dir, "guarded.json")
+	code, _, stderr = run(t, "run", "--target", "openfga/server", "--url", guarded.URL, "--workload", "rbac", "--requests", "10", "--no-progress", "-o", out)
+	if code != exitUsage || !strings.Contains(stderr, "refuses authzbench's requests (401 Unauthorized: ") || writes.Load() != 0 {
+		t.Errorf("an OpenFGA that wants credentials: exit %d, %d writes, stderr %s", code, writes.Load(), stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused run wrote a result")
 	}
 }

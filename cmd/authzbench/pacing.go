@@ -62,8 +62,8 @@ constant delay is not counted, a slow start or a stall is. A warm-up or a probe 
 sends before its schedule would shift the schedule: --pacing-skip leaves out what arrives
 within that long of the first request. --pacing-out writes the analysis as JSON (fields in
 docs/pacing.md); the summary goes to stdout. Exit status when serving: 0 once stopped and
-reported; 1 when nothing arrived to judge or the report could not be written; 2 bad flags,
-nothing served.
+reported; 1 when nothing arrived to judge or the report could not be written; 2 bad flags or
+an address it cannot listen on, nothing served. It says the address it listens on first.
 
 With --pacing-schedule LOG in place of --pacing-rate, the arrivals are judged against the
 schedule that authzbench run --decision-log LOG --speed S follows: the k-th arrival against the
@@ -166,7 +166,11 @@ func readReplaySchedule(logFile string, s load.ReplaySettings) (*replaySchedule,
 		return nil, fmt.Errorf("%s holds decisions of %d paths (%s): a replay runs each path on a schedule of its own; judge a log of one path",
 			logFile, len(paths), strings.Join(paths, ", "))
 	}
-	r, err := load.NewReplay(l.Offsets(paths[0]), s)
+	offsets, err := l.PacedOffsets(paths[0])
+	if err != nil {
+		return nil, err
+	}
+	r, err := load.NewReplay(offsets, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", logFile, err)
 	}
@@ -183,13 +187,20 @@ func (f *serveFlags) recording() bool { return f.rate > 0 || f.replay != nil }
 
 // serve runs the trivial server until it is stopped, and judges the arrivals when asked to.
 func (f *serveFlags) serve(stdout, stderr io.Writer) error {
+	// An address that cannot be listened on is bad input, as serve's --port is: nothing served.
+	if _, _, err := net.SplitHostPort(f.addr); err != nil {
+		return usageError(fmt.Errorf("--serve %q: want HOST:PORT, such as 127.0.0.1:9000 (port 0 for any free one)", f.addr))
+	}
 	l, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return &exitError{exitFailed, err}
+		return usageError(fmt.Errorf("--serve %s: %w", f.addr, err))
 	}
-	if !f.recording() && f.serveFor == 0 {
-		return sut.ServeTrivial(l) // as it always was: until the process is killed
+	if host, _, _ := net.SplitHostPort(l.Addr().String()); !net.ParseIP(host).IsLoopback() {
+		fmt.Fprintf(stderr, "authzbench: warning: --serve %s listens on %s, which other machines can reach; 127.0.0.1 keeps it to this one\n", f.addr, l.Addr())
 	}
+	// Served until Ctrl-C or SIGTERM, which end it with 0 as serve's do, its address said first:
+	// a bare --serve 127.0.0.1:0 said nothing, so its port could not be known, and died of
+	// either signal (130, 143).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	until := "Ctrl-C or SIGTERM"

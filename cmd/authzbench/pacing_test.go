@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,6 +168,11 @@ func TestServeUsageErrors(t *testing.T) {
 	os.WriteFile(oneLog, []byte(event("1", "a/allow")+"\n"), 0o644)
 	os.WriteFile(twoPaths, []byte(event("1", "a/allow")+"\n"+event("2", "b/allow")+"\n"), 0o644)
 	os.WriteFile(notJSON, []byte(event("1", "a/allow")+"\nnot json\n"), 0o644)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -189,6 +195,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"schedule not JSON", append(serve, "--pacing-schedule", notJSON), "bad.jsonl:2: not JSON"},
 		{"schedule of two paths", append(serve, "--pacing-schedule", twoPaths), "two.jsonl holds decisions of 2 paths (a/allow, b/allow)"},
 		{"schedule is the report", append(serve, "--pacing-schedule", oneLog, "--pacing-out", oneLog, "--force"), "which this command reads (--pacing-schedule)"},
+		{"a port taken", []string{"calibrate", "--serve", taken.Addr().String(), "--serve-for", "100ms"}, "--serve " + taken.Addr().String() + ": listen tcp " + taken.Addr().String() + ": bind: address already in use"},
+		{"no port", []string{"calibrate", "--serve", "localhost", "--serve-for", "100ms"}, `--serve "localhost": want HOST:PORT`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			type result struct {
@@ -239,6 +247,60 @@ func TestServeForceReplacesAndNothingArrivedFails(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("%d files in the directory, want the report alone (no temporary file left)", len(entries))
+	}
+}
+
+// A bare --serve says where it listens, port 0's included, and ends with 0 at Ctrl-C or
+// SIGTERM, as the README says: it said nothing, and died of either signal (130, 143).
+func TestServeBareSaysWhereAndStopsWithZero(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "calibrate", "--serve", "127.0.0.1:0")
+			cmd.Env = append(os.Environ(), "AUTHZBENCH_TEST_MAIN=1")
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			addrs := make(chan string, 1)
+			go func() {
+				sc := bufio.NewScanner(stderr)
+				for sc.Scan() {
+					if m := regexp.MustCompile(`trivial server on (127\.0\.0\.1:\d+); it stops at Ctrl-C or SIGTERM`).FindStringSubmatch(sc.Text()); m != nil {
+						addrs <- m[1]
+					}
+				}
+			}()
+			var addr string
+			select {
+			case addr = <-addrs:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the server did not say where it listens within 30 s")
+			}
+			resp, err := http.Get("http://" + addr + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), `"result":true`) {
+				t.Errorf("answer %q, want the trivial allow", body)
+			}
+			cmd.Process.Signal(sig)
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			select {
+			case err := <-waited:
+				if err != nil {
+					t.Errorf("exit after %s: %v, want 0", sig, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("still serving 30 s after %s", sig)
+			}
+		})
 	}
 }
 

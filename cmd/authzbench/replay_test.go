@@ -310,6 +310,20 @@ func TestReplayBadLogs(t *testing.T) {
 				t.Errorf("stdout lacks %q:\n%s", w, stdout)
 			}
 		}
+		if strings.Contains(stderr, "repeat") {
+			t.Errorf("a log of distinct ids said to repeat one:\n%s", stderr)
+		}
+	})
+
+	t.Run("events that repeat a decision id are said, and replayed", func(t *testing.T) {
+		log := write("twice.jsonl", []byte(good+good+event("c", false)+"\n"))
+		code, stdout, stderr := run(t, "run", "--target", "opa/inproc", "--decision-log", log, "--policy", policy, "--check-only")
+		if code != 0 || !strings.Contains(stdout, "5 decisions") {
+			t.Fatalf("exit %d; want the 5 events replayed\n%s\n%s", code, stdout, stderr)
+		}
+		if want := "warning: " + log + ": 2 events repeat a decision_id an earlier event had (first at " + log + ":3)"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	})
 }
 
@@ -792,4 +806,98 @@ func TestReplayBundle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A paced replay whose schedule Go's durations cannot hold is refused before any load, naming
+// the line or the flag, and a long one is said before it starts: events with no timestamp, or a
+// stray one from 1700, ran nothing and exited 0 with no table and no result; a speed of 1e-300
+// sent every event at once under that label; a ten-year replay started with no word.
+func TestReplayPaceBeyondWhatCanBeScheduled(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "authz.rego")
+	if err := os.WriteFile(policy, []byte("package authz\n\ndefault allow := false\n\nallow if input.n % 2 == 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// writeLog writes 10 events 1 ms apart; stamps replaces event k's timestamp member.
+	writeLog := func(name string, stamps map[int]string) string {
+		var lines []string
+		for k := range 10 {
+			ts, ok := stamps[k]
+			if !ok {
+				ts = fmt.Sprintf(`,"timestamp":%q`, start.Add(time.Duration(k)*time.Millisecond).Format(time.RFC3339Nano))
+			}
+			lines = append(lines, fmt.Sprintf(`{"decision_id":"d%d","path":"authz/allow","input":{"n":%d},"result":%t%s}`, k, k, k%2 == 0, ts))
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	noStamp := writeLog("nots.jsonl", map[int]string{6: "", 8: ""})
+	y1700 := writeLog("y1700.jsonl", map[int]string{0: `,"timestamp":"1700-01-01T00:00:00Z"`})
+	tenYears := writeLog("longspan.jsonl", map[int]string{0: fmt.Sprintf(`,"timestamp":%q`, start.AddDate(-10, 0, 0).Format(time.RFC3339))})
+	plain := writeLog("plain.jsonl", nil)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"events with no timestamp", []string{"--decision-log", noStamp, "--speed", "1"},
+			[]string{"nots.jsonl:7: no timestamp", "nots.jsonl:9: no timestamp"}},
+		{"a timestamp from 1700", []string{"--decision-log", y1700, "--speed", "1"},
+			[]string{"y1700.jsonl:1 (1700-01-01T00:00:00Z) and ", "y1700.jsonl:10 (2026-01-01T00:00:00.009Z) are some 326 years apart, more than a paced replay can schedule"}},
+		{"a timestamp from 1700, long gaps shortened", []string{"--decision-log", y1700, "--speed", "1", "--max-gap", "10ms"},
+			[]string{"y1700.jsonl:1 (1700-01-01T00:00:00Z)"}},
+		{"a speed of 1e-300", []string{"--decision-log", plain, "--speed", "1e-300"},
+			[]string{"--speed: plain: replay of 10 events over 9ms at 1e-300× would last", "more than a run may (100 years)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "r.json")
+			code, stdout, stderr := run(t, append([]string{"run", "--target", "opa/inproc", "--policy", policy, "--no-progress", "-o", out}, tc.args...)...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\nstdout %s", code, exitUsage, stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, "scenario ad-hoc") {
+				t.Errorf("the load started:\n%s", stderr)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a refused replay wrote %s (%v)", out, err)
+			}
+		})
+	}
+
+	t.Run("in a scenario file, the speed's line", func(t *testing.T) {
+		file := filepath.Join(dir, "s.yaml")
+		if err := os.WriteFile(file, []byte("floor: false\nworkloads:\n  - decision_log: plain.jsonl\n    policy: [authz.rego]\n    speed: 1e-300\ntargets: [opa/inproc]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := run(t, "run", "-f", file, "--check-only")
+		if code != exitUsage || !strings.Contains(stderr, "s.yaml:5: speed: plain: replay of 10 events") {
+			t.Errorf("exit %d, stderr %s; want %d naming s.yaml:5", code, stderr, exitUsage)
+		}
+	})
+
+	t.Run("a ten-year replay is said before it starts", func(t *testing.T) {
+		code, _, stderr := run(t, "run", "--target", "opa/inproc", "--policy", policy, "--decision-log", tenYears, "--speed", "1", "--repeat", "2", "--check-only")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		for _, w := range []string{"warning: replay longspan at 1× lasts 10.0 years a turn, 20.0 years for its 2 turns (its 10 events span 10.0 years)", "--max-gap shortens"} {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("stderr lacks %q:\n%s", w, stderr)
+			}
+		}
+		code, _, stderr = run(t, "run", "--target", "opa/inproc", "--policy", policy, "--decision-log", tenYears, "--speed", "1", "--max-gap", "1ms", "--check-only")
+		if code != 0 || strings.Contains(stderr, "warning: replay") {
+			t.Errorf("a replay its gaps shorten to 9 ms is warned about (exit %d):\n%s", code, stderr)
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -275,6 +276,10 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	if err := checkRunFlags(fl, f); err != nil {
 		return usageError(err)
 	}
+	if cores := runtime.NumCPU(); f.procs > cores {
+		// Taken as given and recorded so: a result that says 1000 should not read as 1000 cores.
+		fmt.Fprintf(stderr, "authzbench: warning: --generator-procs %d: this machine has %d cores; more threads than cores only add scheduling, and the result records %d as given\n", f.procs, cores, f.procs)
+	}
 	shard, _, err := f.scaleOut.shardOf(time.Now())
 	if err != nil {
 		return usageError(err)
@@ -408,6 +413,9 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 		}
 		writeReports(f.html, f.prometheus, doc, f.force, stderr, log)
 		log.add("--history", f.history, addRunToHistory(hist, path, doc, stderr))
+	} else if ctx.Err() != nil {
+		// The interrupt said it would write the partial result: there is none to write.
+		fmt.Fprintln(stderr, "authzbench: nothing was measured before the run stopped: no result written")
 	}
 
 	if err := exitFor(ctx, runErr, log.err(), len(doc.Runs) == 0); err != nil {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +94,17 @@ func TestRunMainTakesItsWritersAndInterrupts(t *testing.T) {
 			t.Errorf("result interrupted %v with %d runs, the first with %d ok; want the partial run kept and marked", doc.Interrupted, len(doc.Runs), ok)
 		}
 	})
+}
+
+// A --generator-procs above the machine's cores is taken as given and said: it was recorded as
+// 1000 on a 2-core machine without a word.
+func TestGeneratorProcsAboveTheCoresIsSaid(t *testing.T) {
+	over := runtime.NumCPU() + 1
+	code, _, stderr := run(t, "run", "--target", "opa/inproc", "--workload", "nop", "--generator-procs", strconv.Itoa(over), "--check-only")
+	if want := fmt.Sprintf("warning: --generator-procs %d: this machine has %d cores", over, runtime.NumCPU()); code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
+	}
+	if _, _, stderr := run(t, "run", "--target", "opa/inproc", "--workload", "nop", "--generator-procs", "1", "--check-only"); strings.Contains(stderr, "generator-procs") {
+		t.Errorf("--generator-procs 1 warned of: %s", stderr)
+	}
 }

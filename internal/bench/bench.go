@@ -466,6 +466,14 @@ func (sl *slot) finish(reps int, err error) {
 	sl.recordReplicas()
 	if sl.tg != nil {
 		sl.tg.Stop(context.Background())
+		// What the run wrote into a server the user runs was removed by the stop, or not:
+		// the result says which, and a removal that failed is said now.
+		if w := sl.tg.Info().Written; w != nil {
+			sl.run.SUT.Written = w
+			if w.RemoveError != "" && sl.o.Warn != nil {
+				sl.o.Warn(fmt.Sprintf("target %s: %s is left in the server at %s: removing it failed: %s", sl.ref.Name, w.What, sl.run.SUT.URL, w.RemoveError))
+			}
+		}
 	}
 	run := sl.run
 	if len(sl.outcomes) > 0 {

@@ -118,6 +118,11 @@ func (o Option) Usage() string {
 		of = o.Key
 	}
 	taking := KindsOffered(of)
+	if len(taking) == 0 {
+		// A switch every kind refuses on its own (spicedb_overwrite wants a url with it) is
+		// still offered by the kinds that take it, or the help would name none.
+		taking = KindsTaking(of)
+	}
 	return strings.NewReplacer("{kinds,}", strings.Join(taking, ", "), "{kinds}", joinAnd(taking)).Replace(o.Help)
 }
 

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -70,6 +71,15 @@ type Config interface {
 	// Check finds what is wrong with the settings on their face, before anything starts. What
 	// only a workload can tell (a body template against its inputs) is the target's Start's.
 	Check() error
+}
+
+// Prober is implemented by settings that name a running server which may refuse the run
+// outright (a key it does not take, data it holds already, which the run would write over):
+// Probe asks it before any load, so that such a refusal is bad input, said before anything is
+// measured or written, not a run that fails at its target's start with an empty row. What else
+// it meets (a server that does not answer) it leaves to the run, returning nil.
+type Prober interface {
+	Probe(ctx context.Context) error
 }
 
 // WorkloadChecker is implemented by settings that only a workload can fully check (a body

@@ -69,6 +69,26 @@ func init() {
 	DeclareOption(Option{Key: "sut_args", Flag: "sut-arg", Launches: true, Help: "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)"})
 }
 
+// DeclareKeepWritten declares keep_written, the option of the kinds that write the workload
+// into a running server a URL names (OpenFGA's stores, SpiceDB's schema and relationships): each
+// calls it from the file whose settings hold the field, and it is declared once, by whichever
+// is linked first.
+func DeclareKeepWritten() {
+	if declared["keep_written"].Key != "" {
+		return
+	}
+	DeclareOption(Option{Key: "keep_written", Flag: "keep-written", Selective: true,
+		Help: "{kinds}: with --url, leave in the running server what the run wrote into it (OpenFGA's stores; SpiceDB's schema and relationships), which is otherwise removed at the end; the result's sut.written says which"})
+}
+
+// KeepWrittenWithoutURL refuses keep_written for a server authzbench starts, which it stops
+// with all it holds.
+func KeepWrittenWithoutURL() error {
+	return optionError("keep_written", func(n func(string) string) string {
+		return n("keep_written") + " is for a running server, with " + n("url") + ": the server authzbench starts goes with all it holds"
+	})
+}
+
 // RemoteURL is the running server to measure, if any.
 func (c *ServerConfig) RemoteURL() string { return c.URL }
 

@@ -128,3 +128,9 @@ func Unreachable(option, network error) error { return &unreachable{option, netw
 // authzbench started over mutual TLS, as an RDN sequence ("CN=authzbench-client"): the identity
 // a server's own authorization of its clients names it by.
 func (s *Server) ClientSubject() (string, error) { return s.tlsFiles.identity() }
+
+// IsUnreachable says whether err is a running server's that did not answer (Unreachable).
+func IsUnreachable(err error) bool {
+	var u *unreachable
+	return errors.As(err, &u)
+}

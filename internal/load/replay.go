@@ -47,8 +47,14 @@ type Replay struct {
 	due           []time.Duration
 }
 
+// MaxReplayWindow is the longest a paced replay may last: a century is past any replay anyone
+// means (a wrong timestamp or speed), and a window so bounded still adds to the timeout and the
+// run's deadlines without passing Go's longest duration (292 years), where it would wrap round
+// and schedule every send at once, or none.
+const MaxReplayWindow = 100 * 365 * 24 * time.Hour
+
 // NewReplay is the schedule of events at these recorded offsets from the first (in order:
-// offsets never decrease).
+// offsets never decrease). A schedule that would last more than MaxReplayWindow is refused.
 func NewReplay(offsets []time.Duration, s ReplaySettings) (Replay, error) {
 	if err := s.Check(); err != nil {
 		return Replay{}, err
@@ -62,7 +68,7 @@ func NewReplay(offsets []time.Duration, s ReplaySettings) (Replay, error) {
 	}
 	r := Replay{Settings: s, Events: len(offsets), Span: offsets[len(offsets)-1] - offsets[0], due: make([]time.Duration, len(offsets))}
 	var kept time.Duration // the recorded offset with long gaps shortened
-	q := new(big.Int)
+	due := make([]*big.Int, len(offsets))
 	for k, off := range offsets {
 		if k > 0 {
 			gap := off - offsets[k-1]
@@ -75,10 +81,22 @@ func NewReplay(offsets []time.Duration, s ReplaySettings) (Replay, error) {
 			}
 			kept += gap
 		}
-		// ⌊kept × den / num⌋ for speed = num/den.
-		q.Mul(big.NewInt(int64(kept)), speed.Denom())
-		q.Quo(q, speed.Num())
-		r.due[k] = time.Duration(q.Int64())
+		// ⌊kept × den / num⌋ for speed = num/den: exact, however small the speed.
+		due[k] = new(big.Int).Mul(big.NewInt(int64(kept)), speed.Denom())
+		due[k].Quo(due[k], speed.Num())
+	}
+	// The last event is due latest.
+	if last := due[len(due)-1]; last.Cmp(big.NewInt(int64(MaxReplayWindow))) > 0 {
+		secs, _ := new(big.Float).Quo(new(big.Float).SetInt(last), big.NewFloat(1e9)).Float64()
+		shorten := ""
+		if r.GapsShortened == 0 {
+			shorten = ", or a max gap to shorten its long pauses"
+		}
+		return Replay{}, fmt.Errorf("%s would last %.4g s (%.3g years), more than a run may (%.0f years): a wrong timestamp or speed; give a higher speed%s",
+			r.Describe(), secs, secs/(365.25*24*3600), MaxReplayWindow.Hours()/(365*24), shorten)
+	}
+	for k, d := range due {
+		r.due[k] = time.Duration(d.Int64())
 	}
 	return r, nil
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +49,42 @@ func TestReplayDue(t *testing.T) {
 		if _, err := NewReplay(offsets, bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// A pace whose schedule would pass what a run can last is refused, where its due times would
+// otherwise wrap round (speed 1e-300 sent 300 events at once and called it a replay).
+func TestReplayPastWhatCanBeScheduled(t *testing.T) {
+	span := 10 * time.Second
+	for _, tc := range []struct {
+		name    string
+		offsets []time.Duration
+		s       ReplaySettings
+		ok      bool
+	}{
+		{"a tiny speed", []time.Duration{0, span}, ReplaySettings{Speed: 1e-300}, false},
+		{"just past the bound", []time.Duration{0, span}, ReplaySettings{Speed: float64(span) / float64(MaxReplayWindow+time.Second)}, false},
+		{"a century and less", []time.Duration{0, MaxReplayWindow}, ReplaySettings{Speed: 1}, true},
+		{"a longest duration, shortened", []time.Duration{0, math.MaxInt64}, ReplaySettings{Speed: 1, MaxGap: time.Hour}, true},
+		{"one event, however slow", []time.Duration{0}, ReplaySettings{Speed: 1e-300}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReplay(tc.offsets, tc.s)
+			if !tc.ok {
+				if err == nil {
+					t.Fatalf("accepted: window %s", r.Window())
+				}
+				if !strings.Contains(err.Error(), "more than a run may (100 years)") {
+					t.Errorf("error %q does not say the bound", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := r.Window(); w <= 0 || w > MaxReplayWindow+time.Nanosecond {
+				t.Errorf("window %s", w)
+			}
+		})
 	}
 }

@@ -21,11 +21,15 @@ type Stage struct {
 }
 
 func (s Stage) String() string {
-	if s.From == s.To {
+	if s.hold() {
 		return s.Over.String() + ":" + formatRate(s.From)
 	}
 	return s.Over.String() + ":" + formatRate(s.From) + "-" + formatRate(s.To)
 }
+
+// hold says whether the stage keeps one rate: From and To alike, NaN's included (NaN != NaN
+// made a hold of NaN a ramp, and its refusal was said twice).
+func (s Stage) hold() bool { return math.Float64bits(s.From) == math.Float64bits(s.To) }
 
 func formatRate(r float64) string { return strconv.FormatFloat(r, 'g', -1, 64) }
 
@@ -82,7 +86,7 @@ func CheckStages(stages []Stage) error {
 			errs = append(errs, fmt.Errorf("stage %d (%s): its length must be positive", i+1, s))
 		}
 		rates := []float64{s.From, s.To}
-		if s.From == s.To {
+		if s.hold() {
 			rates = rates[:1] // a hold: its one rate, said once
 		}
 		for _, r := range rates {

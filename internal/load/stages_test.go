@@ -145,13 +145,16 @@ func TestParseStages(t *testing.T) {
 		{"0s:100", "stage 1 (0s:100): its length must be positive"},
 		{"1s:100,1s:2e12", "stage 2 (1s:2e+12): rate 2e+12/s is above the pacer's ceiling of 1e+09/s"},
 		{"1s:0,2s:0", "every stage's rate is 0: nothing would be sent"},
-		{"1s:NaN", "rate must be a finite number, got NaN"},
+		{"1s:NaN", "stage 1 (1s:NaN): rate must be a finite number, got NaN"},
 		{"1s:-5", "stage 1 (1s:-5): rate must be positive, got -5"},
 		{"1s:10--5", "stage 1 (1s:10--5): rate must be positive, got -5"},
 		{"1s:10-", `stage 1 "1s:10-": rate "" is not a number`},
 	} {
-		if _, err := ParseStages(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+		_, err := ParseStages(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseStages(%q): %v, want %q", c.in, err, c.want)
+		} else if strings.Count(err.Error(), c.want) > 1 {
+			t.Errorf("ParseStages(%q) says it more than once: %v", c.in, err)
 		}
 	}
 }

@@ -133,6 +133,22 @@ type SUT struct {
 	// Replicas are the server processes authzbench started behind one address, connections
 	// spread over them round robin (--replicas K); empty for a single server.
 	Replicas []Replica `json:"replicas,omitempty"`
+	// Written is what the run wrote into a server it did not start (a URL's OpenFGA stores,
+	// SpiceDB schema and relationships), and whether it was removed at the end; nil when it
+	// wrote nothing there.
+	Written *Written `json:"written,omitempty"`
+}
+
+// Written is what a run wrote into a running server the user gave it, and what became of it:
+// removed at the end, or kept as asked (keep_written).
+type Written struct {
+	// What was written, in the server's words: "OpenFGA stores authzbench-0 (01K...)".
+	What string `json:"what"`
+	// Kept: left in the server at the end, as asked. Removed: taken out at the end, the server
+	// left as it was found. Neither, with RemoveError, when removing failed.
+	Kept        bool   `json:"kept,omitempty"`
+	Removed     bool   `json:"removed,omitempty"`
+	RemoveError string `json:"remove_error,omitempty"`
 }
 
 // TLS is the TLS a run measured: the mode, and which certificates, so two results can be told

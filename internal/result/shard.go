@@ -370,3 +370,92 @@ func addRepetitions(parts []Repetition) (Repetition, error) {
 	}
 	return out, nil
 }
+
+// MinShardOverlap is the share of its common window a merged repetition's shards must all have
+// been measuring together in, before the merge says they were not: the merged throughput is
+// taken over the whole common window, so shards run apart read lower than they ran.
+const MinShardOverlap = 0.9
+
+// ShardsApart says, for each repetition of a merge of shards (srcs, as MergeShards takes them)
+// whose measured windows overlapped for less than MinShardOverlap of the common window, how far
+// apart they ran: two shards started by hand seconds apart merged into half the throughput
+// either read, in silence. Repetitions without measured starts are passed over.
+func ShardsApart(srcs ...Source) []string {
+	docs := make([]*Document, len(srcs))
+	for i, s := range srcs {
+		docs[i] = s.Doc
+	}
+	groups, err := matchRuns(docs)
+	if err != nil {
+		return nil // MergeShards refuses them
+	}
+	var out []string
+	for _, g := range groups {
+		for k := range g[0].r.Repetitions {
+			type window struct {
+				file       string
+				start, end time.Time
+			}
+			var ws []window
+			for _, p := range g {
+				if k >= len(p.r.Repetitions) || p.r.Repetitions[k].MeasuredFrom.IsZero() {
+					ws = nil
+					break
+				}
+				rep := p.r.Repetitions[k]
+				ws = append(ws, window{srcs[p.doc].Name, rep.MeasuredFrom, rep.MeasuredFrom.Add(time.Duration(rep.ElapsedS * float64(time.Second)))})
+			}
+			if len(ws) < 2 {
+				continue
+			}
+			first, last := ws[0], ws[0] // the earliest to end, the latest to start
+			from, to := ws[0].start, ws[0].end
+			var longest time.Duration
+			for _, w := range ws {
+				longest = max(longest, w.end.Sub(w.start))
+				if w.start.After(last.start) {
+					last = w
+				}
+				if w.end.Before(first.end) {
+					first = w
+				}
+				from, to = minTime(from, w.start), maxTime(to, w.end)
+			}
+			common, together := to.Sub(from), first.end.Sub(last.start)
+			if common <= 0 || float64(together) >= MinShardOverlap*float64(common) {
+				continue
+			}
+			what := fmt.Sprintf("run %d (%s on %s), repetition %d", g[0].run+1, g[0].r.Workload, g[0].r.Target, k+1)
+			if together <= 0 {
+				out = append(out, fmt.Sprintf("%s: the shards' measured windows never overlapped: %s began measuring %s after %s had ended; its req/s is taken over the %s from the first start to the last end, where each shard measured %s at most (give every shard one --start-at)",
+					what, last.file, roundShort(-together), first.file, roundShort(common), roundShort(longest)))
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: the shards measured together for %s of the %s from the first start to the last end (%s began %s after the first): its req/s, taken over all of it, reads lower than the load they ran (give every shard one --start-at)",
+				what, roundShort(together), roundShort(common), last.file, roundShort(last.start.Sub(from))))
+		}
+	}
+	return out
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// roundShort is a duration to the millisecond, or to the microsecond below one.
+func roundShort(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}

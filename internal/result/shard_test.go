@@ -277,3 +277,46 @@ func TestMergeShardsChargesUnsentAndKeepsScale(t *testing.T) {
 		t.Errorf("merged run's scale %+v, want N 100 kept", r.Scale)
 	}
 }
+
+// Shards whose measured windows did not coincide are said, with how far apart they ran: the
+// merged throughput is over the common window, and two shards run seconds apart merged into
+// half what either read, in silence. Shards that ran together are not.
+func TestShardsApart(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	lat, errs, connect, eval := []int64{100_000, 200_000}, []int64{1e6}, []int64{40e3}, []int64{5e3}
+	pair := func(second time.Duration) []Source {
+		return []Source{
+			{"s1.json", shardDoc(t, 1, 2, 2, start, lat, errs, connect, eval)},
+			{"s2.json", shardDoc(t, 2, 2, 2, start.Add(second), lat, errs, connect, eval)},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		second time.Duration // when shard 2 began measuring, after shard 1; each measured 1 s
+		want   string
+	}{
+		{"together", 3 * time.Millisecond, ""},
+		{"together for nine tenths of the window", 50 * time.Millisecond, ""},
+		{"partly together", 400 * time.Millisecond,
+			"run 1 (rbac on opa/server), repetition 1: the shards measured together for 600ms of the 1.4s from the first start to the last end (s2.json began 400ms after the first)"},
+		{"apart", 3 * time.Second,
+			"run 1 (rbac on opa/server), repetition 1: the shards' measured windows never overlapped: s2.json began measuring 2s after s1.json had ended; its req/s is taken over the 4s from the first start to the last end, where each shard measured 1s at most"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srcs := pair(tc.second)
+			if _, err := MergeShards(srcs...); err != nil {
+				t.Fatal(err)
+			}
+			got := ShardsApart(srcs...)
+			if tc.want == "" {
+				if len(got) > 0 {
+					t.Errorf("said %q of shards that ran together", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+				t.Errorf("said %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,15 @@ func replayWorkloads(u workload.UserSpec) ([]WorkloadRef, error) {
 	}
 	refs := make([]WorkloadRef, len(ws))
 	for i, w := range ws {
+		if u.Speed != 0 {
+			// The schedule is built here, before any load, so one that cannot run (past what
+			// can be scheduled) is refused rather than found wrong at its turn.
+			if _, err := Paced(load.Spec{}, w).ReplayOf(w.Inputs); err != nil {
+				return nil, workload.NewSettingError("speed", func(n func(string) string) string {
+					return n("speed") + ": " + w.Name + ": " + err.Error()
+				})
+			}
+		}
 		spec := u
 		spec.DecisionPath = w.Replay.Path
 		spec.Name = w.Name

@@ -40,8 +40,13 @@ type DecisionLog struct {
 	// OutOfOrder is how many events came earlier than one before them in the file: the replay
 	// sorts them by timestamp.
 	OutOfOrder int
+	// Repeated counts the replayable events whose decision_id an earlier one had (a log
+	// uploaded twice, say), RepeatedFirst naming the first by file:line; each is replayed.
+	Repeated      int
+	RepeatedFirst string
 	// objects marks the paths whose logged results are objects, compared by Field.
 	objects map[string]bool
+	ids     map[string]bool // the decision ids seen
 }
 
 // DecisionEvent is one logged decision that can be replayed.
@@ -73,6 +78,35 @@ func (l *DecisionLog) Offsets(path string) []time.Duration {
 		out[i] = e.Timestamp.Sub(evs[0].Timestamp)
 	}
 	return out
+}
+
+// PacedOffsets are path's Offsets for a replay at the recorded pace, which needs every event's
+// time: an event with none (neither "timestamp" nor the console logger's "time") would be
+// scheduled at year 1, and events further apart than a Go duration holds (about 292 years: a
+// wrong timestamp, never a real log) would be scheduled at a saturated offset. Either is refused,
+// naming the lines, where the schedule would otherwise be wrong in silence.
+func (l *DecisionLog) PacedOffsets(path string) ([]time.Duration, error) {
+	evs := l.Events[path]
+	var errs []error
+	for _, e := range evs {
+		if e.Timestamp.IsZero() {
+			errs = append(errs, fmt.Errorf("%s: no timestamp (neither \"timestamp\" nor \"time\"): a paced replay sends each event at its recorded time; give every event one, or replay without a speed", e.Source))
+			if len(errs) >= 20 {
+				errs = append(errs, errors.New("too many errors; stopping"))
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	first, last := evs[0], evs[len(evs)-1]
+	if span := last.Timestamp.Sub(first.Timestamp); !first.Timestamp.Add(span).Equal(last.Timestamp) {
+		return nil, fmt.Errorf("%s (%s) and %s (%s) are some %d years apart, more than a paced replay can schedule: a timestamp is wrong; correct it, or replay without a speed",
+			first.Source, first.Timestamp.Format(time.RFC3339Nano), last.Source, last.Timestamp.Format(time.RFC3339Nano),
+			last.Timestamp.Year()-first.Timestamp.Year())
+	}
+	return l.Offsets(path), nil
 }
 
 // SkippedTotal is how many events the replay leaves out.
@@ -114,11 +148,16 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &DecisionLog{File: path, Field: field, Events: map[string][]DecisionEvent{}, Skipped: map[string]int{}, SkippedFirst: map[string]string{}, objects: map[string]bool{}}
+	l := &DecisionLog{File: path, Field: field, Events: map[string][]DecisionEvent{}, Skipped: map[string]int{}, SkippedFirst: map[string]string{}, objects: map[string]bool{},
+		ids: map[string]bool{}}
 	var errs []error
 	add := func(line int, obj []byte) {
 		if err := l.add(fmt.Sprintf("%s:%d", path, line), obj); err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
+			err = fmt.Errorf("%s:%d: %w", path, line, err)
+			// Events of one line (an array written on it) may fail alike: said once.
+			if len(errs) == 0 || errs[len(errs)-1].Error() != err.Error() {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if first := bytes.TrimLeft(text, " \t\r\n"); len(first) > 0 && first[0] == '[' {
@@ -145,7 +184,8 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 	} else {
 		sc := bufio.NewScanner(bytes.NewReader(text))
 		sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
-		for line := 1; sc.Scan(); line++ {
+		line := 1
+		for ; sc.Scan(); line++ {
 			b := bytes.TrimSpace(sc.Bytes())
 			if len(b) == 0 {
 				continue
@@ -160,8 +200,11 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 				break
 			}
 		}
-		if err := sc.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+		switch err := sc.Err(); {
+		case errors.Is(err, bufio.ErrTooLong):
+			errs = append(errs, fmt.Errorf("%s:%d: line longer than %d MiB, the most one line of a decision log may hold", path, line, MaxLineBytes>>20))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -263,6 +306,13 @@ func (l *DecisionLog) add(source string, obj []byte) error {
 	if ts.IsZero() {
 		ts = ev.Time
 	}
+	if l.ids[*ev.DecisionID] {
+		if l.Repeated == 0 {
+			l.RepeatedFirst = source
+		}
+		l.Repeated++
+	}
+	l.ids[*ev.DecisionID] = true
 	l.Events[ev.Path] = append(l.Events[ev.Path], DecisionEvent{Source: source, DecisionID: *ev.DecisionID, Path: ev.Path,
 		Input: compact(*ev.Input), Allow: allow, Timestamp: ts})
 	return nil
@@ -361,6 +411,10 @@ type Replay struct {
 	Skipped      map[string]int
 	SkippedFirst map[string]string
 	OutOfOrder   int
+	// Repeated and RepeatedFirst are the log's events whose decision id an earlier one had,
+	// replayed all the same (DecisionLog.Repeated).
+	Repeated      int
+	RepeatedFirst string
 	// Intended are the decision ids of --expect-changes: their inputs expect the opposite of
 	// the logged decision.
 	Intended map[string]bool
@@ -424,8 +478,15 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 	}
 	paths := l.Paths()
 	var ws []*Workload
+	var errs []error
 	for _, p := range paths {
 		evs, offsets := l.Events[p], l.Offsets(p)
+		if s.Speed > 0 {
+			if offsets, err = l.PacedOffsets(p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		inputs := make([]Input, len(evs))
 		for i, e := range evs {
 			in := Input{JSON: e.Input, Expect: expectOf(e.Allow), Source: e.Source, DecisionID: e.DecisionID,
@@ -443,6 +504,7 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 			}
 		}
 		r := &Replay{Log: s.DecisionLog, Path: p, Skipped: l.Skipped, SkippedFirst: l.SkippedFirst, OutOfOrder: l.OutOfOrder, Intended: intended,
+			Repeated: l.Repeated, RepeatedFirst: l.RepeatedFirst,
 			Speed: s.Speed, MaxGap: s.MaxGap, FromInputs: s.LogFromInputs}
 		if l.objects[p] {
 			r.Field = l.Field
@@ -458,6 +520,9 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 			UndefinedAs: undefinedAs,
 			Replay:      r,
 		})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return ws, nil
 }

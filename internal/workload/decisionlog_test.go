@@ -90,6 +90,11 @@ func TestReadDecisionLogErrorsNameTheLine(t *testing.T) {
 	if _, err := ReadDecisionLog(p, ""); err == nil || !strings.Contains(err.Error(), p+":2") {
 		t.Errorf("broken array: %v", err)
 	}
+	// An array of arrays on one line: each inner array is refused, and the line said once.
+	os.WriteFile(p, []byte(`[[{"decision_id":"a"}],[{"decision_id":"b"}]]`+"\n"), 0o644)
+	if _, err := ReadDecisionLog(p, ""); err == nil || strings.Count(err.Error(), p+":1: want a decision-log event, a JSON object, got a list") != 1 {
+		t.Errorf("nested arrays: %v; want line 1 said once", err)
+	}
 	changes := filepath.Join(dir, "changes")
 	os.WriteFile(p, []byte(`{"decision_id":"a","path":"x/allow","input":{},"result":true}`+"\n"), 0o644)
 	os.WriteFile(changes, []byte("a\nnope\n"), 0o644)

@@ -36,6 +36,10 @@ func (a grpcAPI) Write(ctx context.Context, r *openfgav1.WriteRequest) (*openfga
 	return a.c.Write(ctx, r)
 }
 
+func (a grpcAPI) DeleteStore(ctx context.Context, r *openfgav1.DeleteStoreRequest) (*openfgav1.DeleteStoreResponse, error) {
+	return a.c.DeleteStore(ctx, r)
+}
+
 // HTTPAPI is OpenFGA's HTTP API at base (http://host:port), as its gateway serves the same
 // messages in JSON.
 func HTTPAPI(base string, client *http.Client) API {
@@ -62,18 +66,31 @@ func (a httpAPI) Write(ctx context.Context, r *openfgav1.WriteRequest) (*openfga
 	return out, a.post(ctx, "/stores/"+r.GetStoreId()+"/write", r, out)
 }
 
-// post sends in as JSON and reads a 2xx answer into out; any other answer is an error carrying
-// OpenFGA's own message.
+func (a httpAPI) DeleteStore(ctx context.Context, r *openfgav1.DeleteStoreRequest) (*openfgav1.DeleteStoreResponse, error) {
+	return &openfgav1.DeleteStoreResponse{}, a.send(ctx, http.MethodDelete, "/stores/"+r.GetStoreId(), nil, nil)
+}
+
 func (a httpAPI) post(ctx context.Context, path string, in, out proto.Message) error {
-	body, err := HTTPBody(in)
+	return a.send(ctx, http.MethodPost, path, in, out)
+}
+
+// send sends in (if any) as JSON and reads a 2xx answer into out (if any); any other answer is
+// an error carrying OpenFGA's own message.
+func (a httpAPI) send(ctx context.Context, method, path string, in, out proto.Message) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = HTTPBody(in); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(body))
-	if err != nil {
-		return err
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Content-Type", "application/json")
 	resp, err := a.client.Do(req)
 	if err != nil {
 		return err
@@ -81,7 +98,7 @@ func (a httpAPI) post(ctx context.Context, path string, in, out proto.Message) e
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// OpenFGA's error answers are {"code": ..., "message": ...}.
@@ -89,9 +106,12 @@ func (a httpAPI) post(ctx context.Context, path string, in, out proto.Message) e
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(data, &msg) == nil && msg.Message != "" {
-			return fmt.Errorf("POST %s: %s: %s", path, resp.Status, msg.Message)
+			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, msg.Message)
 		}
-		return fmt.Errorf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(data))
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+	}
+	if out == nil {
+		return nil
 	}
 	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, out)
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"github.com/openfga/openfga/pkg/server"
@@ -60,16 +61,18 @@ type API interface {
 	CreateStore(context.Context, *openfgav1.CreateStoreRequest) (*openfgav1.CreateStoreResponse, error)
 	WriteAuthorizationModel(context.Context, *openfgav1.WriteAuthorizationModelRequest) (*openfgav1.WriteAuthorizationModelResponse, error)
 	Write(context.Context, *openfgav1.WriteRequest) (*openfgav1.WriteResponse, error)
+	DeleteStore(context.Context, *openfgav1.DeleteStoreRequest) (*openfgav1.DeleteStoreResponse, error)
 }
 
 // Stores are a fixture's tuple sets written into an OpenFGA: Stores[i] and Models[i] hold
-// TupleSets[i].
+// TupleSets[i], in the store named Names[i].
 type Stores struct {
-	Stores, Models []string
+	Stores, Models, Names []string
 }
 
 // WriteFixture writes the model and every tuple set of f into a store of its own on api. It is
-// all setup: call it before the clock.
+// all setup: call it before the clock. On an error, the stores it created so far are returned
+// with it, for a server the user runs to have them removed (Delete).
 func WriteFixture(ctx context.Context, api API, f *Fixture) (*Stores, error) {
 	if f.Model == nil {
 		return nil, errors.New("openfga: no model")
@@ -80,18 +83,42 @@ func WriteFixture(ctx context.Context, api API, f *Fixture) (*Stores, error) {
 		sets = []TupleSet{{}}
 	}
 	for i, set := range sets {
-		storeID, modelID, err := load(ctx, api, fmt.Sprintf("authzbench-%d", i), f, set.Tuples)
-		if err != nil {
-			return nil, err
+		name := fmt.Sprintf("authzbench-%d", i)
+		storeID, modelID, err := load(ctx, api, name, f, set.Tuples)
+		if storeID != "" {
+			s.Stores = append(s.Stores, storeID)
+			s.Models = append(s.Models, modelID)
+			s.Names = append(s.Names, name)
 		}
-		s.Stores = append(s.Stores, storeID)
-		s.Models = append(s.Models, modelID)
+		if err != nil {
+			return s, err
+		}
 	}
 	return s, nil
 }
 
+// Delete removes the stores from api: what a run wrote into a server it did not start.
+func (s *Stores) Delete(ctx context.Context, api API) error {
+	var errs []error
+	for i, id := range s.Stores {
+		if _, err := api.DeleteStore(ctx, &openfgav1.DeleteStoreRequest{StoreId: id}); err != nil {
+			errs = append(errs, fmt.Errorf("delete store %s (%s): %s", s.Names[i], id, status.Convert(err).Message()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// String names the stores as a user finds them in OpenFGA: "authzbench-0 (01K...)".
+func (s *Stores) String() string {
+	parts := make([]string, len(s.Stores))
+	for i, id := range s.Stores {
+		parts[i] = s.Names[i] + " (" + id + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // load creates a store, writes the model into it and then the tuples, in writes of at most
-// OpenFGA's per-write limit.
+// OpenFGA's per-write limit. A store created is returned even with an error, to be removed.
 func load(ctx context.Context, api API, name string, f *Fixture, tuples []Tuple) (storeID, modelID string, err error) {
 	model := f.Model
 	store, err := api.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
@@ -106,11 +133,11 @@ func load(ctx context.Context, api API, name string, f *Fixture, tuples []Tuple)
 	})
 	if err != nil {
 		// OpenFGA names the type or relation; we name the file.
-		return "", "", fmt.Errorf("%s: openfga refuses the model: %s", f.ModelOrigin, status.Convert(err).Message())
+		return store.GetId(), "", fmt.Errorf("%s: openfga refuses the model: %s", f.ModelOrigin, status.Convert(err).Message())
 	}
 	for batch := range slices.Chunk(tuples, maxTuplesPerWrite) {
 		if err := write(ctx, api, store.GetId(), written.GetAuthorizationModelId(), batch); err != nil {
-			return "", "", err
+			return store.GetId(), written.GetAuthorizationModelId(), err
 		}
 	}
 	return store.GetId(), written.GetAuthorizationModelId(), nil

@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -29,7 +35,8 @@ func init() {
 			// OpenFGA has no per-request timers to ask for (OPA's ?metrics=true); its own are
 			// Prometheus metrics, on a port of their own.
 			common.ServerMetricsEvery = 0
-			return &openfgaServer{Server: kinds.NewServer(common, Registered, &cfg.ServerConfig), cfg: &cfg.ServerConfig, api: cfg.API, bin: cfg.OpenFGABin}
+			return &openfgaServer{Server: kinds.NewServer(common, Registered, &cfg.ServerConfig), cfg: &cfg.ServerConfig, api: cfg.API, bin: cfg.OpenFGABin,
+				keep: cfg.KeepWritten}
 		}})
 }
 
@@ -41,11 +48,15 @@ type OpenFGAServerConfig struct {
 	API string `yaml:"api"`
 	// OpenFGABin runs this OpenFGA binary's `run` instead of `authzbench openfga run`.
 	OpenFGABin string `yaml:"openfga_bin"`
+	// KeepWritten leaves the workload's stores in the running OpenFGA a URL names; by default
+	// they are deleted when the target stops.
+	KeepWritten bool `yaml:"keep_written"`
 }
 
 func init() {
 	kinds.DeclareOption(kinds.Option{Key: "api", Flag: "openfga-api", Selective: true,
 		Help: "{kinds}: the API measured, http (the default: POST /stores/{id}/check) or grpc (OpenFGAService.Check); with --url, the running server's address for that API"})
+	kinds.DeclareKeepWritten()
 	kinds.DeclareOption(kinds.Option{Key: "openfga_bin", Flag: "openfga-bin", Selective: true, File: true,
 		Help: "{kinds}: run this OpenFGA server binary (its run command) instead of the OpenFGA linked in"})
 }
@@ -66,6 +77,9 @@ func (c *OpenFGAServerConfig) Check() error {
 			return fmt.Sprintf("%s: openfga/server starts OpenFGA in clear; measure one you run over TLS with %s", n(key), n("url"))
 		}))
 	}
+	if c.KeepWritten && c.URL == "" {
+		errs = append(errs, kinds.KeepWrittenWithoutURL())
+	}
 	if c.URL != "" && c.OpenFGABin != "" {
 		errs = append(errs, kinds.NewOptionError("openfga_bin", func(n func(string) string) string {
 			return n("openfga_bin") + " configures a server authzbench starts; with " + n("url") + " it starts none"
@@ -82,6 +96,58 @@ func (c *OpenFGAServerConfig) Check() error {
 		}))
 	}
 	return errors.Join(errs...)
+}
+
+// Probe asks the running OpenFGA a URL names, before any load, whether it takes authzbench's
+// requests: one that wants credentials (its authn preshared key or OIDC), which openfga/server
+// does not send, refuses the run then, as bad input, rather than at the target's start with an
+// empty row. A server that does not answer is left to the run.
+func (c *OpenFGAServerConfig) Probe(ctx context.Context) error {
+	if c.URL == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var code int
+	var msg string
+	if c.API == "grpc" {
+		u, err := url.Parse(c.URL)
+		if err != nil {
+			return nil
+		}
+		conn, err := grpc.NewClient(u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil
+		}
+		defer conn.Close()
+		_, err = openfgav1.NewOpenFGAServiceClient(conn).ListStores(ctx, &openfgav1.ListStoresRequest{PageSize: wrapperspb.Int32(1)})
+		switch status.Code(err) {
+		case codes.Unauthenticated:
+			code = http.StatusUnauthorized
+		case codes.PermissionDenied:
+			code = http.StatusForbidden
+		}
+		msg = status.Convert(err).Message()
+	} else {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.URL, "/")+"/stores?page_size=1", nil)
+		if err != nil {
+			return nil
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		code, msg = resp.StatusCode, strings.TrimSpace(string(body))
+	}
+	if code != http.StatusUnauthorized && code != http.StatusForbidden {
+		return nil
+	}
+	return kinds.NewOptionError("url", func(n func(string) string) string {
+		return fmt.Sprintf("OpenFGA at %s %s refuses authzbench's requests (%d %s: %s): openfga/server sends no credentials; measure an OpenFGA that takes requests without them",
+			n("url"), c.URL, code, http.StatusText(code), msg)
+	})
 }
 
 func openfgaRefusesMTLSAuthz(n func(string) string) string {
@@ -107,6 +173,12 @@ type openfgaServer struct {
 	url      string
 	checks   []*openfgav1.CheckRequest
 	conns    kinds.GRPCConns
+
+	// With a URL, the stores written into the user's server (even those of a failed start),
+	// deleted when the target stops unless keep; written says what became of them.
+	stores  *Stores
+	keep    bool
+	written *result.Written
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -121,6 +193,7 @@ func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
 		client := &http.Client{Timeout: 30 * time.Second}
 		defer client.CloseIdleConnections()
 		stores, err := WriteFixture(ctx, HTTPAPI(t.URL(), client), l.Fixture)
+		t.wrote(stores)
 		if err != nil {
 			return nil, nil, fmt.Errorf("write the workload into OpenFGA at %s: %w", t.URL(), err)
 		}
@@ -157,6 +230,7 @@ func (t *openfgaServer) startGRPC(ctx context.Context, f *Fixture) error {
 		return err
 	}
 	stores, err := WriteFixture(ctx, GRPCAPI(conn), f)
+	t.wrote(stores)
 	if err != nil {
 		return fmt.Errorf("write the workload into OpenFGA at %s (gRPC): %w", t.grpcAddr, err)
 	}
@@ -255,13 +329,61 @@ func (t *openfgaServer) Info() kinds.Info {
 		version = Version()
 	}
 	info := t.BaseInfo("openfga", "openfga "+version)
+	if t.written != nil {
+		w := *t.written
+		info.Written = &w
+	}
 	if t.api == "grpc" {
 		return kinds.OverGRPC(info, t.url)
 	}
 	return info
 }
 
+// wrote notes the stores written into a server the user runs; into the one authzbench starts,
+// they go with it.
+func (t *openfgaServer) wrote(s *Stores) {
+	if t.cfg.URL == "" || s == nil || len(s.Stores) == 0 {
+		return
+	}
+	t.stores = s
+	t.written = &result.Written{What: "OpenFGA stores " + s.String(), Kept: t.keep}
+}
+
 func (t *openfgaServer) Stop(ctx context.Context) error {
+	err := t.removeStores(ctx)
 	t.conns.CloseAll()
-	return t.Server.Stop(ctx)
+	return errors.Join(err, t.Server.Stop(ctx))
+}
+
+// removeStores deletes the stores the run wrote into the user's OpenFGA, unless asked to keep
+// them: every run left a store named authzbench-0 behind, and the server grew by each run's
+// tuples.
+func (t *openfgaServer) removeStores(ctx context.Context) error {
+	if t.stores == nil || t.keep || t.written.Removed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var api API
+	if t.api == "grpc" {
+		conn, err := t.dial()
+		if err != nil {
+			return t.removeFailed(err)
+		}
+		api = GRPCAPI(conn)
+	} else {
+		client := &http.Client{Timeout: 30 * time.Second}
+		defer client.CloseIdleConnections()
+		api = HTTPAPI(t.URL(), client)
+	}
+	if err := t.stores.Delete(ctx, api); err != nil {
+		return t.removeFailed(err)
+	}
+	t.written.Removed = true
+	return nil
+}
+
+func (t *openfgaServer) removeFailed(err error) error {
+	t.written.RemoveError = err.Error()
+	return fmt.Errorf("remove what the run wrote into OpenFGA at %s: %w", t.cfg.URL, err)
 }

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/authzed/spicedb/pkg/datalayer"
@@ -46,7 +47,14 @@ func (e *ConditionalError) Error() string {
 	if len(e.Missing) == 0 {
 		return "conditional: a caveat lacks context"
 	}
-	return "conditional: caveat context missing " + strings.Join(e.Missing, ", ")
+	// SpiceDB names a field once per caveat that lacks it: said once here.
+	var names []string
+	for _, m := range e.Missing {
+		if !slices.Contains(names, m) {
+			names = append(names, m)
+		}
+	}
+	return "conditional: caveat context missing " + strings.Join(names, ", ")
 }
 
 func (e *ConditionalError) Is(target error) bool { return target == ErrConditional }

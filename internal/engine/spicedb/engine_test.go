@@ -179,3 +179,12 @@ func TestExpiringRelationships(t *testing.T) {
 	}
 	verifyAll(t, f)
 }
+
+// A context field SpiceDB names once per caveat that lacks it is said once: the message read
+// "caveat context missing hour, hour".
+func TestConditionalErrorNamesEachFieldOnce(t *testing.T) {
+	err := &ConditionalError{Missing: []string{"hour", "day", "hour"}}
+	if got, want := err.Error(), "conditional: caveat context missing hour, day"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -7,12 +7,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	v1 "github.com/authzed/authzed-go/proto/authzed/api/v1"
+	"github.com/authzed/spicedb/pkg/tuple"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -20,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -38,8 +42,9 @@ func init() {
 		Help: "{kinds}: the SpiceDB server binary to start (SpiceDB's own release binary, or authzbench-spicedb); by default authzbench-spicedb beside authzbench, else on PATH"})
 	kinds.DeclareOption(kinds.Option{Key: "spicedb_key", Flag: "spicedb-key", Selective: true, Secret: true,
 		Help: "{kinds}: the preshared key of the running SpiceDB --url names (default: $" + spicedbKeyEnv + "); left out of the result's command line"})
+	kinds.DeclareKeepWritten()
 	kinds.DeclareOption(kinds.Option{Key: "spicedb_overwrite", Flag: "spicedb-overwrite", Selective: true,
-		Help: "{kinds}: with --url, write the workload into a SpiceDB that already has a schema: its schema is replaced, its relationships stay beside the workload's"})
+		Help: "{kinds}: with --url, write the workload into a SpiceDB that already has a schema: its schema is replaced for the run, its relationships stay beside the workload's, and both are as they were at the end (unless --keep-written)"})
 }
 
 // spicedbKeyEnv is the variable SpiceDB's own serve reads its preshared key from, and where
@@ -56,6 +61,10 @@ type SpiceDBServerConfig struct {
 	SpiceDBKey string `yaml:"spicedb_key"`
 	// SpiceDBOverwrite lets the workload be written into a running server that has a schema.
 	SpiceDBOverwrite bool `yaml:"spicedb_overwrite"`
+	// KeepWritten leaves the workload's schema and relationships in the running server; by
+	// default the relationships the run added are deleted when it stops, and the schema the
+	// server had (none, or its own) is written back.
+	KeepWritten bool `yaml:"keep_written"`
 }
 
 // Check refuses what spicedb/server cannot do (TLS, a URL that is not a gRPC address in
@@ -93,6 +102,9 @@ func (c *SpiceDBServerConfig) Check() error {
 		errs = append(errs, kinds.NewOptionError("spicedb_overwrite", func(n func(string) string) string {
 			return n("spicedb_overwrite") + " is for a running server, with " + n("url") + "; the server authzbench starts is empty"
 		}))
+	}
+	if c.KeepWritten {
+		errs = append(errs, kinds.KeepWrittenWithoutURL())
 	}
 	// Found and asked its version now, so that no server to start is bad input, before any load.
 	if _, err := FindServer(context.Background(), c.SpiceDBBin); err != nil {
@@ -160,6 +172,14 @@ type spicedbServer struct {
 	checks   []*v1.CheckPermissionRequest
 
 	conns kinds.GRPCConns
+
+	// With a URL, what the run writes into the user's server, undone when the target stops
+	// (unless keep_written): the schema it found there ("" for none), written back, and the
+	// relationships it adds (those the server did not hold already), deleted. written says
+	// what became of them.
+	found   string
+	added   []*v1.Relationship
+	written *result.Written
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -181,7 +201,11 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	if t.settings.URL != "" {
-		if err := t.refuseNonEmpty(ctx, conn); err != nil {
+		found, err := t.settings.readSchema(ctx, conn)
+		if err != nil {
+			return err
+		}
+		if err := t.willWrite(ctx, conn, found, l.Fixture); err != nil {
 			return err
 		}
 	}
@@ -222,28 +246,148 @@ func checkRequest(a Assertion, consistency *v1.Consistency) (*v1.CheckPermission
 	return req, nil
 }
 
-// refuseNonEmpty refuses a running SpiceDB that already has a schema, unless told: writing the
-// workload would replace it, and its relationships could change the workload's decisions.
-func (t *spicedbServer) refuseNonEmpty(ctx context.Context, conn *grpc.ClientConn) error {
+// readSchema reads the running server's schema ("" when it has none), refusing a key it does
+// not take, and a schema unless spicedb_overwrite says to write over it: writing the workload
+// would replace it, and its relationships could change the workload's decisions. A server that
+// does not answer is Unreachable.
+func (c *SpiceDBServerConfig) readSchema(ctx context.Context, conn grpc.ClientConnInterface) (string, error) {
 	resp, err := v1.NewSchemaServiceClient(conn).ReadSchema(ctx, &v1.ReadSchemaRequest{})
 	switch {
 	case status.Code(err) == codes.NotFound:
-		return nil // no schema written yet
+		return "", nil // no schema written yet
 	case status.Code(err) == codes.Unauthenticated || status.Code(err) == codes.PermissionDenied:
-		return kinds.NewOptionError("spicedb_key", func(n func(string) string) string {
+		return "", kinds.NewOptionError("spicedb_key", func(n func(string) string) string {
 			return fmt.Sprintf("SpiceDB at %s refuses the key (%s or $%s): %s", n("url"), n("spicedb_key"), spicedbKeyEnv, status.Convert(err).Message())
 		})
 	case err != nil:
-		return kinds.Unreachable(kinds.NewOptionError("url", func(n func(string) string) string {
-			return fmt.Sprintf("cannot reach SpiceDB at %s %s: %s", n("url"), t.settings.URL, status.Convert(err).Message())
+		return "", kinds.Unreachable(kinds.NewOptionError("url", func(n func(string) string) string {
+			return fmt.Sprintf("cannot reach SpiceDB at %s %s: %s", n("url"), c.URL, status.Convert(err).Message())
 		}), err)
-	case strings.TrimSpace(resp.GetSchemaText()) != "" && !t.settings.SpiceDBOverwrite:
-		return kinds.NewOptionError("spicedb_overwrite", func(n func(string) string) string {
+	case strings.TrimSpace(resp.GetSchemaText()) != "" && !c.SpiceDBOverwrite:
+		return "", kinds.NewOptionError("spicedb_overwrite", func(n func(string) string) string {
 			return fmt.Sprintf("SpiceDB at %s %s already has a schema, which writing the workload would replace (and its relationships could change the decisions): "+
-				"point %s at an empty SpiceDB, or give %s", n("url"), t.settings.URL, n("url"), n("spicedb_overwrite"))
+				"point %s at an empty SpiceDB, or give %s", n("url"), c.URL, n("url"), n("spicedb_overwrite"))
 		})
 	}
+	return resp.GetSchemaText(), nil
+}
+
+// Probe asks the running SpiceDB a URL names, before any load, whether it takes the run: a key
+// it refuses, or a schema it has already, is bad input then, said before anything is measured,
+// where found at the target's start it failed the run and wrote an empty row. A server that
+// does not answer is left to the run, which reports it as it does today.
+func (c *SpiceDBServerConfig) Probe(ctx context.Context) error {
+	addr, err := spicedbAddr(c.URL)
+	if c.URL == "" || err != nil {
+		return nil // nothing to ask, or Check's to refuse
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(presharedKey(c.key())))
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = c.readSchema(ctx, conn)
+	var option *kinds.OptionError
+	if errors.As(err, &option) && !kinds.IsUnreachable(err) {
+		return err
+	}
 	return nil
+}
+
+// willWrite notes, before the workload is written into the user's server, what must be undone
+// at the end: the schema found there, and which of the workload's relationships the server did
+// not hold already (a server written over, spicedb_overwrite, may share some).
+func (t *spicedbServer) willWrite(ctx context.Context, conn grpc.ClientConnInterface, found string, f *Fixture) error {
+	held := map[string]bool{}
+	if strings.TrimSpace(found) != "" {
+		var err error
+		if held, err = heldAlready(ctx, conn, f); err != nil {
+			return fmt.Errorf("read what SpiceDB at %s holds of the workload's relationships: %w", t.grpcAddr, err)
+		}
+	}
+	t.found, t.added = found, nil
+	for _, r := range f.Relationships {
+		rel := tuple.ToV1Relationship(r.Rel)
+		if !held[tuple.V1StringRelationshipWithoutCaveatOrExpiration(rel)] {
+			t.added = append(t.added, rel)
+		}
+	}
+	what := fmt.Sprintf("SpiceDB schema of %s and %d relationships", f.SchemaFile, len(t.added))
+	if strings.TrimSpace(found) != "" {
+		what += " (over the server's own schema, written back at the end)"
+	}
+	t.written = &result.Written{What: what, Kept: t.settings.KeepWritten}
+	return nil
+}
+
+// heldAlready are the relationships of f's resource types the server holds, by their string
+// without caveat: written again by the run, they are the user's and stay.
+func heldAlready(ctx context.Context, conn grpc.ClientConnInterface, f *Fixture) (map[string]bool, error) {
+	held := map[string]bool{}
+	types := map[string]bool{}
+	for _, r := range f.Relationships {
+		types[r.Rel.Resource.ObjectType] = true
+	}
+	perms := v1.NewPermissionsServiceClient(conn)
+	for typ := range types {
+		stream, err := perms.ReadRelationships(ctx, &v1.ReadRelationshipsRequest{
+			Consistency:        &v1.Consistency{Requirement: &v1.Consistency_FullyConsistent{FullyConsistent: true}},
+			RelationshipFilter: &v1.RelationshipFilter{ResourceType: typ}})
+		if err != nil {
+			return nil, err
+		}
+		for {
+			resp, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if status.Code(err) == codes.FailedPrecondition || status.Code(err) == codes.NotFound {
+				break // a type the server's schema does not define: it holds none
+			}
+			if err != nil {
+				return nil, status.Error(status.Code(err), status.Convert(err).Message())
+			}
+			held[tuple.V1StringRelationshipWithoutCaveatOrExpiration(resp.GetRelationship())] = true
+		}
+	}
+	return held, nil
+}
+
+// undoWrite deletes the relationships the run added to the user's server and writes back the
+// schema it found there, unless asked to keep them: a run's schema and relationships were left
+// in the user's SpiceDB, and the next run was refused for the schema it found.
+func (t *spicedbServer) undoWrite(ctx context.Context) error {
+	if t.written == nil || t.written.Kept || t.written.Removed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	conn, err := t.dial()
+	if err != nil {
+		return t.undoFailed(err)
+	}
+	perms := v1.NewPermissionsServiceClient(conn)
+	for batch := range slices.Chunk(t.added, MaxUpdatesPerWrite) {
+		updates := make([]*v1.RelationshipUpdate, len(batch))
+		for i, r := range batch {
+			updates[i] = &v1.RelationshipUpdate{Operation: v1.RelationshipUpdate_OPERATION_DELETE, Relationship: r}
+		}
+		if _, err := perms.WriteRelationships(ctx, &v1.WriteRelationshipsRequest{Updates: updates}); err != nil {
+			return t.undoFailed(fmt.Errorf("delete relationships: %s", status.Convert(err).Message()))
+		}
+	}
+	if _, err := v1.NewSchemaServiceClient(conn).WriteSchema(ctx, &v1.WriteSchemaRequest{Schema: t.found}); err != nil {
+		return t.undoFailed(fmt.Errorf("write back the schema it had: %s", status.Convert(err).Message()))
+	}
+	t.written.Removed = true
+	return nil
+}
+
+func (t *spicedbServer) undoFailed(err error) error {
+	t.written.RemoveError = err.Error()
+	return fmt.Errorf("remove what the run wrote into SpiceDB at %s: %w", t.settings.URL, err)
 }
 
 // launch starts the SpiceDB server binary's serve on free loopback ports, over its memory
@@ -352,10 +496,16 @@ func (t *spicedbServer) Info() kinds.Info {
 		// call for it): the one linked in stands, as for OpenFGA.
 		version = Version()
 	}
-	return kinds.OverGRPC(t.BaseInfo(Name, "spicedb "+version), t.url)
+	info := t.BaseInfo(Name, "spicedb "+version)
+	if t.written != nil {
+		w := *t.written
+		info.Written = &w
+	}
+	return kinds.OverGRPC(info, t.url)
 }
 
 func (t *spicedbServer) Stop(ctx context.Context) error {
+	err := t.undoWrite(ctx)
 	t.conns.CloseAll()
-	return t.Server.Stop(ctx)
+	return errors.Join(err, t.Server.Stop(ctx))
 }
