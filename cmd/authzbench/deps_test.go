@@ -77,8 +77,8 @@ func chainsTo(root string, imports map[string][]string, bad func(string) bool) [
 
 // The seam between the target kinds and the engines: an engine whose kinds live in its own
 // package is linked by this command's one import line, and internal/kinds reaches none of it.
-// Only the engines whose kinds still live in internal/kinds (OPA's and Cedar's) may be reached
-// from there, so adding an engine cannot quietly need an edit to internal/kinds again.
+// Only the engine whose kinds still live in internal/kinds (OPA's) may be reached from there,
+// so adding an engine cannot quietly need an edit to internal/kinds again.
 func TestKindsReachNoOtherEngine(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -98,7 +98,10 @@ func TestKindsReachNoOtherEngine(t *testing.T) {
 	if _, ok := imports[root]; !ok {
 		t.Fatalf("go list -deps did not list %s", root)
 	}
-	allowed := map[string]bool{module + "/internal/engine/opa": true, module + "/internal/engine/cedar": true}
+	allowed := map[string]bool{module + "/internal/engine/opa": true,
+		// Reached through internal/workload, which reads users' Cedar files with it until
+		// they move onto workload.RegisterUserFiles.
+		module + "/internal/engine/cedar/cedarengine": true}
 	if _, ok := imports[module+"/internal/engine/opa"]; !ok {
 		t.Fatal("internal/kinds no longer reaches OPA's engine: the allowed list is out of date, and the test would pass for no reason")
 	}

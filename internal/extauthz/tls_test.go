@@ -187,7 +187,7 @@ func TestOPAPluginReconfigure(t *testing.T) {
 // startOther occupies a loopback port with a listener of its own for the test's length.
 func startOther(t *testing.T) string {
 	t.Helper()
-	s := NewServer(Cedar{})
+	s := NewServer(allowAll{})
 	addr := freeAddr(t)
 	l, err := net.Listen("tcp", addr)
 	if err != nil {

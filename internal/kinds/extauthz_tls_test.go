@@ -26,14 +26,15 @@ func envoyInputs(t *testing.T, n int) *workload.Workload {
 
 func (s *extAuthzServed) files() *serverFiles { return s.tlsFiles }
 
+// extAuthz is the served part of a target, for the tests to reach into, through whatever the
+// target embeds it in (ExtAuthzServer, for the kinds of engines' own packages).
+func (s *extAuthzServed) extAuthz() *extAuthzServed { return s }
+
 // served is the part of an ext_authz target the tests reach into.
 func extServed(t *testing.T, tg Target) *extAuthzServed {
 	t.Helper()
-	switch tg := tg.(type) {
-	case *opaExtAuthz:
-		return &tg.extAuthzServed
-	case *cedarExtAuthz:
-		return &tg.extAuthzServed
+	if s, ok := tg.(interface{ extAuthz() *extAuthzServed }); ok {
+		return s.extAuthz()
 	}
 	t.Fatalf("%T is no ext_authz target", tg)
 	return nil

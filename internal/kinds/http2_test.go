@@ -29,10 +29,7 @@ func rbacInputs(t *testing.T, n int) *workload.Workload {
 }
 
 func h2Config(kind string, server ServerConfig, h2 HTTP2Config) Config {
-	if kind == "cedar/server" {
-		return &CedarServerConfig{ServerConfig: server, HTTP2Config: h2}
-	}
-	return &OPAServerConfig{ServerConfig: server, HTTP2Config: h2}
+	return configOf(kind, server, h2)
 }
 
 // The servers authzbench starts decide rbac right over HTTP/2, h2c in clear (OPA started with
@@ -222,7 +219,7 @@ func TestHTTP2SettingsConflicts(t *testing.T) {
 		want string
 	}{
 		{"connections without http2", "opa/server", &OPAServerConfig{HTTP2Config: HTTP2Config{HTTP2Connections: 2}}, "http2_connections sets the HTTP/2 connections the workers share; give http2"},
-		{"negative connections", "cedar/server", &CedarServerConfig{HTTP2Config: HTTP2Config{HTTP2: true, HTTP2Connections: -1}}, "http2_connections -1: want 1 or more"},
+		{"negative connections", "cedar/server", configOf("cedar/server", HTTP2Config{HTTP2: true, HTTP2Connections: -1}), "http2_connections -1: want 1 or more"},
 		{"http target", "http", &HTTPConfig{URL: "http://127.0.0.1:1/a", DecisionPath: "/a", HTTP2Config: HTTP2Config{HTTP2Connections: 3}}, "give http2 with it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

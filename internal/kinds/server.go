@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 
 	"github.com/authzbench/authzbench/internal/engine"
@@ -14,9 +15,60 @@ import (
 // server, and its registered engine how the server's health and answers read.
 type Server struct{ served }
 
-// NewServer is the served part of a target of engine e with settings cfg.
-func NewServer(common Common, e engine.Engine, cfg *ServerConfig) *Server {
-	return &Server{served{common: common, engine: e, cfg: cfg}}
+// NewServer is the served part of a target of engine e with settings cfg, and what else the
+// kind's settings ask of it (WithHTTP2, WithReplicas).
+func NewServer(common Common, e engine.Engine, cfg *ServerConfig, opts ...ServerOption) *Server {
+	s := &Server{served{common: common, engine: e, cfg: cfg}}
+	for _, o := range opts {
+		o(&s.served)
+	}
+	return s
+}
+
+// ServerOption is a setting of a kind's that its Server carries out.
+type ServerOption func(*served)
+
+// WithHTTP2 has the target speak HTTP/2 as h says (HTTP2Config); a server the kind launches is
+// to be told to serve h2c in clear where SpeaksHTTP2.
+func WithHTTP2(h *HTTP2Config) ServerOption { return func(s *served) { s.http2 = h } }
+
+// WithReplicas has the target start n servers behind one address (Replication), the launch
+// function called once for each.
+func WithReplicas(n int) ServerOption { return func(s *served) { s.replicas = n } }
+
+// StartAt points the target at its server over HTTP, launching it with launch unless the
+// settings' URL names a running one, and encodes one request per body for the decision endpoint
+// path, which a URL with a path replaces.
+func (s *Server) StartAt(ctx context.Context, path string, bodies [][]byte, launch func(context.Context) error) error {
+	return s.start(ctx, path, bodies, launch)
+}
+
+// SpeaksHTTP2 says whether the target was asked for HTTP/2 (WithHTTP2).
+func (s *Server) SpeaksHTTP2() bool { return s.speaksHTTP2() }
+
+// LaunchTLS is what the server being launched serves TLS with; nil in clear.
+func (s *Server) LaunchTLS() *LaunchTLS { return s.tlsFiles.forServer(s.cfg.Mode()) }
+
+// LaunchTLS is what a server authzbench starts over TLS is given: its certificate and key, and
+// in the mutual modes the CA its clients' certificates must be signed by (empty otherwise).
+type LaunchTLS struct{ Cert, Key, ClientCA string }
+
+func (f *serverFiles) forServer(mode TLSMode) *LaunchTLS {
+	if f == nil {
+		return nil
+	}
+	t := &LaunchTLS{Cert: f.ServerCert, Key: f.ServerKey}
+	if mode >= MutualTLS {
+		t.ClientCA = f.CACert
+	}
+	return t
+}
+
+// CheckServed is Check for the settings of a kind served over HTTP: the server's (refusing
+// mtls_authz for the reason mtlsAuthzRefused gives; nil takes it), its HTTP/2, its replicas,
+// and the combinations they cannot go in.
+func CheckServed(c *ServerConfig, h *HTTP2Config, r Replication, mtlsAuthzRefused func(name func(key string) string) string) error {
+	return errors.Join(append([]error{c.check(mtlsAuthzRefused), r.check(c), replicasOverHTTP2(r.Replicas, *h)}, h.check()...)...)
 }
 
 // Common is the run's settings the target was made with.

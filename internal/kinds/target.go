@@ -8,8 +8,8 @@
 // right: the verify package does.
 //
 // An engine whose package holds its own kinds registers them from there, built on what this
-// package exports for a kind elsewhere (Server, GRPCConns, OverGRPC, GRPCCheckFailed,
-// FailedDecider, NoWatch): adding such an engine touches nothing here.
+// package exports for a kind elsewhere (Server, ExtAuthzServer, GRPCConns, OverGRPC,
+// GRPCCheckFailed, FailedDecider, NoWatch): adding such an engine touches nothing here.
 package kinds
 
 import (

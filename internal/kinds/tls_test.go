@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -106,11 +108,25 @@ func TestServedOverTLS(t *testing.T) {
 
 func (s *served) files() *serverFiles { return s.tlsFiles }
 
-func servedConfig(kind string, c ServerConfig) Config {
-	if kind == "cedar/server" {
-		return &CedarServerConfig{ServerConfig: c}
+func servedConfig(kind string, c ServerConfig) Config { return configOf(kind, c) }
+
+// configOf is the settings of kind, whatever their type (an engine's kind has its own, in its
+// package), with parts (a ServerConfig, an HTTP2Config) in place of the ones they embed.
+func configOf(kind string, parts ...any) Config {
+	k, err := LookupAny(kind)
+	if err != nil {
+		panic(err)
 	}
-	return &OPAServerConfig{ServerConfig: c}
+	c := k.NewConfig()
+	v := reflect.ValueOf(c).Elem()
+	for _, p := range parts {
+		f := v.FieldByName(reflect.TypeOf(p).Name())
+		if !f.IsValid() {
+			panic(fmt.Sprintf("%s's settings %T embed no %T", kind, c, p))
+		}
+		f.Set(reflect.ValueOf(p))
+	}
+	return c
 }
 
 // Refusals are errors, each in its class, never a decision: no client certificate against
@@ -150,15 +166,6 @@ func TestTLSRefusals(t *testing.T) {
 			t.Errorf("classes %v, want %d http_401; first: %v", classes, n, outs[0].Err)
 		}
 	})
-}
-
-// A Cedar server has no authorization policy in front of its decisions: mtls_authz is refused
-// before anything starts, saying so.
-func TestCedarRefusesMTLSAuthz(t *testing.T) {
-	_, err := New("cedar/server", Common{}, &CedarServerConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{MTLSAuthz: true}}})
-	if err == nil || !strings.Contains(err.Error(), "not supported by cedar/server") {
-		t.Errorf("err %v, want mtls_authz not supported", err)
-	}
 }
 
 // An https endpoint signed by a private CA is measured with cacert, and refused as

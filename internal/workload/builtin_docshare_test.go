@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 )
 
 // MarshalJSON writes the request as the Rego input, so hand-written cases (checkHandCases

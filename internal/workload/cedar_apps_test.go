@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
-	"github.com/authzbench/authzbench/internal/cedarserver"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarserver"
 )
 
 // cedarAppSpec names the files of an app under testdata/cedar-apps, each optional but the

@@ -3,7 +3,7 @@ package workload
 import (
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 )
 
 // prepareCedar loads the workload's Cedar version with cedar-go, validating its policies and

@@ -1,7 +1,9 @@
-// Package cedar registers Cedar as an engine: Cedar policies, entities and schema, Cedar
-// requests, answers from authzbench's Cedar server ({"decision": "allow"|"deny", ...}). The
-// engine itself is cedar-go, wrapped by internal/cedarengine; the target kinds that run it are
-// internal/kinds'.
+// Package cedar is Cedar inside authzbench: the engine as registered (Cedar policies, entities
+// and schema, Cedar requests, answers from authzbench's Cedar server, {"decision":
+// "allow"|"deny", ...}) and the target kinds that run it, one file each: cedar/inproc (cedar-go
+// in this process), cedar/server (authzbench's Cedar server over HTTP) and cedar/extauthz (the
+// same server behind Envoy's ext_authz gRPC API). cedar-go itself is wrapped by cedarengine;
+// the server, which Cedar does not ship, is cedarserver's.
 package cedar
 
 import (

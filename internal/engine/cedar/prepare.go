@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
