@@ -98,10 +98,7 @@ func TestKindsReachNoOtherEngine(t *testing.T) {
 	if _, ok := imports[root]; !ok {
 		t.Fatalf("go list -deps did not list %s", root)
 	}
-	allowed := map[string]bool{module + "/internal/engine/opa": true,
-		// Reached through internal/workload, which reads users' Cedar files with it until
-		// they move onto workload.RegisterUserFiles.
-		module + "/internal/engine/cedar/cedarengine": true}
+	allowed := map[string]bool{module + "/internal/engine/opa": true}
 	if _, ok := imports[module+"/internal/engine/opa"]; !ok {
 		t.Fatal("internal/kinds no longer reaches OPA's engine: the allowed list is out of date, and the test would pass for no reason")
 	}
