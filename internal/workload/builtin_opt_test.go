@@ -21,7 +21,7 @@ func TestOptimizedWorkloadsDecideAsTheOriginals(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if opt.Name != pair[0] || opt.Query == orig.Query || bytes.Equal(opt.Policies[0].Content, orig.Policies[0].Content) || opt.HasCedar() {
+				if opt.Name != pair[0] || opt.Query == orig.Query || bytes.Equal(opt.Policies[0].Content, orig.Policies[0].Content) || opt.Cedar != nil {
 					t.Errorf("%s: name %q, query %q, its own policy and no Cedar version wanted", pair[0], opt.Name, opt.Query)
 				}
 				if len(opt.Inputs) != len(orig.Inputs) {

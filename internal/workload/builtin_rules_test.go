@@ -42,7 +42,7 @@ func TestRulesMatchReferenceModel(t *testing.T) {
 						}
 					}
 					if suffix == "-indexed" {
-						if w.HasCedar() {
+						if w.Cedar != nil {
 							t.Error("the indexed style has a Cedar version; Cedar has no data to look up in")
 						}
 						return

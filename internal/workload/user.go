@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -515,7 +514,8 @@ func compact(b []byte) []byte {
 
 // Export writes the workload as files other tools read: its policy and data as OPA loads them,
 // inputs.jsonl in the format ReadInputs reads, the first input alone and the first request body
-// of OPA's REST API.
+// of OPA's REST API. An engine's version with files of its own is its package's to write
+// (engine.Exported).
 func Export(w *Workload, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("export %s: %w", w.Name, err)
@@ -537,40 +537,12 @@ func Export(w *Workload, dir string) error {
 		files["input-1.json"] = w.Inputs[0].JSON
 		files["body-1.json"] = append(append([]byte(`{"input":`), w.Inputs[0].JSON...), '}')
 	}
-	if w.HasCedar() {
-		if _, _, _, err := w.CedarFiles(dir); err != nil {
-			return err
-		}
-		var reqs bytes.Buffer
-		for i, in := range w.Inputs {
-			line, err := cedarRequestLine(in)
-			if err != nil {
-				return fmt.Errorf("export %s: input %d: %w", w.Name, i+1, err)
-			}
-			reqs.Write(line)
-			reqs.WriteByte('\n')
-		}
-		files["requests.jsonl"] = reqs.Bytes()
-	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("export %s: %w", w.Name, err)
 		}
 	}
 	return nil
-}
-
-// cedarRequestLine is an input's Cedar request as a line of a requests file: the request
-// object with its expected decision added.
-func cedarRequestLine(in Input) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(in.Cedar, &fields); err != nil {
-		return nil, fmt.Errorf("Cedar request is not a JSON object: %w", err)
-	}
-	if in.Expect != Unverified {
-		fields["expect"] = json.RawMessage(strconv.FormatBool(in.Expect == ExpectAllow))
-	}
-	return json.Marshal(fields)
 }
 
 func truncated(b []byte) string {

@@ -54,13 +54,10 @@ type Input struct {
 	// Cedar is the same request for Cedar, as the JSON object the cedar targets read:
 	// {"principal": {"type": ..., "id": ...}, "action": ..., "resource": ..., "context": {...}}
 	// and, for requests that carry their own entities, "entities": [...]. Nil when the
-	// workload has no Cedar version. JSON is nil for a Cedar-only workload.
+	// workload has no Cedar version.
 	Cedar []byte
 	// Source is the file and line a user-supplied input came from, for error messages.
 	Source string
-	// CedarSource is the file and line of its Cedar request, when the workload has both
-	// versions from the user's files (Source is then the Rego line).
-	CedarSource string
 	// OpenFGA is the same request as an OpenFGA Check, a JSON object: {"user": "user:anne",
 	// "relation": "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and
 	// "tuple_set" (which of the workload's tuple sets it is checked against) where it has them.
@@ -142,24 +139,13 @@ type Workload struct {
 	Scale *Scale
 }
 
-// Cedar is a workload's Cedar policies, schema and entities. Every input of the workload
-// carries its Cedar request (Input.Cedar), and the two versions must agree on every one.
+// Cedar is a built-in workload's Cedar policies, schema and entities. Every input of the
+// workload carries its Cedar request (Input.Cedar), and the two versions must agree on every
+// one.
 type Cedar struct {
-	// Built-in workloads carry their files in memory ...
 	Policies []File
 	Schema   *File  // Cedar schema in the human-readable form; nil for none
 	Entities []byte // JSON array of entities; nil for none
-
-	// ... user-supplied ones point at files on disk.
-	PolicyPaths  []string
-	SchemaPath   string
-	EntitiesPath string
-	// TemplateLinksPath links the policies' templates; empty for none.
-	TemplateLinksPath string
-
-	// Warnings say what in the user's files was read in a way they may not have meant (a
-	// template without links, a JSON value the Cedar CLI would read otherwise).
-	Warnings []string
 
 	// Differences says what the Cedar version is handed ready-made because Cedar cannot
 	// compute it (a JWT signature check, a division), so a comparison says what it compares.
@@ -204,6 +190,12 @@ type Version struct {
 	// Differences says what the engine's version is handed ready-made that the others
 	// compute, as Cedar.Differences; empty when it does the same work.
 	Differences string
+	// Warnings say what in the user's files was read in a way they may not have meant (a
+	// template without links, a JSON value the engine's own tools would read otherwise).
+	Warnings []string
+	// Own is what the engine's package keeps of its version in its own type (files in memory,
+	// paths it reads itself); only that package reads it.
+	Own any
 }
 
 // EngineRequest is an input as one engine is asked it (see Input.Requests).
@@ -259,56 +251,23 @@ func CountsString(counts map[string]int) string {
 // HasOpenFGA reports whether the workload has an OpenFGA version for the openfga targets.
 func (w *Workload) HasOpenFGA() bool { return w.OpenFGA != nil }
 
-// CedarWarnings says what in the user's Cedar files was read in a way they may not have meant.
-func (w *Workload) CedarWarnings() []string {
-	if w.Cedar == nil {
-		return nil
+// Warnings says, engine by engine in name order, what in the user's files was read in a way
+// they may not have meant (Version.Warnings).
+func (w *Workload) Warnings() []string {
+	names := make([]string, 0, len(w.Versions))
+	for name := range w.Versions {
+		names = append(names, name)
 	}
-	return w.Cedar.Warnings
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		out = append(out, w.Versions[name].Warnings...)
+	}
+	return out
 }
 
 // HasRego reports whether the workload has a Rego policy for the OPA targets.
 func (w *Workload) HasRego() bool { return len(w.Policies) > 0 || len(w.PolicyPaths) > 0 }
-
-// HasCedar reports whether the workload has a Cedar version for the cedar targets.
-func (w *Workload) HasCedar() bool { return w.Cedar != nil }
-
-// CedarFiles returns the Cedar policy, entities and schema paths, writing in-memory files under
-// dir first, so that the in-process and served engines load the same files. entities and schema
-// are empty when the workload has none.
-func (w *Workload) CedarFiles(dir string) (policies []string, entities, schema string, err error) {
-	c := w.Cedar
-	if c == nil {
-		return nil, "", "", fmt.Errorf("workload %s has no Cedar version", w.Name)
-	}
-	policies = append(policies, c.PolicyPaths...)
-	entities, schema = c.EntitiesPath, c.SchemaPath
-	write := func(name string, b []byte) (string, error) {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return "", fmt.Errorf("write Cedar files of workload %s: %w", w.Name, err)
-		}
-		return p, nil
-	}
-	for _, f := range c.Policies {
-		p, err := write(f.Name, f.Content)
-		if err != nil {
-			return nil, "", "", err
-		}
-		policies = append(policies, p)
-	}
-	if len(c.Entities) > 0 {
-		if entities, err = write("entities.json", c.Entities); err != nil {
-			return nil, "", "", err
-		}
-	}
-	if c.Schema != nil {
-		if schema, err = write(c.Schema.Name, c.Schema.Content); err != nil {
-			return nil, "", "", err
-		}
-	}
-	return policies, entities, schema, nil
-}
 
 // DefaultInputs is how many inputs a built-in workload generates: enough that caches keyed on
 // the input do not flatter the engine, few enough to prepare in well under a second.
@@ -474,9 +433,6 @@ func expectOf(allow bool) Expect {
 	}
 	return ExpectDeny
 }
-
-// CedarNames lists the built-in workloads that have a Cedar version.
-func CedarNames() []string { return NamesWhere((*Workload).HasCedar) }
 
 // NamesWhere lists the built-in workloads, in Names' order, of which written says true (an
 // engine's Written: those with a version in its language), each built with one input to ask.

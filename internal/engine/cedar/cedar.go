@@ -24,7 +24,7 @@ func init() { engine.Register(Engine) }
 
 type cedar struct{}
 
-func (cedar) Name() string { return "cedar" }
+func (cedar) Name() string { return Name }
 
 // Package names the library whose version Version is.
 func (cedar) Package() string     { return "cedar-go" }
@@ -40,15 +40,21 @@ func (cedar) Version() string {
 	return "unknown"
 }
 
-func (cedar) Written(w *workload.Workload) bool { return w.HasCedar() }
+// Written: a built-in's Cedar version, or the user's Cedar files.
+func (cedar) Written(w *workload.Workload) bool { return filesOf(w) != nil }
 
 // Request is the Cedar request document the cedar targets read.
-func (cedar) Request(in workload.Input) []byte { return in.Cedar }
+func (cedar) Request(in workload.Input) []byte {
+	if r, ok := in.Requests[Name]; ok {
+		return r.Body
+	}
+	return in.Cedar
+}
 
 // Source is the Cedar request's line when the user gave both versions, the input's otherwise.
 func (cedar) Source(in workload.Input) string {
-	if in.CedarSource != "" {
-		return in.CedarSource
+	if s := in.Requests[Name].Source; s != "" {
+		return s
 	}
 	return in.Source
 }
@@ -86,6 +92,9 @@ func readAnswer(doc *fastjson.Value) verify.Outcome {
 // Handed says what a built-in workload's Cedar version is handed ready-made because Cedar
 // cannot compute it (a JWT signature check, a division).
 func (cedar) Handed(w *workload.Workload) string {
+	if v := w.VersionFor(Name); v != nil {
+		return v.Differences
+	}
 	if w.Cedar == nil {
 		return ""
 	}

@@ -36,7 +36,7 @@ func startInproc(b *testing.B, name string) (*inproc, *workload.Workload) {
 // the target's decider (its Decide and the classification against the expected decision), and
 // the target as the load driver uses it (target: the decider between two clock reads).
 func BenchmarkCedarInproc(b *testing.B) {
-	for _, name := range workload.CedarNames() {
+	for _, name := range workload.NamesWhere(Engine.Written) {
 		t, w := startInproc(b, name)
 		b.Run(name+"/bare", func(b *testing.B) {
 			n := len(t.requests)

@@ -69,10 +69,15 @@ func beside(s workload.UserSpec, w *workload.Workload) error {
 		if inputs[i].Expect == workload.Unverified {
 			inputs[i].Expect = c.Expect
 		}
-		inputs[i].Cedar = c.Cedar
-		inputs[i].CedarSource = c.Source
+		if inputs[i].Requests == nil {
+			inputs[i].Requests = map[string]workload.EngineRequest{}
+		}
+		inputs[i].Requests[Name] = c.Requests[Name]
 	}
-	w.Cedar = cw.Cedar
+	if w.Versions == nil {
+		w.Versions = map[string]*workload.Version{}
+	}
+	w.Versions[Name] = cw.Versions[Name]
 	w.Description += "; Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", ")
 	return nil
 }
@@ -82,6 +87,11 @@ func read(s workload.UserSpec) (*workload.Workload, error) {
 	requests, err := workload.ReadLines(s.Requests, "requests", parseRequestLine)
 	if err != nil {
 		return nil, err
+	}
+	for i, in := range requests {
+		r := in.Requests[Name]
+		r.Source = in.Source
+		requests[i].Requests[Name] = r
 	}
 	// Load the policies, entities and schema now, and check every request against them, so a
 	// mistake in any of them is reported before any load starts, not when a target starts.
@@ -93,7 +103,7 @@ func read(s workload.UserSpec) (*workload.Workload, error) {
 	warnings := slices.Clone(engine.Warnings())
 	asked := map[types.EntityUID]bool{}
 	for _, in := range requests {
-		r, ws, err := engine.ParseRequestWarning(in.Cedar)
+		r, ws, err := engine.ParseRequestWarning(in.Requests[Name].Body)
 		if err != nil && len(errs) < 20 {
 			errs = append(errs, fmt.Errorf("%s: %w", in.Source, err))
 		}
@@ -118,14 +128,30 @@ func read(s workload.UserSpec) (*workload.Workload, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	files := map[string]string{FilePolicies: strings.Join(s.CedarPolicies, ", "), FileRequests: s.Requests}
+	for part, path := range map[string]string{FileEntities: s.Entities, FileSchema: s.Schema, FileTemplateLinks: s.TemplateLinks} {
+		if path != "" {
+			files[part] = path
+		}
+	}
 	return &workload.Workload{
 		Name:        workload.UserName(s),
 		Description: "user-supplied Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", "),
 		Inputs:      requests,
-		Cedar: &workload.Cedar{PolicyPaths: s.CedarPolicies, EntitiesPath: s.Entities, SchemaPath: s.Schema,
-			TemplateLinksPath: s.TemplateLinks, Warnings: warnings},
+		Versions: map[string]*workload.Version{Name: {Files: files, Warnings: warnings,
+			Own: &Files{PolicyPaths: s.CedarPolicies, EntitiesPath: s.Entities, SchemaPath: s.Schema, TemplateLinksPath: s.TemplateLinks}}},
 	}, nil
 }
+
+// The parts of the user's Cedar files, as workload.Version.Files names them; the policies are
+// one part, their paths joined with ", ".
+const (
+	FilePolicies      = "policies"
+	FileEntities      = "entities"
+	FileSchema        = "schema"
+	FileTemplateLinks = "template_links"
+	FileRequests      = "requests"
+)
 
 // requestLineForm is the form of a line of a requests file, as the messages about a line that
 // is not one name it.
@@ -170,10 +196,11 @@ func parseRequestLine(text []byte) (workload.Input, error) {
 			return workload.Input{}, fmt.Errorf("unknown member %q; a request has principal, action, resource, context, entities and expect", k)
 		}
 	}
-	if err := cedarengine.CheckRequest(mustJSON(line)); err != nil {
+	body := mustJSON(line)
+	if err := cedarengine.CheckRequest(body); err != nil {
 		return workload.Input{}, err
 	}
-	in.Cedar = mustJSON(line)
+	in.Requests = map[string]workload.EngineRequest{Name: {Body: body}}
 	return in, nil
 }
 

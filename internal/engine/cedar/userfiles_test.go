@@ -56,7 +56,7 @@ func TestAppsDecideAsWorkedOut(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			warnings := w.CedarWarnings()
+			warnings := w.Warnings()
 			if len(warnings) != len(wantWarnings[spec.Name]) {
 				t.Errorf("warnings %q, want %d like %q", warnings, len(wantWarnings[spec.Name]), wantWarnings[spec.Name])
 			}
@@ -80,11 +80,11 @@ func TestAppsDecideAsWorkedOut(t *testing.T) {
 				if in.Expect == workload.ExpectAllow {
 					allows++
 				}
-				allow, errs, err := decide(engine, in.Cedar)
+				allow, errs, err := decide(engine, Engine.Request(in))
 				if err != nil || len(errs) > 0 || expectOf(allow) != in.Expect {
 					t.Errorf("%s: in-process decided allow=%v (errors %v, %v), expected %s", in.Source, allow, errs, err, in.Expect)
 				}
-				resp, err := http.Post(srv.URL+cedarserver.Path, "application/json", bytes.NewReader(in.Cedar))
+				resp, err := http.Post(srv.URL+cedarserver.Path, "application/json", bytes.NewReader(Engine.Request(in)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -117,7 +117,7 @@ func TestActionGroupsWithoutSchemaWarn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(w.CedarWarnings(), "\n")
+	got := strings.Join(w.Warnings(), "\n")
 	for _, want := range []string{
 		`policies.cedar:2:1: policy viewers-read: action in Action::"ReadOnly": no entity Action::"ReadOnly"`,
 		`policies.cedar:12:1: policy suspended: action in Action::"Any": no entity Action::"Any"`,
@@ -127,7 +127,7 @@ func TestActionGroupsWithoutSchemaWarn(t *testing.T) {
 			t.Errorf("warnings\n%s\ndo not say %q", got, want)
 		}
 	}
-	if n := len(w.CedarWarnings()); n != 2 {
+	if n := len(w.Warnings()); n != 2 {
 		t.Errorf("%d warnings, want 2 (one per group)", n)
 	}
 }
