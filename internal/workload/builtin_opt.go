@@ -82,7 +82,7 @@ func optimized(name string, w *Workload) (*Workload, error) {
 // rbacOptTables gives each user what their roles grant, as can[type][action], and whether
 // they are an admin; the resources are the original's.
 func rbacOptTables(raw []byte) (map[string]any, error) {
-	var d rbacData
+	var d RBACData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}

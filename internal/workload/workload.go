@@ -58,6 +58,10 @@ type Input struct {
 	Cedar []byte
 	// Source is the file and line a user-supplied input came from, for error messages.
 	Source string
+	// Model is the input as a built-in's reference model reads it, in its family's exported
+	// type (RBACInput for rbac): what an engine's package writes its request from when it adds
+	// its version of the built-in (RegisterBuiltinVersion). Nil for a user's input.
+	Model any
 	// OpenFGA is the same request as an OpenFGA Check, a JSON object: {"user": "user:anne",
 	// "relation": "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and
 	// "tuple_set" (which of the workload's tuple sets it is checked against) where it has them.
@@ -126,6 +130,11 @@ type Workload struct {
 	// knowing the engine. The Cedar and OpenFGA fields above are older, per-engine forms of
 	// the same, to move onto it.
 	Versions map[string]*Version
+
+	// Model is what a built-in's reference model decides over, in its family's exported type
+	// (*RBACData for rbac and rbac-data-N): what an engine's package writes its version from
+	// when it adds it (RegisterBuiltinVersion). Nil for a user's workload.
+	Model any
 
 	// Inexpressible says, by language ("OpenFGA"), why the workload has no version in it: what
 	// its rules do that the language cannot (verify a JWT, add up a list), so a run that leaves
