@@ -347,6 +347,25 @@ func Builtin(name string) (*Workload, error) {
 	return w, addVersions(w)
 }
 
+// BuiltinWith returns the built-in workload called name built from seed with n inputs, every
+// registered engine's version added: the same world and inputs as Builtin's for the default
+// seed, other ones for another, for tests that want more than one draw.
+func BuiltinWith(name string, seed int64, n int) (*Workload, error) {
+	var w *Workload
+	var err error
+	if s, ok := builtins[name]; ok {
+		w, err = s.Build(seed, n)
+	} else if f := familyOf(name); f != nil {
+		w, err = f.Build(name, seed, n)
+	} else {
+		return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build workload %s: %w", name, err)
+	}
+	return w, addVersions(w)
+}
+
 // BuiltinVersion is an engine's version of the built-in workloads, which its own package writes
 // and registers (RegisterBuiltinVersion): this package builds a built-in's reference model and
 // inputs, then asks every registered engine to add its version, so that a new engine's

@@ -34,6 +34,10 @@ func builtinOf(w *workload.Workload) (b builtin, ok bool) {
 		return rbacVersion(m), true
 	case *workload.EnvoyData:
 		return envoyVersion(m), true
+	case *workload.APIData:
+		return apiVersion(m), true
+	case *workload.RiskData:
+		return riskVersion(m), true
 	case *workload.Rules:
 		if m.Indexed {
 			return builtin{}, false // Cedar has no data to look the value up in
