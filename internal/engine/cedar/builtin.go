@@ -38,6 +38,8 @@ func builtinOf(w *workload.Workload) (b builtin, ok bool) {
 		return apiVersion(m), true
 	case *workload.RiskData:
 		return riskVersion(m), true
+	case *workload.DocshareWorld:
+		return docshareVersion(), true
 	case *workload.Rules:
 		if m.Indexed {
 			return builtin{}, false // Cedar has no data to look the value up in
