@@ -182,9 +182,9 @@ func (w *DocshareWorld) folderChain(d int) []int {
 	return out
 }
 
-// docshareDecide is the reference model of policies/docshare.rego and docshare.cedar, written
-// in Go from the same specification over the world itself rather than the entities a request
-// carries. The reason names the rule that decided.
+// docshareDecide is the reference model of policies/docshare.rego and Cedar's docshare.cedar,
+// written in Go from the same specification over the world itself rather than the entities a
+// request carries. The reason names the rule that decided.
 func docshareDecide(w *DocshareWorld, user int, act string, d int) (allow bool, reason string) {
 	doc := &w.Docs[d]
 	if slices.Contains(doc.Blocked, user) {

@@ -51,11 +51,6 @@ type Input struct {
 	// Reason names, for built-in workloads, the rule of the reference model that decided
 	// (for example "deny: not owner"); it lets tests check that denies come from many rules.
 	Reason string
-	// Cedar is the same request for Cedar, as the JSON object the cedar targets read:
-	// {"principal": {"type": ..., "id": ...}, "action": ..., "resource": ..., "context": {...}}
-	// and, for requests that carry their own entities, "entities": [...]. Nil when the
-	// workload has no Cedar version.
-	Cedar []byte
 	// Source is the file and line a user-supplied input came from, for error messages.
 	Source string
 	// Model is the input as a built-in's reference model reads it, in its family's exported
@@ -113,10 +108,6 @@ type Workload struct {
 	// them instead of the input document itself.
 	IgnoresInput bool
 
-	// Cedar is the workload written in Cedar, deciding every input alike; nil for a workload
-	// with no Cedar version.
-	Cedar *Cedar
-
 	// OpenFGA is the workload as an OpenFGA model and tuples, deciding every input alike; nil
 	// for a workload with no OpenFGA version.
 	OpenFGA *OpenFGA
@@ -127,8 +118,8 @@ type Workload struct {
 	// request for such an engine is in Input.Requests under the same name.
 	//
 	// It is the seam through which an engine's own version enters without this package
-	// knowing the engine. The Cedar and OpenFGA fields above are older, per-engine forms of
-	// the same, to move onto it.
+	// knowing the engine. The OpenFGA field above is an older, per-engine form of the same, to
+	// move onto it.
 	Versions map[string]*Version
 
 	// Model is what a built-in's reference model decides over, in its family's exported type
@@ -146,20 +137,6 @@ type Workload struct {
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.
 	Scale *Scale
-}
-
-// Cedar is a built-in workload's Cedar policies, schema and entities. Every input of the
-// workload carries its Cedar request (Input.Cedar), and the two versions must agree on every
-// one.
-type Cedar struct {
-	Policies []File
-	Schema   *File  // Cedar schema in the human-readable form; nil for none
-	Entities []byte // JSON array of entities; nil for none
-
-	// Differences says what the Cedar version is handed ready-made because Cedar cannot
-	// compute it (a JWT signature check, a division), so a comparison says what it compares.
-	// Empty when both versions do the same work.
-	Differences string
 }
 
 // OpenFGA is a workload's OpenFGA authorization model and relationship tuples. Every input of
@@ -183,7 +160,7 @@ type OpenFGA struct {
 
 	// Differences says what the OpenFGA version of a built-in workload is handed ready-made
 	// because OpenFGA cannot compute it (an attribute compared, tuples stored ahead of the
-	// requests that carry them), as Cedar.Differences does; empty when it does the same work.
+	// requests that carry them), as Version.Differences does; empty when it does the same work.
 	Differences string
 }
 
@@ -197,7 +174,8 @@ type Version struct {
 	// measure, as OpenFGA.NotMeasured.
 	NotMeasured map[string]int
 	// Differences says what the engine's version is handed ready-made that the others
-	// compute, as Cedar.Differences; empty when it does the same work.
+	// compute (a JWT's verdict, a division), so a comparison says what it compares: the ‡ rows
+	// of reports. Empty when it does the same work.
 	Differences string
 	// Warnings say what in the user's files was read in a way they may not have meant (a
 	// template without links, a JSON value the engine's own tools would read otherwise).

@@ -40,6 +40,15 @@ func builtinOf(w *workload.Workload) (b builtin, ok bool) {
 		return riskVersion(m), true
 	case *workload.DocshareWorld:
 		return docshareVersion(), true
+	case *workload.GdriveWorld:
+		w.Scale.Styles[Name] = "cedar"
+		return appVersion("gdrive", "Document", gdriveEntities(m), gdriveDifferences, gdrivePolicy, gdriveSchema), true
+	case *workload.GithubWorld:
+		w.Scale.Styles[Name] = "cedar"
+		return appVersion("github", "Repository", githubEntities(m), githubDifferences, githubPolicy, githubSchema), true
+	case *workload.TinytodoWorld:
+		w.Scale.Styles[Name] = "cedar"
+		return appVersion("tinytodo", "List", tinytodoEntities(m), tinytodoDifferences, tinytodoPolicy, tinytodoSchema), true
 	case *workload.Rules:
 		if m.Indexed {
 			return builtin{}, false // Cedar has no data to look the value up in

@@ -1,10 +1,13 @@
 package cedar
 
 import (
+	"bytes"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -262,6 +265,22 @@ func TestRulesAgreeWithTheModel(t *testing.T) {
 				}
 				checkAgainstModel(t, w)
 			})
+		}
+	}
+}
+
+// A built-in's Cedar version is the same on every build from the same seed: its files and every
+// request, byte for byte.
+func TestBuiltinsAreTheSameEveryBuild(t *testing.T) {
+	for _, name := range []string{"nop", "rbac", "api", "risk", "envoy", "docshare-20", "gdrive-50", "github-50", "tinytodo-50", "rules-ip-10", "rbac-data-100"} {
+		a, b := builtinOrFail(t, name), builtinOrFail(t, name)
+		if !reflect.DeepEqual(filesOf(a), filesOf(b)) || Engine.(engine.Handed).Handed(a) != Engine.(engine.Handed).Handed(b) {
+			t.Errorf("%s: the Cedar version differs between two builds", name)
+		}
+		for i := range a.Inputs {
+			if x, y := Engine.Request(a.Inputs[i]), Engine.Request(b.Inputs[i]); !bytes.Equal(x, y) {
+				t.Fatalf("%s input %d: the Cedar request differs between two builds:\n%s\n%s", name, i+1, x, y)
+			}
 		}
 	}
 }

@@ -44,12 +44,7 @@ func (cedar) Version() string {
 func (cedar) Written(w *workload.Workload) bool { return filesOf(w) != nil }
 
 // Request is the Cedar request document the cedar targets read.
-func (cedar) Request(in workload.Input) []byte {
-	if r, ok := in.Requests[Name]; ok {
-		return r.Body
-	}
-	return in.Cedar
-}
+func (cedar) Request(in workload.Input) []byte { return in.Requests[Name].Body }
 
 // Source is the Cedar request's line when the user gave both versions, the input's otherwise.
 func (cedar) Source(in workload.Input) string {
@@ -95,8 +90,5 @@ func (cedar) Handed(w *workload.Workload) string {
 	if v := w.VersionFor(Name); v != nil {
 		return v.Differences
 	}
-	if w.Cedar == nil {
-		return ""
-	}
-	return w.Cedar.Differences
+	return ""
 }

@@ -40,9 +40,6 @@ func filesOf(w *workload.Workload) *Files {
 			return f
 		}
 	}
-	if c := w.Cedar; c != nil {
-		return &Files{Policies: c.Policies, Schema: c.Schema, Entities: c.Entities}
-	}
 	return nil
 }
 
