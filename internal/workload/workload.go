@@ -4,6 +4,8 @@
 // Built-in workloads are embedded and generated from a fixed seed, so every run and every
 // machine sends the same inputs. Their expected decisions come from a small Go reference model
 // per workload, written independently of the Rego policy; tests check OPA against the model.
+// The model is handed over (Workload.Model, Input.Model) to the engines whose versions of the
+// built-ins live in their own packages, which add them as each is built (RegisterBuiltinVersion).
 // User-supplied workloads bring their own files and expectations.
 //
 // This package does not run engines or time anything.
