@@ -28,9 +28,7 @@ func builtinOf(w *workload.Workload) (b builtin, ok bool) {
 	case *workload.Nop:
 		return nopVersion(), true
 	case *workload.RBACData:
-		if w.Scale != nil {
-			w.Scale.Styles[Name] = "cedar"
-		}
+		style(w, "cedar")
 		return rbacVersion(m), true
 	case *workload.EnvoyData:
 		return envoyVersion(m), true
@@ -41,22 +39,33 @@ func builtinOf(w *workload.Workload) (b builtin, ok bool) {
 	case *workload.DocshareWorld:
 		return docshareVersion(), true
 	case *workload.GdriveWorld:
-		w.Scale.Styles[Name] = "cedar"
+		style(w, "cedar")
 		return appVersion("gdrive", "Document", gdriveEntities(m), gdriveDifferences, gdrivePolicy, gdriveSchema), true
 	case *workload.GithubWorld:
-		w.Scale.Styles[Name] = "cedar"
+		style(w, "cedar")
 		return appVersion("github", "Repository", githubEntities(m), githubDifferences, githubPolicy, githubSchema), true
 	case *workload.TinytodoWorld:
-		w.Scale.Styles[Name] = "cedar"
+		style(w, "cedar")
 		return appVersion("tinytodo", "List", tinytodoEntities(m), tinytodoDifferences, tinytodoPolicy, tinytodoSchema), true
 	case *workload.Rules:
 		if m.Indexed {
 			return builtin{}, false // Cedar has no data to look the value up in
 		}
-		w.Scale.Styles[Name] = "cedar-policies"
+		style(w, "cedar-policies")
 		return rulesVersion(w.Name, m), true
 	}
 	return builtin{}, false
+}
+
+// style names how Cedar's version of a scaling series' point is written ("cedar-policies"),
+// for the series its runs belong to; nothing for a workload of no series.
+func style(w *workload.Workload, s string) {
+	if w.Scale != nil {
+		if w.Scale.Styles == nil {
+			w.Scale.Styles = map[string]string{}
+		}
+		w.Scale.Styles[Name] = s
+	}
 }
 
 // addBuiltin adds Cedar's version to the built-in w, where Cedar has one.

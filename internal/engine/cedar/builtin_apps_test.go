@@ -91,7 +91,7 @@ func TestGdriveHandCases(t *testing.T) {
 		{"stranger reads nothing", q(4, "read", 0), false},
 		{"stranger deletes nothing", q(4, "delete", 0), false},
 	}
-	w := &workload.Workload{Name: "gdrive (hand cases)", Model: world, Scale: &workload.Scale{Styles: map[string]string{}}}
+	w := &workload.Workload{Name: "gdrive (hand cases)", Model: world}
 	if err := addBuiltin(w); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestGithubHandCases(t *testing.T) {
 		{"the owner manages an archived repository", q(4, "manage", 1), true},
 		{"stranger", q(5, "pull", 0), false},
 	}
-	w := &workload.Workload{Name: "github (hand cases)", Model: world, Scale: &workload.Scale{Styles: map[string]string{}}}
+	w := &workload.Workload{Name: "github (hand cases)", Model: world}
 	if err := addBuiltin(w); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestTinytodoHandCases(t *testing.T) {
 		{"reader may not delete", q(3, "delete_list", 0), false},
 		{"stranger", q(3, "get_list", 1), false},
 	}
-	w := &workload.Workload{Name: "tinytodo (hand cases)", Model: world, Scale: &workload.Scale{Styles: map[string]string{}}}
+	w := &workload.Workload{Name: "tinytodo (hand cases)", Model: world}
 	if err := addBuiltin(w); err != nil {
 		t.Fatal(err)
 	}
