@@ -155,7 +155,7 @@ func TestExportedWorkloadRunsInBothEngines(t *testing.T) {
 // warned about before the load starts.
 func TestCedarTemplateLinksReachTheServer(t *testing.T) {
 	app := func(name string) string {
-		return filepath.Join("..", "..", "internal", "workload", "testdata", "cedar-apps", "templates", name)
+		return filepath.Join("..", "..", "internal", "engine", "cedar", "testdata", "cedar-apps", "templates", name)
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := run(t, "run", "--target", "cedar/inproc,cedar/server",

@@ -12,7 +12,7 @@ import (
 // which engines have a version of each), and reaches both ways of asking with the lists built.
 func TestRunLongHelpListsEachEnginesWorkloads(t *testing.T) {
 	want := []string{
-		"Cedar version (" + strings.Join(workload.CedarNames(), ", ") + ")",
+		"Cedar version (" + strings.Join(workload.NamesWhere(engine.For("cedar").Written), ", ") + ")",
 		"OpenFGA (" + strings.Join(workload.NamesWhere((*workload.Workload).HasOpenFGA), ", ") + " have its version)",
 	}
 	for _, args := range [][]string{{"run", "--help"}, {"help", "run"}} {

@@ -113,6 +113,16 @@ func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
+// versionsOf lists the built-in workloads the engine called name has a version of; empty when
+// it is not linked.
+func versionsOf(name string) string {
+	e := engine.For(name)
+	if e == nil {
+		return ""
+	}
+	return strings.Join(workload.NamesWhere(e.Written), ", ")
+}
+
 // runLong is run's long help.
 func runLong() string {
 	return `run drives workloads through targets and prints a comparison table.
@@ -127,7 +137,7 @@ With -f it runs a scenario file; with --target/--workload, --policy or --cedar-p
 one described by flags. Load flags (--workers, --rate, --stages, --connections, --duration,
 --requests, --warmup, --repeat, --timeout) override the scenario's values for every target.
 
-Every built-in workload with a Cedar version (` + strings.Join(workload.CedarNames(), ", ") + `)
+Every built-in workload with a Cedar version (` + versionsOf("cedar") + `)
 decides the same inputs in Rego and in Cedar, so running opa/... and cedar/... targets together
 compares the engines; the table then adds a "× vs <first engine>" column per mode. Your own
 Cedar: --cedar-policies, --entities, --schema and --cedar-requests (--requests counts requests).

@@ -69,20 +69,10 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 				}
 				fmt.Fprintf(stdout, "# %s (%s)\n%s\n", in.Expect, in.Reason, in.JSON)
 			}
-			if c := w.Cedar; c != nil {
-				fmt.Fprintf(stdout, "\n# === Cedar version (entities: %d bytes) ===\n", len(c.Entities))
-				if c.Schema != nil {
-					fmt.Fprintf(stdout, "\n# --- %s ---\n%s", c.Schema.Name, c.Schema.Content)
-				}
-				for _, p := range c.Policies {
-					fmt.Fprintf(stdout, "\n# --- %s ---\n%s", p.Name, p.Content)
-				}
-				fmt.Fprintln(stdout, "\n# --- first requests ---")
-				for i, in := range w.Inputs {
-					if i == 5 {
-						break
-					}
-					fmt.Fprintf(stdout, "# %s\n%s\n", in.Expect, in.Cedar)
+			// The engines' versions that are files of their own.
+			for _, e := range engine.All() {
+				if x, ok := e.(engine.Exported); ok {
+					x.Show(w, stdout)
 				}
 			}
 			return nil
@@ -321,6 +311,13 @@ func exportWorkload(w *workload.Workload, dir string, force bool) error {
 	defer os.RemoveAll(staging)
 	if err := workload.Export(w, staging); err != nil {
 		return &exitError{exitFailed, err}
+	}
+	for _, e := range engine.All() {
+		if x, ok := e.(engine.Exported); ok {
+			if err := x.Export(w, staging); err != nil {
+				return &exitError{exitFailed, err}
+			}
+		}
 	}
 	entries, err := os.ReadDir(staging)
 	if err != nil {

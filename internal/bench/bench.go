@@ -99,7 +99,7 @@ func Execute(ctx context.Context, p *Plan, o Options, doc *result.Document) (err
 		}
 	}
 	for _, w := range workloads {
-		for _, warning := range w.CedarWarnings() {
+		for _, warning := range w.Warnings() {
 			if o.Warn != nil {
 				o.Warn(fmt.Sprintf("workload %s: %s", w.Name, warning))
 			}

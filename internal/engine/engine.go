@@ -5,8 +5,8 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted, Explained, Profiler, Redecider), checked for where it
-// matters, never an anonymous type assertion.
+// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider), checked for where
+// it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
 // mode or another, are each engine's own, built on internal/kinds.
@@ -15,6 +15,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -113,6 +114,17 @@ func WhyNot(e Engine, w *workload.Workload) string {
 		}
 	}
 	return w.Inexpressible[Language(e)]
+}
+
+// Exported is implemented by an engine whose version of a workload is files of its own, beside
+// the workload's policy and inputs (Cedar's policies, schema, entities and requests): `authzbench
+// workloads show` prints them, and `workloads export` writes them.
+type Exported interface {
+	// Show prints the engine's version of w, with its first requests; nothing when it has none.
+	Show(w *workload.Workload, out io.Writer)
+	// Export writes the engine's version of w under dir, as its users' files are read; nothing
+	// when it has none.
+	Export(w *workload.Workload, dir string) error
 }
 
 // Dialect is implemented by an engine whose language has versions a workload chooses between

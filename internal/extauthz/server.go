@@ -6,7 +6,7 @@
 // answer Envoy expects (OK with headers to add, or PERMISSION_DENIED with the HTTP response to
 // send), and the server's own timers, returned in the trailers of a request that asks for them.
 // An engine is a small interface (Engine); OPA's is an OPA plugin (in engine/opa), Cedar's maps the
-// request to a Cedar request (cedar.go). The client side authzbench sends with is here too
+// request to a Cedar request (internal/engine/cedar/cedarserver). The client side authzbench sends with is here too
 // (client.go), so that both agree on the metadata keys and on what an answer means.
 //
 // It is not an Envoy: it does not proxy HTTP, and reads only what a CheckRequest carries.

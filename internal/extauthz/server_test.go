@@ -2,18 +2,14 @@ package extauthz
 
 import (
 	"context"
-	"encoding/base64"
 	"net"
 	"testing"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-
-	"github.com/authzbench/authzbench/internal/cedarengine"
 )
 
 func dial(t *testing.T, addr string) *grpc.ClientConn {
@@ -73,45 +69,6 @@ func TestTimersInTrailer(t *testing.T) {
 		}
 		if !ask && (eval != 0 || handler != 0 || len(trailer.Get(EvalNSKey)) > 0) {
 			t.Errorf("not asked, yet trailer %v", trailer)
-		}
-	}
-}
-
-// Cedar gets the check as the envoy workload's Cedar version asks it: the Basic user, the
-// method as the action, the host as the resource, the path in the context.
-func TestCedarCheck(t *testing.T) {
-	policy := `permit (principal == User::"ann", action == Action::"GET", resource == Service::"app.example") when { context.path like "/people*" };`
-	engine, err := cedarengine.New([]cedarengine.Source{{Name: "p.cedar", Text: []byte(policy)}}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := NewServer(Cedar{Engine: engine})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	srv.SetServing(true)
-	defer srv.Stop(time.Second)
-	client := authv3.NewAuthorizationClient(dial(t, l.Addr().String()))
-	basic := func(user string) map[string]string {
-		return map[string]string{"authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":pw"))}
-	}
-	for _, c := range []struct {
-		user, method, path string
-		want               codes.Code
-	}{
-		{"ann", "GET", "/people/1", codes.OK},
-		{"ann", "GET", "/orders", codes.PermissionDenied},
-		{"ben", "GET", "/people", codes.PermissionDenied},
-		{"ann", "POST", "/people", codes.PermissionDenied},
-	} {
-		resp, err := client.Check(context.Background(), check(c.method, c.path, basic(c.user), ""))
-		if err != nil {
-			t.Fatalf("%+v: %v", c, err)
-		}
-		if got := codes.Code(resp.GetStatus().GetCode()); got != c.want {
-			t.Errorf("%s %s %s: %s, want %s", c.user, c.method, c.path, got, c.want)
 		}
 	}
 }

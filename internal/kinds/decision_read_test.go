@@ -7,16 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/valyala/fastjson"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
-	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -196,7 +193,7 @@ func FuzzDecision(f *testing.F) {
 		// The exact bodies read without the parser decide as the parser does, whatever the body.
 		for _, pair := range []struct{ fast, parsed *decisionReader }{
 			{newDecisionReader("result"), &decisionReader{field: "result"}},
-			{newAnswerReader(enginecedar.Engine.Answer()), &decisionReader{field: "decision", readDoc: enginecedar.Engine.Answer().Read}},
+			{newAnswerReader(cedarAnswer()), &decisionReader{field: "decision", readDoc: cedarAnswer().Read}},
 		} {
 			if fast, parsed := pair.fast.read(b), pair.parsed.read(b); !sameOutcome(fast, parsed) || (fast.Err == nil) != (parsed.Err == nil) {
 				t.Fatalf("%s reader on %q: %+v with the exact bodies, %+v parsed", pair.fast.field, b, fast, parsed)
@@ -229,8 +226,8 @@ func TestDecisionMessages(t *testing.T) {
 			`status 500: { "code": "internal_error", "message": "x" }`},
 		{"white space only", statusOutcome(502, []byte(" \r\n")), verify.HTTPStatus, "status 502: empty body"},
 		{"array", newDecisionReader("result").read([]byte(`[true]`)), verify.Malformed, `the body is JSON but not an object: [true]`},
-		{"cedar without a decision", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
-		{"cedar with an evaluation error", newAnswerReader(enginecedar.Engine.Answer()).read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
+		{"cedar without a decision", newAnswerReader(cedarAnswer()).read([]byte(`{"result":true}`)), verify.Malformed, `no "decision" in the body: {"result":true}`},
+		{"cedar with an evaluation error", newAnswerReader(cedarAnswer()).read([]byte(`{"decision":"deny","reasons":[],"errors":["policy0: entity does not have attribute"]}`)),
 			verify.EvalFailed, "cedar evaluation error: policy0: entity does not have attribute"},
 		{"status with a reason", statusOutcome(400, []byte(`{"code":"invalid_parameter"}`)), verify.HTTPStatus, `status 400: {"code":"invalid_parameter"}`},
 		{"status with a long page", statusOutcome(502, []byte(long)), verify.HTTPStatus, "status 502: " + strings.Repeat("é", 80) + "…"},
@@ -243,7 +240,7 @@ func TestDecisionMessages(t *testing.T) {
 	}
 	// Cedar's answers with no errors are decisions.
 	for body, allow := range map[string]bool{`{"decision":"allow","reasons":["p"],"errors":[]}`: true, `{"decision":"deny"}`: false} {
-		if got := newAnswerReader(enginecedar.Engine.Answer()).read([]byte(body)); got != (verify.Outcome{Kind: verify.Decided, Allow: allow}) {
+		if got := newAnswerReader(cedarAnswer()).read([]byte(body)); got != (verify.Outcome{Kind: verify.Decided, Allow: allow}) {
 			t.Errorf("%s: %+v", body, got)
 		}
 	}
@@ -306,45 +303,9 @@ func TestDecisionGenericEndpoint(t *testing.T) {
 
 func closeWorker(d Decider) { CloseDecider(d) }
 
-// TestDecisionInprocEvalErrors: an in-process engine's evaluation error is eval_error with the
-// engine's words, never a decision and never a transport failure: a Cedar policy that reads an
-// attribute the request lacks (Cedar skips the policy and decides without it). OPA's are
-// internal/engine/opa's TestInprocEvalErrors.
-func TestDecisionInprocEvalErrors(t *testing.T) {
-	dir := t.TempDir()
-	cedarPolicy := filepath.Join(dir, "p.cedar")
-	os.WriteFile(cedarPolicy, []byte(`permit (principal, action, resource) when { context.level > 2 };`), 0o644) //nolint:errcheck // read back below
-	engine, err := cedarengine.Load(cedarengine.Paths{Policies: []string{cedarPolicy}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cedar := &cedarInproc{engine: engine}
-	for _, ctx := range []string{`{"level": 3}`, `{}`} {
-		r, err := engine.ParseRequest([]byte(`{"principal": {"type": "User", "id": "ann"}, "action": {"type": "Action", "id": "view"},
-			"resource": {"type": "Doc", "id": "d"}, "context": ` + ctx + `}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cedar.requests = append(cedar.requests, r)
-	}
-	for _, tc := range []struct {
-		name string
-		w    Decider
-		msg  string // in the second input's error
-	}{
-		{"cedar", cedarWorker{cedar}, "cedar evaluation error: policy0:"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.w.Decide(context.Background(), 0); got != decidedAllow {
-				t.Errorf("first input: %+v, want allow", got)
-			}
-			got := tc.w.Decide(context.Background(), 1)
-			if got.Kind != verify.EvalFailed || got.Err == nil || !strings.Contains(got.Err.Error(), tc.msg) {
-				t.Errorf("second input: %+v, want an evaluation error with %q", got, tc.msg)
-			}
-		})
-	}
-}
+// cedarAnswer is how the Cedar server's answers read, as its engine registers it (main_test.go
+// links Cedar into the test binary).
+func cedarAnswer() engine.Answer { return engine.For("cedar").Answer() }
 
 // TestDecisionReadingAllocatesNothing: once warm, reading a decision allocates nothing; only
 // the error paths do, for their message.
@@ -354,7 +315,7 @@ func TestDecisionReadingAllocatesNothing(t *testing.T) {
 		body string
 	}{
 		"opa":   {newDecisionReader("result"), `{"result":{"allow":true},"metrics":{"timer_rego_query_eval_ns":12}}`},
-		"cedar": {newAnswerReader(enginecedar.Engine.Answer()), `{"decision":"deny","reasons":[],"errors":[]}`},
+		"cedar": {newAnswerReader(cedarAnswer()), `{"decision":"deny","reasons":[],"errors":[]}`},
 	} {
 		body := []byte(tc.body)
 		tc.r.read(body)

@@ -2,48 +2,11 @@ package kinds
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"time"
 
-	"github.com/authzbench/authzbench/internal/cedarserver"
-	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
 	"github.com/authzbench/authzbench/internal/sut"
-	"github.com/authzbench/authzbench/internal/workload"
 )
-
-// cedarServerCommand is the command line of authzbench's Cedar server serving the workload's
-// Cedar files with extra arguments (its addresses, TLS). The workload is loaded in this process
-// first (once per run, shared with the other Cedar targets), so a policy or schema error is
-// reported with its position before any server starts.
-func cedarServerCommand(common Common, w *workload.Workload, extra ...string) (*exec.Cmd, error) {
-	if _, err := enginecedar.Load(context.Background(), common.Prepared, w); err != nil {
-		return nil, err
-	}
-	paths, err := enginecedar.Paths(common.TempDir, w)
-	if err != nil {
-		return nil, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own executable to serve Cedar: %w", err)
-	}
-	args := []string{cedarserver.Arg}
-	for _, p := range paths.Policies {
-		args = append(args, "--policies", p)
-	}
-	if paths.Entities != "" {
-		args = append(args, "--entities", paths.Entities)
-	}
-	if paths.Schema != "" {
-		args = append(args, "--schema", paths.Schema)
-	}
-	if paths.TemplateLinks != "" {
-		args = append(args, "--template-links", paths.TemplateLinks)
-	}
-	return exec.Command(self, append(args, extra...)...), nil
-}
 
 // launched is a server a target started through sut's one lifecycle, watched from then on:
 // Died is closed if it exits before it is stopped, and Err says why. Zero until launch, when

@@ -202,7 +202,7 @@ func TestHTTP2SettingsConflicts(t *testing.T) {
 		want string
 	}{
 		{"connections without http2", "cedar/server", h2Config("cedar/server", ServerConfig{}, HTTP2Config{HTTP2Connections: 2}), "http2_connections sets the HTTP/2 connections the workers share; give http2"},
-		{"negative connections", "cedar/server", &CedarServerConfig{HTTP2Config: HTTP2Config{HTTP2: true, HTTP2Connections: -1}}, "http2_connections -1: want 1 or more"},
+		{"negative connections", "cedar/server", configOf("cedar/server", HTTP2Config{HTTP2: true, HTTP2Connections: -1}), "http2_connections -1: want 1 or more"},
 		{"http target", "http", &HTTPConfig{URL: "http://127.0.0.1:1/a", DecisionPath: "/a", HTTP2Config: HTTP2Config{HTTP2Connections: 3}}, "give http2 with it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

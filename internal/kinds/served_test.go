@@ -35,7 +35,7 @@ func TestCedarServerAtURLPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := New("cedar/server", Common{ServerMetricsEvery: 2}, &CedarServerConfig{ServerConfig: ServerConfig{URL: srv.URL + "/authz/cedar?tenant=a%20b"}})
+	tg, err := New("cedar/server", Common{ServerMetricsEvery: 2}, configOf("cedar/server", ServerConfig{URL: srv.URL + "/authz/cedar?tenant=a%20b"}))
 	if err != nil {
 		t.Fatal(err)
 	}

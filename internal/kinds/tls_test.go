@@ -169,15 +169,6 @@ func TestTLSRefusals(t *testing.T) {
 	})
 }
 
-// A Cedar server has no authorization policy in front of its decisions: mtls_authz is refused
-// before anything starts, saying so.
-func TestCedarRefusesMTLSAuthz(t *testing.T) {
-	_, err := New("cedar/server", Common{}, &CedarServerConfig{ServerConfig: ServerConfig{TLSServer: TLSServer{MTLSAuthz: true}}})
-	if err == nil || !strings.Contains(err.Error(), "not supported by cedar/server") {
-		t.Errorf("err %v, want mtls_authz not supported", err)
-	}
-}
-
 // An https endpoint signed by a private CA is measured with cacert, and refused as
 // tls_handshake without it; a client certificate is presented with cert and key.
 func TestHTTPTargetPrivateCA(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 // template_links in a scenario file is found beside the file, as the other Cedar files are, and
 // reaches the workload's spec.
 func TestParseCedarTemplateLinks(t *testing.T) {
-	dir := filepath.Join("..", "workload", "testdata", "cedar-apps", "templates")
+	dir := filepath.Join("..", "engine", "cedar", "testdata", "cedar-apps", "templates")
 	yaml := "workloads:\n  - name: photos\n    cedar_policies: [policies.cedar]\n    schema: app.cedarschema\n" +
 		"    entities: entities.json\n    template_links: links.json\n    requests: requests.jsonl\n" +
 		"targets: [cedar/inproc]\n"

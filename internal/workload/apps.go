@@ -73,7 +73,7 @@ func buildApp(name string, seed int64, inputs int) (*appBuilt, error) {
 	}
 	b := a.build(name, n, seed, inputs)
 	b.workload.Scale = &Scale{Family: a.name, Param: a.param, N: n,
-		Styles: map[string]string{"opa": "rego", "cedar": "cedar", "openfga": "openfga"}}
+		Styles: map[string]string{"opa": "rego", "openfga": "openfga"}}
 	return b, nil
 }
 
@@ -85,7 +85,7 @@ type AppFGA struct {
 	Tuples []FGATuple
 	Checks []FGACheck
 	// Differences says what OpenFGA is handed ready-made that the Rego and Cedar versions
-	// compute, for the same ‡ note Workload.Cedar.Differences gives; empty when none.
+	// compute, for the same ‡ note Version.Differences gives; empty when none.
 	Differences string
 }
 
@@ -110,9 +110,9 @@ func AppOpenFGA(name string, seed int64, inputs int) (*AppFGA, error) {
 	return b.openfga, nil
 }
 
-// appRequest is one request of an app: who does what to which object, with the reference
-// model's answer.
-type appRequest struct {
+// AppRequest is one request of an app (gdrive-N, github-N, tinytodo-N) as its reference model
+// reads it: who does what to which object, with the model's answer.
+type AppRequest struct {
 	User     string `json:"user"`
 	Action   string `json:"action"`
 	Resource string `json:"resource"`
@@ -123,8 +123,8 @@ type appRequest struct {
 // appInputs draws inputs requests with draw, aiming at an even mix of allows and denies: for
 // each input it draws until the decision is the one wanted, up to a bound, so the mix holds at
 // every N while the reasons stay as varied as draw makes them.
-func appInputs(inputs int, draw func() appRequest) []appRequest {
-	out := make([]appRequest, 0, inputs)
+func appInputs(inputs int, draw func() AppRequest) []AppRequest {
+	out := make([]AppRequest, 0, inputs)
 	for i := range inputs {
 		want := i%2 == 0
 		q := draw()
@@ -136,26 +136,15 @@ func appInputs(inputs int, draw func() appRequest) []appRequest {
 	return out
 }
 
-// cedar writes the request for Cedar, its principal and resource of the given entity types.
-func (q appRequest) cedar(principal, resource string) []byte {
-	return mustJSON(cedarRequest{
-		Principal: cedarUID{principal, q.User},
-		Action:    action(q.Action),
-		Resource:  cedarUID{resource, q.Resource},
-		Context:   map[string]any{},
-	})
-}
-
 // appWorkload fills a workload's inputs and the OpenFGA checks from the requests: the Rego
-// input is the request itself, the Cedar request names principal, action and resource.
-func appWorkload(w *Workload, f *AppFGA, qs []appRequest, principal, resource string,
-	fgaCheck func(appRequest) FGACheck) *appBuilt {
+// input is the request itself.
+func appWorkload(w *Workload, f *AppFGA, qs []AppRequest, fgaCheck func(AppRequest) FGACheck) *appBuilt {
 	for _, q := range qs {
 		w.Inputs = append(w.Inputs, Input{
 			JSON:   mustJSON(q),
 			Expect: expectOf(q.allow),
 			Reason: q.reason,
-			Cedar:  q.cedar(principal, resource),
+			Model:  q,
 		})
 		c := fgaCheck(q)
 		c.Expect, c.Reason = expectOf(q.allow), q.reason
@@ -175,36 +164,6 @@ func (f *AppFGA) openFGA() *OpenFGA {
 		tuples.WriteByte('\n')
 	}
 	return &OpenFGA{Model: string(f.Model.Content), Tuples: tuples.Bytes(), Differences: f.Differences}
-}
-
-// cedarStore collects entities by uid, so a generator can add parents as it meets them.
-type cedarStore map[cedarUID]*cedarEntity
-
-func (s cedarStore) entity(typ, id string) *cedarEntity {
-	uid := cedarUID{typ, id}
-	e := s[uid]
-	if e == nil {
-		e = &cedarEntity{UID: uid, Attrs: map[string]any{}, Parents: []cedarUID{}}
-		s[uid] = e
-	}
-	return e
-}
-
-// in makes entity (typ, id) a member of parent.
-func (s cedarStore) in(typ, id string, parent cedarUID) {
-	e := s.entity(typ, id)
-	if !slices.Contains(e.Parents, parent) {
-		e.Parents = append(e.Parents, parent)
-	}
-}
-
-func (s cedarStore) json() []byte {
-	es := make([]cedarEntity, 0, len(s))
-	for _, e := range s {
-		es = append(es, *e)
-	}
-	sortEntities(es)
-	return mustJSON(es)
 }
 
 // pick returns k distinct values below n, in the order drawn; fewer when n < k.

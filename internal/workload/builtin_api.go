@@ -25,24 +25,27 @@ func init() {
 	})
 }
 
-// apiData is the data document of the api workload, loaded under data.api.
-type apiData struct {
+// APIData is what the api workload's reference model decides over, and the data document of
+// its Rego version, loaded under data.api.
+type APIData struct {
 	JWTSecret string             `json:"jwt_secret"`
 	Audience  string             `json:"audience"`
-	Tiers     map[string]apiTier `json:"tiers"`
-	Endpoints []apiEndpoint      `json:"endpoints"`
+	Tiers     map[string]APITier `json:"tiers"`
+	Endpoints []APIEndpoint      `json:"endpoints"`
 	// BusinessHours is when routes marked business_hours are open, in UTC.
-	BusinessHours apiHours `json:"business_hours"`
+	BusinessHours APIHours `json:"business_hours"`
 	// Revoked maps a revoked subject to the day it was revoked.
 	Revoked map[string]string `json:"revoked"`
 }
 
-type apiTier struct {
+// APITier is a client tier: its rank, and its budget of requests per window.
+type APITier struct {
 	Rank              int `json:"rank"`
 	RequestsPerWindow int `json:"requests_per_window"`
 }
 
-type apiEndpoint struct {
+// APIEndpoint is a route: its method and path pattern, and what a caller of it needs.
+type APIEndpoint struct {
 	Method string `json:"method"`
 	// Path is a pattern where a "*" segment matches any one segment.
 	Path          string   `json:"path"`
@@ -54,22 +57,24 @@ type apiEndpoint struct {
 	AccountSegment int `json:"account_segment,omitempty"`
 }
 
-type apiHours struct {
+// APIHours is the business hours some routes keep, in UTC.
+type APIHours struct {
 	Days      []string `json:"days"`
 	StartHour int      `json:"start_hour"`
 	EndHour   int      `json:"end_hour"`
 }
 
-// apiInput is one request of the api workload.
-type apiInput struct {
+// APIInput is one request of the api workload.
+type APIInput struct {
 	Token  string   `json:"token,omitempty"`
 	Method string   `json:"method"`
 	Path   string   `json:"path"`
 	NowNS  int64    `json:"now_ns"`
-	Usage  apiUsage `json:"usage"`
+	Usage  APIUsage `json:"usage"`
 }
 
-type apiUsage struct {
+// APIUsage is what the caller has spent of its budget.
+type APIUsage struct {
 	// RequestsInWindow is how many requests the caller already made in the current window.
 	RequestsInWindow int `json:"requests_in_window"`
 }
@@ -90,7 +95,7 @@ type apiClaims struct {
 // specification rather than translated from the Rego. It verifies the token itself, so a
 // generator mistake cannot make model and policy agree on a wrong answer. The reason names the
 // first check that decided.
-func apiDecide(d *apiData, in apiInput) (allow bool, reason string) {
+func apiDecide(d *APIData, in APIInput) (allow bool, reason string) {
 	if in.Token == "" {
 		return false, "deny: missing token"
 	}
@@ -151,6 +156,16 @@ func apiDecide(d *apiData, in apiInput) (allow bool, reason string) {
 		return false, "deny: rate limit exceeded"
 	}
 	return true, "allow: " + permittedBy
+}
+
+// Decide is the reference model's decision of in, and the rule that made it.
+func (d *APIData) Decide(in APIInput) (allow bool, reason string) { return apiDecide(d, in) }
+
+// Verify checks the token of a request as the reference model does (verifyHS256, with the
+// workload's secret and audience at the instant nowNS): its claims, or why it is refused. An
+// engine that cannot verify a token itself is handed this verdict.
+func (d *APIData) Verify(token string, nowNS int64) (claims map[string]any, reason string) {
+	return verifyHS256(token, d.JWTSecret, d.Audience, nowNS)
 }
 
 // verifyHS256 checks a compact JWS the way a resource server would: structure, algorithm,
@@ -266,7 +281,7 @@ func hasAll(have map[string]bool, want []string) bool {
 }
 
 // open reports whether the instant nowNS falls within business hours, in UTC.
-func (h apiHours) open(nowNS int64) bool {
+func (h APIHours) open(nowNS int64) bool {
 	t := time.Unix(0, nowNS).UTC()
 	return slices.Contains(h.Days, t.Weekday().String()) && t.Hour() >= h.StartHour && t.Hour() < h.EndHour
 }
@@ -307,15 +322,15 @@ func apiNow(r *rand.Rand) time.Time {
 	return apiEpoch.Add(time.Duration(r.Int64N(int64(14 * 24 * time.Hour))))
 }
 
-// apiWorkload is the api workload over the given data, in Rego and Cedar, with no inputs yet.
-func apiWorkload(d *apiData) *Workload {
+// apiWorkload is the api workload over the given data, with no inputs yet.
+func apiWorkload(d *APIData) *Workload {
 	return &Workload{
 		Name:        "api",
 		Description: builtins["api"].Description,
 		Query:       "data.authzbench.api.allow",
 		Policies:    []File{{Name: "api.rego", Content: apiPolicy}},
 		Data:        mustJSON(map[string]any{"api": d}),
-		Cedar:       apiCedar(d),
+		Model:       d,
 		Inexpressible: map[string]string{"OpenFGA": "its rules verify a JWT (HS256 signature, audience, expiry), split its scope string and read the clock; " +
 			"OpenFGA's relations and conditions can do none of it, and handing all of it over ready-made would leave OpenFGA nothing of the policy to decide"},
 	}
@@ -323,15 +338,15 @@ func apiWorkload(d *apiData) *Workload {
 
 func buildAPI(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x617069)) // "api"
-	d := &apiData{
+	d := &APIData{
 		JWTSecret: fmt.Sprintf("authzbench-hs256-%016x%016x", r.Uint64(), r.Uint64()),
 		Audience:  apiAudience,
-		Tiers: map[string]apiTier{
+		Tiers: map[string]APITier{
 			"free":       {Rank: 0, RequestsPerWindow: 100},
 			"pro":        {Rank: 1, RequestsPerWindow: 1000},
 			"enterprise": {Rank: 2, RequestsPerWindow: 10000},
 		},
-		Endpoints: []apiEndpoint{
+		Endpoints: []APIEndpoint{
 			{Method: "GET", Path: "/v1/catalog/items", Scopes: []string{"catalog:read"}},
 			{Method: "GET", Path: "/v1/catalog/items/*", Scopes: []string{"catalog:read"}},
 			{Method: "POST", Path: "/v1/catalog/items", Scopes: []string{"catalog:write"}, MinTier: "pro"},
@@ -343,7 +358,7 @@ func buildAPI(seed int64, n int) (*Workload, error) {
 			{Method: "POST", Path: "/v1/reports/*/export", Scopes: []string{"reports:read", "reports:export"}, MinTier: "enterprise", BusinessHours: true},
 			{Method: "PUT", Path: "/v1/admin/settings/*", Scopes: []string{"admin"}, BusinessHours: true},
 		},
-		BusinessHours: apiHours{
+		BusinessHours: APIHours{
 			Days:      []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"},
 			StartHour: 8,
 			EndHour:   18,
@@ -382,7 +397,7 @@ func buildAPI(seed int64, n int) (*Workload, error) {
 	w := apiWorkload(d)
 	for range n {
 		c := clients[r.IntN(len(clients))]
-		in := apiInput{NowNS: apiNow(r).UnixNano()}
+		in := APIInput{NowNS: apiNow(r).UnixNano()}
 		nowS := in.NowNS / int64(time.Second)
 
 		claims := apiClaims{
@@ -431,14 +446,14 @@ func buildAPI(seed int64, n int) (*Workload, error) {
 		}
 
 		allow, reason := apiDecide(d, in)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: apiCedarRequest(d, in)})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Model: in})
 	}
 	return w, nil
 }
 
 // apiFillPath turns a route pattern into a concrete path: the account segment names the
 // caller's own account most of the time, other wildcards get plausible ids.
-func apiFillPath(r *rand.Rand, ep apiEndpoint, acct string) string {
+func apiFillPath(r *rand.Rand, ep APIEndpoint, acct string) string {
 	segs := strings.Split(ep.Path, "/")
 	for i, s := range segs {
 		switch {

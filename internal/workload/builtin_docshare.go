@@ -10,12 +10,6 @@ import (
 //go:embed policies/docshare.rego
 var docsharePolicy []byte
 
-//go:embed policies/docshare.cedar
-var docshareCedarPolicy []byte
-
-//go:embed policies/docshare.cedarschema
-var docshareCedarSchema []byte
-
 // docshareSizes are the numbers of entities each request carries, one built-in per size.
 var docshareSizes = []int{5, 10, 20, 50}
 
@@ -79,31 +73,40 @@ const (
 	dsMinEntities = 3
 )
 
-// dsACL are the access lists of a document or folder: users and groups named directly.
-type dsACL struct {
-	viewerUsers, viewerGroups, editorUsers, editorGroups []int
+// DocshareACL are the access lists of a document or folder: users and groups named directly,
+// by index.
+type DocshareACL struct {
+	ViewerUsers, ViewerGroups, EditorUsers, EditorGroups []int
 }
 
-type dsFolder struct {
-	parent int // -1 for a root folder
-	depth  int
-	acl    dsACL
+// DocshareFolder is a folder: the folder it is in, how deep it lies, and its access lists.
+type DocshareFolder struct {
+	Parent int // -1 for a root folder
+	Depth  int
+	ACL    DocshareACL
 }
 
-type dsDoc struct {
-	folder, owner    int
-	public, sharable bool
-	blocked          []int
-	acl              dsACL
+// DocshareDoc is a document: its folder and owner, whether anyone may view it and whether its
+// editors may share it, the users blocked from it, and its access lists.
+type DocshareDoc struct {
+	Folder, Owner    int
+	Public, Sharable bool
+	Blocked          []int
+	ACL              DocshareACL
 }
 
-// dsWorld is the users, groups, folders and documents of the docshare workload.
-type dsWorld struct {
-	userGroups   [][]int // groups each user is a direct member of
-	groupParents [][]int // groups each group is a direct member of
-	folders      []dsFolder
-	docs         []dsDoc
+// DocshareWorld is the users, groups, folders and documents of the docshare workloads, what
+// their reference model decides over; every request carries the part of it its decision reads.
+// Folder DocshareArchive is the archive.
+type DocshareWorld struct {
+	UserGroups   [][]int // groups each user is a direct member of
+	GroupParents [][]int // groups each group is a direct member of
+	Folders      []DocshareFolder
+	Docs         []DocshareDoc
 }
+
+// DocshareArchive is the index of the archive folder.
+const DocshareArchive = dsArchive
 
 // dsKind is the entity type of a dsRef.
 type dsKind uint8
@@ -143,10 +146,10 @@ func (r dsRef) id() string {
 // key is the entity's name in the Rego input: "Type::id".
 func (r dsRef) key() string { return r.typ() + "::" + r.id() }
 
-// dsRequest is one docshare request: who does what to which document, and the entities the
-// request carries. It encodes to JSON as the Rego input.
-type dsRequest struct {
-	world    *dsWorld
+// DocshareRequest is one docshare request, as its reference model reads it: who does what to
+// which document, and the entities the request carries (Entities).
+type DocshareRequest struct {
+	world    *DocshareWorld
 	user     int
 	action   string
 	doc      int
@@ -155,9 +158,9 @@ type dsRequest struct {
 
 // memberOf returns the groups user u is in, directly or through nested groups, in the order a
 // breadth-first walk finds them.
-func (w *dsWorld) memberOf(u int) []int {
+func (w *DocshareWorld) memberOf(u int) []int {
 	var out []int
-	queue := slices.Clone(w.userGroups[u])
+	queue := slices.Clone(w.UserGroups[u])
 	for len(queue) > 0 {
 		g := queue[0]
 		queue = queue[1:]
@@ -165,44 +168,44 @@ func (w *dsWorld) memberOf(u int) []int {
 			continue
 		}
 		out = append(out, g)
-		queue = append(queue, w.groupParents[g]...)
+		queue = append(queue, w.GroupParents[g]...)
 	}
 	return out
 }
 
 // folderChain returns the folder of document d and every folder above it, innermost first.
-func (w *dsWorld) folderChain(d int) []int {
+func (w *DocshareWorld) folderChain(d int) []int {
 	var out []int
-	for f := w.docs[d].folder; f >= 0; f = w.folders[f].parent {
+	for f := w.Docs[d].Folder; f >= 0; f = w.Folders[f].Parent {
 		out = append(out, f)
 	}
 	return out
 }
 
-// docshareDecide is the reference model of policies/docshare.rego and docshare.cedar, written
-// in Go from the same specification over the world itself rather than the entities a request
-// carries. The reason names the rule that decided.
-func docshareDecide(w *dsWorld, user int, act string, d int) (allow bool, reason string) {
-	doc := &w.docs[d]
-	if slices.Contains(doc.blocked, user) {
+// docshareDecide is the reference model of policies/docshare.rego and Cedar's docshare.cedar,
+// written in Go from the same specification over the world itself rather than the entities a
+// request carries. The reason names the rule that decided.
+func docshareDecide(w *DocshareWorld, user int, act string, d int) (allow bool, reason string) {
+	doc := &w.Docs[d]
+	if slices.Contains(doc.Blocked, user) {
 		return false, "deny: blocked"
 	}
 	chain := w.folderChain(d)
 	if (act == "edit" || act == "share") && slices.Contains(chain, dsArchive) {
 		return false, "deny: archived"
 	}
-	if doc.owner == user {
+	if doc.Owner == user {
 		return true, "allow: owner"
 	}
 	if act == "delete" {
 		return false, "deny: not owner"
 	}
 	groups := w.memberOf(user)
-	acls := []*dsACL{&doc.acl}
+	acls := []*DocshareACL{&doc.ACL}
 	for _, f := range chain {
-		acls = append(acls, &w.folders[f].acl)
+		acls = append(acls, &w.Folders[f].ACL)
 	}
-	named := func(users, grps func(*dsACL) []int) bool {
+	named := func(users, grps func(*DocshareACL) []int) bool {
 		for _, a := range acls {
 			if slices.Contains(users(a), user) {
 				return true
@@ -215,25 +218,25 @@ func docshareDecide(w *dsWorld, user int, act string, d int) (allow bool, reason
 		}
 		return false
 	}
-	editor := named(func(a *dsACL) []int { return a.editorUsers }, func(a *dsACL) []int { return a.editorGroups })
-	viewer := named(func(a *dsACL) []int { return a.viewerUsers }, func(a *dsACL) []int { return a.viewerGroups })
+	editor := named(func(a *DocshareACL) []int { return a.EditorUsers }, func(a *DocshareACL) []int { return a.EditorGroups })
+	viewer := named(func(a *DocshareACL) []int { return a.ViewerUsers }, func(a *DocshareACL) []int { return a.ViewerGroups })
 	switch act {
 	case "view":
 		if editor || viewer {
 			return true, "allow: shared"
 		}
-		if doc.public {
+		if doc.Public {
 			return true, "allow: public"
 		}
 		return false, "deny: no access"
 	case "edit", "share":
 		if editor {
-			if act == "edit" || doc.sharable {
+			if act == "edit" || doc.Sharable {
 				return true, "allow: editor"
 			}
 			return false, "deny: sharing disabled"
 		}
-		if viewer || doc.public {
+		if viewer || doc.Public {
 			return false, "deny: read only"
 		}
 		return false, "deny: no access"
@@ -243,7 +246,7 @@ func docshareDecide(w *dsWorld, user int, act string, d int) (allow bool, reason
 
 // relevant returns the entities a decision on (user, doc) needs: the user, its groups, the
 // document and the folders above it.
-func (w *dsWorld) relevant(user, d int) []dsRef {
+func (w *DocshareWorld) relevant(user, d int) []dsRef {
 	out := []dsRef{{dsUser, user}}
 	for _, g := range w.memberOf(user) {
 		out = append(out, dsRef{dsGroup, g})
@@ -258,31 +261,31 @@ func (w *dsWorld) relevant(user, d int) []dsRef {
 // related returns entities an application would plausibly send along with a request on doc d
 // although the decision does not need them: the owner, everyone named on the access and blocked
 // lists, the other documents of its folder and the folders inside it.
-func (w *dsWorld) related(d int) []dsRef {
-	doc := &w.docs[d]
-	out := []dsRef{{dsUser, doc.owner}}
-	for _, u := range doc.blocked {
+func (w *DocshareWorld) related(d int) []dsRef {
+	doc := &w.Docs[d]
+	out := []dsRef{{dsUser, doc.Owner}}
+	for _, u := range doc.Blocked {
 		out = append(out, dsRef{dsUser, u})
 	}
-	acls := []*dsACL{&doc.acl}
+	acls := []*DocshareACL{&doc.ACL}
 	for _, f := range w.folderChain(d) {
-		acls = append(acls, &w.folders[f].acl)
+		acls = append(acls, &w.Folders[f].ACL)
 	}
 	for _, a := range acls {
-		for _, u := range slices.Concat(a.viewerUsers, a.editorUsers) {
+		for _, u := range slices.Concat(a.ViewerUsers, a.EditorUsers) {
 			out = append(out, dsRef{dsUser, u})
 		}
-		for _, g := range slices.Concat(a.viewerGroups, a.editorGroups) {
+		for _, g := range slices.Concat(a.ViewerGroups, a.EditorGroups) {
 			out = append(out, dsRef{dsGroup, g})
 		}
 	}
-	for i := range w.docs {
-		if i != d && w.docs[i].folder == doc.folder {
+	for i := range w.Docs {
+		if i != d && w.Docs[i].Folder == doc.Folder {
 			out = append(out, dsRef{dsDocument, i})
 		}
 	}
-	for i := range w.folders {
-		if w.folders[i].parent == doc.folder {
+	for i := range w.Folders {
+		if w.Folders[i].Parent == doc.Folder {
 			out = append(out, dsRef{dsFolderKind, i})
 		}
 	}
@@ -297,7 +300,7 @@ type dsAttr struct {
 
 // entity returns an entity's attributes and parents, in one form both encodings are written
 // from.
-func (w *dsWorld) entity(r dsRef) (attrs []dsAttr, parents []dsRef) {
+func (w *DocshareWorld) entity(r dsRef) (attrs []dsAttr, parents []dsRef) {
 	refs := func(kind dsKind, idx []int) []dsRef {
 		out := make([]dsRef, 0, len(idx))
 		for _, i := range idx {
@@ -305,38 +308,38 @@ func (w *dsWorld) entity(r dsRef) (attrs []dsAttr, parents []dsRef) {
 		}
 		return out
 	}
-	aclAttrs := func(a *dsACL) []dsAttr {
+	aclAttrs := func(a *DocshareACL) []dsAttr {
 		return []dsAttr{
-			{"viewerUsers", refs(dsUser, a.viewerUsers)},
-			{"viewerGroups", refs(dsGroup, a.viewerGroups)},
-			{"editorUsers", refs(dsUser, a.editorUsers)},
-			{"editorGroups", refs(dsGroup, a.editorGroups)},
+			{"viewerUsers", refs(dsUser, a.ViewerUsers)},
+			{"viewerGroups", refs(dsGroup, a.ViewerGroups)},
+			{"editorUsers", refs(dsUser, a.EditorUsers)},
+			{"editorGroups", refs(dsGroup, a.EditorGroups)},
 		}
 	}
 	switch r.kind {
 	case dsUser:
-		return nil, refs(dsGroup, w.userGroups[r.idx])
+		return nil, refs(dsGroup, w.UserGroups[r.idx])
 	case dsGroup:
-		return nil, refs(dsGroup, w.groupParents[r.idx])
+		return nil, refs(dsGroup, w.GroupParents[r.idx])
 	case dsFolderKind:
-		f := &w.folders[r.idx]
+		f := &w.Folders[r.idx]
 		parents = []dsRef{}
-		if f.parent >= 0 {
-			attrs = append(attrs, dsAttr{"parent", dsRef{dsFolderKind, f.parent}})
-			parents = append(parents, dsRef{dsFolderKind, f.parent})
+		if f.Parent >= 0 {
+			attrs = append(attrs, dsAttr{"parent", dsRef{dsFolderKind, f.Parent}})
+			parents = append(parents, dsRef{dsFolderKind, f.Parent})
 		}
-		return append(attrs, aclAttrs(&f.acl)...), parents
+		return append(attrs, aclAttrs(&f.ACL)...), parents
 	}
-	doc := &w.docs[r.idx]
-	folder := dsRef{dsFolderKind, doc.folder}
+	doc := &w.Docs[r.idx]
+	folder := dsRef{dsFolderKind, doc.Folder}
 	attrs = []dsAttr{
 		{"folder", folder},
-		{"owner", dsRef{dsUser, doc.owner}},
-		{"public", doc.public},
-		{"sharable", doc.sharable},
-		{"blocked", refs(dsUser, doc.blocked)},
+		{"owner", dsRef{dsUser, doc.Owner}},
+		{"public", doc.Public},
+		{"sharable", doc.Sharable},
+		{"blocked", refs(dsUser, doc.Blocked)},
 	}
-	return append(attrs, aclAttrs(&doc.acl)...), []dsRef{folder}
+	return append(attrs, aclAttrs(&doc.ACL)...), []dsRef{folder}
 }
 
 // dsRegoInput is the Rego input of one request.
@@ -354,7 +357,7 @@ type dsRegoEntity struct {
 
 // rego writes the request as the Rego input: entities keyed "Type::id", references as
 // "Type::id" strings and sets as arrays.
-func (q dsRequest) rego() []byte {
+func (q DocshareRequest) rego() []byte {
 	in := dsRegoInput{
 		Principal: dsRef{dsUser, q.user}.key(),
 		Action:    q.action,
@@ -386,39 +389,81 @@ func (q dsRequest) rego() []byte {
 	return mustJSON(in)
 }
 
-// cedar writes the request as a Cedar request carrying its entities.
-func (q dsRequest) cedar() []byte {
-	uid := func(r dsRef) cedarUID { return cedarUID{r.typ(), r.id()} }
-	req := cedarRequest{
-		Principal: uid(dsRef{dsUser, q.user}),
-		Action:    action(q.action),
-		Resource:  uid(dsRef{dsDocument, q.doc}),
-		Context:   map[string]any{},
-		Entities:  []cedarEntity{},
-	}
+// DocshareRef names an entity of the world by its type ("User", "Group", "Folder",
+// "Document") and id.
+type DocshareRef struct{ Type, ID string }
+
+// DocshareEntity is an entity a request carries: its attributes, in the model's order, and the
+// entities it is in.
+type DocshareEntity struct {
+	Ref     DocshareRef
+	Attrs   []DocshareAttr
+	Parents []DocshareRef
+}
+
+// DocshareAttr is one attribute of an entity; Value is a bool, a DocshareRef or a
+// []DocshareRef (a set).
+type DocshareAttr struct {
+	Name  string
+	Value any
+}
+
+func (r dsRef) ref() DocshareRef { return DocshareRef{r.typ(), r.id()} }
+
+// Principal is the user who asks.
+func (q DocshareRequest) Principal() DocshareRef { return dsRef{dsUser, q.user}.ref() }
+
+// Action is what the user asks to do: view, edit, share or delete.
+func (q DocshareRequest) Action() string { return q.action }
+
+// Resource is the document asked about.
+func (q DocshareRequest) Resource() DocshareRef { return dsRef{dsDocument, q.doc}.ref() }
+
+// Entities are the entities the request carries, in the order it carries them: every one its
+// decision reads, padded with others.
+func (q DocshareRequest) Entities() []DocshareEntity {
+	out := make([]DocshareEntity, 0, len(q.entities))
 	for _, r := range q.entities {
 		attrs, parents := q.world.entity(r)
-		e := cedarEntity{UID: uid(r), Attrs: map[string]any{}, Parents: make([]cedarUID, 0, len(parents))}
+		e := DocshareEntity{Ref: r.ref(), Parents: make([]DocshareRef, 0, len(parents))}
 		for _, p := range parents {
-			e.Parents = append(e.Parents, uid(p))
+			e.Parents = append(e.Parents, p.ref())
 		}
 		for _, a := range attrs {
-			switch v := a.value.(type) {
+			v := a.value
+			switch x := v.(type) {
 			case dsRef:
-				e.Attrs[a.name] = cedarRef(v.typ(), v.id())
+				v = x.ref()
 			case []dsRef:
-				set := make([]any, 0, len(v))
-				for _, x := range v {
-					set = append(set, cedarRef(x.typ(), x.id()))
+				set := make([]DocshareRef, 0, len(x))
+				for _, y := range x {
+					set = append(set, y.ref())
 				}
-				e.Attrs[a.name] = set
-			default:
-				e.Attrs[a.name] = v
+				v = set
 			}
+			e.Attrs = append(e.Attrs, DocshareAttr{a.name, v})
 		}
-		req.Entities = append(req.Entities, e)
+		out = append(out, e)
 	}
-	return mustJSON(req)
+	return out
+}
+
+// Request is user's request to do action to document doc, carrying the entities its decision
+// reads and those related to the document, as a hand-written case asks it.
+func (w *DocshareWorld) Request(user int, action string, doc int) DocshareRequest {
+	q := DocshareRequest{world: w, user: user, action: action, doc: doc, entities: w.relevant(user, doc)}
+	for _, e := range w.related(doc) {
+		if !slices.Contains(q.entities, e) {
+			q.entities = append(q.entities, e)
+		}
+	}
+	return q
+}
+
+// Decide is the reference model's decision of user's request to do action to document doc, and
+// the rule that made it.
+func (w *DocshareWorld) Decide(user int, action string, doc int) (allow bool, reason string) {
+	return docshareDecide(w, user, action, doc)
 }
 
 // dsPick returns k distinct values below n, none of them in avoid, in the order drawn.
@@ -434,19 +479,19 @@ func dsPick(r *rand.Rand, k, n int, avoid ...int) []int {
 }
 
 // newDocshareWorld generates the world from r.
-func newDocshareWorld(r *rand.Rand) *dsWorld {
-	w := &dsWorld{
-		userGroups:   make([][]int, dsUsers),
-		groupParents: make([][]int, dsGroups),
-		folders:      make([]dsFolder, dsFolders),
-		docs:         make([]dsDoc, dsDocs),
+func newDocshareWorld(r *rand.Rand) *DocshareWorld {
+	w := &DocshareWorld{
+		UserGroups:   make([][]int, dsUsers),
+		GroupParents: make([][]int, dsGroups),
+		Folders:      make([]DocshareFolder, dsFolders),
+		Docs:         make([]DocshareDoc, dsDocs),
 	}
 	// Groups nest: a group may join one or two earlier groups, keeping every chain of
 	// memberships within dsMaxGroupDepth groups.
 	groupDepth := make([]int, dsGroups)
 	for g := range dsGroups {
 		groupDepth[g] = 1
-		w.groupParents[g] = []int{}
+		w.GroupParents[g] = []int{}
 		if g == 0 || r.IntN(2) == 0 {
 			continue
 		}
@@ -456,7 +501,7 @@ func newDocshareWorld(r *rand.Rand) *dsWorld {
 		}
 		for _, p := range dsPick(r, min(k, g), g) {
 			if groupDepth[p] < dsMaxGroupDepth {
-				w.groupParents[g] = append(w.groupParents[g], p)
+				w.GroupParents[g] = append(w.GroupParents[g], p)
 				groupDepth[g] = max(groupDepth[g], groupDepth[p]+1)
 			}
 		}
@@ -470,51 +515,51 @@ func newDocshareWorld(r *rand.Rand) *dsWorld {
 		default:
 			k = 2
 		}
-		w.userGroups[u] = dsPick(r, k, dsGroups)
+		w.UserGroups[u] = dsPick(r, k, dsGroups)
 	}
-	acl := func(sparse bool) dsACL {
+	acl := func(sparse bool) DocshareACL {
 		list := func(n, of int) []int {
 			if r.IntN(2) == 0 || (sparse && r.IntN(2) == 0) {
 				return []int{}
 			}
 			return dsPick(r, 1+r.IntN(n), of)
 		}
-		return dsACL{
-			viewerUsers:  list(3, dsUsers),
-			viewerGroups: list(2, dsGroups),
-			editorUsers:  list(2, dsUsers),
-			editorGroups: list(1, dsGroups),
+		return DocshareACL{
+			ViewerUsers:  list(3, dsUsers),
+			ViewerGroups: list(2, dsGroups),
+			EditorUsers:  list(2, dsUsers),
+			EditorGroups: list(1, dsGroups),
 		}
 	}
 	// The archive and five other root folders; every later folder goes in an earlier one that
 	// leaves room for it under dsMaxFolderDepth. Folders high up share with fewer people.
 	for f := range dsFolders {
-		fo := dsFolder{parent: -1, depth: 1}
+		fo := DocshareFolder{Parent: -1, Depth: 1}
 		if f > 5 {
 			for {
 				p := r.IntN(f)
-				if w.folders[p].depth < dsMaxFolderDepth {
-					fo.parent, fo.depth = p, w.folders[p].depth+1
+				if w.Folders[p].Depth < dsMaxFolderDepth {
+					fo.Parent, fo.Depth = p, w.Folders[p].Depth+1
 					break
 				}
 			}
 		}
-		fo.acl = acl(fo.depth < 3)
-		w.folders[f] = fo
+		fo.ACL = acl(fo.Depth < 3)
+		w.Folders[f] = fo
 	}
 	for d := range dsDocs {
-		doc := dsDoc{
-			folder:   r.IntN(dsFolders),
-			owner:    r.IntN(dsUsers),
-			public:   r.IntN(5) == 0,
-			sharable: r.IntN(5) < 3,
-			blocked:  []int{},
+		doc := DocshareDoc{
+			Folder:   r.IntN(dsFolders),
+			Owner:    r.IntN(dsUsers),
+			Public:   r.IntN(5) == 0,
+			Sharable: r.IntN(5) < 3,
+			Blocked:  []int{},
 		}
 		if r.IntN(6) == 0 {
-			doc.blocked = dsPick(r, 1+r.IntN(2), dsUsers, doc.owner)
+			doc.Blocked = dsPick(r, 1+r.IntN(2), dsUsers, doc.Owner)
 		}
-		doc.acl = acl(false)
-		w.docs[d] = doc
+		doc.ACL = acl(false)
+		w.Docs[d] = doc
 	}
 	return w
 }
@@ -538,6 +583,7 @@ func buildDocshare(n int) func(seed int64, count int) (*Workload, error) {
 		// Each size draws its own requests from the same world.
 		r := rand.New(rand.NewPCG(uint64(seed), 0x64736872_00000000|uint64(n)))
 		w := docshareWorkload(name, n)
+		w.Model = world
 		var stored []FGATuple
 		overflowing := 0
 		for range count {
@@ -554,7 +600,7 @@ func buildDocshare(n int) func(seed int64, count int) (*Workload, error) {
 				overflowing++
 				stored = append(stored, beyond...)
 			}
-			w.Inputs = append(w.Inputs, Input{JSON: q.rego(), Expect: expectOf(allow), Reason: reason, Cedar: q.cedar(), OpenFGA: check})
+			w.Inputs = append(w.Inputs, Input{JSON: q.rego(), Expect: expectOf(allow), Reason: reason, OpenFGA: check, Model: q})
 		}
 		w.OpenFGA = docshareOpenFGA(stored, overflowing, count)
 		return w, nil
@@ -566,26 +612,22 @@ func newDocshareRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), 0x64736872)) // "dshr"
 }
 
-// docshareWorkload is a docshare workload without inputs. It has no data and no Cedar entity
-// store: every request carries its entities.
+// docshareWorkload is a docshare workload without inputs. It has no data: every request carries
+// its entities.
 func docshareWorkload(name string, n int) *Workload {
 	return &Workload{
 		Name:        name,
 		Description: docshareDescription(n),
 		Query:       "data.authzbench.docshare.allow",
 		Policies:    []File{{Name: "docshare.rego", Content: docsharePolicy}},
-		Cedar: &Cedar{
-			Policies: []File{{Name: "docshare.cedar", Content: docshareCedarPolicy}},
-			Schema:   &File{Name: "docshare.cedarschema", Content: docshareCedarSchema},
-		},
 	}
 }
 
 // request draws one request whose relevant entities fit in n and pads it to n entities.
-func (w *dsWorld) request(r *rand.Rand, n int) (dsRequest, error) {
+func (w *DocshareWorld) request(r *rand.Rand, n int) (DocshareRequest, error) {
 	for range 10000 {
 		d := r.IntN(dsDocs)
-		doc := &w.docs[d]
+		doc := &w.Docs[d]
 		var act string
 		p := r.IntN(100)
 		for _, a := range docshareActions {
@@ -599,14 +641,14 @@ func (w *dsWorld) request(r *rand.Rand, n int) (dsRequest, error) {
 		var user int
 		switch p := r.IntN(100); {
 		case p < 20:
-			user = doc.owner
-		case p < 25 && len(doc.blocked) > 0:
-			user = doc.blocked[r.IntN(len(doc.blocked))]
+			user = doc.Owner
+		case p < 25 && len(doc.Blocked) > 0:
+			user = doc.Blocked[r.IntN(len(doc.Blocked))]
 		case p < 65:
 			// Someone the document is shared with, directly or through a group or a folder.
 			var named []int
 			for u := range dsUsers {
-				if u != doc.owner && fits(u) && w.sharedWith(u, d) {
+				if u != doc.Owner && fits(u) && w.sharedWith(u, d) {
 					named = append(named, u)
 				}
 			}
@@ -620,7 +662,7 @@ func (w *dsWorld) request(r *rand.Rand, n int) (dsRequest, error) {
 		if !fits(user) {
 			continue
 		}
-		q := dsRequest{world: w, user: user, action: act, doc: d, entities: w.relevant(user, d)}
+		q := DocshareRequest{world: w, user: user, action: act, doc: d, entities: w.relevant(user, d)}
 		has := func(e dsRef) bool { return slices.Contains(q.entities, e) }
 		related := w.related(d)
 		r.Shuffle(len(related), func(i, j int) { related[i], related[j] = related[j], related[i] })
@@ -650,22 +692,22 @@ func (w *dsWorld) request(r *rand.Rand, n int) (dsRequest, error) {
 		}
 		return q, nil
 	}
-	return dsRequest{}, fmt.Errorf("no request fits in %d entities", n)
+	return DocshareRequest{}, fmt.Errorf("no request fits in %d entities", n)
 }
 
 // sharedWith reports whether a viewer or editor list of document d or a folder above it names
 // user u or a group u is in.
-func (w *dsWorld) sharedWith(u, d int) bool {
+func (w *DocshareWorld) sharedWith(u, d int) bool {
 	groups := w.memberOf(u)
-	acls := []*dsACL{&w.docs[d].acl}
+	acls := []*DocshareACL{&w.Docs[d].ACL}
 	for _, f := range w.folderChain(d) {
-		acls = append(acls, &w.folders[f].acl)
+		acls = append(acls, &w.Folders[f].ACL)
 	}
 	for _, a := range acls {
-		if slices.Contains(a.viewerUsers, u) || slices.Contains(a.editorUsers, u) {
+		if slices.Contains(a.ViewerUsers, u) || slices.Contains(a.EditorUsers, u) {
 			return true
 		}
-		for _, g := range slices.Concat(a.viewerGroups, a.editorGroups) {
+		for _, g := range slices.Concat(a.ViewerGroups, a.EditorGroups) {
 			if slices.Contains(groups, g) {
 				return true
 			}

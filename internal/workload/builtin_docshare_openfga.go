@@ -21,55 +21,55 @@ func (r dsRef) fgaObject() string {
 // fgaTuples writes one entity of the world as the tuples policies/docshare.fga reads: what the
 // entity's attributes and parents say, each tuple on the entity's own object except a user's
 // and a group's memberships, which are on the group.
-func (w *dsWorld) fgaTuples(r dsRef) []FGATuple {
+func (w *DocshareWorld) fgaTuples(r dsRef) []FGATuple {
 	var ts []FGATuple
-	grants := func(object string, a *dsACL) {
-		for _, u := range a.viewerUsers {
+	grants := func(object string, a *DocshareACL) {
+		for _, u := range a.ViewerUsers {
 			ts = append(ts, FGATuple{dsRef{dsUser, u}.fgaObject(), "viewer", object})
 		}
-		for _, g := range a.viewerGroups {
+		for _, g := range a.ViewerGroups {
 			ts = append(ts, FGATuple{dsRef{dsGroup, g}.fgaObject() + "#member", "viewer", object})
 		}
-		for _, u := range a.editorUsers {
+		for _, u := range a.EditorUsers {
 			ts = append(ts, FGATuple{dsRef{dsUser, u}.fgaObject(), "editor", object})
 		}
-		for _, g := range a.editorGroups {
+		for _, g := range a.EditorGroups {
 			ts = append(ts, FGATuple{dsRef{dsGroup, g}.fgaObject() + "#member", "editor", object})
 		}
 	}
 	object := r.fgaObject()
 	switch r.kind {
 	case dsUser:
-		for _, g := range w.userGroups[r.idx] {
+		for _, g := range w.UserGroups[r.idx] {
 			ts = append(ts, FGATuple{object, "member", dsRef{dsGroup, g}.fgaObject()})
 		}
 	case dsGroup:
-		for _, p := range w.groupParents[r.idx] {
+		for _, p := range w.GroupParents[r.idx] {
 			ts = append(ts, FGATuple{object + "#member", "member", dsRef{dsGroup, p}.fgaObject()})
 		}
 	case dsFolderKind:
-		f := &w.folders[r.idx]
-		if f.parent >= 0 {
-			ts = append(ts, FGATuple{dsRef{dsFolderKind, f.parent}.fgaObject(), "parent", object})
+		f := &w.Folders[r.idx]
+		if f.Parent >= 0 {
+			ts = append(ts, FGATuple{dsRef{dsFolderKind, f.Parent}.fgaObject(), "parent", object})
 		}
 		if r.idx == dsArchive {
 			ts = append(ts, FGATuple{"user:*", "archive", object})
 		}
-		grants(object, &f.acl)
+		grants(object, &f.ACL)
 	case dsDocument:
-		d := &w.docs[r.idx]
-		ts = append(ts, FGATuple{dsRef{dsFolderKind, d.folder}.fgaObject(), "parent", object},
-			FGATuple{dsRef{dsUser, d.owner}.fgaObject(), "owner", object})
-		if d.public {
+		d := &w.Docs[r.idx]
+		ts = append(ts, FGATuple{dsRef{dsFolderKind, d.Folder}.fgaObject(), "parent", object},
+			FGATuple{dsRef{dsUser, d.Owner}.fgaObject(), "owner", object})
+		if d.Public {
 			ts = append(ts, FGATuple{"user:*", "public", object})
 		}
-		if d.sharable {
+		if d.Sharable {
 			ts = append(ts, FGATuple{"user:*", "sharable", object})
 		}
-		for _, u := range d.blocked {
+		for _, u := range d.Blocked {
 			ts = append(ts, FGATuple{dsRef{dsUser, u}.fgaObject(), "blocked", object})
 		}
-		grants(object, &d.acl)
+		grants(object, &d.ACL)
 	}
 	return ts
 }
@@ -78,7 +78,7 @@ func (w *dsWorld) fgaTuples(r dsRef) []FGATuple {
 // entities the decision reads first, up to OpenFGA's limit; the tuples beyond it are returned
 // to be stored before the clock. relevant is how many of q.entities the decision reads (they
 // come first); their tuples must all fit in the Check.
-func (q dsRequest) fgaCheck(relevant int) (check []byte, stored []FGATuple, err error) {
+func (q DocshareRequest) fgaCheck(relevant int) (check []byte, stored []FGATuple, err error) {
 	var tuples []FGATuple
 	needed := 0
 	for i, e := range q.entities {

@@ -6,13 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/authzbench/authzbench/internal/cedarengine"
 )
 
 // MarshalJSON writes the request as the Rego input, so hand-written cases (checkHandCases
 // encodes them as JSON) encode as generated ones.
-func (q dsRequest) MarshalJSON() ([]byte, error) { return q.rego(), nil }
+func (q DocshareRequest) MarshalJSON() ([]byte, error) { return q.rego(), nil }
 
 func TestDocshareMatchesReferenceModel(t *testing.T) {
 	for _, n := range docshareSizes {
@@ -46,111 +44,23 @@ func TestDocshareMatchesReferenceModel(t *testing.T) {
 					t.Errorf("no input is allowed for %q; allow reasons %v", want, allowReasons)
 				}
 			}
-			checkAgainstCedar(t, w)
 		})
-	}
-}
-
-// Every request carries exactly N distinct entities, the same ones in Rego and in Cedar,
-// including its principal and resource, and no entity store is loaded.
-func TestDocshareRequestsCarryNEntities(t *testing.T) {
-	for _, n := range docshareSizes {
-		w, err := buildDocshare(n)(DefaultSeed, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w.Data != nil || w.Cedar.Entities != nil {
-			t.Errorf("%s: data %q, Cedar entities %q; want none, requests carry their entities", w.Name, w.Data, w.Cedar.Entities)
-		}
-		for i, in := range w.Inputs {
-			var rego struct {
-				Principal, Resource string
-				Entities            map[string]json.RawMessage
-			}
-			if err := json.Unmarshal(in.JSON, &rego); err != nil {
-				t.Fatal(err)
-			}
-			var ced struct {
-				Principal, Resource cedarUID
-				Entities            []cedarEntity
-			}
-			if err := json.Unmarshal(in.Cedar, &ced); err != nil {
-				t.Fatal(err)
-			}
-			var keys []string
-			for _, e := range ced.Entities {
-				keys = append(keys, e.UID.Type+"::"+e.UID.ID)
-			}
-			slices.Sort(keys)
-			keys = slices.Compact(keys)
-			regoKeys := make([]string, 0, len(rego.Entities))
-			for k := range rego.Entities {
-				regoKeys = append(regoKeys, k)
-			}
-			slices.Sort(regoKeys)
-			switch {
-			case len(rego.Entities) != n || len(ced.Entities) != n || len(keys) != n:
-				t.Fatalf("%s input %d: %d Rego entities, %d Cedar entities (%d distinct); want %d",
-					w.Name, i, len(rego.Entities), len(ced.Entities), len(keys), n)
-			case !slices.Equal(keys, regoKeys):
-				t.Fatalf("%s input %d: Rego carries %v, Cedar %v", w.Name, i, regoKeys, keys)
-			case rego.Entities[rego.Principal] == nil || rego.Entities[rego.Resource] == nil:
-				t.Fatalf("%s input %d does not carry its principal and resource", w.Name, i)
-			case rego.Principal != ced.Principal.Type+"::"+ced.Principal.ID || rego.Resource != ced.Resource.Type+"::"+ced.Resource.ID:
-				t.Fatalf("%s input %d: Rego asks about %s on %s, Cedar about %v on %v", w.Name, i,
-					rego.Principal, rego.Resource, ced.Principal, ced.Resource)
-			}
-		}
-	}
-}
-
-// The entities the requests carry conform to the schema: the engine validates the store, not
-// the entities a request brings, so load them all as a store once to check them.
-func TestDocshareEntitiesMatchSchema(t *testing.T) {
-	w, err := buildDocshare(50)(DefaultSeed, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[cedarUID]bool{}
-	var all []json.RawMessage
-	for _, in := range w.Inputs {
-		var req struct{ Entities []json.RawMessage }
-		if err := json.Unmarshal(in.Cedar, &req); err != nil {
-			t.Fatal(err)
-		}
-		for _, raw := range req.Entities {
-			var e cedarEntity
-			if err := json.Unmarshal(raw, &e); err != nil {
-				t.Fatal(err)
-			}
-			if !seen[e.UID] {
-				seen[e.UID] = true
-				all = append(all, raw)
-			}
-		}
-	}
-	_, err = cedarengine.New(
-		[]cedarengine.Source{{Name: "docshare.cedar", Text: docshareCedarPolicy}},
-		&cedarengine.Source{Name: "entities.json", Text: mustJSON(all)},
-		&cedarengine.Source{Name: "docshare.cedarschema", Text: docshareCedarSchema})
-	if err != nil {
-		t.Fatalf("%d distinct entities carried by the requests: %v", len(all), err)
 	}
 }
 
 func TestDocshareGeneratedWorldStaysWithinBounds(t *testing.T) {
 	for _, seed := range []int64{DefaultSeed, 1, 2, 3} {
 		world := newDocshareWorld(newDocshareRand(seed))
-		for g := range world.groupParents {
-			if len(world.groupParents[g]) > 0 && slices.Max(world.groupParents[g]) >= g {
+		for g := range world.GroupParents {
+			if len(world.GroupParents[g]) > 0 && slices.Max(world.GroupParents[g]) >= g {
 				t.Fatalf("seed %d: group %d joins a later group; groups must not form cycles", seed, g)
 			}
 		}
-		for d := range world.docs {
-			if depth := len(world.folderChain(d)); depth > dsMaxFolderDepth || depth != world.folders[world.docs[d].folder].depth {
+		for d := range world.Docs {
+			if depth := len(world.folderChain(d)); depth > dsMaxFolderDepth || depth != world.Folders[world.Docs[d].Folder].Depth {
 				// The Cedar policies read the lists of dsMaxFolderDepth folders, no more.
 				t.Fatalf("seed %d: document %d is %d folders deep (its folder says %d); the Cedar policies read %d",
-					seed, d, depth, world.folders[world.docs[d].folder].depth, dsMaxFolderDepth)
+					seed, d, depth, world.Folders[world.Docs[d].Folder].Depth, dsMaxFolderDepth)
 			}
 		}
 	}
@@ -173,9 +83,6 @@ func TestDocshareNamesSortBySize(t *testing.T) {
 		}
 		prev = i
 	}
-	if cedar := CedarNames(); !slices.Contains(cedar, "docshare-5") || !slices.Contains(cedar, "docshare-50") {
-		t.Errorf("CedarNames() = %v; want the docshare workloads among them", cedar)
-	}
 }
 
 // docshareHandWorld is a small world for the hand-written cases:
@@ -188,41 +95,35 @@ func TestDocshareNamesSortBySize(t *testing.T) {
 //	doc 0 in f4: private, sharable, u4 blocked
 //	doc 1 in f2: public, not sharable, u2 an editor
 //	doc 2 in f5 (archived): private, sharable, group g1 viewers
-func docshareHandWorld() *dsWorld {
+func docshareHandWorld() *DocshareWorld {
 	none := []int{}
-	empty := dsACL{none, none, none, none}
-	folder := func(parent, depth int, acl dsACL) dsFolder { return dsFolder{parent: parent, depth: depth, acl: acl} }
-	return &dsWorld{
-		userGroups:   [][]int{none, {2}, none, {1}, {2}, none, none, {3}},
-		groupParents: [][]int{none, {0}, {1}, none},
-		folders: []dsFolder{
+	empty := DocshareACL{none, none, none, none}
+	folder := func(parent, depth int, acl DocshareACL) DocshareFolder {
+		return DocshareFolder{Parent: parent, Depth: depth, ACL: acl}
+	}
+	return &DocshareWorld{
+		UserGroups:   [][]int{none, {2}, none, {1}, {2}, none, none, {3}},
+		GroupParents: [][]int{none, {0}, {1}, none},
+		Folders: []DocshareFolder{
 			dsArchive: folder(-1, 1, empty),
-			1:         folder(-1, 1, dsACL{none, none, none, []int{0}}),
+			1:         folder(-1, 1, DocshareACL{none, none, none, []int{0}}),
 			2:         folder(1, 2, empty),
-			3:         folder(2, 3, dsACL{[]int{5}, none, none, none}),
+			3:         folder(2, 3, DocshareACL{[]int{5}, none, none, none}),
 			4:         folder(3, 4, empty),
 			5:         folder(dsArchive, 2, empty),
 		},
-		docs: []dsDoc{
-			{folder: 4, owner: 0, sharable: true, blocked: []int{4}, acl: empty},
-			{folder: 2, owner: 0, public: true, blocked: none, acl: dsACL{none, none, []int{2}, none}},
-			{folder: 5, owner: 0, sharable: true, blocked: none, acl: dsACL{none, []int{1}, none, none}},
+		Docs: []DocshareDoc{
+			{Folder: 4, Owner: 0, Sharable: true, Blocked: []int{4}, ACL: empty},
+			{Folder: 2, Owner: 0, Public: true, Blocked: none, ACL: DocshareACL{none, none, []int{2}, none}},
+			{Folder: 5, Owner: 0, Sharable: true, Blocked: none, ACL: DocshareACL{none, []int{1}, none, none}},
 		},
 	}
 }
 
 func TestDocshareDecide(t *testing.T) {
 	world := docshareHandWorld()
-	req := func(user int, act string, doc int) dsRequest {
-		q := dsRequest{world: world, user: user, action: act, doc: doc, entities: world.relevant(user, doc)}
-		for _, e := range world.related(doc) {
-			if !slices.Contains(q.entities, e) {
-				q.entities = append(q.entities, e)
-			}
-		}
-		return q
-	}
-	tests := []handCase[dsRequest]{
+	req := world.Request
+	tests := []handCase[DocshareRequest]{
 		{"owner views", req(0, "view", 0), true, "allow: owner"},
 		{"owner shares", req(0, "share", 0), true, "allow: owner"},
 		{"owner deletes", req(0, "delete", 1), true, "allow: owner"},
@@ -254,8 +155,7 @@ func TestDocshareDecide(t *testing.T) {
 	}
 	w := docshareWorkload("docshare-5", 5)
 	w.Name = "docshare (hand cases)"
-	checkHandCases(t, w, tests, func(q dsRequest) (bool, string) { return docshareDecide(world, q.user, q.action, q.doc) })
-	checkCedarHandCases(t, w, tests, dsRequest.cedar)
+	checkHandCases(t, w, tests, func(q DocshareRequest) (bool, string) { return docshareDecide(world, q.user, q.action, q.doc) })
 }
 
 // docshare's OpenFGA checks carry their entities as contextual tuples, never more than

@@ -18,21 +18,24 @@ func init() {
 	})
 }
 
-type envoyGrant struct {
+// EnvoyGrant is a method a role may call on every path under a prefix.
+type EnvoyGrant struct {
 	Method     string `json:"method"`
 	PathPrefix string `json:"path_prefix"`
 }
 
-type envoyData struct {
+// EnvoyData is what the envoy workload's reference model decides over: users' roles and the
+// roles' grants.
+type EnvoyData struct {
 	UserRoles  map[string][]string     `json:"user_roles"`
-	RoleGrants map[string][]envoyGrant `json:"role_grants"`
+	RoleGrants map[string][]EnvoyGrant `json:"role_grants"`
 }
 
-var envoyTables = envoyData{
+var envoyTables = EnvoyData{
 	UserRoles: map[string][]string{
 		"ann": {"viewer"}, "ben": {"editor"}, "cat": {"viewer", "billing"}, "dan": {"admin"}, "eve": {},
 	},
-	RoleGrants: map[string][]envoyGrant{
+	RoleGrants: map[string][]EnvoyGrant{
 		"viewer":  {{"GET", "/people"}, {"GET", "/orders"}},
 		"editor":  {{"GET", "/people"}, {"POST", "/people"}, {"PUT", "/people/"}},
 		"billing": {{"GET", "/invoices"}, {"POST", "/invoices"}},
@@ -42,7 +45,7 @@ var envoyTables = envoyData{
 
 // envoyDecide is the reference model: the user's roles must grant the method on a prefix of
 // the path.
-func envoyDecide(d *envoyData, user, method, path string) (bool, string) {
+func envoyDecide(d *EnvoyData, user, method, path string) (bool, string) {
 	roles, ok := d.UserRoles[user]
 	if !ok {
 		return false, "deny: unknown user"
@@ -60,6 +63,15 @@ func envoyDecide(d *envoyData, user, method, path string) (bool, string) {
 	return false, "deny: not granted"
 }
 
+// EnvoyInput is an envoy check as its reference model reads it: the user of its Basic
+// Authorization header, decoded, and the method, path and host of the request.
+type EnvoyInput struct{ User, Method, Path, Host string }
+
+// Decide is the reference model's decision of in, and the rule that made it.
+func (d *EnvoyData) Decide(in EnvoyInput) (allow bool, reason string) {
+	return envoyDecide(d, in.User, in.Method, in.Path)
+}
+
 func buildEnvoy(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x656e766f79))
 	d := envoyTables
@@ -69,7 +81,7 @@ func buildEnvoy(seed int64, n int) (*Workload, error) {
 		Query:       "data.authzbench.envoy.allow",
 		Policies:    []File{{Name: "envoy.rego", Content: envoyPolicy}},
 		Data:        mustJSON(map[string]any{"envoy": d}),
-		Cedar:       envoyCedar(&d),
+		Model:       &d,
 	}
 	users := []string{"ann", "ann", "ben", "ben", "cat", "cat", "dan", "dan", "eve", "zed"}
 	methods := []string{"GET", "GET", "GET", "GET", "POST", "PUT", "DELETE"}
@@ -87,7 +99,7 @@ func buildEnvoy(seed int64, n int) (*Workload, error) {
 		}}
 		allow, reason := envoyDecide(&d, user, method, path)
 		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason,
-			Cedar: envoyCedarRequest(user, method, path, "app.example")})
+			Model: EnvoyInput{User: user, Method: method, Path: path, Host: "app.example"}})
 	}
 	return w, nil
 }

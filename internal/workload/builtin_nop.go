@@ -13,22 +13,6 @@ package authzbench.nop
 allow := true
 `
 
-const nopCedarPolicy = `// nop in Cedar: one permit that matches every request, the floor of each Cedar mode.
-@id("allow-all")
-permit (principal, action, resource);
-`
-
-const nopCedarSchema = `// Schema of the nop workload's Cedar version.
-entity User;
-entity Document;
-action read, write, delete appliesTo { principal: User, resource: Document, context: {} };
-
-// An Envoy ext_authz check, as authzbench's Cedar ext_authz server maps it: the method is the
-// action, the host the resource, the path and host the context.
-entity Service;
-action GET, PUT, DELETE appliesTo { principal: User, resource: Service, context: { path: String, host: String } };
-`
-
 // nopOpenFGAModel allows every user every action on a document through one wildcard tuple per
 // document: the least an OpenFGA Check can do, one tuple read.
 const nopOpenFGAModel = `model
@@ -52,6 +36,13 @@ func init() {
 	})
 }
 
+// Nop is what nop's reference model decides over: nothing, it allows every input.
+type Nop struct{}
+
+// NopInput is a nop input as its reference model reads it (it reads none of it): a user doing
+// an action to a document.
+type NopInput struct{ User, Action, Document string }
+
 func buildNop(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	w := &Workload{
@@ -60,11 +51,8 @@ func buildNop(seed int64, n int) (*Workload, error) {
 		Query:        "data.authzbench.nop.allow",
 		IgnoresInput: true,
 		Policies:     []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
-		Cedar: &Cedar{
-			Policies: []File{{Name: "nop.cedar", Content: []byte(nopCedarPolicy)}},
-			Schema:   &File{Name: "nop.cedarschema", Content: []byte(nopCedarSchema)},
-		},
-		OpenFGA: &OpenFGA{Model: nopOpenFGAModel},
+		OpenFGA:      &OpenFGA{Model: nopOpenFGAModel},
+		Model:        &Nop{},
 	}
 	var tuples bytes.Buffer
 	// The inputs look like the rbac ones so the request size, and the cost of parsing it,
@@ -78,12 +66,11 @@ func buildNop(seed int64, n int) (*Workload, error) {
 			"action":   act,
 			"resource": map[string]any{"type": "document", "id": doc},
 		}
-		req := cedarRequest{Principal: cedarUID{"User", user}, Action: action(act),
-			Resource: cedarUID{"Document", doc}, Context: map[string]any{}}
 		check := map[string]string{"user": "user:" + user, "relation": "can_" + act, "object": "document:" + doc}
 		tuples.Write(mustJSON(map[string]string{"user": "user:*", "relation": "anyone", "object": "document:" + doc}))
 		tuples.WriteByte('\n')
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop", Cedar: mustJSON(req), OpenFGA: mustJSON(check)})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop", OpenFGA: mustJSON(check),
+			Model: NopInput{User: user, Action: act, Document: doc}})
 	}
 	w.OpenFGA.Tuples = tuples.Bytes()
 	return w, nil

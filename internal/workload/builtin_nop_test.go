@@ -2,7 +2,8 @@ package workload
 
 import "testing"
 
-func TestNopAllowsEverythingInBothEngines(t *testing.T) {
+// Cedar's version is internal/engine/cedar's to check (TestNopAllowsEverything there).
+func TestNopAllowsEverything(t *testing.T) {
 	w, err := buildNop(DefaultSeed, 200)
 	if err != nil {
 		t.Fatal(err)
@@ -16,5 +17,4 @@ func TestNopAllowsEverythingInBothEngines(t *testing.T) {
 			t.Fatalf("OPA on input %d: allow %v, defined %v, error %v", i, allow, defined, err)
 		}
 	}
-	checkAgainstCedar(t, w)
 }

@@ -82,7 +82,7 @@ func optimized(name string, w *Workload) (*Workload, error) {
 // rbacOptTables gives each user what their roles grant, as can[type][action], and whether
 // they are an admin; the resources are the original's.
 func rbacOptTables(raw []byte) (map[string]any, error) {
-	var d rbacData
+	var d RBACData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func rbacOptTables(raw []byte) (map[string]any, error) {
 // apiOptTables indexes the endpoints by method, each with the rank its minimum tier needs
 // (0, the lowest, for none).
 func apiOptTables(raw []byte) (map[string]any, error) {
-	var d apiData
+	var d APIData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func apiOptTables(raw []byte) (map[string]any, error) {
 // per level), the points of the employment types whose points do not depend on the years,
 // and the sanctions as an object.
 func riskOptTables(raw []byte) (map[string]any, error) {
-	var d riskData
+	var d RiskData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}

@@ -18,33 +18,34 @@ func init() {
 	})
 }
 
-// rbacData is the data document of the rbac workload, loaded under data.rbac.
-type rbacData struct {
-	Users map[string]rbacUser `json:"users"`
+// RBACData is what the reference model of rbac and rbac-data-N decides over, and the data
+// document of their Rego version, loaded under data.rbac.
+type RBACData struct {
+	Users map[string]RBACUser `json:"users"`
 	// Roles maps a role to the actions it grants per resource type.
 	Roles map[string]map[string][]string `json:"roles"`
 	// Resources maps a resource type and id to the resource.
-	Resources map[string]map[string]rbacResource `json:"resources"`
+	Resources map[string]map[string]RBACResource `json:"resources"`
 }
 
-type rbacUser struct {
+type RBACUser struct {
 	Roles     []string `json:"roles"`
 	Suspended bool     `json:"suspended"`
 }
 
-type rbacResource struct {
+type RBACResource struct {
 	Owner        string `json:"owner"`
 	Confidential bool   `json:"confidential"`
 }
 
-// rbacInput is one request of the rbac workload.
-type rbacInput struct {
+// RBACInput is one request of the rbac workloads.
+type RBACInput struct {
 	User     string          `json:"user"`
 	Action   string          `json:"action"`
-	Resource rbacResourceRef `json:"resource"`
+	Resource RBACResourceRef `json:"resource"`
 }
 
-type rbacResourceRef struct {
+type RBACResourceRef struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
 }
@@ -55,7 +56,7 @@ var rbacOwnerActions = []string{"read", "write"}
 // rbacDecide is the reference model of policies/rbac.rego, written in Go from the same
 // specification rather than translated from the Rego. The reason names the first check that
 // decided.
-func rbacDecide(d *rbacData, in rbacInput) (allow bool, reason string) {
+func rbacDecide(d *RBACData, in RBACInput) (allow bool, reason string) {
 	user, ok := d.Users[in.User]
 	if !ok {
 		return false, "deny: unknown user"
@@ -121,15 +122,15 @@ var ordinaryRoles = []string{"viewer", "editor", "analyst", "auditor", "manager"
 
 func buildRBAC(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x72626163)) // "rbac"
-	d := &rbacData{
-		Users:     map[string]rbacUser{},
+	d := &RBACData{
+		Users:     map[string]RBACUser{},
 		Roles:     rbacRoles(),
-		Resources: map[string]map[string]rbacResource{},
+		Resources: map[string]map[string]RBACResource{},
 	}
 
 	userName := func(i int) string { return fmt.Sprintf("user-%03d", i) }
 	for i := range rbacUsers {
-		u := rbacUser{Roles: []string{ordinaryRoles[r.IntN(len(ordinaryRoles))]}}
+		u := RBACUser{Roles: []string{ordinaryRoles[r.IntN(len(ordinaryRoles))]}}
 		if r.IntN(3) == 0 {
 			second := ordinaryRoles[r.IntN(len(ordinaryRoles))]
 			if second != u.Roles[0] {
@@ -144,14 +145,14 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 	}
 
 	// owned lists, per user, the resources they own, so inputs can exercise the owner rule.
-	owned := make([][]rbacResourceRef, rbacUsers)
-	var all []rbacResourceRef
+	owned := make([][]RBACResourceRef, rbacUsers)
+	var all []RBACResourceRef
 	for _, t := range rbacTypes {
-		d.Resources[t.name] = map[string]rbacResource{}
+		d.Resources[t.name] = map[string]RBACResource{}
 		for i := range t.count {
-			ref := rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, i)}
+			ref := RBACResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, i)}
 			owner := r.IntN(rbacUsers)
-			d.Resources[t.name][ref.ID] = rbacResource{
+			d.Resources[t.name][ref.ID] = RBACResource{
 				Owner:        userName(owner),
 				Confidential: r.IntN(7) == 0,
 			}
@@ -166,11 +167,11 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 		Query:       "data.authzbench.rbac.allow",
 		Policies:    []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:        mustJSON(map[string]any{"rbac": d}),
-		Cedar:       rbacCedar(d),
 		OpenFGA:     rbacOpenFGA(d),
+		Model:       d,
 	}
 	for range n {
-		var in rbacInput
+		var in RBACInput
 		userIdx := r.IntN(rbacUsers)
 		in.User = userName(userIdx)
 		if r.IntN(25) == 0 {
@@ -207,13 +208,16 @@ func rbacAction(r *rand.Rand) string {
 }
 
 // unknownResource names a resource of a known type that the data does not hold.
-func unknownResource(r *rand.Rand) rbacResourceRef {
+func unknownResource(r *rand.Rand) RBACResourceRef {
 	t := rbacTypes[r.IntN(len(rbacTypes))]
-	return rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, t.count+r.IntN(1000))}
+	return RBACResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, t.count+r.IntN(1000))}
 }
 
 // rbacDecided is in with the decision the reference model gives it, in every engine's form.
-func rbacDecided(d *rbacData, in rbacInput) Input {
+func rbacDecided(d *RBACData, in RBACInput) Input {
 	allow, reason := rbacDecide(d, in)
-	return Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: rbacCedarRequest(in), OpenFGA: rbacOpenFGACheck(in)}
+	return Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, OpenFGA: rbacOpenFGACheck(in), Model: in}
 }
+
+// Decide is the reference model's decision of in, and the rule that made it.
+func (d *RBACData) Decide(in RBACInput) (allow bool, reason string) { return rbacDecide(d, in) }

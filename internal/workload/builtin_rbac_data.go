@@ -40,13 +40,13 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0x726264617461)) // "rbdata"
 	userName := func(i int) string { return fmt.Sprintf("user-%07d", i) }
-	d := &rbacData{
-		Users:     make(map[string]rbacUser, users),
+	d := &RBACData{
+		Users:     make(map[string]RBACUser, users),
 		Roles:     rbacRoles(),
-		Resources: map[string]map[string]rbacResource{},
+		Resources: map[string]map[string]RBACResource{},
 	}
 	for i := range users {
-		u := rbacUser{Roles: []string{ordinaryRoles[r.IntN(len(ordinaryRoles))]}}
+		u := RBACUser{Roles: []string{ordinaryRoles[r.IntN(len(ordinaryRoles))]}}
 		if r.IntN(3) == 0 {
 			if second := ordinaryRoles[r.IntN(len(ordinaryRoles))]; second != u.Roles[0] {
 				u.Roles = append(u.Roles, second)
@@ -58,12 +58,12 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 		u.Suspended = r.IntN(20) == 0
 		d.Users[userName(i)] = u
 	}
-	var all []rbacResourceRef
+	var all []RBACResourceRef
 	for _, t := range rbacTypes {
-		d.Resources[t.name] = map[string]rbacResource{}
+		d.Resources[t.name] = map[string]RBACResource{}
 		for i := range t.count {
-			ref := rbacResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, i)}
-			d.Resources[t.name][ref.ID] = rbacResource{Owner: userName(r.IntN(users)), Confidential: r.IntN(7) == 0}
+			ref := RBACResourceRef{Type: t.name, ID: fmt.Sprintf("%s-%04d", t.prefix, i)}
+			d.Resources[t.name][ref.ID] = RBACResource{Owner: userName(r.IntN(users)), Confidential: r.IntN(7) == 0}
 			all = append(all, ref)
 		}
 	}
@@ -75,12 +75,12 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 		Query:    "data.authzbench.rbac.allow",
 		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:     mustJSON(map[string]any{"rbac": d}),
-		Cedar:    rbacCedar(d),
 		OpenFGA:  rbacOpenFGA(d),
-		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego", "cedar": "cedar", "openfga": "tuples"}},
+		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego", "openfga": "tuples"}},
+		Model:    d,
 	}
 	for range inputs {
-		var in rbacInput
+		var in RBACInput
 		in.Resource = all[r.IntN(len(all))]
 		switch p := r.IntN(100); {
 		case p < 30:

@@ -11,7 +11,7 @@ var rbacOpenFGAModel string
 // rbacOpenFGA writes the rbac data as OpenFGA tuples for policies/rbac.fga: every resource
 // linked to its kind and owner (and marked if confidential), every user's roles and
 // suspension, and the roles table as each kind's grants to roles' assignees.
-func rbacOpenFGA(d *rbacData) *OpenFGA {
+func rbacOpenFGA(d *RBACData) *OpenFGA {
 	var tuples bytes.Buffer
 	add := func(object, relation, user string) {
 		tuples.Write(mustJSON(map[string]string{"user": user, "relation": relation, "object": object}))
@@ -57,7 +57,7 @@ var rbacOpenFGAGrant = map[string]string{"read": "reader", "write": "writer", "d
 func rbacOpenFGAObject(typ, id string) string { return "resource:" + typ + "-" + id }
 
 // rbacOpenFGACheck is the Check of one rbac input.
-func rbacOpenFGACheck(in rbacInput) []byte {
+func rbacOpenFGACheck(in RBACInput) []byte {
 	return mustJSON(map[string]string{"user": "user:" + in.User, "relation": "can_" + in.Action,
 		"object": rbacOpenFGAObject(in.Resource.Type, in.Resource.ID)})
 }

@@ -20,15 +20,16 @@ func init() {
 	})
 }
 
-// riskData is the data document of the risk workload, loaded under data.risk.
-type riskData struct {
-	Products                      map[string]riskProduct  `json:"products"`
-	Countries                     map[string]riskCountry  `json:"countries"`
-	Industries                    map[string]riskIndustry `json:"industries"`
+// RiskData is what the risk workload's reference model decides over, and the data document of
+// its Rego version, loaded under data.risk.
+type RiskData struct {
+	Products                      map[string]RiskProduct  `json:"products"`
+	Countries                     map[string]RiskCountry  `json:"countries"`
+	Industries                    map[string]RiskIndustry `json:"industries"`
 	Bureaus                       []string                `json:"bureaus"`
 	Sanctions                     []string                `json:"sanctions"`
 	Weights                       map[string]int          `json:"weights"`
-	Tiers                         map[string]riskTier     `json:"tiers"`
+	Tiers                         map[string]RiskTier     `json:"tiers"`
 	MaxAgeAtMaturity              int                     `json:"max_age_at_maturity"`
 	BankruptcyLookbackYears       int                     `json:"bankruptcy_lookback_years"`
 	UnverifiedEmploymentMaxAmount int                     `json:"unverified_employment_max_amount"`
@@ -38,7 +39,8 @@ type riskData struct {
 	BaseRateBPS                   int                     `json:"base_rate_bps"`
 }
 
-type riskProduct struct {
+// RiskProduct is a loan product and its limits.
+type RiskProduct struct {
 	MinAmount          int  `json:"min_amount"`
 	MaxAmount          int  `json:"max_amount"`
 	MinTermMonths      int  `json:"min_term_months"`
@@ -48,16 +50,19 @@ type riskProduct struct {
 	MaxIndustryRisk    int  `json:"max_industry_risk"`
 }
 
-type riskCountry struct {
+// RiskCountry is a country's risk, and whether it is blocked.
+type RiskCountry struct {
 	Risk    int  `json:"risk"`
 	Blocked bool `json:"blocked"`
 }
 
-type riskIndustry struct {
+// RiskIndustry is an industry's risk.
+type RiskIndustry struct {
 	Risk int `json:"risk"`
 }
 
-type riskTier struct {
+// RiskTier is an approving tier: its minimum score and the loan's limits within it.
+type RiskTier struct {
 	MinScore       int `json:"min_score"`
 	MaxAmountPct   int `json:"max_amount_pct"`
 	MaxDTIBPS      int `json:"max_dti_bps"`
@@ -65,49 +70,55 @@ type riskTier struct {
 	RatePremiumBPS int `json:"rate_premium_bps"`
 }
 
-// riskInput is one loan application.
-type riskInput struct {
-	Applicant riskApplicant `json:"applicant"`
-	Loan      riskLoan      `json:"loan"`
+// RiskInput is one loan application.
+type RiskInput struct {
+	Applicant RiskApplicant `json:"applicant"`
+	Loan      RiskLoan      `json:"loan"`
 }
 
-type riskApplicant struct {
+// RiskApplicant is who applies: income, employment, bureau scores, history and debts.
+type RiskApplicant struct {
 	ID         string          `json:"id"`
 	Age        int             `json:"age"`
 	Country    string          `json:"country"`
 	Industry   string          `json:"industry"`
-	Income     riskIncome      `json:"income"`
-	Employment riskEmployment  `json:"employment"`
+	Income     RiskIncome      `json:"income"`
+	Employment RiskEmployment  `json:"employment"`
 	Bureaus    map[string]*int `json:"bureaus"` // a missing bureau is null
-	History    riskHistory     `json:"history"`
-	Debts      []riskDebt      `json:"debts"`
+	History    RiskHistory     `json:"history"`
+	Debts      []RiskDebt      `json:"debts"`
 }
 
-type riskIncome struct {
+// RiskIncome is the applicant's monthly income, stated and verified.
+type RiskIncome struct {
 	StatedMonthly   int  `json:"stated_monthly"`
 	VerifiedMonthly int  `json:"verified_monthly"`
 	Verified        bool `json:"verified"`
 }
 
-type riskEmployment struct {
+// RiskEmployment is the applicant's employment.
+type RiskEmployment struct {
 	Type     string `json:"type"`
 	Years    int    `json:"years"`
 	Verified bool   `json:"verified"`
 }
 
-type riskHistory struct {
+// RiskHistory is the applicant's credit history.
+type RiskHistory struct {
 	Late12m            int  `json:"late_12m"`
 	Late24m            int  `json:"late_24m"`
 	Defaults           int  `json:"defaults"`
 	BankruptcyYearsAgo *int `json:"bankruptcy_years_ago"`
 }
 
-type riskDebt struct {
+// RiskDebt is one of the applicant's open debts.
+type RiskDebt struct {
 	Kind    string `json:"kind"`
 	Monthly int    `json:"monthly"`
 }
 
-type riskLoan struct {
+// RiskLoan is the loan applied for.
+type RiskLoan struct {
 	Product         string `json:"product"`
 	Amount          int    `json:"amount"`
 	TermMonths      int    `json:"term_months"`
@@ -115,19 +126,19 @@ type riskLoan struct {
 	MonthlyPayment  int    `json:"monthly_payment"`
 }
 
-func riskTables() *riskData {
-	d := &riskData{
-		Products: map[string]riskProduct{
+func riskTables() *RiskData {
+	d := &RiskData{
+		Products: map[string]RiskProduct{
 			"mortgage": {MinAmount: 50_000, MaxAmount: 1_500_000, MinTermMonths: 60, MaxTermMonths: 360, MinScore: 640, RequiresCollateral: true, MaxIndustryRisk: 5},
 			"auto":     {MinAmount: 5_000, MaxAmount: 120_000, MinTermMonths: 12, MaxTermMonths: 84, MinScore: 600, RequiresCollateral: true, MaxIndustryRisk: 5},
 			"personal": {MinAmount: 1_000, MaxAmount: 60_000, MinTermMonths: 6, MaxTermMonths: 72, MinScore: 660, MaxIndustryRisk: 5},
 			"business": {MinAmount: 10_000, MaxAmount: 500_000, MinTermMonths: 12, MaxTermMonths: 120, MinScore: 680, MaxIndustryRisk: 3},
 		},
-		Countries:  map[string]riskCountry{},
-		Industries: map[string]riskIndustry{},
+		Countries:  map[string]RiskCountry{},
+		Industries: map[string]RiskIndustry{},
 		Bureaus:    []string{"equifax", "experian", "transunion"},
 		Weights:    map[string]int{"credit": 30, "dti": 20, "ltv": 10, "employment": 10, "history": 15, "country": 5, "industry": 10},
-		Tiers: map[string]riskTier{
+		Tiers: map[string]RiskTier{
 			"prime":      {MinScore: 8000, MaxAmountPct: 100, MaxDTIBPS: 4300, MaxLTVBPS: 9000, RatePremiumBPS: 150},
 			"near_prime": {MinScore: 6500, MaxAmountPct: 75, MaxDTIBPS: 3600, MaxLTVBPS: 8000, RatePremiumBPS: 325},
 			"subprime":   {MinScore: 5000, MaxAmountPct: 50, MaxDTIBPS: 3000, MaxLTVBPS: 7000, RatePremiumBPS: 600},
@@ -153,7 +164,7 @@ func riskTables() *riskData {
 	}
 	for _, group := range countries {
 		for _, c := range group.codes {
-			d.Countries[c] = riskCountry{Risk: group.risk, Blocked: group.blocked}
+			d.Countries[c] = RiskCountry{Risk: group.risk, Blocked: group.blocked}
 		}
 	}
 	industries := map[int][]string{
@@ -165,7 +176,7 @@ func riskTables() *riskData {
 	}
 	for risk, names := range industries {
 		for _, n := range names {
-			d.Industries[n] = riskIndustry{Risk: risk}
+			d.Industries[n] = RiskIndustry{Risk: risk}
 		}
 	}
 	for i := range 12 {
@@ -177,7 +188,7 @@ func riskTables() *riskData {
 // riskDecide is the reference model of policies/risk.rego, written in Go from the same
 // specification with the same integer arithmetic. The reason names the first check that failed,
 // in the order the specification lists them.
-func riskDecide(d *riskData, in riskInput) (allow bool, reason string) {
+func riskDecide(d *RiskData, in RiskInput) (allow bool, reason string) {
 	a, l := in.Applicant, in.Loan
 	product, productOK := d.Products[l.Product]
 	country, countryOK := d.Countries[a.Country]
@@ -292,8 +303,15 @@ func riskDecide(d *riskData, in riskInput) (allow bool, reason string) {
 	return true, "allow: " + tierName
 }
 
+// Decide is the reference model's decision of in, and the rule that made it.
+func (d *RiskData) Decide(in RiskInput) (allow bool, reason string) { return riskDecide(d, in) }
+
+// BureauScores are the applicant's scores from the known bureaus, ascending, as the reference
+// model reads them: an engine that cannot sort or count a list is handed them.
+func (d *RiskData) BureauScores(a RiskApplicant) []int { return riskBureauScores(d, a) }
+
 // riskBureauScores returns the applicant's scores from the known bureaus, ascending.
-func riskBureauScores(d *riskData, a riskApplicant) []int {
+func riskBureauScores(d *RiskData, a RiskApplicant) []int {
 	var scores []int
 	for _, b := range d.Bureaus {
 		if s := a.Bureaus[b]; s != nil {
@@ -317,7 +335,7 @@ func riskStep(value int, thresholds, points []int, below int) int {
 // riskEmploymentTypes are the employment types the policy scores.
 var riskEmploymentTypes = []string{"salaried", "self_employed", "contract", "retired", "unemployed"}
 
-func riskEmploymentPoints(e riskEmployment) int {
+func riskEmploymentPoints(e RiskEmployment) int {
 	switch e.Type {
 	case "salaried":
 		return riskStep(e.Years, []int{5, 2}, []int{100, 80}, 60)
@@ -331,15 +349,15 @@ func riskEmploymentPoints(e riskEmployment) int {
 	return 0
 }
 
-// riskWorkload is the risk workload over the given tables, in Rego and Cedar, with no inputs yet.
-func riskWorkload(d *riskData) *Workload {
+// riskWorkload is the risk workload over the given tables, with no inputs yet.
+func riskWorkload(d *RiskData) *Workload {
 	return &Workload{
 		Name:        "risk",
 		Description: builtins["risk"].Description,
 		Query:       "data.authzbench.risk.allow",
 		Policies:    []File{{Name: "risk.rego", Content: riskPolicy}},
 		Data:        mustJSON(map[string]any{"risk": d}),
-		Cedar:       riskCedar(d),
+		Model:       d,
 		Inexpressible: map[string]string{"OpenFGA": "its rules sum, count and sort the applicant's debts and scores and compare the results with thresholds; " +
 			"OpenFGA's relations cannot compute over a list, and its conditions cannot either"},
 	}
@@ -352,14 +370,14 @@ func buildRisk(seed int64, n int) (*Workload, error) {
 	for i := range n {
 		in := riskApplication(r, d, i)
 		allow, reason := riskDecide(d, in)
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Cedar: riskCedarRequest(d, in)})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Model: in})
 	}
 	return w, nil
 }
 
 // riskApplication draws one application. Most are plausible applicants, so the decision is
 // usually made by the score and the tier limits; a few per cent trip each hard stop.
-func riskApplication(r *rand.Rand, d *riskData, i int) riskInput {
+func riskApplication(r *rand.Rand, d *RiskData, i int) RiskInput {
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	chance := func(p float64) bool { return r.Float64() < p }
 	between := func(lo, hi int) int { return lo + r.IntN(hi-lo+1) }
@@ -368,7 +386,7 @@ func riskApplication(r *rand.Rand, d *riskData, i int) riskInput {
 	industries := sortedKeysOf(d.Industries)
 	products := []string{"mortgage", "mortgage", "auto", "auto", "personal", "personal", "business"}
 
-	a := riskApplicant{
+	a := RiskApplicant{
 		ID:       fmt.Sprintf("app-%05d", i),
 		Age:      between(21, 66),
 		Country:  pick([]string{"US", "US", "DE", "GB", "FR", "NL", "ES", "IT", "CA", "SE", "PL", "BR", "MX", "IN", "JP"}),
@@ -394,7 +412,7 @@ func riskApplication(r *rand.Rand, d *riskData, i int) riskInput {
 	if chance(0.12) {
 		a.Income.VerifiedMonthly = a.Income.StatedMonthly * between(80, 100) / 100
 	}
-	a.Employment = riskEmployment{Type: pick([]string{"salaried", "salaried", "salaried", "self_employed", "contract", "retired"}),
+	a.Employment = RiskEmployment{Type: pick([]string{"salaried", "salaried", "salaried", "self_employed", "contract", "retired"}),
 		Years: between(0, 25), Verified: !chance(0.04)}
 	if chance(0.02) {
 		a.Employment.Type = "unemployed"
@@ -421,12 +439,12 @@ func riskApplication(r *rand.Rand, d *riskData, i int) riskInput {
 		debts = d.MaxOpenDebts + 1
 	}
 	for range debts {
-		a.Debts = append(a.Debts, riskDebt{Kind: pick([]string{"card", "auto", "student", "personal"}), Monthly: between(1, 8) * 50})
+		a.Debts = append(a.Debts, RiskDebt{Kind: pick([]string{"card", "auto", "student", "personal"}), Monthly: between(1, 8) * 50})
 	}
 
 	name := products[r.IntN(len(products))]
 	product := d.Products[name]
-	l := riskLoan{Product: name, TermMonths: between(product.MinTermMonths, product.MaxTermMonths)}
+	l := RiskLoan{Product: name, TermMonths: between(product.MinTermMonths, product.MaxTermMonths)}
 	l.Amount = between(product.MinAmount/1000, product.MaxAmount*6/10/1000) * 1000
 	if chance(0.03) {
 		l.Amount = product.MaxAmount + 1000*between(1, 50)
@@ -446,7 +464,7 @@ func riskApplication(r *rand.Rand, d *riskData, i int) riskInput {
 	if chance(0.01) {
 		a.ID = d.Sanctions[r.IntN(len(d.Sanctions))]
 	}
-	return riskInput{Applicant: a, Loan: l}
+	return RiskInput{Applicant: a, Loan: l}
 }
 
 // riskSkewed draws a small count: 0 with probability p0, otherwise 1..most uniformly.

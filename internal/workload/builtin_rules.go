@@ -14,9 +14,8 @@ import (
 //
 // Two Rego styles: rules-<kind>-<N> writes N separate rules, one `allow if` each, as a policy
 // translated from Istio's AuthorizationPolicy would; rules-<kind>-<N>-indexed writes one rule
-// that looks the request's value up in data holding the N values. The Cedar version of
-// rules-<kind>-<N> is N permit policies; the indexed style has no Cedar version (Cedar has no
-// data to look up in).
+// that looks the request's value up in data holding the N values. Other engines' versions
+// write the N rules in their own languages from the family's model (Rules).
 
 // MaxRules is the largest N of the rule-count family.
 const MaxRules = 10000
@@ -36,45 +35,46 @@ type ruleKind struct {
 	key func(i int) string
 	// regoIndexed is the indexed style's rules, reading data.rules.<pkg>.allowed.
 	regoIndexed string
-	// cedarPolicy is rule i as one Cedar policy (without its @id).
-	cedarPolicy func(i int) string
 	// allowed sets, in q, the field this kind reads to what the last rule (last) allows.
-	allowed func(r *rand.Rand, last int, q *rulesRequest)
+	allowed func(r *rand.Rand, last int, q *RulesRequest)
 }
 
-// rulesRequest is one request of the family: every kind's field is present, as every request
+// RulesRequest is one request of the family: every kind's field is present, as every request
 // through a proxy carries a path, a source address, a peer identity and a token; each kind's
 // rules read one of them.
-type rulesRequest struct {
+type RulesRequest struct {
 	Path      string
 	SourceIP  string
 	Principal string
 	Groups    []string
 }
 
-func (q rulesRequest) rego() []byte {
+func (q RulesRequest) rego() []byte {
 	return mustJSON(map[string]any{
 		"path":      q.Path,
 		"source_ip": q.SourceIP,
 		"principal": q.Principal,
-		"claims":    map[string]any{"iss": rulesIssuer, "groups": q.Groups},
+		"claims":    map[string]any{"iss": RulesIssuer, "groups": q.Groups},
 	})
 }
 
-func (q rulesRequest) cedar() []byte {
-	return mustJSON(cedarRequest{
-		Principal: cedarUID{"User", q.Principal},
-		Action:    action("request"),
-		Resource:  cedarUID{"Service", "api"},
-		Context: map[string]any{
-			"path":      q.Path,
-			"source_ip": map[string]any{"__extn": map[string]string{"fn": "ip", "arg": q.SourceIP}},
-			"claims":    map[string]any{"iss": rulesIssuer, "groups": q.Groups},
-		},
-	})
+// RulesIssuer is the issuer of every request's token.
+const RulesIssuer = "https://issuer.example.com"
+
+// Rules is what the reference model of rules-<kind>-<N>[-indexed] decides over: N rules of
+// one kind, the first allowing Allowed(0), the last Allowed(N-1).
+type Rules struct {
+	Kind string // "path", "ip", "principal" or "jwt-claim"
+	What string // what one rule matches, in words: "an exact request path"
+	N    int
+	// Indexed says the Rego version is one rule looking the value up in data, not N rules.
+	Indexed bool
+	kind    *ruleKind
 }
 
-const rulesIssuer = "https://issuer.example.com"
+// Allowed is the value rule i allows: a path, a source network (10.a.b.0/24), a peer identity
+// (SPIFFE ID) or a group of the token's groups claim.
+func (r *Rules) Allowed(i int) string { return r.kind.key(i) }
 
 func rulePath(i int) string      { return fmt.Sprintf("/api/svc-%05d/items", i) }
 func rulePrincipal(i int) string { return fmt.Sprintf("spiffe://cluster.local/ns/ns-%05d/sa/app", i) }
@@ -92,10 +92,7 @@ var ruleKinds = []ruleKind{
 		regoRule:    func(i int) string { return fmt.Sprintf("input.path == %q", rulePath(i)) },
 		key:         rulePath,
 		regoIndexed: "allow if data.rules.path.allowed[input.path]\n",
-		cedarPolicy: func(i int) string {
-			return fmt.Sprintf("permit (principal, action == Action::\"request\", resource)\nwhen { context.path == %s };", cedarString(rulePath(i)))
-		},
-		allowed: func(_ *rand.Rand, last int, q *rulesRequest) { q.Path = rulePath(last) },
+		allowed:     func(_ *rand.Rand, last int, q *RulesRequest) { q.Path = rulePath(last) },
 	},
 	{
 		name: "ip", pkg: "ip", what: "a source network (CIDR /24)",
@@ -107,10 +104,7 @@ var ruleKinds = []ruleKind{
 # network24 is the /24 network an IPv4 address lies in, written as the data writes the rules'.
 network24(addr) := concat("", [concat(".", array.slice(split(addr, "."), 0, 3)), ".0/24"])
 `,
-		cedarPolicy: func(i int) string {
-			return fmt.Sprintf("permit (principal, action == Action::\"request\", resource)\nwhen { context.source_ip.isInRange(ip(%s)) };", cedarString(ruleCIDR(i).String()))
-		},
-		allowed: func(r *rand.Rand, last int, q *rulesRequest) {
+		allowed: func(r *rand.Rand, last int, q *RulesRequest) {
 			n := ruleCIDR(last).Addr().As4()
 			n[3] = byte(1 + r.IntN(254))
 			q.SourceIP = netip.AddrFrom4(n).String()
@@ -121,10 +115,7 @@ network24(addr) := concat("", [concat(".", array.slice(split(addr, "."), 0, 3)),
 		regoRule:    func(i int) string { return fmt.Sprintf("input.principal == %q", rulePrincipal(i)) },
 		key:         rulePrincipal,
 		regoIndexed: "allow if data.rules.principal.allowed[input.principal]\n",
-		cedarPolicy: func(i int) string {
-			return fmt.Sprintf("permit (principal == User::%s, action == Action::\"request\", resource);", cedarString(rulePrincipal(i)))
-		},
-		allowed: func(_ *rand.Rand, last int, q *rulesRequest) { q.Principal = rulePrincipal(last) },
+		allowed:     func(_ *rand.Rand, last int, q *RulesRequest) { q.Principal = rulePrincipal(last) },
 	},
 	{
 		name: "jwt-claim", pkg: "jwt_claim", what: "a group in the token's groups claim",
@@ -135,23 +126,10 @@ network24(addr) := concat("", [concat(".", array.slice(split(addr, "."), 0, 3)),
 	data.rules.jwt_claim.allowed[group]
 }
 `,
-		cedarPolicy: func(i int) string {
-			return fmt.Sprintf("permit (principal, action == Action::\"request\", resource)\nwhen { context.claims.groups.contains(%s) };", cedarString(ruleGroup(i)))
-		},
 		// The allowed group comes last in the claim, after the ones no rule allows.
-		allowed: func(_ *rand.Rand, last int, q *rulesRequest) { q.Groups = append(q.Groups, ruleGroup(last)) },
+		allowed: func(_ *rand.Rand, last int, q *RulesRequest) { q.Groups = append(q.Groups, ruleGroup(last)) },
 	},
 }
-
-const rulesCedarSchema = `// Schema of the rules-<kind>-<N> workloads' Cedar version: one request shape for every kind.
-entity User;
-entity Service;
-action request appliesTo {
-  principal: User,
-  resource: Service,
-  context: { path: String, source_ip: ipaddr, claims: { iss: String, groups: Set<String> } }
-};
-`
 
 func ruleKindNames() []string {
 	var out []string
@@ -205,6 +183,7 @@ func buildRules(name string, seed int64, inputs int) (*Workload, error) {
 		Name:  name,
 		Query: "data.authzbench.rules." + kind.pkg + ".allow",
 		Scale: &Scale{Family: "rules-" + kind.name, Param: "rules", N: n, Styles: map[string]string{"opa": style}},
+		Model: &Rules{Kind: kind.name, What: kind.what, N: n, Indexed: indexed, kind: kind},
 	}
 	var rego strings.Builder
 	fmt.Fprintf(&rego, "# %s, generated by authzbench: %d rules, each allowing %s.\n", name, n, kind.what)
@@ -226,16 +205,6 @@ func buildRules(name string, seed int64, inputs int) (*Workload, error) {
 		for i := range n {
 			fmt.Fprintf(&rego, "allow if %s\n", kind.regoRule(i))
 		}
-		var cedar strings.Builder
-		fmt.Fprintf(&cedar, "// %s, generated by authzbench: %d policies, each allowing %s.\n", name, n, kind.what)
-		for i := range n {
-			fmt.Fprintf(&cedar, "\n@id(\"rule-%05d\")\n%s\n", i, kind.cedarPolicy(i))
-		}
-		w.Cedar = &Cedar{
-			Policies: []File{{Name: "rules.cedar", Content: []byte(cedar.String())}},
-			Schema:   &File{Name: "rules.cedarschema", Content: []byte(rulesCedarSchema)},
-		}
-		w.Scale.Styles["cedar"] = "cedar-policies"
 	}
 	w.Policies = []File{{Name: "rules.rego", Content: []byte(rego.String())}}
 
@@ -244,7 +213,7 @@ func buildRules(name string, seed int64, inputs int) (*Workload, error) {
 	for i := range inputs {
 		// Values no rule allows: other paths, identities and groups, and source addresses
 		// outside 10.0.0.0/8.
-		q := rulesRequest{
+		q := RulesRequest{
 			Path:      fmt.Sprintf("/api/other-%05d/items", r.IntN(100000)),
 			SourceIP:  netip.AddrFrom4([4]byte{192, 168, byte(r.IntN(256)), byte(1 + r.IntN(254))}).String(),
 			Principal: fmt.Sprintf("spiffe://cluster.local/ns/other-%05d/sa/app", r.IntN(100000)),
@@ -254,11 +223,7 @@ func buildRules(name string, seed int64, inputs int) (*Workload, error) {
 			kind.allowed(r, n-1, &q)
 		}
 		allow, reason := model.decide(q)
-		in := Input{JSON: q.rego(), Expect: expectOf(allow), Reason: reason}
-		if w.Cedar != nil {
-			in.Cedar = q.cedar()
-		}
-		w.Inputs = append(w.Inputs, in)
+		w.Inputs = append(w.Inputs, Input{JSON: q.rego(), Expect: expectOf(allow), Reason: reason, Model: q})
 	}
 	return w, nil
 }
@@ -288,7 +253,7 @@ func newRulesModel(kind *ruleKind, n int) *rulesModel {
 
 // decide allows the request when some rule of the N matches it; the reason names the first
 // that does.
-func (m *rulesModel) decide(q rulesRequest) (allow bool, reason string) {
+func (m *rulesModel) decide(q RulesRequest) (allow bool, reason string) {
 	rule := -1
 	switch m.kind.name {
 	case "path":

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// Every kind and style decides every input as the reference model says, in OPA and (N-rules
-// style) in Cedar, at a small N and at the largest: a rule written wrong anywhere in the
-// generated file, or an index that misses the last value, fails here.
+// Every kind and style decides every input as the reference model says in OPA, at a small N
+// and at the largest: a rule written wrong anywhere in the generated file, or an index that
+// misses the last value, fails here.
 func TestRulesMatchReferenceModel(t *testing.T) {
 	sizes := []int{1, 10, MaxRules}
 	if testing.Short() {
@@ -42,18 +42,11 @@ func TestRulesMatchReferenceModel(t *testing.T) {
 						}
 					}
 					if suffix == "-indexed" {
-						if w.HasCedar() {
-							t.Error("the indexed style has a Cedar version; Cedar has no data to look up in")
-						}
 						return
 					}
 					if got := strings.Count(string(w.Policies[0].Content), "\nallow if "); got != n {
 						t.Errorf("the Rego holds %d allow rules; want %d", got, n)
 					}
-					if got := prepareCedar(t, w).Policies(); got != n {
-						t.Errorf("the Cedar version holds %d policies; want %d", got, n)
-					}
-					checkAgainstCedar(t, w)
 				})
 			}
 		}
@@ -74,24 +67,24 @@ func TestRulesDecide(t *testing.T) {
 	}
 	tests := []struct {
 		kind   string
-		q      rulesRequest
+		q      RulesRequest
 		reason string
 	}{
-		{"path", rulesRequest{Path: "/api/svc-00002/items"}, "allow: last rule"},
-		{"path", rulesRequest{Path: "/api/svc-00001/items"}, "allow: rule 1"},
-		{"path", rulesRequest{Path: "/api/svc-00003/items"}, "deny: no rule matches"},
-		{"path", rulesRequest{Path: "/api/svc-00002/items/x"}, "deny: no rule matches"},
-		{"ip", rulesRequest{SourceIP: "10.0.2.200"}, "allow: last rule"},
-		{"ip", rulesRequest{SourceIP: "10.0.0.1"}, "allow: rule 0"},
-		{"ip", rulesRequest{SourceIP: "10.0.3.1"}, "deny: no rule matches"},
-		{"ip", rulesRequest{SourceIP: "11.0.2.1"}, "deny: no rule matches"},
-		{"ip", rulesRequest{SourceIP: "not an address"}, "deny: no rule matches"},
-		{"principal", rulesRequest{Principal: "spiffe://cluster.local/ns/ns-00002/sa/app"}, "allow: last rule"},
-		{"principal", rulesRequest{Principal: "spiffe://cluster.local/ns/ns-00002/sa/other"}, "deny: no rule matches"},
-		{"jwt-claim", rulesRequest{Groups: []string{"team-1", "group-00002"}}, "allow: last rule"},
-		{"jwt-claim", rulesRequest{Groups: []string{"group-00000", "group-00002"}}, "allow: rule 0"},
-		{"jwt-claim", rulesRequest{Groups: []string{"group-00003"}}, "deny: no rule matches"},
-		{"jwt-claim", rulesRequest{}, "deny: no rule matches"},
+		{"path", RulesRequest{Path: "/api/svc-00002/items"}, "allow: last rule"},
+		{"path", RulesRequest{Path: "/api/svc-00001/items"}, "allow: rule 1"},
+		{"path", RulesRequest{Path: "/api/svc-00003/items"}, "deny: no rule matches"},
+		{"path", RulesRequest{Path: "/api/svc-00002/items/x"}, "deny: no rule matches"},
+		{"ip", RulesRequest{SourceIP: "10.0.2.200"}, "allow: last rule"},
+		{"ip", RulesRequest{SourceIP: "10.0.0.1"}, "allow: rule 0"},
+		{"ip", RulesRequest{SourceIP: "10.0.3.1"}, "deny: no rule matches"},
+		{"ip", RulesRequest{SourceIP: "11.0.2.1"}, "deny: no rule matches"},
+		{"ip", RulesRequest{SourceIP: "not an address"}, "deny: no rule matches"},
+		{"principal", RulesRequest{Principal: "spiffe://cluster.local/ns/ns-00002/sa/app"}, "allow: last rule"},
+		{"principal", RulesRequest{Principal: "spiffe://cluster.local/ns/ns-00002/sa/other"}, "deny: no rule matches"},
+		{"jwt-claim", RulesRequest{Groups: []string{"team-1", "group-00002"}}, "allow: last rule"},
+		{"jwt-claim", RulesRequest{Groups: []string{"group-00000", "group-00002"}}, "allow: rule 0"},
+		{"jwt-claim", RulesRequest{Groups: []string{"group-00003"}}, "deny: no rule matches"},
+		{"jwt-claim", RulesRequest{}, "deny: no rule matches"},
 	}
 	for _, tc := range tests {
 		allow, reason := newRulesModel(kind(tc.kind), 3).decide(tc.q)
@@ -118,12 +111,12 @@ func TestRulesNames(t *testing.T) {
 		}
 	}
 	w, _ := Builtin("rules-path-10")
-	if a, b := w.Scale.Series("opa"), w.Scale.Series("cedar"); a != "rules-path/rego-rules" || b != "rules-path/cedar-policies" {
-		t.Errorf("series of rules-path-10: %q and %q", a, b)
+	if a := w.Scale.Series("opa"); a != "rules-path/rego-rules" {
+		t.Errorf("series of rules-path-10: %q", a)
 	}
 	w, _ = Builtin("rules-path-10-indexed")
-	if a, b := w.Scale.Series("opa"), w.Scale.Series("cedar"); a != "rules-path/rego-indexed" || b != "" {
-		t.Errorf("series of rules-path-10-indexed: %q and %q", a, b)
+	if a := w.Scale.Series("opa"); a != "rules-path/rego-indexed" {
+		t.Errorf("series of rules-path-10-indexed: %q", a)
 	}
 
 	bad := map[string]string{

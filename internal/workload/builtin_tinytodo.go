@@ -10,12 +10,6 @@ import (
 //go:embed policies/tinytodo.rego
 var tinytodoPolicy []byte
 
-//go:embed policies/tinytodo.cedar
-var tinytodoCedarPolicy []byte
-
-//go:embed policies/tinytodo.cedarschema
-var tinytodoCedarSchema []byte
-
 //go:embed policies/tinytodo.fga
 var tinytodoModel []byte
 
@@ -41,62 +35,66 @@ const (
 const ttOpenFGADifferences = "OpenFGA is handed who is an intern (job level below 2) as application#intern tuples, " +
 	"since it compares no attributes; Rego and Cedar compare each user's job level at each decision"
 
-// ttGrantee is a user or a team a list is shared with.
-type ttGrantee struct {
-	team bool
-	idx  int
+// TinytodoGrantee is a user or a team a list is shared with.
+type TinytodoGrantee struct {
+	Team bool
+	Idx  int
 }
 
-type ttList struct {
-	owner            int
-	readers, editors []ttGrantee
+// TinytodoList is a task list: its owner, and whom it is shared with.
+type TinytodoList struct {
+	Owner            int
+	Readers, Editors []TinytodoGrantee
 }
 
-type ttWorld struct {
-	jobLevel     []int
-	userTeams    [][]int
-	teamParents  []int // -1 for a top-level team
-	teamUsers    [][]int
-	teamChildren [][]int
-	lists        []ttList
+// TinytodoWorld is what tinytodo-N's reference model decides over: users and their job
+// levels, nested teams and lists, by index.
+type TinytodoWorld struct {
+	JobLevel     []int
+	UserTeams    [][]int
+	TeamParents  []int // -1 for a top-level team
+	TeamUsers    [][]int
+	TeamChildren [][]int
+	Lists        []TinytodoList
 }
 
-func ttUser(i int) string   { return fmt.Sprintf("user-%05d", i) }
-func ttTeam(i int) string   { return fmt.Sprintf("team-%04d", i) }
-func ttListID(i int) string { return fmt.Sprintf("list-%05d", i) }
+func TinytodoUser(i int) string   { return fmt.Sprintf("user-%05d", i) }
+func TinytodoTeam(i int) string   { return fmt.Sprintf("team-%04d", i) }
+func TinytodoListID(i int) string { return fmt.Sprintf("list-%05d", i) }
 
-func (g ttGrantee) id() string {
-	if g.team {
-		return ttTeam(g.idx)
+// ID is the grantee's id, a user's or a team's.
+func (g TinytodoGrantee) ID() string {
+	if g.Team {
+		return TinytodoTeam(g.Idx)
 	}
-	return ttUser(g.idx)
+	return TinytodoUser(g.Idx)
 }
 
-func (w *ttWorld) teamsOf(u int) []int {
-	return reach(w.userTeams[u], func(t int) []int {
-		if p := w.teamParents[t]; p >= 0 {
+func (w *TinytodoWorld) teamsOf(u int) []int {
+	return reach(w.UserTeams[u], func(t int) []int {
+		if p := w.TeamParents[t]; p >= 0 {
 			return []int{p}
 		}
 		return nil
 	})
 }
 
-// tinytodoDecide is the reference model of policies/tinytodo.rego, tinytodo.cedar and
+// tinytodoDecide is the reference model of policies/tinytodo.rego, Cedar's tinytodo.cedar and
 // tinytodo.fga.
-func tinytodoDecide(w *ttWorld, u int, act string, l int) (allow bool, reason string) {
-	list := &w.lists[l]
+func tinytodoDecide(w *TinytodoWorld, u int, act string, l int) (allow bool, reason string) {
+	list := &w.Lists[l]
 	teams := w.teamsOf(u)
-	names := func(gs []ttGrantee) bool {
-		return slices.ContainsFunc(gs, func(g ttGrantee) bool {
-			if g.team {
-				return slices.Contains(teams, g.idx)
+	names := func(gs []TinytodoGrantee) bool {
+		return slices.ContainsFunc(gs, func(g TinytodoGrantee) bool {
+			if g.Team {
+				return slices.Contains(teams, g.Idx)
 			}
-			return g.idx == u
+			return g.Idx == u
 		})
 	}
-	owner, editor, reader := list.owner == u, names(list.editors), names(list.readers)
+	owner, editor, reader := list.Owner == u, names(list.Editors), names(list.Readers)
 	switch {
-	case owner && act == "delete_list" && w.jobLevel[u] < ttSeniorLevel:
+	case owner && act == "delete_list" && w.JobLevel[u] < ttSeniorLevel:
 		return false, "deny: intern"
 	case owner:
 		return true, "allow: owner"
@@ -112,39 +110,39 @@ func tinytodoDecide(w *ttWorld, u int, act string, l int) (allow bool, reason st
 	return false, "deny: no access"
 }
 
-func newTinytodoWorld(r *rand.Rand, n int) *ttWorld {
+func newTinytodoWorld(r *rand.Rand, n int) *TinytodoWorld {
 	users, teams := n/2+5, n/10+2
-	w := &ttWorld{
-		jobLevel:     make([]int, users),
-		userTeams:    make([][]int, users),
-		teamParents:  make([]int, teams),
-		teamUsers:    make([][]int, teams),
-		teamChildren: make([][]int, teams),
-		lists:        make([]ttList, n),
+	w := &TinytodoWorld{
+		JobLevel:     make([]int, users),
+		UserTeams:    make([][]int, users),
+		TeamParents:  make([]int, teams),
+		TeamUsers:    make([][]int, teams),
+		TeamChildren: make([][]int, teams),
+		Lists:        make([]TinytodoList, n),
 	}
 	depth := make([]int, teams)
 	for t := range teams {
-		w.teamParents[t], depth[t] = -1, 1
+		w.TeamParents[t], depth[t] = -1, 1
 		if t > 0 && r.IntN(2) == 0 {
 			if p := r.IntN(t); depth[p] < ttMaxTeamDepth {
-				w.teamParents[t], depth[t] = p, depth[p]+1
-				w.teamChildren[p] = append(w.teamChildren[p], t)
+				w.TeamParents[t], depth[t] = p, depth[p]+1
+				w.TeamChildren[p] = append(w.TeamChildren[p], t)
 			}
 		}
 	}
 	for u := range users {
-		w.jobLevel[u] = r.IntN(8)
-		w.userTeams[u] = pick(r, r.IntN(3), teams)
-		for _, t := range w.userTeams[u] {
-			w.teamUsers[t] = append(w.teamUsers[t], u)
+		w.JobLevel[u] = r.IntN(8)
+		w.UserTeams[u] = pick(r, r.IntN(3), teams)
+		for _, t := range w.UserTeams[u] {
+			w.TeamUsers[t] = append(w.TeamUsers[t], u)
 		}
 	}
-	grantees := func(k int) []ttGrantee {
-		out := []ttGrantee{}
+	grantees := func(k int) []TinytodoGrantee {
+		out := []TinytodoGrantee{}
 		for range r.IntN(k + 1) {
-			g := ttGrantee{idx: r.IntN(users)}
+			g := TinytodoGrantee{Idx: r.IntN(users)}
 			if r.IntN(3) == 0 {
-				g = ttGrantee{team: true, idx: r.IntN(teams)}
+				g = TinytodoGrantee{Team: true, Idx: r.IntN(teams)}
 			}
 			if !slices.Contains(out, g) {
 				out = append(out, g)
@@ -154,7 +152,7 @@ func newTinytodoWorld(r *rand.Rand, n int) *ttWorld {
 	}
 	// Every fifth list belongs to an intern, so the intern rule decides at every N.
 	var interns []int
-	for u, level := range w.jobLevel {
+	for u, level := range w.JobLevel {
 		if level < ttSeniorLevel {
 			interns = append(interns, u)
 		}
@@ -164,15 +162,15 @@ func newTinytodoWorld(r *rand.Rand, n int) *ttWorld {
 		if l%5 == 0 && len(interns) > 0 {
 			owner = interns[r.IntN(len(interns))]
 		}
-		w.lists[l] = ttList{owner: owner, readers: grantees(3), editors: grantees(2)}
+		w.Lists[l] = TinytodoList{Owner: owner, Readers: grantees(3), Editors: grantees(2)}
 	}
 	return w
 }
 
 // someMember returns a user in team t, directly or through a team inside it.
-func (w *ttWorld) someMember(r *rand.Rand, t int) int {
+func (w *TinytodoWorld) someMember(r *rand.Rand, t int) int {
 	for range ttMaxTeamDepth + 1 {
-		users, children := w.teamUsers[t], w.teamChildren[t]
+		users, children := w.TeamUsers[t], w.TeamChildren[t]
 		if len(users)+len(children) == 0 {
 			break
 		}
@@ -182,30 +180,30 @@ func (w *ttWorld) someMember(r *rand.Rand, t int) int {
 			t = children[i-len(users)]
 		}
 	}
-	return r.IntN(len(w.jobLevel))
+	return r.IntN(len(w.JobLevel))
 }
 
 var tinytodoActions = []weighted{{"get_list", 30}, {"update_list", 15}, {"delete_list", 25}, {"create_task", 15}, {"update_task", 15}}
 
-func (w *ttWorld) request(r *rand.Rand) appRequest {
-	l := r.IntN(len(w.lists))
-	list := &w.lists[l]
+func (w *TinytodoWorld) request(r *rand.Rand) AppRequest {
+	l := r.IntN(len(w.Lists))
+	list := &w.Lists[l]
 	act := choose(r, tinytodoActions)
-	u := r.IntN(len(w.jobLevel))
+	u := r.IntN(len(w.JobLevel))
 	switch p := r.IntN(100); {
 	case p < 20:
-		u = list.owner
+		u = list.Owner
 	case p < 75:
-		if gs := slices.Concat(list.readers, list.editors); len(gs) > 0 {
+		if gs := slices.Concat(list.Readers, list.Editors); len(gs) > 0 {
 			g := gs[r.IntN(len(gs))]
-			u = g.idx
-			if g.team {
-				u = w.someMember(r, g.idx)
+			u = g.Idx
+			if g.Team {
+				u = w.someMember(r, g.Idx)
 			}
 		}
 	}
 	allow, reason := tinytodoDecide(w, u, act, l)
-	return appRequest{User: ttUser(u), Action: act, Resource: ttListID(l), allow: allow, reason: reason}
+	return AppRequest{User: TinytodoUser(u), Action: act, Resource: TinytodoListID(l), allow: allow, reason: reason}
 }
 
 func buildTinytodo(name string, n int, seed int64, inputs int) *appBuilt {
@@ -213,129 +211,88 @@ func buildTinytodo(name string, n int, seed int64, inputs int) *appBuilt {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x74746f64_00000000|uint64(n)))
 	wl := tinytodoWorkload(name, n, w)
 	f := &AppFGA{Model: File{Name: "tinytodo.fga", Content: tinytodoModel}, Tuples: w.tuples(), Differences: ttOpenFGADifferences}
-	qs := appInputs(inputs, func() appRequest { return w.request(r) })
-	return appWorkload(wl, f, qs, "User", "List", func(q appRequest) FGACheck {
+	qs := appInputs(inputs, func() AppRequest { return w.request(r) })
+	return appWorkload(wl, f, qs, func(q AppRequest) FGACheck {
 		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "list:" + q.Resource}
 	})
 }
 
-func ttIDs(gs []ttGrantee) []string {
+func ttIDs(gs []TinytodoGrantee) []string {
 	out := make([]string, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, g.id())
+		out = append(out, g.ID())
 	}
 	return out
 }
 
 // tinytodoWorkload is the workload of world w, without inputs.
-func tinytodoWorkload(name string, n int, w *ttWorld) *Workload {
+func tinytodoWorkload(name string, n int, w *TinytodoWorld) *Workload {
 	return &Workload{
 		Name: name,
 		Description: fmt.Sprintf("tinytodo with %d lists, %d users and %d teams: owners, readers and editors directly or "+
-			"through nested teams, interns may not delete; the world as data in Rego, entities in Cedar, tuples in OpenFGA", n, len(w.jobLevel), len(w.teamParents)),
+			"through nested teams, interns may not delete; the world as data in Rego, entities in Cedar, tuples in OpenFGA", n, len(w.JobLevel), len(w.TeamParents)),
 		Query:    "data.authzbench.tinytodo.allow",
 		Policies: []File{{Name: "tinytodo.rego", Content: tinytodoPolicy}},
 		Data:     w.rego(),
-		Cedar: &Cedar{
-			Policies: []File{{Name: "tinytodo.cedar", Content: tinytodoCedarPolicy}},
-			Schema:   &File{Name: "tinytodo.cedarschema", Content: tinytodoCedarSchema},
-			Entities: w.cedar(),
-			Differences: "Cedar is handed each list's readers and editors as teams of their own (editors inside readers) " +
-				"whose members are the users and teams the list is shared with; the store resolves `in` through them, " +
-				"where Rego walks the nested teams at each decision",
-		},
+		Model:    w,
 	}
 }
 
 // rego writes the world as data.tinytodo.
-func (w *ttWorld) rego() []byte {
+func (w *TinytodoWorld) rego() []byte {
 	users, teamParents, lists := map[string]any{}, map[string][]string{}, map[string]any{}
-	for u, level := range w.jobLevel {
-		users[ttUser(u)] = map[string]any{"job_level": level, "teams": mapped(w.userTeams[u], ttTeam)}
+	for u, level := range w.JobLevel {
+		users[TinytodoUser(u)] = map[string]any{"job_level": level, "teams": mapped(w.UserTeams[u], TinytodoTeam)}
 	}
-	for t, p := range w.teamParents {
-		teamParents[ttTeam(t)] = []string{}
+	for t, p := range w.TeamParents {
+		teamParents[TinytodoTeam(t)] = []string{}
 		if p >= 0 {
-			teamParents[ttTeam(t)] = []string{ttTeam(p)}
+			teamParents[TinytodoTeam(t)] = []string{TinytodoTeam(p)}
 		}
 	}
-	for l, list := range w.lists {
-		lists[ttListID(l)] = map[string]any{"owner": ttUser(list.owner), "readers": ttIDs(list.readers), "editors": ttIDs(list.editors)}
+	for l, list := range w.Lists {
+		lists[TinytodoListID(l)] = map[string]any{"owner": TinytodoUser(list.Owner), "readers": ttIDs(list.Readers), "editors": ttIDs(list.Editors)}
 	}
 	return mustJSON(map[string]any{"tinytodo": map[string]any{"users": users, "team_parents": teamParents, "lists": lists}})
 }
 
-// cedar writes the world as the entity store: see tinytodo.cedarschema for the lists' teams.
-func (w *ttWorld) cedar() []byte {
-	s := cedarStore{}
-	for u, level := range w.jobLevel {
-		s.entity("User", ttUser(u)).Attrs["jobLevel"] = level
-		for _, t := range w.userTeams[u] {
-			s.in("User", ttUser(u), cedarUID{"Team", ttTeam(t)})
-		}
-	}
-	for t, p := range w.teamParents {
-		s.entity("Team", ttTeam(t))
-		if p >= 0 {
-			s.in("Team", ttTeam(t), cedarUID{"Team", ttTeam(p)})
-		}
-	}
-	grant := func(g ttGrantee, team string) {
-		typ := "User"
-		if g.team {
-			typ = "Team"
-		}
-		s.in(typ, g.id(), cedarUID{"Team", team})
-	}
-	for l, list := range w.lists {
-		id := ttListID(l)
-		s.in("Team", id+"/editors", cedarUID{"Team", id + "/readers"})
-		s.entity("Team", id+"/readers")
-		for _, g := range list.readers {
-			grant(g, id+"/readers")
-		}
-		for _, g := range list.editors {
-			grant(g, id+"/editors")
-		}
-		e := s.entity("List", id)
-		e.Attrs["owner"] = cedarRef("User", ttUser(list.owner))
-		e.Attrs["readers"] = cedarRef("Team", id+"/readers")
-		e.Attrs["editors"] = cedarRef("Team", id+"/editors")
-	}
-	return s.json()
-}
-
 // tuples writes the world as OpenFGA tuples for tinytodo.fga.
-func (w *ttWorld) tuples() []FGATuple {
+func (w *TinytodoWorld) tuples() []FGATuple {
 	var ts []FGATuple
-	for u, level := range w.jobLevel {
+	for u, level := range w.JobLevel {
 		if level < ttSeniorLevel {
-			ts = append(ts, FGATuple{"user:" + ttUser(u), "intern", ttApp})
+			ts = append(ts, FGATuple{"user:" + TinytodoUser(u), "intern", ttApp})
 		}
-		for _, t := range w.userTeams[u] {
-			ts = append(ts, FGATuple{"user:" + ttUser(u), "member", "team:" + ttTeam(t)})
+		for _, t := range w.UserTeams[u] {
+			ts = append(ts, FGATuple{"user:" + TinytodoUser(u), "member", "team:" + TinytodoTeam(t)})
 		}
 	}
-	for t, p := range w.teamParents {
+	for t, p := range w.TeamParents {
 		if p >= 0 {
-			ts = append(ts, FGATuple{"team:" + ttTeam(t) + "#member", "member", "team:" + ttTeam(p)})
+			ts = append(ts, FGATuple{"team:" + TinytodoTeam(t) + "#member", "member", "team:" + TinytodoTeam(p)})
 		}
 	}
-	grantee := func(g ttGrantee) string {
-		if g.team {
-			return "team:" + g.id() + "#member"
+	grantee := func(g TinytodoGrantee) string {
+		if g.Team {
+			return "team:" + g.ID() + "#member"
 		}
-		return "user:" + g.id()
+		return "user:" + g.ID()
 	}
-	for l, list := range w.lists {
-		object := "list:" + ttListID(l)
-		ts = append(ts, FGATuple{ttApp, "app", object}, FGATuple{"user:" + ttUser(list.owner), "owner", object})
-		for _, g := range list.readers {
+	for l, list := range w.Lists {
+		object := "list:" + TinytodoListID(l)
+		ts = append(ts, FGATuple{ttApp, "app", object}, FGATuple{"user:" + TinytodoUser(list.Owner), "owner", object})
+		for _, g := range list.Readers {
 			ts = append(ts, FGATuple{grantee(g), "reader", object})
 		}
-		for _, g := range list.editors {
+		for _, g := range list.Editors {
 			ts = append(ts, FGATuple{grantee(g), "editor", object})
 		}
 	}
 	return ts
+}
+
+// Decide is the reference model's decision of user u's request to do act to list i, and the
+// rule that made it.
+func (w *TinytodoWorld) Decide(u int, act string, i int) (allow bool, reason string) {
+	return tinytodoDecide(w, u, act, i)
 }

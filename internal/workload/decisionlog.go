@@ -459,7 +459,7 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	if err := s.checkFilesExist(); err != nil {
+	if err := s.CheckFilesExist(); err != nil {
 		return nil, err
 	}
 	l, err := ReadDecisionLog(s.DecisionLog, s.DecisionField)

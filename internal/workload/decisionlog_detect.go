@@ -25,7 +25,7 @@ func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
 	}
 	f, err := os.Open(s.Inputs)
 	if err != nil {
-		return s, nil // checkFilesExist names it, in the words of the setting that gave it
+		return s, nil // CheckFilesExist names it, in the words of the setting that gave it
 	}
 	defer f.Close()
 	// Streamed: an inputs file may be far larger than memory would like to hold twice. A

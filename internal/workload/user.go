@@ -10,15 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cedar-policy/cedar-go/types"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
 	"github.com/authzbench/authzbench/internal/userwords"
 )
 
@@ -120,33 +117,25 @@ func (s UserSpec) Check() error {
 		}
 		return u.Check(s)
 	}
-	if !s.HasCedar() || s.HasRego() {
-		if s.Inputs == "" {
-			return &SettingError{Setting: "inputs", say: func(n func(string) string) string {
-				return fmt.Sprintf(`a user workload needs %s FILE.jsonl (one {"input": ..., "expect": true|false} per line), or %s FILE.jsonl for Cedar`,
-					n("inputs"), n("requests"))
-			}}
-		}
-		if _, err := ParseUndefinedAs(s.UndefinedAs); err != nil {
-			return err
-		}
-		if s.Query != "" && !strings.HasPrefix(s.Query, "data.") {
-			return &SettingError{Setting: "query", say: func(n func(string) string) string {
-				return fmt.Sprintf("%s %q: want a reference under data, such as data.authz.allow", n("query"), s.Query)
-			}}
-		}
+	if s.Inputs == "" {
+		return &SettingError{Setting: "inputs", say: func(n func(string) string) string {
+			return fmt.Sprintf(`a user workload needs %s FILE.jsonl (one {"input": ..., "expect": true|false} per line), or %s FILE.jsonl for Cedar`,
+				n("inputs"), n("requests"))
+		}}
 	}
-	if s.HasCedar() {
-		if len(s.CedarPolicies) == 0 {
-			return &SettingError{Setting: "cedar_policies", say: func(n func(string) string) string {
-				return fmt.Sprintf("a Cedar workload needs %s FILE (and %s FILE.jsonl)", n("cedar_policies"), n("requests"))
-			}}
-		}
-		if s.Requests == "" {
-			return &SettingError{Setting: "requests", say: func(n func(string) string) string {
-				return fmt.Sprintf(`a Cedar workload needs %s FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
-					n("requests"))
-			}}
+	if _, err := ParseUndefinedAs(s.UndefinedAs); err != nil {
+		return err
+	}
+	if s.Query != "" && !strings.HasPrefix(s.Query, "data.") {
+		return &SettingError{Setting: "query", say: func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: want a reference under data, such as data.authz.allow", n("query"), s.Query)
+		}}
+	}
+	for _, u := range s.besideRego() {
+		if u.Check != nil {
+			if err := u.Check(s); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -223,14 +212,11 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	if u := s.claimedBy(); u != nil {
 		return u.Read(s)
 	}
-	if err := s.checkFilesExist(); err != nil {
+	if err := s.CheckFilesExist(); err != nil {
 		return nil, err
 	}
 	if s.DecisionLog != "" {
 		return oneReplay(s)
-	}
-	if s.HasCedar() && !s.HasRego() {
-		return cedarFromFiles(s)
 	}
 	undefinedAs, err := ParseUndefinedAs(s.UndefinedAs)
 	if err != nil {
@@ -247,7 +233,7 @@ func FromFiles(s UserSpec) (*Workload, error) {
 		return nil, err
 	}
 	w := &Workload{
-		Name:        userName(s),
+		Name:        UserName(s),
 		Description: "user-supplied: " + strings.Join(append(append([]string{}, s.Policies...), s.Inputs), ", "),
 		Query:       query,
 		PolicyPaths: s.Policies,
@@ -256,30 +242,11 @@ func FromFiles(s UserSpec) (*Workload, error) {
 		RegoV0:      s.V0Compatible,
 		UndefinedAs: undefinedAs,
 	}
-	if !s.HasCedar() {
-		return w, nil
-	}
-	cw, err := cedarFromFiles(s)
-	if err != nil {
-		return nil, err
-	}
-	if len(cw.Inputs) != len(inputs) {
-		return nil, fmt.Errorf("%s has %d inputs and %s has %d requests: with both, line n of one must be the same decision as line n of the other",
-			s.Inputs, len(inputs), s.Requests, len(cw.Inputs))
-	}
-	for i := range inputs {
-		c := cw.Inputs[i]
-		if c.Expect != Unverified && inputs[i].Expect != Unverified && c.Expect != inputs[i].Expect {
-			return nil, fmt.Errorf("%s expects %s and %s expects %s for the same decision", inputs[i].Source, inputs[i].Expect, c.Source, c.Expect)
+	for _, u := range s.besideRego() {
+		if err := u.Beside(s, w); err != nil {
+			return nil, err
 		}
-		if inputs[i].Expect == Unverified {
-			inputs[i].Expect = c.Expect
-		}
-		inputs[i].Cedar = c.Cedar
-		inputs[i].CedarSource = c.Source
 	}
-	w.Cedar = cw.Cedar
-	w.Description += "; Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", ")
 	return w, nil
 }
 
@@ -307,9 +274,9 @@ func oneReplay(s UserSpec) (*Workload, error) {
 	return nil, fmt.Errorf("%s has decisions of paths %s; none is %q", s.DecisionLog, strings.Join(paths, ", "), s.DecisionPath)
 }
 
-// checkFilesExist refuses every file of the spec that cannot be read, naming the setting that
+// CheckFilesExist refuses every file of the spec that cannot be read, naming the setting that
 // gave it (--policy missing.rego: no such file), all at once.
-func (s UserSpec) checkFilesExist() error {
+func (s UserSpec) CheckFilesExist() error {
 	var errs []error
 	for _, f := range []struct {
 		setting string
@@ -353,10 +320,10 @@ func ParseUndefinedAs(v string) (Expect, error) {
 	}}
 }
 
-// userName is the workload's name: the one given, or else the first policy's file name without
+// UserName is the workload's name: the one given, or else the first policy's file name without
 // its extension (authz.rego: authz), so that results of two users' policies do not both say
 // "user".
-func userName(s UserSpec) string {
+func UserName(s UserSpec) string {
 	if s.Name != "" {
 		return s.Name
 	}
@@ -375,56 +342,6 @@ func userName(s UserSpec) string {
 		}
 	}
 	return "user"
-}
-
-// cedarFromFiles builds the Cedar side of a user workload whose settings passed Check.
-func cedarFromFiles(s UserSpec) (*Workload, error) {
-	requests, err := ReadCedarRequests(s.Requests)
-	if err != nil {
-		return nil, err
-	}
-	// Load the policies, entities and schema now, and check every request against them, so a
-	// mistake in any of them is reported before any load starts, not when a target starts.
-	engine, err := cedarengine.Load(cedarengine.Paths{Policies: s.CedarPolicies, Entities: s.Entities, Schema: s.Schema, TemplateLinks: s.TemplateLinks})
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	warnings := slices.Clone(engine.Warnings())
-	asked := map[types.EntityUID]bool{}
-	for _, in := range requests {
-		r, ws, err := engine.ParseRequestWarning(in.Cedar)
-		if err != nil && len(errs) < 20 {
-			errs = append(errs, fmt.Errorf("%s: %w", in.Source, err))
-		}
-		asked[r.Action] = true
-		for _, w := range ws {
-			warnings = append(warnings, in.Source+": "+w)
-		}
-	}
-	// `action in Action::"g"` with no entity g matches only g itself; if no request asks for g,
-	// the author meant a group, and every decision through it is silently a deny.
-	for _, g := range engine.UnknownActionGroups() {
-		if !asked[g.Action] {
-			warnings = append(warnings, fmt.Sprintf("%s: action in %s: no entity %s, so no action is in it, and no request asks for it; "+
-				"declare the group in the schema (action read in [\"%s\"]), as the Cedar CLI reads action groups from the schema",
-				g.Policy, g.Action, g.Action, string(g.Action.ID)))
-		}
-	}
-	// The same mistake tends to be on every line; a few of them make the point.
-	if len(warnings) > 10 {
-		warnings = append(warnings[:10], fmt.Sprintf("and %d more warnings like these", len(warnings)-10))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return &Workload{
-		Name:        userName(s),
-		Description: "user-supplied Cedar: " + strings.Join(append(append([]string{}, s.CedarPolicies...), s.Requests), ", "),
-		Inputs:      requests,
-		Cedar: &Cedar{PolicyPaths: s.CedarPolicies, EntitiesPath: s.Entities, SchemaPath: s.Schema,
-			TemplateLinksPath: s.TemplateLinks, Warnings: warnings},
-	}, nil
 }
 
 // deriveQuery returns data.<package>.allow when the policies define exactly one package and it
@@ -507,22 +424,17 @@ func SuggestV0(err error, v0 bool) error {
 // absent (the input is then unverified). Blank lines and lines starting with # are skipped.
 // Every bad line is reported with its number, all at once.
 func ReadInputs(path string) ([]Input, error) {
-	return readLines(path, "inputs", parseInputLine)
-}
-
-// ReadCedarRequests reads a JSON Lines file of Cedar requests, {"principal": ..., "action":
-// ..., "resource": ..., "context": {...}, "entities": [...], "expect": true|false}; "context",
-// "entities" and "expect" may be absent. Entity references take Cedar's JSON forms. Blank lines
-// and lines starting with # are skipped; every bad line is reported with its number.
-func ReadCedarRequests(path string) ([]Input, error) {
-	return readLines(path, "requests", parseRequestLine)
+	return ReadLines(path, "inputs", parseInputLine)
 }
 
 // MaxLineBytes is the longest line of an inputs or requests file read: a line is one input,
 // held in memory whole.
 const MaxLineBytes = 64 << 20
 
-func readLines(path, what string, parse func([]byte) (Input, error)) ([]Input, error) {
+// ReadLines reads a JSON Lines file of inputs, what it holds ("inputs") named in its errors:
+// each line that is neither blank nor a # comment is parsed by parse, its Source set to the
+// file and line. Every bad line is reported with its number, up to 20, all at once.
+func ReadLines(path, what string, parse func([]byte) (Input, error)) ([]Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s %w", what, userwords.Unreadable(path, err))
@@ -565,12 +477,9 @@ func readLines(path, what string, parse func([]byte) (Input, error)) ([]Input, e
 	return inputs, nil
 }
 
-// The forms of a line of an inputs file and of a Cedar requests file, as the messages about a
-// line that is not one name them.
-const (
-	inputLineForm   = `a JSON object {"input": {...}, "expect": true|false}`
-	requestLineForm = `a JSON object {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false}`
-)
+// inputLineForm is the form of a line of an inputs file, as the messages about a line that is
+// not one name it.
+const inputLineForm = `a JSON object {"input": {...}, "expect": true|false}`
 
 func parseInputLine(text []byte) (Input, error) {
 	var line struct {
@@ -595,49 +504,6 @@ func parseInputLine(text []byte) (Input, error) {
 	return in, nil
 }
 
-// cedarRequestKeys are the members a request line may have besides "expect".
-var cedarRequestKeys = map[string]bool{"principal": true, "action": true, "resource": true, "context": true, "entities": true}
-
-func parseRequestLine(text []byte) (Input, error) {
-	var line map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(text))
-	if err := dec.Decode(&line); err != nil {
-		return Input{}, userwords.JSON(text, err, requestLineForm)
-	}
-	if line == nil {
-		return Input{}, errors.New("want " + requestLineForm + ", got null")
-	}
-	if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
-		return Input{}, fmt.Errorf("more than one JSON value on the line, or text after it: %q", truncated(rest))
-	}
-	var in Input
-	if raw, ok := line["expect"]; ok {
-		var e *bool
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return Input{}, fmt.Errorf(`"expect" must be true or false, not %s`, raw)
-		}
-		if e != nil {
-			in.Expect = expectOf(*e)
-		}
-		delete(line, "expect")
-	}
-	for _, k := range []string{"principal", "action", "resource"} {
-		if _, ok := line[k]; !ok {
-			return Input{}, fmt.Errorf("missing %q", k)
-		}
-	}
-	for k := range line {
-		if !cedarRequestKeys[k] {
-			return Input{}, fmt.Errorf("unknown member %q; a request has principal, action, resource, context, entities and expect", k)
-		}
-	}
-	if err := cedarengine.CheckRequest(mustJSON(line)); err != nil {
-		return Input{}, err
-	}
-	in.Cedar = mustJSON(line)
-	return in, nil
-}
-
 func compact(b []byte) []byte {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, b); err != nil {
@@ -648,7 +514,8 @@ func compact(b []byte) []byte {
 
 // Export writes the workload as files other tools read: its policy and data as OPA loads them,
 // inputs.jsonl in the format ReadInputs reads, the first input alone and the first request body
-// of OPA's REST API.
+// of OPA's REST API. An engine's version with files of its own is its package's to write
+// (engine.Exported).
 func Export(w *Workload, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("export %s: %w", w.Name, err)
@@ -670,40 +537,12 @@ func Export(w *Workload, dir string) error {
 		files["input-1.json"] = w.Inputs[0].JSON
 		files["body-1.json"] = append(append([]byte(`{"input":`), w.Inputs[0].JSON...), '}')
 	}
-	if w.HasCedar() {
-		if _, _, _, err := w.CedarFiles(dir); err != nil {
-			return err
-		}
-		var reqs bytes.Buffer
-		for i, in := range w.Inputs {
-			line, err := cedarRequestLine(in)
-			if err != nil {
-				return fmt.Errorf("export %s: input %d: %w", w.Name, i+1, err)
-			}
-			reqs.Write(line)
-			reqs.WriteByte('\n')
-		}
-		files["requests.jsonl"] = reqs.Bytes()
-	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("export %s: %w", w.Name, err)
 		}
 	}
 	return nil
-}
-
-// cedarRequestLine is an input's Cedar request as a line of a requests file: the request
-// object with its expected decision added.
-func cedarRequestLine(in Input) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(in.Cedar, &fields); err != nil {
-		return nil, fmt.Errorf("Cedar request is not a JSON object: %w", err)
-	}
-	if in.Expect != Unverified {
-		fields["expect"] = json.RawMessage(strconv.FormatBool(in.Expect == ExpectAllow))
-	}
-	return json.Marshal(fields)
 }
 
 func truncated(b []byte) string {
@@ -784,6 +623,12 @@ type UserFiles struct {
 	Check func(UserSpec) error
 	// Read reads the files into a workload, every error naming its file and line.
 	Read func(UserSpec) (*Workload, error)
+	// Beside, when set, lets the engine's files come with a Rego policy and its inputs, to run
+	// both on the same decisions: such a spec is read as Rego, Check then run on it too, and
+	// Beside adds the engine's version, read from its files, to the workload read (each input's
+	// request, line n of the engine's the same decision as input n). Read is for the engine's
+	// files alone.
+	Beside func(s UserSpec, w *Workload) error
 }
 
 var userFiles []UserFiles
@@ -810,9 +655,21 @@ func (s UserSpec) claimedBy() *UserFiles {
 		return nil
 	}
 	for i := range userFiles {
-		if userFiles[i].Claims(s) {
-			return &userFiles[i]
+		if u := &userFiles[i]; u.Claims(s) && (u.Beside == nil || !s.HasRego()) {
+			return u
 		}
 	}
 	return nil
+}
+
+// besideRego are the registered readers whose engines' files the spec gives beside its Rego
+// policy and inputs (UserFiles.Beside).
+func (s UserSpec) besideRego() []*UserFiles {
+	var out []*UserFiles
+	for i := range userFiles {
+		if u := &userFiles[i]; u.Beside != nil && s.HasRego() && u.Claims(s) {
+			out = append(out, u)
+		}
+	}
+	return out
 }

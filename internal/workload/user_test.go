@@ -243,7 +243,8 @@ func TestFromFilesRejects(t *testing.T) {
 
 // TestCheckNamesTheSetting: a setting that is missing or malformed is reported before any file
 // is read, naming the setting as a scenario file does; Named says the same in a caller's words
-// (the command line's flags), every setting the message names renamed.
+// (the command line's flags), every setting the message names renamed. (Cedar's settings are
+// internal/engine/cedar's to check: see its TestCheckNamesTheSetting.)
 func TestCheckNamesTheSetting(t *testing.T) {
 	flag := func(setting string) string { return "--" + strings.ReplaceAll(setting, "_", "-") }
 	absent := inputsFile("absent.jsonl") // never read: Check reads no file
@@ -261,14 +262,6 @@ func TestCheckNamesTheSetting(t *testing.T) {
 		{"query outside data", UserSpec{Inputs: absent, Query: "authz.allow"}, "query",
 			`query "authz.allow": want a reference under data, such as data.authz.allow`,
 			`--query "authz.allow": want a reference under data, such as data.authz.allow`},
-		{"Cedar without policies", UserSpec{Requests: absent}, "cedar_policies",
-			"a Cedar workload needs cedar_policies FILE (and requests FILE.jsonl)", "a Cedar workload needs --cedar-policies FILE (and --requests FILE.jsonl)"},
-		{"Cedar without requests", UserSpec{CedarPolicies: []string{"p.cedar"}}, "requests",
-			`a Cedar workload needs requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
-			`a Cedar workload needs --requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`},
-		{"Cedar beside Rego without requests", UserSpec{Inputs: absent, CedarPolicies: []string{"p.cedar"}}, "requests",
-			`a Cedar workload needs requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`,
-			`a Cedar workload needs --requests FILE.jsonl (one {"principal": ..., "action": ..., "resource": ..., "context": {...}, "expect": true|false} per line)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.spec.Check()

@@ -4,6 +4,8 @@
 // Built-in workloads are embedded and generated from a fixed seed, so every run and every
 // machine sends the same inputs. Their expected decisions come from a small Go reference model
 // per workload, written independently of the Rego policy; tests check OPA against the model.
+// The model is handed over (Workload.Model, Input.Model) to the engines whose versions of the
+// built-ins live in their own packages, which add them as each is built (RegisterBuiltinVersion).
 // User-supplied workloads bring their own files and expectations.
 //
 // This package does not run engines or time anything.
@@ -51,16 +53,12 @@ type Input struct {
 	// Reason names, for built-in workloads, the rule of the reference model that decided
 	// (for example "deny: not owner"); it lets tests check that denies come from many rules.
 	Reason string
-	// Cedar is the same request for Cedar, as the JSON object the cedar targets read:
-	// {"principal": {"type": ..., "id": ...}, "action": ..., "resource": ..., "context": {...}}
-	// and, for requests that carry their own entities, "entities": [...]. Nil when the
-	// workload has no Cedar version. JSON is nil for a Cedar-only workload.
-	Cedar []byte
 	// Source is the file and line a user-supplied input came from, for error messages.
 	Source string
-	// CedarSource is the file and line of its Cedar request, when the workload has both
-	// versions from the user's files (Source is then the Rego line).
-	CedarSource string
+	// Model is the input as a built-in's reference model reads it, in its family's exported
+	// type (RBACInput for rbac): what an engine's package writes its request from when it adds
+	// its version of the built-in (RegisterBuiltinVersion). Nil for a user's input.
+	Model any
 	// OpenFGA is the same request as an OpenFGA Check, a JSON object: {"user": "user:anne",
 	// "relation": "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and
 	// "tuple_set" (which of the workload's tuple sets it is checked against) where it has them.
@@ -112,10 +110,6 @@ type Workload struct {
 	// them instead of the input document itself.
 	IgnoresInput bool
 
-	// Cedar is the workload written in Cedar, deciding every input alike; nil for a workload
-	// with no Cedar version.
-	Cedar *Cedar
-
 	// OpenFGA is the workload as an OpenFGA model and tuples, deciding every input alike; nil
 	// for a workload with no OpenFGA version.
 	OpenFGA *OpenFGA
@@ -126,9 +120,14 @@ type Workload struct {
 	// request for such an engine is in Input.Requests under the same name.
 	//
 	// It is the seam through which an engine's own version enters without this package
-	// knowing the engine. The Cedar and OpenFGA fields above are older, per-engine forms of
-	// the same, to move onto it.
+	// knowing the engine. The OpenFGA field above is an older, per-engine form of the same, to
+	// move onto it.
 	Versions map[string]*Version
+
+	// Model is what a built-in's reference model decides over, in its family's exported type
+	// (*RBACData for rbac and rbac-data-N): what an engine's package writes its version from
+	// when it adds it (RegisterBuiltinVersion). Nil for a user's workload.
+	Model any
 
 	// Inexpressible says, by language ("OpenFGA"), why the workload has no version in it: what
 	// its rules do that the language cannot (verify a JWT, add up a list), so a run that leaves
@@ -140,31 +139,6 @@ type Workload struct {
 	// Scale is the point of a scaling series a generated workload is (rules-path-1000); nil
 	// for any other workload.
 	Scale *Scale
-}
-
-// Cedar is a workload's Cedar policies, schema and entities. Every input of the workload
-// carries its Cedar request (Input.Cedar), and the two versions must agree on every one.
-type Cedar struct {
-	// Built-in workloads carry their files in memory ...
-	Policies []File
-	Schema   *File  // Cedar schema in the human-readable form; nil for none
-	Entities []byte // JSON array of entities; nil for none
-
-	// ... user-supplied ones point at files on disk.
-	PolicyPaths  []string
-	SchemaPath   string
-	EntitiesPath string
-	// TemplateLinksPath links the policies' templates; empty for none.
-	TemplateLinksPath string
-
-	// Warnings say what in the user's files was read in a way they may not have meant (a
-	// template without links, a JSON value the Cedar CLI would read otherwise).
-	Warnings []string
-
-	// Differences says what the Cedar version is handed ready-made because Cedar cannot
-	// compute it (a JWT signature check, a division), so a comparison says what it compares.
-	// Empty when both versions do the same work.
-	Differences string
 }
 
 // OpenFGA is a workload's OpenFGA authorization model and relationship tuples. Every input of
@@ -188,7 +162,7 @@ type OpenFGA struct {
 
 	// Differences says what the OpenFGA version of a built-in workload is handed ready-made
 	// because OpenFGA cannot compute it (an attribute compared, tuples stored ahead of the
-	// requests that carry them), as Cedar.Differences does; empty when it does the same work.
+	// requests that carry them), as Version.Differences does; empty when it does the same work.
 	Differences string
 }
 
@@ -202,8 +176,15 @@ type Version struct {
 	// measure, as OpenFGA.NotMeasured.
 	NotMeasured map[string]int
 	// Differences says what the engine's version is handed ready-made that the others
-	// compute, as Cedar.Differences; empty when it does the same work.
+	// compute (a JWT's verdict, a division), so a comparison says what it compares: the ‡ rows
+	// of reports. Empty when it does the same work.
 	Differences string
+	// Warnings say what in the user's files was read in a way they may not have meant (a
+	// template without links, a JSON value the engine's own tools would read otherwise).
+	Warnings []string
+	// Own is what the engine's package keeps of its version in its own type (files in memory,
+	// paths it reads itself); only that package reads it.
+	Own any
 }
 
 // EngineRequest is an input as one engine is asked it (see Input.Requests).
@@ -259,56 +240,23 @@ func CountsString(counts map[string]int) string {
 // HasOpenFGA reports whether the workload has an OpenFGA version for the openfga targets.
 func (w *Workload) HasOpenFGA() bool { return w.OpenFGA != nil }
 
-// CedarWarnings says what in the user's Cedar files was read in a way they may not have meant.
-func (w *Workload) CedarWarnings() []string {
-	if w.Cedar == nil {
-		return nil
+// Warnings says, engine by engine in name order, what in the user's files was read in a way
+// they may not have meant (Version.Warnings).
+func (w *Workload) Warnings() []string {
+	names := make([]string, 0, len(w.Versions))
+	for name := range w.Versions {
+		names = append(names, name)
 	}
-	return w.Cedar.Warnings
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		out = append(out, w.Versions[name].Warnings...)
+	}
+	return out
 }
 
 // HasRego reports whether the workload has a Rego policy for the OPA targets.
 func (w *Workload) HasRego() bool { return len(w.Policies) > 0 || len(w.PolicyPaths) > 0 }
-
-// HasCedar reports whether the workload has a Cedar version for the cedar targets.
-func (w *Workload) HasCedar() bool { return w.Cedar != nil }
-
-// CedarFiles returns the Cedar policy, entities and schema paths, writing in-memory files under
-// dir first, so that the in-process and served engines load the same files. entities and schema
-// are empty when the workload has none.
-func (w *Workload) CedarFiles(dir string) (policies []string, entities, schema string, err error) {
-	c := w.Cedar
-	if c == nil {
-		return nil, "", "", fmt.Errorf("workload %s has no Cedar version", w.Name)
-	}
-	policies = append(policies, c.PolicyPaths...)
-	entities, schema = c.EntitiesPath, c.SchemaPath
-	write := func(name string, b []byte) (string, error) {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return "", fmt.Errorf("write Cedar files of workload %s: %w", w.Name, err)
-		}
-		return p, nil
-	}
-	for _, f := range c.Policies {
-		p, err := write(f.Name, f.Content)
-		if err != nil {
-			return nil, "", "", err
-		}
-		policies = append(policies, p)
-	}
-	if len(c.Entities) > 0 {
-		if entities, err = write("entities.json", c.Entities); err != nil {
-			return nil, "", "", err
-		}
-	}
-	if c.Schema != nil {
-		if schema, err = write(c.Schema.Name, c.Schema.Content); err != nil {
-			return nil, "", "", err
-		}
-	}
-	return policies, entities, schema, nil
-}
 
 // DefaultInputs is how many inputs a built-in workload generates: enough that caches keyed on
 // the input do not flatter the engine, few enough to prepare in well under a second.
@@ -373,6 +321,25 @@ func Builtin(name string) (*Workload, error) {
 		return w, addVersions(w)
 	}
 	w, err := s.Build(DefaultSeed, DefaultInputs)
+	if err != nil {
+		return nil, fmt.Errorf("build workload %s: %w", name, err)
+	}
+	return w, addVersions(w)
+}
+
+// BuiltinWith returns the built-in workload called name built from seed with n inputs, every
+// registered engine's version added: the same world and inputs as Builtin's for the default
+// seed, other ones for another, for tests that want more than one draw.
+func BuiltinWith(name string, seed int64, n int) (*Workload, error) {
+	var w *Workload
+	var err error
+	if s, ok := builtins[name]; ok {
+		w, err = s.Build(seed, n)
+	} else if f := familyOf(name); f != nil {
+		w, err = f.Build(name, seed, n)
+	} else {
+		return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("build workload %s: %w", name, err)
 	}
@@ -474,9 +441,6 @@ func expectOf(allow bool) Expect {
 	}
 	return ExpectDeny
 }
-
-// CedarNames lists the built-in workloads that have a Cedar version.
-func CedarNames() []string { return NamesWhere((*Workload).HasCedar) }
 
 // NamesWhere lists the built-in workloads, in Names' order, of which written says true (an
 // engine's Written: those with a version in its language), each built with one input to ask.

@@ -48,8 +48,8 @@ func assertSameWorkload(t *testing.T, a, b *Workload) {
 	if !bytes.Equal(a.Data, b.Data) {
 		t.Errorf("workload %s: data differs between two builds with the same seed", a.Name)
 	}
-	if !reflect.DeepEqual(a.Cedar, b.Cedar) {
-		t.Errorf("workload %s: the Cedar version differs between two builds with the same seed", a.Name)
+	if !reflect.DeepEqual(a.Model, b.Model) || !reflect.DeepEqual(a.Versions, b.Versions) {
+		t.Errorf("workload %s: the model or an engine's version differs between two builds with the same seed", a.Name)
 	}
 	if len(a.Inputs) != len(b.Inputs) {
 		t.Fatalf("workload %s: %d inputs, then %d", a.Name, len(a.Inputs), len(b.Inputs))
@@ -60,8 +60,9 @@ func assertSameWorkload(t *testing.T, a, b *Workload) {
 			t.Fatalf("workload %s input %d differs between two builds with the same seed:\n%s %s (%s)\n%s %s (%s)",
 				a.Name, i, x.JSON, x.Expect, x.Reason, y.JSON, y.Expect, y.Reason)
 		}
-		if !bytes.Equal(x.Cedar, y.Cedar) {
-			t.Fatalf("workload %s input %d: Cedar request differs between two builds with the same seed:\n%s\n%s", a.Name, i, x.Cedar, y.Cedar)
+		if !reflect.DeepEqual(x.Model, y.Model) || !reflect.DeepEqual(x.Requests, y.Requests) {
+			t.Fatalf("workload %s input %d: its model or an engine's request differs between two builds with the same seed:\n%v %v\n%v %v",
+				a.Name, i, x.Model, x.Requests, y.Model, y.Requests)
 		}
 	}
 }

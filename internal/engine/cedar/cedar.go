@@ -1,7 +1,9 @@
-// Package cedar registers Cedar as an engine: Cedar policies, entities and schema, Cedar
-// requests, answers from authzbench's Cedar server ({"decision": "allow"|"deny", ...}). The
-// engine itself is cedar-go, wrapped by internal/cedarengine; the target kinds that run it are
-// internal/kinds'.
+// Package cedar is Cedar inside authzbench: the engine as registered (Cedar policies, entities
+// and schema, Cedar requests, answers from authzbench's Cedar server, {"decision":
+// "allow"|"deny", ...}) and the target kinds that run it, one file each: cedar/inproc (cedar-go
+// in this process), cedar/server (authzbench's Cedar server over HTTP) and cedar/extauthz (the
+// same server behind Envoy's ext_authz gRPC API). cedar-go itself is wrapped by cedarengine;
+// the server, which Cedar does not ship, is cedarserver's.
 package cedar
 
 import (
@@ -22,7 +24,7 @@ func init() { engine.Register(Engine) }
 
 type cedar struct{}
 
-func (cedar) Name() string { return "cedar" }
+func (cedar) Name() string { return Name }
 
 // Package names the library whose version Version is.
 func (cedar) Package() string     { return "cedar-go" }
@@ -38,15 +40,16 @@ func (cedar) Version() string {
 	return "unknown"
 }
 
-func (cedar) Written(w *workload.Workload) bool { return w.HasCedar() }
+// Written: a built-in's Cedar version, or the user's Cedar files.
+func (cedar) Written(w *workload.Workload) bool { return filesOf(w) != nil }
 
 // Request is the Cedar request document the cedar targets read.
-func (cedar) Request(in workload.Input) []byte { return in.Cedar }
+func (cedar) Request(in workload.Input) []byte { return in.Requests[Name].Body }
 
 // Source is the Cedar request's line when the user gave both versions, the input's otherwise.
 func (cedar) Source(in workload.Input) string {
-	if in.CedarSource != "" {
-		return in.CedarSource
+	if s := in.Requests[Name].Source; s != "" {
+		return s
 	}
 	return in.Source
 }
@@ -84,8 +87,8 @@ func readAnswer(doc *fastjson.Value) verify.Outcome {
 // Handed says what a built-in workload's Cedar version is handed ready-made because Cedar
 // cannot compute it (a JWT signature check, a division).
 func (cedar) Handed(w *workload.Workload) string {
-	if w.Cedar == nil {
-		return ""
+	if v := w.VersionFor(Name); v != nil {
+		return v.Differences
 	}
-	return w.Cedar.Differences
+	return ""
 }

@@ -1,8 +1,15 @@
 package cedar
 
 import (
-	"github.com/authzbench/authzbench/internal/cedarserver"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarserver"
+	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // Cedar ships no server: "authzbench cedar-server" is ours, and cedar/server starts it.
@@ -21,4 +28,36 @@ own load tool in front of Cedar.`,
     "action":{"type":"Action","id":"view"},"resource":{"type":"Photo","id":"p1"},"context":{}}'`,
 		Main: cedarserver.Main,
 	})
+}
+
+// serverCommand is the command line of authzbench's Cedar server serving the workload's Cedar
+// files with extra arguments (its addresses, TLS). The workload is loaded in this process first
+// (once per run, shared with the other Cedar targets), so a policy or schema error is reported
+// with its position before any server starts.
+func serverCommand(common kinds.Common, w *workload.Workload, extra ...string) (*exec.Cmd, error) {
+	if _, err := Load(context.Background(), common.Prepared, w); err != nil {
+		return nil, err
+	}
+	paths, err := Paths(common.TempDir, w)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable to serve Cedar: %w", err)
+	}
+	args := []string{cedarserver.Arg}
+	for _, p := range paths.Policies {
+		args = append(args, "--policies", p)
+	}
+	if paths.Entities != "" {
+		args = append(args, "--entities", paths.Entities)
+	}
+	if paths.Schema != "" {
+		args = append(args, "--schema", paths.Schema)
+	}
+	if paths.TemplateLinks != "" {
+		args = append(args, "--template-links", paths.TemplateLinks)
+	}
+	return exec.Command(self, append(args, extra...)...), nil
 }

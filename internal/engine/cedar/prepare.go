@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -54,31 +54,33 @@ func (cedar) Prepare(_ context.Context, w *workload.Workload) (any, error) {
 // Paths writes the workload's in-memory Cedar files under a new directory in tempDir (the
 // system's when empty) and says where every file is.
 func Paths(tempDir string, w *workload.Workload) (cedarengine.Paths, error) {
-	if !w.HasCedar() {
+	f := filesOf(w)
+	if f == nil {
 		return cedarengine.Paths{}, workload.NewSettingError("cedar_policies", func(n func(string) string) string {
 			return fmt.Sprintf("workload %s has no Cedar version; the cedar targets run %s, or your own with %s",
-				w.Name, strings.Join(workload.CedarNames(), ", "), n("cedar_policies"))
+				w.Name, strings.Join(workload.NamesWhere(Engine.Written), ", "), n("cedar_policies"))
 		})
 	}
 	dir, err := os.MkdirTemp(tempDir, "authzbench-workload-")
 	if err != nil {
 		return cedarengine.Paths{}, fmt.Errorf("create directory for workload files: %w", err)
 	}
-	policies, entities, schema, err := w.CedarFiles(dir)
+	policies, entities, schema, err := f.write(w, dir)
 	if err != nil {
 		return cedarengine.Paths{}, err
 	}
-	return cedarengine.Paths{Policies: policies, Entities: entities, Schema: schema, TemplateLinks: w.Cedar.TemplateLinksPath}, nil
+	return cedarengine.Paths{Policies: policies, Entities: entities, Schema: schema, TemplateLinks: f.TemplateLinksPath}, nil
 }
 
 // parseRequests parses every input's Cedar request, naming the first bad one.
 func parseRequests(e *cedarengine.Engine, w *workload.Workload) ([]cedarengine.Request, error) {
 	reqs := make([]cedarengine.Request, len(w.Inputs))
 	for i, in := range w.Inputs {
-		if in.Cedar == nil {
+		body := Engine.Request(in)
+		if body == nil {
 			return nil, fmt.Errorf("workload %s input %d has no Cedar request", w.Name, i+1)
 		}
-		r, err := e.ParseRequest(in.Cedar)
+		r, err := e.ParseRequest(body)
 		if err != nil {
 			return nil, fmt.Errorf("workload %s request %d: %w", w.Name, i+1, err)
 		}

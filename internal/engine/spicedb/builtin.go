@@ -139,7 +139,7 @@ func WhyNot(w *workload.Workload) string {
 	switch {
 	case w.Replay != nil:
 		return "it replays the Rego inputs of a decision log; SpiceDB decides relationships, and no log says which ones"
-	case len(w.PolicyPaths) > 0 || w.OpenFGA != nil || (w.Cedar != nil && len(w.Cedar.PolicyPaths) > 0):
+	case len(w.PolicyPaths) > 0 || w.OpenFGA != nil || usersFiles(w):
 		return "its files are the user's own, in another engine's language; SpiceDB runs a validation file of your own " +
 			"(or a schema, relationships and a JSONL of checks)"
 	case strings.HasSuffix(w.Name, "-opt"):
@@ -159,4 +159,14 @@ func WhyNot(w *workload.Workload) string {
 			"and no version is written (nor for OpenFGA)"
 	}
 	return "no SpiceDB version is written for it"
+}
+
+// usersFiles reports whether w holds another engine's version read from the user's own files.
+func usersFiles(w *workload.Workload) bool {
+	for name, v := range w.Versions {
+		if name != Name && len(v.Files) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -196,6 +196,11 @@ func TestNoBuiltinSaysWhy(t *testing.T) {
 	if HasBuiltin(user) || !strings.Contains(WhyNot(user), "user's own") {
 		t.Errorf("a user's store file: HasBuiltin %v, WhyNot %q", HasBuiltin(user), WhyNot(user))
 	}
+	// So are files another engine's package read (a user's Cedar files, as its version).
+	cedarUser := &workload.Workload{Name: "rbac", Versions: map[string]*workload.Version{"cedar": {Files: map[string]string{"policies": "p.cedar"}}}}
+	if !strings.Contains(WhyNot(cedarUser), "user's own") {
+		t.Errorf("a user's Cedar files: WhyNot %q", WhyNot(cedarUser))
+	}
 }
 
 // One relationship carried under two conditions cannot be stored once for both requests.

@@ -1,12 +1,12 @@
-package kinds
+package cedar
 
 import (
 	"context"
-	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"testing"
 
-	"github.com/cedar-policy/cedar-go"
+	cedargo "github.com/cedar-policy/cedar-go"
 
+	"github.com/authzbench/authzbench/internal/kinds/kindstest"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -15,15 +15,15 @@ import (
 // calls on the same prepared requests: the clock reads, the Decider call and the verification of
 // each decision. The issue asks for at most 10 %; figures go in docs/benchmarks.md.
 //
-//	go test ./internal/kinds -run XXX -bench CedarInproc -benchtime 1s -count 3 -benchmem
+//	go test ./internal/engine/cedar -run XXX -bench CedarInproc -benchtime 1s -count 3 -benchmem
 
-func startCedarInproc(b *testing.B, name string) (*cedarInproc, *workload.Workload) {
+func startInproc(b *testing.B, name string) (*inproc, *workload.Workload) {
 	b.Helper()
 	w, err := workload.Builtin(name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := &cedarInproc{}
+	t := &inproc{}
 	if err := t.Start(context.Background(), w); err != nil {
 		b.Fatal(err)
 	}
@@ -36,14 +36,14 @@ func startCedarInproc(b *testing.B, name string) (*cedarInproc, *workload.Worklo
 // the target's decider (its Decide and the classification against the expected decision), and
 // the target as the load driver uses it (target: the decider between two clock reads).
 func BenchmarkCedarInproc(b *testing.B) {
-	for _, name := range workload.CedarNames() {
-		t, w := startCedarInproc(b, name)
+	for _, name := range workload.NamesWhere(Engine.Written) {
+		t, w := startInproc(b, name)
 		b.Run(name+"/bare", func(b *testing.B) {
 			n := len(t.requests)
 			allowed := 0
 			for i := 0; b.Loop(); i++ {
 				r := &t.requests[i%n]
-				if d, _ := t.engine.Decide(r); d == cedar.Allow {
+				if d, _ := t.engine.Decide(r); d == cedargo.Allow {
 					allowed++
 				}
 			}

@@ -1,4 +1,4 @@
-package workload
+package cedar
 
 import (
 	_ "embed"
@@ -7,31 +7,33 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 //go:embed policies/risk.cedar
-var riskCedarPolicy []byte
+var riskPolicy []byte
 
 //go:embed policies/risk.cedarschema
-var riskCedarSchema []byte
+var riskSchema []byte
 
-// riskCedarDifferences is what the Cedar version is handed: Cedar has no sum, count or sort
+// riskDifferences is what the Cedar version is handed: Cedar has no sum, count or sort
 // over a list, so Go works out those few figures when it writes a request.
-const riskCedarDifferences = "Cedar is handed the applicant's total monthly debt, number of open debts, number of bureau scores and aggregated credit score (median of three, lower of two), computed in Go because Cedar cannot sum, count or sort a list; Rego computes them itself"
+const riskDifferences = "Cedar is handed the applicant's total monthly debt, number of open debts, number of bureau scores and aggregated credit score (median of three, lower of two), computed in Go because Cedar cannot sum, count or sort a list; Rego computes them itself"
 
-// riskCedarLender is the id of the Lender entity that carries the policy parameters.
-const riskCedarLender = "risk"
+// riskLender is the id of the Lender entity that carries the policy parameters.
+const riskLender = "risk"
 
-// riskCedarSanctions is the id of the SanctionsList sanctioned applicants are members of.
-const riskCedarSanctions = "sanctions"
+// riskSanctions is the id of the SanctionsList sanctioned applicants are members of.
+const riskSanctions = "sanctions"
 
-// riskCedar writes the risk data as Cedar: the lender's parameters, products, countries and
+// riskVersion writes the risk data as Cedar: the lender's parameters, products, countries and
 // industries become entities, sanctioned applicants members of the sanctions list, and the
 // weights and tiers tables one permit per approving tier (risk-tiers.cedar).
-func riskCedar(d *riskData) *Cedar {
-	es := []cedarEntity{
+func riskVersion(d *workload.RiskData) builtin {
+	es := []entity{
 		{
-			UID: cedarUID{"Lender", riskCedarLender},
+			UID: uid{"Lender", riskLender},
 			Attrs: map[string]any{
 				"max_age_at_maturity":              d.MaxAgeAtMaturity,
 				"bankruptcy_lookback_years":        d.BankruptcyLookbackYears,
@@ -40,13 +42,13 @@ func riskCedar(d *riskData) *Cedar {
 				"max_open_debts":                   d.MaxOpenDebts,
 				"min_residual_income":              d.MinResidualIncome,
 			},
-			Parents: []cedarUID{},
+			Parents: []uid{},
 		},
-		{UID: cedarUID{"SanctionsList", riskCedarSanctions}, Attrs: map[string]any{}, Parents: []cedarUID{}},
+		{UID: uid{"SanctionsList", riskSanctions}, Attrs: map[string]any{}, Parents: []uid{}},
 	}
 	for name, p := range d.Products {
-		es = append(es, cedarEntity{
-			UID: cedarUID{"Product", name},
+		es = append(es, entity{
+			UID: uid{"Product", name},
 			Attrs: map[string]any{
 				"min_amount":          p.MinAmount,
 				"max_amount":          p.MaxAmount,
@@ -56,36 +58,39 @@ func riskCedar(d *riskData) *Cedar {
 				"requires_collateral": p.RequiresCollateral,
 				"max_industry_risk":   p.MaxIndustryRisk,
 			},
-			Parents: []cedarUID{},
+			Parents: []uid{},
 		})
 	}
 	for code, c := range d.Countries {
-		es = append(es, cedarEntity{UID: cedarUID{"Country", code}, Attrs: map[string]any{"risk": c.Risk, "blocked": c.Blocked}, Parents: []cedarUID{}})
+		es = append(es, entity{UID: uid{"Country", code}, Attrs: map[string]any{"risk": c.Risk, "blocked": c.Blocked}, Parents: []uid{}})
 	}
 	for name, ind := range d.Industries {
-		es = append(es, cedarEntity{UID: cedarUID{"Industry", name}, Attrs: map[string]any{"risk": ind.Risk}, Parents: []cedarUID{}})
+		es = append(es, entity{UID: uid{"Industry", name}, Attrs: map[string]any{"risk": ind.Risk}, Parents: []uid{}})
 	}
 	for _, id := range d.Sanctions {
-		es = append(es, cedarEntity{UID: cedarUID{"Applicant", id}, Attrs: map[string]any{},
-			Parents: []cedarUID{{"SanctionsList", riskCedarSanctions}}})
+		es = append(es, entity{UID: uid{"Applicant", id}, Attrs: map[string]any{},
+			Parents: []uid{{"SanctionsList", riskSanctions}}})
 	}
 	sortEntities(es)
-	return &Cedar{
-		Policies: []File{
-			{Name: "risk.cedar", Content: riskCedarPolicy},
-			{Name: "risk-tiers.cedar", Content: []byte(riskCedarTiers(d))},
+	return builtin{
+		files: &Files{
+			Policies: []workload.File{
+				{Name: "risk.cedar", Content: riskPolicy},
+				{Name: "risk-tiers.cedar", Content: []byte(riskTiers(d))},
+			},
+			Schema:   &workload.File{Name: "risk.cedarschema", Content: riskSchema},
+			Entities: mustJSON(es),
 		},
-		Schema:      &File{Name: "risk.cedarschema", Content: riskCedarSchema},
-		Entities:    mustJSON(es),
-		Differences: riskCedarDifferences,
+		differences: riskDifferences,
+		request:     requestOf(func(in workload.RiskInput) []byte { return riskRequest(d, in) }),
 	}
 }
 
-// riskCedarTiers writes one permit per approving tier: the weighted score (the same points
+// riskTiers writes one permit per approving tier: the weighted score (the same points
 // tables as risk.rego, weighted by the weights table) falls in the tier's band, and the loan
 // keeps the tier's amount, debt-to-income and loan-to-value limits. The bands do not overlap, so
 // at most one permit applies, and only for the tier Rego would choose.
-func riskCedarTiers(d *riskData) string {
+func riskTiers(d *workload.RiskData) string {
 	const (
 		credit   = "context.credit_score"
 		debt     = "context.monthly_debt"
@@ -104,12 +109,12 @@ func riskCedarTiers(d *riskData) string {
 	}
 	penalty := fmt.Sprintf("(15 * %s + 5 * (%s - %s))", late12, late24, late12)
 	points := []struct{ name, expr string }{
-		{"credit", cedarSteps(atLeast(credit), []int{780, 740, 700, 660, 620}, []int{100, 85, 70, 50, 30}, 0)},
-		{"dti", cedarSteps(dtiWithin, []int{2000, 3000, 3600, 4300}, []int{100, 80, 60, 40}, 0)},
+		{"credit", steps(atLeast(credit), []int{780, 740, 700, 660, 620}, []int{100, 85, 70, 50, 30}, 0)},
+		{"dti", steps(dtiWithin, []int{2000, 3000, 3600, 4300}, []int{100, 80, 60, 40}, 0)},
 		{"ltv", "if !resource.requires_collateral then 60 else if " + value + " <= 0 then 20 else " +
-			cedarSteps(ltvWithin, []int{6000, 8000, 9000}, []int{100, 80, 50}, 20)},
+			steps(ltvWithin, []int{6000, 8000, 9000}, []int{100, 80, 50}, 20)},
 		{"employment", fmt.Sprintf(`if %[1]s == "salaried" then (%[2]s) else if %[1]s == "self_employed" then (%[3]s) else if %[1]s == "contract" then 50 else if %[1]s == "retired" then 70 else 0`,
-			empType, cedarSteps(atLeast(empYears), []int{5, 2}, []int{100, 80}, 60), cedarSteps(atLeast(empYears), []int{3}, []int{70}, 40))},
+			empType, steps(atLeast(empYears), []int{5, 2}, []int{100, 80}, 60), steps(atLeast(empYears), []int{3}, []int{70}, 40))},
 		{"history", fmt.Sprintf("if %[1]s <= 100 then 100 - %[1]s else 0", penalty)},
 		{"country", "100 - 20 * (context.applicant.country.risk - 1)"},
 		{"industry", "100 - 20 * (context.applicant.industry.risk - 1)"},
@@ -118,12 +123,12 @@ func riskCedarTiers(d *riskData) string {
 	for _, p := range points {
 		w, ok := d.Weights[p.name]
 		if !ok {
-			panic("workload: risk weights have no weight for " + p.name)
+			panic("cedar: risk weights have no weight for " + p.name)
 		}
 		terms = append(terms, fmt.Sprintf("%d * (%s)", w, p.expr))
 	}
 	if len(d.Weights) != len(points) {
-		panic(fmt.Sprintf("workload: risk weights name %v; the Cedar version scores %d components", slices.Sorted(maps.Keys(d.Weights)), len(points)))
+		panic(fmt.Sprintf("cedar: risk weights name %v; the Cedar version scores %d components", slices.Sorted(maps.Keys(d.Weights)), len(points)))
 	}
 	score := "(\n    " + strings.Join(terms, " +\n    ") + "\n  )"
 
@@ -157,14 +162,14 @@ when {
   %s &&
   (!resource.requires_collateral || %s <= 0 || %s)
 };
-`, cedarString("tier "+name), name, band, amount, t.MaxAmountPct, dtiWithin(t.MaxDTIBPS), value, ltvWithin(t.MaxLTVBPS))
+`, quote("tier "+name), name, band, amount, t.MaxAmountPct, dtiWithin(t.MaxDTIBPS), value, ltvWithin(t.MaxLTVBPS))
 	}
 	return b.String()
 }
 
-// cedarSteps writes a chain of Cedar ifs, the Cedar form of riskStep: points[i] for the first
-// threshold t whose condition cond(t) holds, below otherwise.
-func cedarSteps(cond func(int) string, thresholds, points []int, below int) string {
+// steps writes a chain of Cedar ifs, the Cedar form of the reference model's points tables:
+// points[i] for the first threshold t whose condition cond(t) holds, below otherwise.
+func steps(cond func(int) string, thresholds, points []int, below int) string {
 	var b strings.Builder
 	for i, t := range thresholds {
 		fmt.Fprintf(&b, "if %s then %d else ", cond(t), points[i])
@@ -173,11 +178,11 @@ func cedarSteps(cond func(int) string, thresholds, points []int, below int) stri
 	return b.String()
 }
 
-// riskCedarRequest is the Cedar request for one risk application. The application goes into
+// riskRequest is the Cedar request for one risk application. The application goes into
 // the context as Rego sees it, the country and industry as entity references; Go adds what
 // Cedar cannot compute: the monthly debt total, the number of debts, and the bureau scores'
-// count and aggregate, with the same riskBureauScores the reference model uses.
-func riskCedarRequest(d *riskData, in riskInput) []byte {
+// count and aggregate, as the reference model reads them (RiskData.BureauScores).
+func riskRequest(d *workload.RiskData, in workload.RiskInput) []byte {
 	a, l := in.Applicant, in.Loan
 	history := map[string]any{
 		"late_12m": a.History.Late12m,
@@ -191,12 +196,12 @@ func riskCedarRequest(d *riskData, in riskInput) []byte {
 	for _, debt := range a.Debts {
 		monthlyDebt += debt.Monthly
 	}
-	scores := riskBureauScores(d, a)
+	scores := d.BureauScores(a)
 	ctx := map[string]any{
 		"applicant": map[string]any{
 			"age":        a.Age,
-			"country":    cedarRef("Country", a.Country),
-			"industry":   cedarRef("Industry", a.Industry),
+			"country":    ref("Country", a.Country),
+			"industry":   ref("Industry", a.Industry),
 			"income":     a.Income,
 			"employment": a.Employment,
 			"history":    history,
@@ -217,10 +222,10 @@ func riskCedarRequest(d *riskData, in riskInput) []byte {
 	case 3:
 		ctx["credit_score"] = scores[1] // the median
 	}
-	return mustJSON(cedarRequest{
-		Principal: cedarUID{"Applicant", a.ID},
+	return mustJSON(request{
+		Principal: uid{"Applicant", a.ID},
 		Action:    action("apply"),
-		Resource:  cedarUID{"Product", l.Product},
+		Resource:  uid{"Product", l.Product},
 		Context:   ctx,
 	})
 }

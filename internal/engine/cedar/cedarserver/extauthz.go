@@ -1,4 +1,4 @@
-package extauthz
+package cedarserver
 
 import (
 	"context"
@@ -9,27 +9,29 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
+	"github.com/authzbench/authzbench/internal/extauthz"
 )
 
-// Cedar decides checks with a Cedar policy set. A check becomes the Cedar request the envoy
-// workload's Cedar version decides: the user of the Basic Authorization header as
+// ExtAuthz is Cedar behind Envoy's ext_authz gRPC API (an extauthz.Engine, served with
+// --grpc-addr): it decides checks with a Cedar policy set. A check becomes the Cedar request the
+// envoy workload's Cedar version decides: the user of the Basic Authorization header as
 // User::"name", the HTTP method as Action::"GET", the host as Service::"host", and the path and
 // host in the context. Cedar cannot decode base64 itself, so this decoding is the mapping's,
 // as an Envoy filter or a gateway in front of Cedar would do it.
-type Cedar struct{ Engine *cedarengine.Engine }
+type ExtAuthz struct{ Engine *cedarengine.Engine }
 
 // Decide maps the check to a Cedar request and authorizes it. A request the policy set's
 // schema rejects is INVALID_ARGUMENT, as the HTTP server answers it 400. Only Cedar's
 // authorization is the eval timer, as in the HTTP server.
-func (c Cedar) Decide(_ context.Context, req *authv3.CheckRequest) (Decision, int64, error) {
-	r, err := c.Engine.ParseRequest(CedarRequest(req))
+func (c ExtAuthz) Decide(_ context.Context, req *authv3.CheckRequest) (extauthz.Decision, int64, error) {
+	r, err := c.Engine.ParseRequest(CheckRequest(req))
 	if err != nil {
-		return Decision{}, 0, status.Errorf(codes.InvalidArgument, "cedar request: %v", err)
+		return extauthz.Decision{}, 0, status.Errorf(codes.InvalidArgument, "cedar request: %v", err)
 	}
 	start := time.Now()
 	decision, _ := c.Engine.Decide(&r)
-	return Decision{Allow: bool(decision)}, time.Since(start).Nanoseconds(), nil
+	return extauthz.Decision{Allow: bool(decision)}, time.Since(start).Nanoseconds(), nil
 }
 
 type cedarUID struct {
@@ -44,15 +46,15 @@ type cedarRequest struct {
 	Context   map[string]string `json:"context"`
 }
 
-// CedarRequest is the Cedar request document for a check (see Cedar).
-func CedarRequest(req *authv3.CheckRequest) []byte {
+// CheckRequest is the Cedar request document for a check (see ExtAuthz).
+func CheckRequest(req *authv3.CheckRequest) []byte {
 	h := req.GetAttributes().GetRequest().GetHttp()
 	host := h.GetHost()
 	if host == "" {
 		host = h.GetHeaders()[":authority"]
 	}
 	b, _ := json.Marshal(cedarRequest{ // strings only: always encodes
-		Principal: cedarUID{"User", BasicUser(h.GetHeaders())},
+		Principal: cedarUID{"User", extauthz.BasicUser(h.GetHeaders())},
 		Action:    cedarUID{"Action", h.GetMethod()},
 		Resource:  cedarUID{"Service", host},
 		Context:   map[string]string{"path": h.GetPath(), "host": host},

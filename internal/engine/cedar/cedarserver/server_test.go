@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 )
 
 const policies = `@id("owner-views")

@@ -33,7 +33,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/extauthz"
 	"github.com/authzbench/authzbench/internal/tlsgen"
 )
@@ -147,7 +147,7 @@ Flags:
 	defer stop()
 	var grpcServer *extauthz.Server
 	if grpcListener != nil {
-		grpcServer = extauthz.NewServer(extauthz.Cedar{Engine: engine}, extauthz.ServerOptions(grpcTLSConfig)...)
+		grpcServer = extauthz.NewServer(ExtAuthz{Engine: engine}, extauthz.ServerOptions(grpcTLSConfig)...)
 		grpcServer.SetServing(true)
 		go func() {
 			if err := grpcServer.Serve(grpcListener); err != nil {

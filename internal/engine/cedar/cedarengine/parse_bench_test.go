@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/authzbench/authzbench/internal/cedarengine"
+	enginecedar "github.com/authzbench/authzbench/internal/engine/cedar"
+	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkParseRequest(b *testing.B) {
 			b.Fatal(err)
 		}
 		var e cedarengine.Engine
-		body := w.Inputs[0].Cedar
+		body := enginecedar.Engine.Request(w.Inputs[0])
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
