@@ -19,13 +19,15 @@ func TestPolicyIsCompiledOncePerWorkload(t *testing.T) {
 	}
 	common := Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}
 	names := []string{"cedar/inproc", "cedar/inproc"}
-	// Every other engine of the registry with a version of the workload, in each of its modes.
+	// Every other engine of the registry with a version of the workload, in each of its
+	// in-process modes (its served and ext_authz modes take the same prepared artefact, and
+	// some refuse a workload whose inputs are not their protocol's).
 	covered := map[string]bool{}
 	for _, name := range names {
 		covered[kinds[name].Engine] = true
 	}
 	for _, k := range Kinds() {
-		if _, written := engine.WrittenFor(k.Engine, w); written && k.LoadsPolicy && !covered[k.Engine] {
+		if _, written := engine.WrittenFor(k.Engine, w); written && k.LoadsPolicy && k.Placement == InProcess && !covered[k.Engine] {
 			names = append(names, k.Name)
 		}
 	}
