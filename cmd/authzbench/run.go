@@ -224,19 +224,8 @@ func runWith(fl *pflag.FlagSet, f runFlags, out runIO) error {
 
 // addRunFlags declares run's flags on fl, parsed into f.
 func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringVarP(&f.file, "file", "f", "", "scenario YAML file (workloads x targets x load x repetitions)")
-	fl.StringSliceVar(&f.targets, "target", nil, "target to measure, repeatable ("+strings.Join(kinds.Names(), ", ")+"); default opa/server")
-	fl.StringSliceVar(&f.workloads, "workload", nil, "built-in workload, repeatable ("+strings.Join(workload.Names(), ", ")+"); default rbac")
-	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable; or one OpenFGA store file (*.fga.yaml) or model (*.fga, fga.mod)")
-	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
-	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
-	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
-	fl.StringArrayVar(&f.cedarPols, "cedar-policies", nil, "your Cedar policy file, repeatable (for the cedar targets)")
-	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
-	fl.StringVar(&f.cedarLinks, "template-links", "", `your Cedar template links, as the Cedar CLI's --template-linked: [{"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\""}}]`)
-	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
-	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
-	addPolicyOptionFlags(fl, f)
+	addScenarioFlags(fl, f, "scenario YAML file (workloads x targets x load x repetitions)", "measure")
+	addUserFileFlags(fl, f)
 	addReplayFlags(fl, f)
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")
