@@ -46,6 +46,15 @@ is checked before the first probe. Ctrl-C stops the search: the result is marked
 and the rates met and missed before the interruption are named as such, with no knee drawn
 from them.
 ` + rampHelp + outputRulesHelp + exitStatusHelp,
+		Example: `  # Can OPA's and Cedar's servers hold our policies at p99 under 5 ms, and up to what rate?
+  authzbench capacity --target opa/server,cedar/server --policy authz.rego --data data.json --inputs inputs.jsonl \
+    --cedar-policies authz.cedar --entities entities.json --cedar-requests requests.jsonl --slo p99=5ms
+  # A running server, on a built-in workload
+  authzbench capacity --target opa/server --url http://127.0.0.1:8181 --workload rbac --slo p99.9=20ms
+  # A quicker estimate: one ramp, then one constant-rate probe to confirm it
+  authzbench capacity --target opa/server --workload rbac --start 500 --max 8000 --ramp 60s
+  # How many replicas reach 20,000 req/s, by the fit of a replica sweep (run -f experiments/replicas.yaml)
+  authzbench capacity --target opa/server --workload rbac --usl-from sweep.json --need 20000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := runCapacity(cmd.Flags(), c, f, sloText, plan, stdout, stderr)
