@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -292,5 +293,26 @@ func TestRunHelpOffersURLSwitchesToTheirKinds(t *testing.T) {
 		if !strings.Contains(line, kinds) {
 			t.Errorf("%s help does not offer it to %q:\n%s", flag, kinds, line)
 		}
+	}
+}
+
+// Every target option whose help names the kinds taking it names some, with every engine
+// linked: spicedb_overwrite, a switch its one kind refuses without a url, read ": with --url".
+func TestEveryOptionsHelpNamesItsKinds(t *testing.T) {
+	checked := 0
+	for _, o := range kinds.Options() {
+		if !strings.Contains(o.Help, "{kinds") {
+			continue
+		}
+		checked++
+		if got := o.Usage(); strings.HasPrefix(got, ":") || strings.Contains(got, " : ") || strings.Contains(got, "{kinds") {
+			t.Errorf("--%s usage %q names no kind", o.Flag, got)
+		}
+	}
+	if o, _ := kinds.LookupOption("spicedb_overwrite"); !strings.HasPrefix(o.Usage(), "spicedb/server") {
+		t.Errorf("--spicedb-overwrite usage %q: want it offered to spicedb/server", o.Usage())
+	}
+	if checked == 0 {
+		t.Fatal("no option names its kinds: the test checks nothing")
 	}
 }
