@@ -314,7 +314,9 @@ func newHistoryChangesCommand(stdout io.Writer) *cobra.Command {
 		Short: "Find the commits where a series' throughput, latency or error rate changed",
 		Long: `changes looks along each series, branch by branch, for the commits where its throughput, p50,
 p99 or error rate changed, with E-divisive means (Matteson & James 2014, as MongoDB's CI and
-Hunter use it): over every repetition's value, commit after commit, it finds the split that
+Hunter use it).
+
+Over every repetition's value, commit after commit, it finds the split that
 most separates the values before from those after, keeps it if a permutation test says the
 split is unlikely to be noise (p < --alpha), and searches again on each side. A change is
 reported when its size reaches --min-effect and its 95 % interval excludes no change; each says the commit where the new level begins,
@@ -394,8 +396,9 @@ func newHistoryGateCommand(stdout io.Writer) *cobra.Command {
 		Short: "Compare a result with the last commits of its series in the history; gate CI with --fail-on",
 		Long: `gate compares a new result, run for run, with the same series in the history (workload, target,
 load and testbed alike) over the last --window commits measured on --branch, rather than with
-one file: a base of many repetitions, so one noisy main-branch run does not decide. The base's
-latency percentiles are those of the window's histograms merged, exactly; its throughput is
+one file: a base of many repetitions, so one noisy main-branch run does not decide.
+
+The base's latency percentiles are those of the window's histograms merged, exactly; its throughput is
 the mean over the window's repetitions. Each figure is tested as compare tests it (Mann-Whitney
 U over one figure per repetition), and --fail-on judges it as compare's gate does: exit 1 on a
 significant change beyond a threshold, and whenever it cannot judge, including a run the

@@ -122,6 +122,7 @@ func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `verify runs every input of the named built-in workloads (all of them by default), or of your
 own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
 engine and mode authzbench can start: ` + strings.Join(kinds.EngineModes(), ", ") + `.
+
 Rego goes to the OPA targets, the Cedar version to the Cedar targets and the OpenFGA one (a
 store file, or a model, tuples and checks) to the OpenFGA targets; a workload without a
 version for an engine is shown as skipped. An input without "expect" takes the decision of the
