@@ -20,7 +20,7 @@ var helpGroups = map[string]func() []flagGroup{
 			httpTargetGroup(),
 			{title: "Outputs", intro: "a result file every report is rebuilt from, and the table on stdout",
 				flags: []string{"out", "format", "html"},
-				more:  []string{"wide", "prometheus", "history", "force", "no-progress", "allow-errors"}},
+				more:  []string{"wide", "prometheus", "history", "testbed", "force", "no-progress", "allow-errors"}},
 			{title: "Decision-log replay", intro: "its events asked of your --policy, judged by their logged decisions",
 				strip: []string{"with --decision-log: "},
 				flags: []string{"decision-log"}, more: []string{"speed", "decision-field", "max-gap", "expect-changes"}},
@@ -79,7 +79,7 @@ var helpGroups = map[string]func() []flagGroup{
 		return []flagGroup{{title: "Outputs", flags: []string{"format", "wide", "prometheus", "force"}}}
 	},
 	"history add": func() []flagGroup {
-		return []flagGroup{{title: "History", flags: []string{"history", "branch"}}}
+		return []flagGroup{{title: "History", flags: []string{"history", "branch", "testbed"}}}
 	},
 	"history changes": func() []flagGroup {
 		return []flagGroup{
@@ -91,7 +91,7 @@ var helpGroups = map[string]func() []flagGroup{
 	"history gate": func() []flagGroup {
 		return []flagGroup{
 			{title: "The base", intro: "the last commits of the result's own series in the history",
-				flags: []string{"history", "branch", "window"}},
+				flags: []string{"history", "branch", "window", "testbed"}},
 			gateGroup(),
 			{title: "Outputs", flags: []string{"format"}},
 		}
