@@ -135,7 +135,7 @@ func serversGroup() flagGroup {
 	return flagGroup{title: "Servers", intro: "those authzbench starts, or the running one --url names",
 		flags: []string{"url", "opa-bin"},
 		more: []string{"replicas", "port", "sut-arg", "log-level", "server-metrics", "no-reuse", "grpc-connections",
-			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite"}}
+			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written"}}
 }
 
 // tlsGroup are the target options of TLS and HTTP/2; each names the targets that take it.
