@@ -70,9 +70,12 @@ flags and files are checked before the first turn. If the session stops early (C
 that fails), the turns that finished are kept in --out-a and --out-b, and so is what a failed
 turn measured (wrong decisions, errors), its table shown; both files are marked with why it
 stopped ("interrupted": true for Ctrl-C), and no comparison is made.` + outputRulesHelp + compareExitHelp,
-		Example: `  authzbench ab --opa-bin-a /usr/local/bin/opa-1.10 --opa-bin-b /usr/local/bin/opa-1.22 -- --target opa/server --workload rbac
+		Example: `  # Two OPA versions, taking turns
+  authzbench ab --opa-bin-a /usr/local/bin/opa-1.10 --opa-bin-b /usr/local/bin/opa-1.22 -- --target opa/server --workload rbac
+  # A policy change as a CI gate: 6 turns a side, failing on a p99 10 % worse
   authzbench ab --policy-a main/authz.rego --policy-b pr/authz.rego --repeat 6 --fail-on 'p99>+10%' -- \
     --target opa/inproc --inputs inputs.jsonl --duration 5s
+  # Two workloads on one target
   authzbench ab --workload-a rbac --workload-b risk -- --target opa/inproc --duration 2s`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAB(cmd, f, args, stdout, stderr)

@@ -29,15 +29,20 @@ func newCalibrateCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `calibrate starts a server that answers every request with a fixed allow and does nothing
 else, in a process of its own, and drives it closed loop then open loop. What it reports is
 authzbench's own ceiling on this machine, and its CPU per request: any figure near it measures
-the generator, not the engine. With --wrk it drives the same server with wrk in the same run,
+the generator, not the engine.
+
+With --wrk it drives the same server with wrk in the same run,
 with one connection per worker and a thread per CPU the generator had, and stores wrk's
 figures in the result. With --grpc it drives the ext_authz server instead, with an engine that
 allows every check without looking at it, over one HTTP/2 connection as Envoy keeps: the
 ceiling of the opa/extauthz and cedar/extauthz client, and of gRPC itself.
 The generator uses every core here: the point is its ceiling, not sparing a server.
 ` + serveHelp + outputRulesHelp + exitStatusHelp,
-		Example: `  authzbench calibrate
+		Example: `  # authzbench's own ceiling on this machine, closed and open loop
+  authzbench calibrate
+  # ... and wrk's against the same server
   authzbench calibrate --rate 20000 --wrk
+  # The ceiling of the ext_authz targets' client, and of gRPC
   authzbench calibrate --grpc --rate 10000
 
   # Judge any generator's pacing: serve, drive it (here oha at 2,000 req/s), then Ctrl-C the server

@@ -74,8 +74,11 @@ never passes on nothing. Two files that share a repetition (one file given twice
 file and one of its inputs), or a file that holds one repetition twice, are refused: the test
 would count one measurement as two. Setups that differ (CPU model, cores, GOMAXPROCS, pinning, engine
 versions) are warned about: a change may be the machine's.` + compareExitHelp,
-		Example: `  authzbench compare results/main.json results/pr.json
+		Example: `  # What changed from main to the pull request, each change tested across repetitions
+  authzbench compare results/main.json results/pr.json
+  # A CI gate, written as a pull request comment
   authzbench compare --format markdown --fail-on 'p99>+10%,throughput<-5%' main.json pr.json > comment.md
+  # The two policies authzbench ab measured, compared on purpose
   authzbench compare --any-workload results/ab-20261123-171000-a.json results/ab-20261123-171000-b.json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -18,15 +18,10 @@ import (
 	"github.com/authzbench/authzbench/internal/doctables"
 )
 
-// pendingDocCommands are commands the docs show before the code that takes them has landed:
-// capacity on the user's own files, described in README.md and docs/load.md as issue 41's
-// other half builds it. Each must still fail the check below, so an entry cannot outlive the
-// work it waits for: once that work is merged the test names the entry to delete, and the
-// list is empty again.
-var pendingDocCommands = []string{
-	"capacity --policy authz.rego --inputs inputs.jsonl --target opa/server --slo p99=5ms",
-	"capacity --target opa/server,cedar/server --slo p99=5ms --policy authz.rego --inputs inputs.jsonl --cedar-policies authz.cedar --entities entities.json --cedar-requests requests.jsonl",
-}
+// pendingDocCommands are commands the docs show before the code that takes them has landed.
+// Each must still fail the check below, so an entry cannot outlive the work it waits for: once
+// that work is merged the test names the entry to delete, and the list is empty again.
+var pendingDocCommands = []string{}
 
 // argsAfterDashDash names the commands whose arguments after "--" are another command's flags:
 // ab passes them to both sides' runs.

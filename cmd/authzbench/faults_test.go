@@ -337,6 +337,7 @@ func TestFaultPaths(t *testing.T) {
 			check: func(t *testing.T, e *faultEnv, stdout, _ string) {
 				for _, c := range [][]string{{"--help"}, {"run", "--help"}, {"capacity", "--help"}, {"calibrate", "--help"}, {"workloads", "verify", "--help"}} {
 					_, out, _ := run(t, c...)
+					out = strings.Join(strings.Fields(out), " ") // wrapped to the terminal
 					if !strings.Contains(out, "Exit status: 0 ok; 1 ran and saw errors") || !strings.Contains(out, "2 bad input, nothing ran; 130 interrupted") {
 						t.Errorf("%v: no exit statuses in\n%s", c, out)
 					}

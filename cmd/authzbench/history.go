@@ -63,13 +63,16 @@ given with --testbed (to run, history add or history gate, or a scenario's testb
 one made of the machine's CPU model, cores and pinning ("amd-epyc-2c"), so a new kernel build
 or Go version does not start a series over: it is marked where it changed instead.
 'history changes' looks for the commits where a series' throughput, p50, p99 or error rate
-moved, and says when the machine or the build changed there too.
-
-  authzbench run --history results.db          # CI: measure, then add the result
-  authzbench history add results/*.json        # add results kept as files
-  authzbench history series                    # what the database holds
-  authzbench history changes                   # where each series changed
-  authzbench history gate --fail-on 'p99>+10%' pr.json   # a pull request against main's last commits` + historyExitHelp,
+moved, and says when the machine or the build changed there too.` + historyExitHelp,
+		Example: `  # CI: measure, then add the result
+  authzbench run --history results.db
+  # Add results kept as files
+  authzbench history add results/*.json
+  # What the database holds, and where each series changed
+  authzbench history series
+  authzbench history changes
+  # A pull request against main's last commits
+  authzbench history gate --fail-on 'p99>+10%' pr.json`,
 		SilenceUsage: true,
 	}
 	cmd.AddCommand(newHistoryAddCommand(stdout, stderr), newHistorySeriesCommand(stdout), newHistoryChangesCommand(stdout),
@@ -99,7 +102,9 @@ after the machine's CPU model, cores and pinning.
 
 Ctrl-C or SIGTERM stops it after the file being added: it says which files were added and
 exits 130.` + historyExitHelp,
-		Example: `  authzbench history add results/authzbench-20261126-120000.json
+		Example: `  # Into the default database
+  authzbench history add results/authzbench-20261126-120000.json
+  # Into a team's shared one, filed under main
   authzbench history add --history postgres://bench@db.internal/bench --branch main results/*.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
@@ -309,7 +314,9 @@ func newHistoryChangesCommand(stdout io.Writer) *cobra.Command {
 		Short: "Find the commits where a series' throughput, latency or error rate changed",
 		Long: `changes looks along each series, branch by branch, for the commits where its throughput, p50,
 p99 or error rate changed, with E-divisive means (Matteson & James 2014, as MongoDB's CI and
-Hunter use it): over every repetition's value, commit after commit, it finds the split that
+Hunter use it).
+
+Over every repetition's value, commit after commit, it finds the split that
 most separates the values before from those after, keeps it if a permutation test says the
 split is unlikely to be noise (p < --alpha), and searches again on each side. A change is
 reported when its size reaches --min-effect and its 95 % interval excludes no change; each says the commit where the new level begins,
@@ -323,7 +330,9 @@ version, the CPU frequency policy), the change says so: it may be theirs, not th
 
 A --series or --branch that matches no series is bad input (exit 2), not "no change": a typo
 in a CI job's filter must not pass every regression.` + historyExitHelp,
-		Example: `  authzbench history changes
+		Example: `  # Every series, every branch
+  authzbench history changes
+  # One series on main, as JSON
   authzbench history changes --series 'rbac opa/server' --branch main --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -387,8 +396,9 @@ func newHistoryGateCommand(stdout io.Writer) *cobra.Command {
 		Short: "Compare a result with the last commits of its series in the history; gate CI with --fail-on",
 		Long: `gate compares a new result, run for run, with the same series in the history (workload, target,
 load and testbed alike) over the last --window commits measured on --branch, rather than with
-one file: a base of many repetitions, so one noisy main-branch run does not decide. The base's
-latency percentiles are those of the window's histograms merged, exactly; its throughput is
+one file: a base of many repetitions, so one noisy main-branch run does not decide.
+
+The base's latency percentiles are those of the window's histograms merged, exactly; its throughput is
 the mean over the window's repetitions. Each figure is tested as compare tests it (Mann-Whitney
 U over one figure per repetition), and --fail-on judges it as compare's gate does: exit 1 on a
 significant change beyond a threshold, and whenever it cannot judge, including a run the
@@ -399,7 +409,9 @@ recorded, else the one named after its machine, as history add files it.
 Refused as compare refuses them (exit 2): a result that holds one repetition twice, which
 would count twice; a shard's result (gate the merge of the shards); one holding two runs of
 one series; and a history that is not one.` + compareExitHelp,
-		Example: `  authzbench history gate --history bench.db --fail-on 'p99>+10%,throughput<-5%' results/pr.json
+		Example: `  # A pull request's result against main's last 10 commits
+  authzbench history gate --history bench.db --fail-on 'p99>+10%,throughput<-5%' results/pr.json
+  # Against the last 20, written as a pull request comment
   authzbench history gate --history postgres://bench@db/bench --branch main --window 20 --format markdown --fail-on 'p50>+5%' pr.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

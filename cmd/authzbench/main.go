@@ -84,7 +84,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 
 // exitStatus says err on stderr and returns the status the process exits with.
 func exitStatus(err error, stderr io.Writer) int {
-	if err == nil {
+	if err == nil || errors.Is(err, errHelpShown) {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "authzbench:", err)
@@ -133,6 +133,7 @@ JSON result file that every report can be rebuilt from.` + exitStatusHelp,
 	root.AddCommand(newMergeCommand(stdout, stderr))
 	root.AddCommand(newHistoryCommand(stdout, stderr))
 	root.AddCommand(newServeCommand(stdout, stderr))
+	installHelp(root)
 	return root
 }
 

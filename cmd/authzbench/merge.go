@@ -37,8 +37,10 @@ A repetition is counted once: each carries the id it was given when it was measu
 merge that would hold one twice (a file given twice, a merged file with one of its own inputs)
 is refused, naming both files. Files written before ids existed are refused when two of their
 repetitions started at the same instant with the same latency histogram.` + outputRulesHelp + exitStatusHelp,
-		Example: `  authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 1/2 --start-at 2026-11-23T18:00:00Z -o s1.json
+		Example: `  # One open-loop schedule from two generators, each sending half of it from the same instant
+  authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 1/2 --start-at 2026-11-23T18:00:00Z -o s1.json
   authzbench run --target opa/server --url http://svc:8181 --workload risk --rate 2000 --shard 2/2 --start-at 2026-11-23T18:00:00Z -o s2.json
+  # ... then one result, their histograms added
   authzbench merge s1.json s2.json -o merged.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {

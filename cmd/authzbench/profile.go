@@ -42,8 +42,11 @@ backtracked into them for another binding (redos: a loop's further elements).
 The profiler reads the clock around every expression, so its times are inflated: read the
 shares to choose what to rewrite, then measure the rewrite with authzbench run. Every decision
 is checked as in a run; a wrong one fails the command.` + exitStatusHelp,
-		Example: `  authzbench profile --workload risk
+		Example: `  # Where a built-in policy spends its time, hottest line first
+  authzbench profile --workload risk
+  # The 5 hottest lines, as JSON
   authzbench profile --workload api --top 5 --format json
+  # Your own policy, every input evaluated 3 times
   authzbench profile --policy authz.rego --data data.json --inputs inputs.jsonl --rounds 3`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {

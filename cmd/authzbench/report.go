@@ -32,11 +32,15 @@ markdown, csv (one row per run, plain units), json (the document), gobench (Go b
 lines, one per repetition, for benchstat), html (one self-contained page with charts, no
 script, nothing fetched when viewed).
 --prometheus FILE also writes the result's summary as OpenMetrics text (one result file).` + outputRulesHelp,
-		Example: `  authzbench report results/authzbench-20261122-120000.json
+		Example: `  # A kept result, as the run printed it; two, each under its file's name
+  authzbench report results/authzbench-20261122-120000.json
   authzbench report results/before.json results/after.json
+  # Markdown for a page; one HTML page with charts
   authzbench report --format markdown results/latest.json >> docs/results.md
   authzbench report --format html results/latest.json > report.html
-  authzbench report --format gobench results/before.json > before.txt  # then: benchstat before.txt after.txt
+  # Go benchmark lines, for benchstat before.txt after.txt
+  authzbench report --format gobench results/before.json > before.txt
+  # The summary as OpenMetrics, for a Pushgateway
   authzbench report --prometheus latest.prom results/latest.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

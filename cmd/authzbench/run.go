@@ -123,9 +123,11 @@ func versionsOf(name string) string {
 	return strings.Join(workload.NamesWhere(e.Written), ", ")
 }
 
-// runLong is run's long help.
+// runLong is run's long help: its first paragraph is what run --help says of it; the rest is
+// the reference --help-all adds.
 func runLong() string {
-	return `run drives workloads through targets and prints a comparison table.
+	return `run measures how fast authorization engines decide: it drives workloads through targets,
+checks every response against the decision expected, and prints a table and a result file.
 
 With no arguments it runs the embedded quickstart scenario: the nop, rbac, api and risk
 workloads through opa/cli, opa/server, opa/inproc, cedar/server and cedar/inproc, and nop and
@@ -147,28 +149,38 @@ inputs; list_objects and list_users tests are counted, not measured), or --polic
 (or fga.mod) --data tuples.yaml (.json, .jsonl, .csv) --inputs checks.jsonl, one
 {"user": ..., "relation": ..., "object": ..., "expect": true|false} per line.
 ` + filesHelp() + `
-Targets:   ` + strings.Join(kinds.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url)
-Workloads: ` + strings.Join(workload.Names(), ", ") + `; generated for scaling series (docs/scaling.md):
-           ` + strings.Join(workload.FamilyNamePatterns(), ", ") + `
+Targets: ` + strings.Join(kinds.Names(), ", ") + ` (http: any JSON authorization endpoint, with --url).
+Workloads: ` + strings.Join(workload.Names(), ", ") + `; generated for scaling series (docs/scaling.md): ` +
+		strings.Join(workload.FamilyNamePatterns(), ", ") + `.
 
 Every response is verified. Throughput counts only ok responses; latency percentiles are over
 ok responses only; any other response (wrong_decision, undefined, non_boolean, http_<code>,
 exit_<code>, malformed_response, eval_error, transport, timeout, not_http2) is counted and shown with its
 class's first message, and makes the exit status 1 unless
 --allow-errors is given. Ctrl-C stops the load, stops the servers authzbench started and writes
-the partial result marked "interrupted": true.` + outputRulesHelp + exitStatusHelp
+the partial result marked "interrupted": true.
+
+More examples:
+` + runMoreExamples + outputRulesHelp + exitStatusHelp
 }
 
-const runExample = `  authzbench run
-  authzbench run -f experiments/cli-vs-server.yaml --repeat 5
+const runExample = `  # The quickstart: 4 workloads through every engine's modes, about a minute
+  authzbench run
+  # Your own policy, data and inputs, in process and as a server
+  authzbench run --target opa/inproc,opa/server --policy authz.rego --data data.json --inputs inputs.jsonl
+  # An open-loop rate: sends at fixed times, latency from each one's intended send time
+  authzbench run --target opa/server --workload rbac --rate 2000 --duration 20s
+  # The engines side by side, 3 interleaved repetitions each
+  authzbench run --target opa/server,cedar/server --workload rbac --repeat 3`
+
+// runMoreExamples are the examples --help-all adds.
+const runMoreExamples = `  authzbench run -f experiments/cli-vs-server.yaml --repeat 5
   authzbench run --target opa/server --workload rbac --workers 8 --duration 10s
-  authzbench run --target opa/server --workload rbac --rate 2000 --connections 64 --duration 20s
   authzbench run --target opa/server,opa/inproc --workload rbac --repeat 3 --html report.html --prometheus run.prom
   authzbench run --target opa/server --workload nop,rbac --rates 100,1000,2000,5000
   authzbench run --target opa/server --workload rbac --load-points 100x8,500x32,1000x64
   authzbench run --target opa/server --workload rbac,api,risk --workers 1,2,4,8,16
   authzbench run --target opa/server --url http://127.0.0.1:8181 --workload rbac
-  authzbench run --target opa/inproc --policy authz.rego --data data.json --inputs inputs.jsonl
   authzbench run --target opa/inproc,cedar/inproc,opa/server,cedar/server --workload rbac,risk
   authzbench run --target opa/server --decision-log decisions.jsonl --policy new.rego --speed 1
   authzbench run --target cedar/server --cedar-policies app.cedar --entities entities.json \
@@ -224,19 +236,8 @@ func runWith(fl *pflag.FlagSet, f runFlags, out runIO) error {
 
 // addRunFlags declares run's flags on fl, parsed into f.
 func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringVarP(&f.file, "file", "f", "", "scenario YAML file (workloads x targets x load x repetitions)")
-	fl.StringSliceVar(&f.targets, "target", nil, "target to measure, repeatable ("+strings.Join(kinds.Names(), ", ")+"); default opa/server")
-	fl.StringSliceVar(&f.workloads, "workload", nil, "built-in workload, repeatable ("+strings.Join(workload.Names(), ", ")+"); default rbac")
-	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable; or one OpenFGA store file (*.fga.yaml) or model (*.fga, fga.mod)")
-	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
-	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
-	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
-	fl.StringArrayVar(&f.cedarPols, "cedar-policies", nil, "your Cedar policy file, repeatable (for the cedar targets)")
-	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
-	fl.StringVar(&f.cedarLinks, "template-links", "", `your Cedar template links, as the Cedar CLI's --template-linked: [{"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\""}}]`)
-	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
-	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
-	addPolicyOptionFlags(fl, f)
+	addScenarioFlags(fl, f, "scenario YAML file (workloads x targets x load x repetitions)", "measure")
+	addUserFileFlags(fl, f)
 	addReplayFlags(fl, f)
 	fl.IntSliceVar(&f.workers, "workers", []int{scenario.DefaultWorkers}, "closed-loop workers (concurrent requests); several (1,2,4,8) run a sweep, one step each")
 	fl.Float64SliceVar(&f.rates, "rates", nil, "open loop: a rate matrix, one step per rate (100,1000,2000,5000)")

@@ -62,10 +62,14 @@ It listens on 127.0.0.1 by default. The pages show every stored result and its e
 to listen on another address, say so with --allow-remote, and put something that
 authenticates in front. Every request is bounded by --timeout. Ctrl-C or SIGTERM stops it
 after the pages being built are done.` + serveExitHelp,
-		Example: `  authzbench serve --history bench.db                 # then open http://127.0.0.1:8089/
-  authzbench serve --history bench.db --port 0        # any free port; the address is printed
+		Example: `  # Then open http://127.0.0.1:8089/
+  authzbench serve --history bench.db
+  # Any free port; the address is printed
+  authzbench serve --history bench.db --port 0
+  # A team's shared history
   authzbench serve --history postgres://bench@db.internal/bench
-  authzbench serve --history bench.db --host 0.0.0.0 --allow-remote   # reachable from other machines`,
+  # Reachable from other machines: put something that authenticates in front
+  authzbench serve --history bench.db --host 0.0.0.0 --allow-remote`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if port < 0 || port > 65535 {

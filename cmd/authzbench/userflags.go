@@ -19,19 +19,29 @@ func addPolicyOptionFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.undefinedAs, "undefined-as", "", "deny or allow: an undefined decision (your policy has no default and no rule matched) counts as this decision, recorded in the result; without it, undefined is an error")
 }
 
-// addUserFileFlags adds the flags naming the user's files, for commands other than run (which
-// declares its own with its help text).
+// addUserFileFlags adds the flags naming the user's own files, in every engine's forms: run,
+// capacity, workloads verify and profile share them, so a workload given to one is given the
+// same way to the others.
 func addUserFileFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable")
+	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable; or one engine's own file: an OpenFGA store (*.fga.yaml) or model (*.fga, fga.mod), a SpiceDB validation file or schema (*.zed)")
 	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
 	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
 	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")
-	fl.StringArrayVar(&f.cedarPols, "cedar-policies", nil, "your Cedar policy file, repeatable")
+	fl.StringArrayVar(&f.cedarPols, "cedar-policies", nil, "your Cedar policy file, repeatable (for the cedar targets)")
 	fl.StringVar(&f.entities, "entities", "", "your Cedar entities, a JSON array of entities")
-	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json)")
-	fl.StringVar(&f.cedarReqs, "cedar-requests", "", "your Cedar requests, JSON Lines; with --inputs too, line n of each is the same decision")
-	fl.StringVar(&f.cedarLinks, "template-links", "", "your Cedar template links, as the Cedar CLI's --template-linked")
+	fl.StringVar(&f.schema, "schema", "", "your Cedar schema (.cedarschema or .json); policies, entities and requests are validated against it")
+	fl.StringVar(&f.cedarReqs, "cedar-requests", "", `your Cedar requests, JSON Lines: {"principal": {"type": "User", "id": "alice"}, "action": ..., "resource": ..., "context": {...}, "expect": true|false}; with --inputs too, line n of each is the same decision`)
+	fl.StringVar(&f.cedarLinks, "template-links", "", `your Cedar template links, as the Cedar CLI's --template-linked: [{"template_id": ..., "link_id": ..., "args": {"?principal": "User::\"alice\""}}]`)
 	addPolicyOptionFlags(fl, f)
+}
+
+// addScenarioFlags adds the flags that say what is measured: a scenario file, or targets and
+// built-in workloads (beside the user's own files, addUserFileFlags). run and capacity share
+// them; what says how a command uses them (run: "measure", capacity: "search").
+func addScenarioFlags(fl *pflag.FlagSet, f *runFlags, file, what string) {
+	fl.StringVarP(&f.file, "file", "f", "", file)
+	fl.StringSliceVar(&f.targets, "target", nil, "target to "+what+", repeatable ("+strings.Join(kinds.Names(), ", ")+"); default opa/server")
+	fl.StringSliceVar(&f.workloads, "workload", nil, "built-in workload, repeatable ("+strings.Join(workload.Names(), ", ")+"); default rbac")
 }
 
 // addReplayFlags adds the flags of a decision-log replay (docs/replay.md).

@@ -89,7 +89,8 @@ POSTed to OPA's REST API, for wrk or curl). A workload with a Cedar version also
 Cedar policies (*.cedar), schema (*.cedarschema), entities.json and requests.jsonl (one request
 per line with its "expect", the format --cedar-requests reads). A file already in DIR is never
 replaced without --force, and every file is written whole or not at all.`,
-		Example: `  authzbench workloads export rbac /tmp/rbac
+		Example: `  # rbac's files, then run from them as your own, or with OPA's own bench
+  authzbench workloads export rbac /tmp/rbac
   authzbench run --target cedar/inproc --cedar-policies /tmp/rbac/rbac.cedar --cedar-policies /tmp/rbac/rbac-roles.cedar \
     --schema /tmp/rbac/rbac.cedarschema --entities /tmp/rbac/entities.json --cedar-requests /tmp/rbac/requests.jsonl
   authzbench opa bench --data /tmp/rbac/rbac.rego --data /tmp/rbac/data.json --input /tmp/rbac/input-1.json data.authzbench.rbac.allow`,
@@ -121,6 +122,7 @@ func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `verify runs every input of the named built-in workloads (all of them by default), or of your
 own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
 engine and mode authzbench can start: ` + strings.Join(kinds.EngineModes(), ", ") + `.
+
 Rego goes to the OPA targets, the Cedar version to the Cedar targets and the OpenFGA one (a
 store file, or a model, tuples and checks) to the OpenFGA targets; a workload without a
 version for an engine is shown as skipped. An input without "expect" takes the decision of the
@@ -128,9 +130,12 @@ first target that decided it, and every other target must give the same. It prin
 workload and target and fails, naming the first input that got another decision (or an error),
 with its file and line for your files, and what the engine was given. Timing is not measured;
 opa/cli starts one process per decision, so it takes the longest.` + exitStatusHelp,
-		Example: `  authzbench workloads verify
+		Example: `  # Every built-in workload through every engine and mode
+  authzbench workloads verify
+  # Two workloads, on Cedar's targets only; the first 50 inputs of each workload
   authzbench workloads verify rbac risk --target cedar/inproc,cedar/server
   authzbench workloads verify --first 50
+  # Your own files: Rego in v0 syntax; an OpenFGA store
   authzbench workloads verify --policy authz.rego --data data.json --inputs inputs.jsonl --v0-compatible
   authzbench workloads verify --policy store.fga.yaml`,
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -198,7 +203,7 @@ opa/cli starts one process per decision, so it takes the longest.` + exitStatusH
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&targets, "target", nil, "targets to check (default "+strings.Join(kinds.EngineModes(), ",")+")")
+	fl.StringSliceVar(&targets, "target", nil, "targets to check (default: every engine mode, "+strings.Join(kinds.EngineModes(), ", ")+")")
 	fl.IntVar(&first, "first", 0, "check only the first N inputs of each workload (0: all)")
 	fl.IntVar(&parallel, "parallel", 0, "decisions in flight per target (default: the number of CPUs)")
 	addUserFileFlags(fl, &user)

@@ -14,6 +14,7 @@ import (
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/scenario"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // SLO is what a rate must meet: a latency percentile (measured from the intended send time) at
@@ -77,6 +78,8 @@ type Probe struct {
 	GeneratorBound bool
 	Latency        time.Duration
 	Run            result.Run
+	// Index is the probe's run's place in the document's runs.
+	Index int
 }
 
 // CapacitySearch finds the highest open-loop rate that meets an SLO: doubling from Start until
@@ -90,8 +93,18 @@ type CapacitySearch struct {
 	Step, Warmup     time.Duration
 	MaxSteps         int
 	Resolution       float64 // relative, e.g. 0.05
-	// Options are the target's own settings by key, as flags give them (url, opa_bin ...).
+	// Options are the target's own settings by key, as flags give them (url, opa_bin ...);
+	// Config, when set, is the target's settings already made (a scenario's, with the flags'
+	// options), and Options is not read.
 	Options map[string]any
+	Config  kinds.Config
+	// User is the user's own workload, named Workload, as run takes it (nil: the built-in
+	// Workload); Built is the workload already built, and its engines prepared in the search's
+	// Options.Common.Prepared, so that every search of a command builds it once.
+	User  *workload.UserSpec
+	Built *workload.Workload
+	// Timeout is the per-request timeout (0: scenario.DefaultTimeout).
+	Timeout time.Duration
 	// Ramp, when set, replaces the probes with one linear ramp from Start to Max over Ramp,
 	// read in intervals of RampInterval (0: RampIntervalFor's choice); its estimate is then
 	// probed at a constant rate unless NoConfirm (ramp.go).
@@ -143,7 +156,10 @@ func (c CapacitySearch) measurer(o Options, doc *result.Document) (*measurer, er
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := kind.Configure(c.Options)
+	cfg := c.Config
+	if cfg == nil {
+		cfg, err = kind.Configure(c.Options)
+	}
 	if err == nil {
 		err = cfg.Check()
 	}
@@ -154,7 +170,7 @@ func (c CapacitySearch) measurer(o Options, doc *result.Document) (*measurer, er
 	if o.Common.Prepared == nil {
 		o.Common.Prepared = engine.NewPrepared()
 	}
-	return &measurer{c: c, cfg: cfg, ref: scenario.WorkloadRef{Name: c.Workload}, o: o, doc: doc}, nil
+	return &measurer{c: c, cfg: cfg, ref: scenario.WorkloadRef{Name: c.Workload, User: c.User, Built: c.Built}, o: o, doc: doc}, nil
 }
 
 // run measures one load and returns its run.
@@ -163,9 +179,13 @@ func (m *measurer) run(ctx context.Context, what string, spec load.Spec) (result
 		// No target is started after Ctrl-C.
 		return result.Run{}, &StoppedError{Cause: context.Cause(ctx)}
 	}
+	timeout := m.c.Timeout
+	if timeout <= 0 {
+		timeout = scenario.DefaultTimeout
+	}
 	s := &scenario.Scenario{Name: "capacity", Source: "capacity", Repeat: 1,
 		Workloads: []scenario.WorkloadRef{m.ref},
-		Targets:   []scenario.TargetRef{{Name: m.c.Target, Timeout: scenario.DefaultTimeout, Config: m.cfg, Load: spec}}}
+		Targets:   []scenario.TargetRef{{Name: m.c.Target, Timeout: timeout, Config: m.cfg, Load: spec}}}
 	p, err := NewPlan(ctx, s, m.o)
 	if err != nil {
 		return result.Run{}, err
@@ -188,7 +208,9 @@ func (m *measurer) probe(ctx context.Context, rate float64) (Probe, error) {
 	if err != nil {
 		return Probe{}, err
 	}
-	return judge(m.c.SLO, rate, r)
+	p, err := judge(m.c.SLO, rate, r)
+	p.Index = len(m.doc.Runs) - 1
+	return p, err
 }
 
 // search chooses the rates, measure measures and judges one; apart, so the search can be tested

@@ -29,8 +29,10 @@ const MaxRampIntervals = 600
 
 // RampEstimate is what a ramp found.
 type RampEstimate struct {
-	// Run is the ramp's run, its intervals judged (result.Interval.Verdict).
-	Run *result.Run
+	// Run is the ramp's run, its intervals judged (result.Interval.Verdict), and Index its
+	// place in the document's runs.
+	Run   *result.Run
+	Index int
 	// Met is the last interval that met the SLO before Broke, the first that did not; the
 	// mean rate of Met is the estimate. Nil when none met it before one broke, or none broke.
 	Met, Broke *result.Interval
@@ -109,7 +111,7 @@ func CapacityRamp(ctx context.Context, c CapacitySearch, o Options, doc *result.
 		stopped := est.Interrupted
 		var jerr error
 		est, jerr = judgeRamp(c.SLO, &doc.Runs[ramp])
-		est.Interrupted = stopped
+		est.Interrupted, est.Index = stopped, ramp
 		if err == nil {
 			err = jerr
 		}

@@ -95,7 +95,11 @@ type section struct {
 	// RampNotes what their estimates are and are not.
 	Ramps     []htmlTable
 	RampNotes []string
-	Env       [][2]string
+	// Capacity is the table of the capacity searches, a line each, and CapacityNotes what
+	// the lines alone do not say (capacity.go); nil when the document holds none.
+	Capacity      *htmlTable
+	CapacityNotes []string
+	Env           [][2]string
 }
 
 type htmlTable struct {
@@ -147,6 +151,10 @@ func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
 	}
 	if len(v.Ramps) > 0 {
 		sec.RampNotes = rampNotes(v)
+	}
+	if len(doc.Capacity) > 0 {
+		sec.Capacity = &htmlTable{Header: capacityHeader, Rows: capacityRows(doc.Capacity)}
+		sec.CapacityNotes = capacityNotes(doc.Capacity)
 	}
 	sec.Env = provenance(doc)
 	return sec, nil
@@ -806,6 +814,12 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></div>
 {{end}}<ul class="notes">{{range .RampNotes}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{with .Capacity}}<h2>Capacity, one search per workload and target</h2>
+<div class="scroll"><table class="summary wide">
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div>
+{{end}}{{with .CapacityNotes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}<h2>Notes</h2>
 {{range .Notes}}<h3 class="notes">{{.Title}}</h3>
 <ul class="notes">{{range .Items}}<li>{{.}}</li>{{end}}</ul>

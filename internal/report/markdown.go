@@ -46,5 +46,8 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	if err := writeLayers(w, v, true); err != nil {
 		return err
 	}
-	return writeRamps(w, v, true)
+	if err := writeRamps(w, v, true); err != nil {
+		return err
+	}
+	return writeCapacity(w, doc.Capacity, true)
 }

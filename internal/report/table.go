@@ -59,7 +59,10 @@ func table(w io.Writer, doc *result.Document, wide bool) error {
 	if err := writeLayers(w, v, false); err != nil {
 		return err
 	}
-	return writeRamps(w, v, false)
+	if err := writeRamps(w, v, false); err != nil {
+		return err
+	}
+	return writeCapacity(w, doc.Capacity, false)
 }
 
 // wrap breaks text into lines of at most width characters at spaces, the lines after the

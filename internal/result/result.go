@@ -69,6 +69,9 @@ type Document struct {
 	// Replays are the impact of the policy on each replayed decision log, found before any
 	// load (replay.go).
 	Replays []Replay `json:"replays,omitempty"`
+	// Capacity are the capacity searches the document holds, one per workload and target
+	// searched (capacity.go); their probes are runs above.
+	Capacity []Search `json:"capacity,omitempty"`
 }
 
 // Run is one workload through one target under one load setting.

@@ -35,8 +35,10 @@ type Scenario struct {
 	Repeat      int
 	Workloads   []WorkloadRef
 	// Floor runs the nop workload through every target too, so each row can show what its
-	// policy costs above the transport and the harness.
-	Floor bool
+	// policy costs above the transport and the harness. floorAdded says the floor put the nop
+	// workload first, not the scenario: turned off, the floor takes it away again.
+	Floor      bool
+	floorAdded bool
 	// Pin is "auto" (pin generator and servers apart on a small machine: the default for
 	// scenario files) or "none".
 	Pin string
@@ -519,10 +521,14 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	return s, nil
 }
 
-// SetFloor turns the floor on or off: on, the nop workload runs first if it is not listed.
+// SetFloor turns the floor on or off: on, the nop workload runs first if it is not listed; off,
+// a nop workload the floor added is taken away (one the scenario lists stays).
 func (s *Scenario) SetFloor(on bool) {
 	s.Floor = on
 	if !on {
+		if s.floorAdded {
+			s.Workloads, s.floorAdded = s.Workloads[1:], false
+		}
 		return
 	}
 	for _, w := range s.Workloads {
@@ -531,6 +537,7 @@ func (s *Scenario) SetFloor(on bool) {
 		}
 	}
 	s.Workloads = append([]WorkloadRef{{Name: "nop"}}, s.Workloads...)
+	s.floorAdded = true
 }
 
 // workloadRefs resolves a workload entry, loading it to check it: one workload, or one per

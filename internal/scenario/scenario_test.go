@@ -80,6 +80,32 @@ func TestFloorIsOnByDefaultInScenarios(t *testing.T) {
 	}
 }
 
+// Turned off (run -f --floor=false, capacity -f), the floor takes away the nop workload it
+// added, and only that one: a nop the scenario lists is the user's, and stays.
+func TestFloorOffTakesAwayOnlyTheNopItAdded(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want []string
+	}{
+		{"workloads: [rbac, api]\ntargets: [opa/server]\n", []string{"rbac", "api"}},
+		{"workloads: [nop, rbac]\ntargets: [opa/server]\n", []string{"nop", "rbac"}},
+		{"workloads: [rbac, nop]\ntargets: [opa/server]\n", []string{"rbac", "nop"}},
+	} {
+		s, err := Parse("s.yaml", []byte(tc.yaml), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetFloor(false)
+		var got []string
+		for _, w := range s.Workloads {
+			got = append(got, w.Name)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") || s.Floor {
+			t.Errorf("%q with the floor turned off: workloads %v (floor %v), want %v", tc.yaml, got, s.Floor, tc.want)
+		}
+	}
+}
+
 func TestPinDefaults(t *testing.T) {
 	s, err := Parse("s.yaml", []byte("workloads: [rbac]\ntargets: [opa/server]\n"), "")
 	if err != nil || s.Pin != "auto" {
