@@ -139,7 +139,12 @@ func renamed(err error, rename func(error) (old, new string, ok bool)) error {
 	var walk func(error)
 	walk = func(e error) {
 		if old, new, ok := rename(e); ok {
-			msg = strings.Replace(msg, old, new, 1)
+			// A message renamed before (run's flags are named where the workload is built, and
+			// again around the whole run) already says new, and old may lie inside it:
+			// "query names" within "--query names" read "----query names".
+			if !strings.Contains(msg, new) {
+				msg = strings.Replace(msg, old, new, 1)
+			}
 			return
 		}
 		switch u := e.(type) {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // A problem with a setting of the user's workload names the setting where the user gave it: the
@@ -57,5 +60,18 @@ func TestWorkloadSettingErrorsNameWhereTheyCameFrom(t *testing.T) {
 				t.Errorf("stderr %q names %s, which the user did not give", stderr, tc.not)
 			}
 		})
+	}
+}
+
+// A setting named as its flag once stays so when the error is named again: the workload's
+// settings are named where it is built and again around the whole run, and "query names ..."
+// lies inside "--query names ...", which once read "----query names ...".
+func TestFlagNamedTwiceNamesOnce(t *testing.T) {
+	err := fmt.Errorf("workload: %w", workload.NewSettingError("query", func(name func(string) string) string {
+		return name("query") + " names a Rego decision; these files are not Rego"
+	}))
+	once := flagNamed(err)
+	if got := flagNamed(once).Error(); got != once.Error() || !strings.Contains(got, "workload: --query names") {
+		t.Errorf("named twice: %q; once: %q", got, once.Error())
 	}
 }
