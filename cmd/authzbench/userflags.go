@@ -23,7 +23,7 @@ func addPolicyOptionFlags(fl *pflag.FlagSet, f *runFlags) {
 // capacity, workloads verify and profile share them, so a workload given to one is given the
 // same way to the others.
 func addUserFileFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable; or one engine's own file: an OpenFGA store (*.fga.yaml) or model (*.fga, fga.mod), a SpiceDB validation file or schema (*.zed)")
+	fl.StringArrayVar(&f.policies, "policy", nil, "your Rego policy file or directory, repeatable; or one engine's own file: an OpenFGA store (*.fga.yaml) or model (*.fga, fga.mod), a SpiceDB validation file or schema (*.zed), a Casbin model (*.conf) and its policy (*.csv)")
 	fl.StringArrayVar(&f.data, "data", nil, "your data file (JSON or YAML), repeatable")
 	fl.StringVar(&f.inputs, "inputs", "", `your inputs, JSON Lines: {"input": {...}, "expect": true|false} per line`)
 	fl.StringVar(&f.query, "query", "", "decision to ask for, e.g. data.authz.allow (default: <package>.allow when there is one package)")

@@ -43,7 +43,7 @@ func newWorkloadsCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	show := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Print a built-in workload's policies (Rego and Cedar), its data size and its first inputs",
+		Short: "Print a built-in workload's policies (Rego, and each engine's version), its data size and its first inputs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			w, err := workload.Builtin(args[0])
@@ -87,7 +87,9 @@ data.json, inputs.jsonl (one {"input": ..., "expect": ...} per line, the format 
 input-1.json (the first input alone, for opa eval/bench) and body-1.json (the first request body
 POSTed to OPA's REST API, for wrk or curl). A workload with a Cedar version also gets its
 Cedar policies (*.cedar), schema (*.cedarschema), entities.json and requests.jsonl (one request
-per line with its "expect", the format --cedar-requests reads). A file already in DIR is never
+per line with its "expect", the format --cedar-requests reads); one with a Casbin version its
+model (*.conf), policy (*.csv) and casbin-requests.csv (or .jsonl where a request value is no
+string), which --policy and --inputs read back. A file already in DIR is never
 replaced without --force, and every file is written whole or not at all.`,
 		Example: `  # rbac's files, then run from them as your own, or with OPA's own bench
   authzbench workloads export rbac /tmp/rbac
@@ -123,9 +125,10 @@ func newVerifyCommand(stdout, stderr io.Writer) *cobra.Command {
 own files (--policy, --data, --inputs and the Cedar flags, as run takes them), through every
 engine and mode authzbench can start: ` + strings.Join(kinds.EngineModes(), ", ") + `.
 
-Rego goes to the OPA targets, the Cedar version to the Cedar targets and the OpenFGA one (a
-store file, or a model, tuples and checks) to the OpenFGA targets; a workload without a
-version for an engine is shown as skipped. An input without "expect" takes the decision of the
+Each engine's files go to its targets: Rego to OPA's, the Cedar version to Cedar's, an OpenFGA
+store (or a model, tuples and checks) to OpenFGA's, a SpiceDB validation file to SpiceDB's, a
+Casbin model, policy and requests to Casbin's; a workload without a version for an engine is
+shown as skipped. An input without "expect" takes the decision of the
 first target that decided it, and every other target must give the same. It prints one line per
 workload and target and fails, naming the first input that got another decision (or an error),
 with its file and line for your files, and what the engine was given. Timing is not measured;

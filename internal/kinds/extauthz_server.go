@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 
+	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -44,3 +45,65 @@ func (s *ExtAuthzServer) BaseInfo(engine, version string) Info { return s.info(e
 // TakesCheckRequests is the ext_authz kinds' Kind.Takes: a workload whose inputs are Envoy
 // CheckRequests, or whose policy reads no input.
 func TakesCheckRequests(w *workload.Workload) string { return takesCheckRequests(w) }
+
+// ExtAuthzKind is an engine's ext_authz mode as its package registers it (RegisterExtAuthz):
+// everything such a kind has in common (its placement, its settings, the workloads it takes,
+// starting and connecting, the second address its server listens on) is here; the engine says
+// how its server is launched and what version it is.
+type ExtAuthzKind struct {
+	// Name is the kind's name, "<engine>/extauthz"; Engine the engine's; Order its place in
+	// lists, as Kind.Order.
+	Name, Engine string
+	Order        int
+	// Launch starts the engine's server for w with s.Launch, serving ext_authz on addr and its
+	// own API on apiAddr, a second free loopback address: each engine's server opens its API
+	// beside ext_authz, as OPA does beside OPA-Envoy; nothing is sent to it. The launched
+	// server takes s.Args() too, the settings' extra arguments.
+	Launch func(ctx context.Context, s *ExtAuthzServer, w *workload.Workload, addr, apiAddr string) error
+	// Version is the version of the server it starts, for the result.
+	Version func() string
+	// LogLevel says the launched server logs at the run's server log level
+	// (Common.ServerLogLevel), which the result then records with it.
+	LogLevel bool
+}
+
+// RegisterExtAuthz registers k's kind.
+func RegisterExtAuthz(k ExtAuthzKind) {
+	Register(Kind{Name: k.Name, Engine: k.Engine, Placement: LaunchedServer, LoadsPolicy: true, Order: k.Order,
+		Takes:     TakesCheckRequests,
+		NewConfig: func() Config { return &ExtAuthzConfig{} },
+		New: func(common Common, c Config) Target {
+			return &engineExtAuthz{ExtAuthzServer: NewExtAuthzServer(common, c.(*ExtAuthzConfig)), kind: k}
+		}})
+}
+
+// engineExtAuthz is the target of an ExtAuthzKind: by default the engine's server, launched on
+// a loopback port; with a url, a running ext_authz server.
+type engineExtAuthz struct {
+	*ExtAuthzServer
+	kind ExtAuthzKind
+}
+
+func (t *engineExtAuthz) Start(ctx context.Context, w *workload.Workload) error {
+	return t.StartGRPC(ctx, w, func(ctx context.Context, addr string) error {
+		apiAddr, err := sut.FreeAddr()
+		for err == nil && apiAddr == addr {
+			apiAddr, err = sut.FreeAddr()
+		}
+		if err != nil {
+			return err
+		}
+		return t.kind.Launch(ctx, t.ExtAuthzServer, w, addr, apiAddr)
+	})
+}
+
+func (t *engineExtAuthz) Info() Info {
+	info := t.BaseInfo(t.kind.Engine, t.kind.Version())
+	if t.kind.LogLevel && info.PID != 0 { // a server authzbench started
+		info.LogLevel = t.Common().ServerLogLevel()
+	}
+	return info
+}
+
+// Args are the settings' extra arguments for the server launched.
+func (s *ExtAuthzServer) Args() []string { return s.cfg.Args }

@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,38 @@ func TestExtAuthzUnreachable(t *testing.T) {
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("took %s to give up", time.Since(start))
+	}
+}
+
+// An engine's ext_authz kind launches its server with two different free loopback addresses,
+// ext_authz's and its own API's, and the settings' extra arguments; a launch that fails fails
+// the start, and records no server.
+func TestExtAuthzKindLaunches(t *testing.T) {
+	w, err := workload.Builtin("envoy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var launches int
+	var gotAddr, gotAPI string
+	var gotArgs []string
+	refused := errors.New("no server here")
+	k := ExtAuthzKind{Name: "x/extauthz", Engine: "x", Version: func() string { return "1.0" }, LogLevel: true,
+		Launch: func(_ context.Context, s *ExtAuthzServer, _ *workload.Workload, addr, apiAddr string) error {
+			launches++
+			gotAddr, gotAPI, gotArgs = addr, apiAddr, s.Args()
+			return refused
+		}}
+	target := &engineExtAuthz{ExtAuthzServer: NewExtAuthzServer(Common{TempDir: t.TempDir()}, &ExtAuthzConfig{ServerConfig: ServerConfig{Args: []string{"--flag"}}}), kind: k}
+	if err := target.Start(context.Background(), w); !errors.Is(err, refused) {
+		t.Fatalf("start: %v, want the launch's error", err)
+	}
+	if launches != 1 || !strings.HasPrefix(gotAddr, "127.0.0.1:") || !strings.HasPrefix(gotAPI, "127.0.0.1:") || gotAddr == gotAPI {
+		t.Errorf("%d launches on %q and %q: want one, on two loopback addresses", launches, gotAddr, gotAPI)
+	}
+	if len(gotArgs) != 1 || gotArgs[0] != "--flag" {
+		t.Errorf("launched with args %q, want the settings' --flag", gotArgs)
+	}
+	if info := target.Info(); info.Engine != "x" || info.PID != 0 || info.LogLevel != "" {
+		t.Errorf("info %+v: want engine x, and no log level for a server that did not start", info)
 	}
 }

@@ -3,32 +3,27 @@ package casbin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	casbinv3 "github.com/casbin/casbin/v3"
 	"github.com/spf13/pflag"
 
+	"github.com/authzbench/authzbench/internal/decisionserver"
 	"github.com/authzbench/authzbench/internal/engine"
 )
 
 // Casbin ships no server as a Go module (casbin-server, its gRPC service, is not on the module
 // proxy), so to measure Casbin behind a network hop, as OPA's REST server and the Cedar server
 // are measured, authzbench serves it itself: "authzbench casbin-server", a process of its own
-// that casbin/server starts on a free loopback port, probes and stops by PID. It is built like
-// the Cedar server, net/http with one JSON document in and one out per request, so that the
-// modes compare engines, not plumbing:
+// that casbin/server starts on a free loopback port, probes and stops by PID. It is the Cedar
+// server's plumbing (internal/decisionserver), so that the modes compare engines:
 //
 //	POST /v1/enforce  ["alice", "data1", "read"]   (the request's values, as the model defines them)
 //	→ 200 {"allow":true} | {"allow":false} | {"error": "..."} (an Enforce that failed)
@@ -81,16 +76,8 @@ Flags:
 `, ServerArg, ServerPath)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "%s: %v (see authzbench %s --help)\n", ServerArg, err, ServerArg)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", ServerArg, fs.Args())
-		return 2
+	if code, ok := decisionserver.ParseFlags(fs, args, stderr, ServerArg); !ok {
+		return code
 	}
 	if *modelPath == "" {
 		fmt.Fprintf(stderr, "%s: give the model with --model FILE (see authzbench %s --help)\n", ServerArg, ServerArg)
@@ -111,16 +98,10 @@ Flags:
 		fmt.Fprintf(stderr, "%s: %v\n", ServerArg, err)
 		return 1
 	}
-	srv := &http.Server{Handler: Handler(e), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdown)
-	}()
-	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	srv := &http.Server{Handler: Handler(e), ReadHeaderTimeout: 10 * time.Second}
+	if err := decisionserver.Serve(ctx, srv, l); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", ServerArg, err)
 		return 1
 	}
@@ -130,89 +111,27 @@ Flags:
 // Handler answers decision and health requests with the enforcer e, shared by every request as
 // a service shares one.
 func Handler(e *casbinv3.SyncedEnforcer) http.Handler {
-	h := &handler{enforcer: e, size: len(RequestTokens(e.GetModel()))}
-	h.buffers.New = func() any { return new(bytes.Buffer) }
-	return h
-}
-
-type handler struct {
-	enforcer *casbinv3.SyncedEnforcer
-	size     int // the request definition's values
-	buffers  sync.Pool
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case ServerPath:
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, http.StatusMethodNotAllowed, "use POST")
-			return
+	size := len(RequestTokens(e.GetModel()))
+	return decisionserver.Handler(ServerPath, maxRequestBody, func(body []byte, answer *bytes.Buffer) (time.Duration, error) {
+		vals, err := ParseRequest(body)
+		if err != nil {
+			return 0, err
 		}
-		h.enforce(w, r)
-	case "/health":
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, "{}\n")
-	default:
-		writeError(w, http.StatusNotFound, "no such endpoint; decisions are at POST "+ServerPath)
-	}
-}
-
-func (h *handler) enforce(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	buf := h.buffers.Get().(*bytes.Buffer)
-	defer h.buffers.Put(buf)
-	buf.Reset()
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxRequestBody)); err != nil {
-		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
-		return
-	}
-	vals, err := ParseRequest(buf.Bytes())
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if len(vals) != h.size {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%d request values, and the model's request definition has %d", len(vals), h.size))
-		return
-	}
-	enforceStart := time.Now()
-	allowed, err := h.enforcer.Enforce(vals...)
-	enforceNS := time.Since(enforceStart).Nanoseconds()
-
-	buf.Reset()
-	switch {
-	case err != nil:
-		buf.WriteString(`{"error":`)
-		writeJSONString(buf, err.Error())
-	case allowed:
-		buf.WriteString(allowBody[:len(allowBody)-1])
-	default:
-		buf.WriteString(denyBody[:len(denyBody)-1])
-	}
-	if r.URL.RawQuery != "" && strings.Contains(r.URL.RawQuery, "metrics=true") {
-		buf.WriteString(`,"metrics":{"timer_eval_ns":`)
-		buf.WriteString(strconv.FormatInt(enforceNS, 10))
-		buf.WriteString(`,"timer_server_handler_ns":`)
-		buf.WriteString(strconv.FormatInt(time.Since(start).Nanoseconds(), 10))
-		buf.WriteByte('}')
-	}
-	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(buf.Bytes())
-}
-
-func writeJSONString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always encodes
-	buf.Write(b)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	var buf bytes.Buffer
-	buf.WriteString(`{"error":`)
-	writeJSONString(&buf, msg)
-	buf.WriteString("}\n")
-	w.Write(buf.Bytes())
+		if len(vals) != size {
+			return 0, fmt.Errorf("%d request values, and the model's request definition has %d", len(vals), size)
+		}
+		start := time.Now()
+		allowed, err := e.Enforce(vals...)
+		eval := time.Since(start)
+		switch {
+		case err != nil:
+			answer.WriteString(`"error":`)
+			decisionserver.WriteJSONString(answer, err.Error())
+		case allowed:
+			answer.WriteString(allowBody[1 : len(allowBody)-1])
+		default:
+			answer.WriteString(denyBody[1 : len(denyBody)-1])
+		}
+		return eval, nil
+	})
 }

@@ -9,43 +9,21 @@ import (
 	"github.com/open-policy-agent/opa/v1/version"
 
 	"github.com/authzbench/authzbench/internal/kinds"
-	"github.com/authzbench/authzbench/internal/sut"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func init() {
-	kinds.Register(kinds.Kind{Name: "opa/extauthz", Engine: "opa", Placement: kinds.LaunchedServer, LoadsPolicy: true, Order: 35,
-		Takes:     kinds.TakesCheckRequests,
-		NewConfig: func() kinds.Config { return &kinds.ExtAuthzConfig{} },
-		New: func(common kinds.Common, c kinds.Config) kinds.Target {
-			cfg := c.(*kinds.ExtAuthzConfig)
-			return &extAuthz{ExtAuthzServer: kinds.NewExtAuthzServer(common, cfg), cfg: cfg}
-		}})
+	kinds.RegisterExtAuthz(kinds.ExtAuthzKind{Name: "opa/extauthz", Engine: "opa", Order: 35, Launch: launchExtAuthz,
+		Version: func() string { return version.Version }, LogLevel: true})
 }
 
-// extAuthz drives OPA as Envoy does through OPA-Envoy: Envoy's ext_authz Check over gRPC.
-// By default it starts the OPA linked into authzbench (`opa run --server`) with authzbench's
-// ext_authz plugin (PluginName) serving the workload's decision on a loopback port; with a url
-// it measures a running ext_authz server, OPA-Envoy's included.
-type extAuthz struct {
-	*kinds.ExtAuthzServer
-	cfg *kinds.ExtAuthzConfig
-}
-
-func (t *extAuthz) Start(ctx context.Context, w *workload.Workload) error {
-	return t.StartGRPC(ctx, w, func(ctx context.Context, addr string) error { return t.launch(ctx, w, addr) })
-}
-
-func (t *extAuthz) launch(ctx context.Context, w *workload.Workload, addr string) error {
-	_, policies, data, err := workloadFiles(ctx, t.Common(), w)
-	if err != nil {
-		return err
-	}
-	// OPA's REST API listens too, as it does beside OPA-Envoy; nothing is sent to it.
-	restAddr, err := sut.FreeAddr()
-	for err == nil && restAddr == addr {
-		restAddr, err = sut.FreeAddr()
-	}
+// launchExtAuthz starts OPA as Envoy reaches it through OPA-Envoy, Envoy's ext_authz Check over
+// gRPC: the OPA linked into authzbench (`opa run --server`) with authzbench's ext_authz plugin
+// (PluginName) serving the workload's decision on addr, and OPA's REST API on apiAddr, as it
+// listens beside OPA-Envoy. With a url, opa/extauthz measures a running ext_authz server,
+// OPA-Envoy's included, and launches nothing.
+func launchExtAuthz(ctx context.Context, s *kinds.ExtAuthzServer, w *workload.Workload, addr, apiAddr string) error {
+	_, policies, data, err := workloadFiles(ctx, s.Common(), w)
 	if err != nil {
 		return err
 	}
@@ -54,13 +32,13 @@ func (t *extAuthz) launch(ctx context.Context, w *workload.Workload, addr string
 		return err
 	}
 	path := strings.ReplaceAll(strings.TrimPrefix(w.Query, "data."), ".", "/")
-	args := []string{"run", "--server", "--addr", restAddr, "--log-level", t.Common().ServerLogLevel(),
+	args := []string{"run", "--server", "--addr", apiAddr, "--log-level", s.Common().ServerLogLevel(),
 		"--set", "plugins." + PluginName + ".addr=" + addr,
 		"--set", "plugins." + PluginName + ".path=" + path}
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
-	if f := t.LaunchTLS(); f != nil {
+	if f := s.LaunchTLS(); f != nil {
 		// The plugin's own TLS settings: OPA's --tls-cert-file would secure its REST API only.
 		settings := [][2]string{{"tls_cert_file", f.Cert}, {"tls_private_key_file", f.Key}}
 		if f.ClientCA != "" {
@@ -74,17 +52,9 @@ func (t *extAuthz) launch(ctx context.Context, w *workload.Workload, addr string
 			args = append(args, "--set", "plugins."+PluginName+"."+kv[0]+"="+file)
 		}
 	}
-	args = append(args, t.cfg.Args...)
+	args = append(args, s.Args()...)
 	args = append(args, runPaths(policies, data)...)
-	return t.Launch(ctx, "opa ext_authz server", addr, opa.Command(context.Background(), args...))
-}
-
-func (t *extAuthz) Info() kinds.Info {
-	info := t.BaseInfo("opa", version.Version)
-	if info.PID != 0 { // a server authzbench started
-		info.LogLevel = t.Common().ServerLogLevel()
-	}
-	return info
+	return s.Launch(ctx, "opa ext_authz server", addr, opa.Command(context.Background(), args...))
 }
 
 // setValue is a file's path as the value of OPA's --set: absolute, so that OPA neither reads it

@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,14 +24,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/authzbench/authzbench/internal/decisionserver"
 	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/extauthz"
 	"github.com/authzbench/authzbench/internal/tlsgen"
@@ -88,17 +86,8 @@ Flags:
 `, Arg, Path)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		// One line, the error first: whoever started the server reads its first error line.
-		fmt.Fprintf(stderr, "%s: %v (see authzbench %s --help)\n", Arg, err, Arg)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", Arg, fs.Args())
-		return 2
+	if code, ok := decisionserver.ParseFlags(fs, args, stderr, Arg); !ok {
+		return code
 	}
 	tlsConfig, err := secure.config()
 	if err != nil {
@@ -145,9 +134,8 @@ Flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var grpcServer *extauthz.Server
 	if grpcListener != nil {
-		grpcServer = extauthz.NewServer(ExtAuthz{Engine: engine}, extauthz.ServerOptions(grpcTLSConfig)...)
+		grpcServer := extauthz.NewServer(ExtAuthz{Engine: engine}, extauthz.ServerOptions(grpcTLSConfig)...)
 		grpcServer.SetServing(true)
 		go func() {
 			if err := grpcServer.Serve(grpcListener); err != nil {
@@ -155,22 +143,12 @@ Flags:
 				stop()
 			}
 		}()
-	}
-	go func() {
-		<-ctx.Done()
-		if grpcServer != nil {
+		go func() {
+			<-ctx.Done()
 			grpcServer.Stop(2 * time.Second)
-		}
-		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdown)
-	}()
-	serve := srv.Serve
-	if tlsConfig != nil {
-		// ServeTLS, not a TLS listener of our own: it offers HTTP/2 by ALPN as OPA's server does.
-		serve = func(l net.Listener) error { return srv.ServeTLS(l, "", "") }
+		}()
 	}
-	if err := serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := decisionserver.Serve(ctx, srv, l); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", Arg, err)
 		return 1
 	}
@@ -208,96 +186,31 @@ func (f tlsFlags) config() (*tls.Config, error) {
 
 // Handler answers decision and health requests for the engine.
 func Handler(e *cedarengine.Engine) http.Handler {
-	h := &handler{engine: e}
-	h.buffers.New = func() any { return new(bytes.Buffer) }
-	return h
-}
-
-type handler struct {
-	engine  *cedarengine.Engine
-	buffers sync.Pool
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case Path:
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, http.StatusMethodNotAllowed, "use POST")
-			return
+	return decisionserver.Handler(Path, maxBody, func(body []byte, answer *bytes.Buffer) (time.Duration, error) {
+		req, err := e.ParseRequest(body)
+		if err != nil {
+			return 0, err
 		}
-		h.decide(w, r)
-	case "/health":
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, "{}\n")
-	default:
-		writeError(w, http.StatusNotFound, "no such endpoint; decisions are at POST "+Path)
-	}
-}
-
-func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	buf := h.buffers.Get().(*bytes.Buffer)
-	defer h.buffers.Put(buf)
-	buf.Reset()
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
-		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
-		return
-	}
-	req, err := h.engine.ParseRequest(buf.Bytes())
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	evalStart := time.Now()
-	decision, diag := h.engine.Decide(&req)
-	evalNS := time.Since(evalStart).Nanoseconds()
-
-	buf.Reset()
-	buf.WriteString(`{"decision":"`)
-	buf.WriteString(decision.String())
-	buf.WriteString(`","reasons":[`)
-	for i, reason := range diag.Reasons {
-		if i > 0 {
-			buf.WriteByte(',')
+		start := time.Now()
+		decision, diag := e.Decide(&req)
+		eval := time.Since(start)
+		answer.WriteString(`"decision":"`)
+		answer.WriteString(decision.String())
+		answer.WriteString(`","reasons":[`)
+		for i, reason := range diag.Reasons {
+			if i > 0 {
+				answer.WriteByte(',')
+			}
+			decisionserver.WriteJSONString(answer, string(reason.PolicyID))
 		}
-		writeJSONString(buf, string(reason.PolicyID))
-	}
-	buf.WriteString(`],"errors":[`)
-	for i, e := range diag.Errors {
-		if i > 0 {
-			buf.WriteByte(',')
+		answer.WriteString(`],"errors":[`)
+		for i, e := range diag.Errors {
+			if i > 0 {
+				answer.WriteByte(',')
+			}
+			decisionserver.WriteJSONString(answer, string(e.PolicyID)+": "+e.Message)
 		}
-		writeJSONString(buf, string(e.PolicyID)+": "+e.Message)
-	}
-	buf.WriteByte(']')
-	if wantsMetrics(r) {
-		buf.WriteString(`,"metrics":{"timer_eval_ns":`)
-		buf.WriteString(strconv.FormatInt(evalNS, 10))
-		buf.WriteString(`,"timer_server_handler_ns":`)
-		buf.WriteString(strconv.FormatInt(time.Since(start).Nanoseconds(), 10))
-		buf.WriteByte('}')
-	}
-	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(buf.Bytes())
-}
-
-func wantsMetrics(r *http.Request) bool {
-	return r.URL.RawQuery != "" && strings.Contains(r.URL.RawQuery, "metrics=true")
-}
-
-func writeJSONString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always encodes
-	buf.Write(b)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	var buf bytes.Buffer
-	buf.WriteString(`{"error":`)
-	writeJSONString(&buf, msg)
-	buf.WriteString("}\n")
-	w.Write(buf.Bytes())
+		answer.WriteByte(']')
+		return eval, nil
+	})
 }
