@@ -140,6 +140,9 @@ type SUT struct {
 	// SpiceDB schema and relationships), and whether it was removed at the end; nil when it
 	// wrote nothing there.
 	Written *Written `json:"written,omitempty"`
+	// DecisionLogs is how the engine logged its decisions and where they went; nil when
+	// decision logging was off.
+	DecisionLogs *DecisionLogs `json:"decision_logs,omitempty"`
 }
 
 // Written is what a run wrote into a running server the user gave it, and what became of it:

@@ -1,0 +1,118 @@
+package opa
+
+import (
+	"context"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/verify"
+)
+
+// runLogged starts kind on the first n inputs of rbac with decision logging cfg, asks every
+// input rounds times, stops it and returns its decision log record.
+func runLogged(t *testing.T, kind string, cfg kinds.Config, n, rounds int) *result.DecisionLogs {
+	t.Helper()
+	w := builtin(t, "rbac", n)
+	tg, err := kinds.New(kind, kinds.Common{TempDir: t.TempDir()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Stop(context.Background()) })
+	d := tg.Worker()
+	for range rounds {
+		for i, in := range w.Inputs {
+			out := d.Decide(context.Background(), i)
+			if c := verify.Classify(in.Expect, out); c != verify.OK {
+				t.Fatalf("input %d: %s (%v)", i+1, verify.Name(c, out.Status), out.Err)
+			}
+		}
+	}
+	kinds.CloseDecider(d)
+	if err := tg.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := tg.Info().DecisionLogs
+	if r == nil || r.Account == nil {
+		t.Fatalf("no decision log account: %+v", r)
+	}
+	t.Logf("%s", r.Account)
+	return r
+}
+
+func TestSDKDecisionLogsHealthy(t *testing.T) {
+	cfg := &SDKConfig{DecisionLogConfig{DecisionLogs: logsService}}
+	r := runLogged(t, "opa/sdk", cfg, 50, 2)
+	a := r.Account
+	if a.Logged != 100 || a.Received+a.StillBuffered != 100 || a.Missing != 0 || a.Duplicated != 0 || a.Error != "" {
+		t.Errorf("account %s (error %q)", a, a.Error)
+	}
+}
+
+// Against the log service set to drop (OPA's own limits), fail and stall, every decision the
+// SDK logged is accounted for exactly: nothing missing, nothing twice, and each where OPA's
+// counters and the service say it went.
+func TestSDKDecisionLogsAccounted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   DecisionLogConfig
+		check func(t *testing.T, a *result.DecisionLogAccount)
+	}{
+		// OPA's event buffer holds 10 decisions; no upload runs during the decisions (the
+		// first delay is OPA's minimum), so all but the last 10 are dropped, and OPA counts
+		// each: the 10 are uploaded by the final flush.
+		{"drop by buffer", DecisionLogConfig{DecisionLogs: logsService, Buffer: bufferTypeEvent, BufferLimit: 10, MinDelay: 60, MaxDelay: 120},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 10 || a.DroppedBuffer != 90 || a.OPACounters[counterBuffer] != 90 {
+					t.Errorf("want 10 received and 90 dropped by buffer, got %s; OPA's counters %v", a, a.OPACounters)
+				}
+			}},
+		// At 5 decisions a second, the limiter's burst of 5 passes and the rest are dropped.
+		{"drop by rate", DecisionLogConfig{DecisionLogs: logsService, MaxPerSecond: 5, MinDelay: 60, MaxDelay: 120},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.DroppedRateLimit < 80 || a.Received+a.DroppedRateLimit != 100 {
+					t.Errorf("want most dropped by rate limit and the rest received, got %s", a)
+				}
+			}},
+		// A service answering 500 receives nothing: every decision is still in OPA's buffer
+		// after its final flush, retried in vain, and is drained after it.
+		{"fail", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceFailing), FlushTimeout: 1},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != 100 || a.Uploads.Refused == 0 {
+					t.Errorf("want 100 still buffered after refused uploads, got %s, uploads %+v", a, a.Uploads)
+				}
+			}},
+		// A service slower than OPA's final flush: the upload in flight at the end is
+		// abandoned by OPA, which keeps its decisions; they are drained after.
+		{"stall", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceSlow), Latency: "3s", FlushTimeout: 1, MinDelay: 60, MaxDelay: 120},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != 100 || a.Uploads.Abandoned == 0 {
+					t.Errorf("want 100 still buffered after an abandoned upload, got %s, uploads %+v", a, a.Uploads)
+				}
+			}},
+		{"down", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceDown), FlushTimeout: 1},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != 100 {
+					t.Errorf("want 100 still buffered, got %s", a)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runLogged(t, "opa/sdk", &SDKConfig{tc.cfg}, 50, 2)
+			a := r.Account
+			if a.Logged != 100 || a.Missing != 0 || a.Duplicated != 0 || a.Unexpected != 0 || a.Error != "" {
+				t.Errorf("want 100 logged, none missing or twice, got %s (error %q)", a, a.Error)
+			}
+			if sum := a.Received + a.DroppedRateLimit + a.DroppedBuffer + a.DroppedEither + a.StillBuffered + a.Missing; sum != a.Logged {
+				t.Errorf("the account adds up to %d, not the %d logged: %s", sum, a.Logged, a)
+			}
+			tc.check(t, a)
+		})
+	}
+}
