@@ -119,9 +119,9 @@ func (d *DecisionLogs) Describe() string {
 	}
 	how := d.Mode
 	if d.Service != "" {
-		how += ", service " + d.Service
+		how += " " + d.Service
 		if d.Latency != "" {
-			how += " " + d.Latency
+			how += " (" + d.Latency + " an upload)"
 		}
 	}
 	return fmt.Sprintf("decision logs (%s): %s", how, d.Account)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/plugins"
@@ -24,20 +25,13 @@ type DecisionLogConfig struct {
 	// DecisionLogs is where OPA logs decisions: console (OPA's console logger) or service (the
 	// log service inside authzbench); empty for none.
 	DecisionLogs string `yaml:"decision_logs"`
-	// Buffer is OPA's reporting.buffer_type: size (OPA's default) or event.
-	Buffer string `yaml:"decision_log_buffer"`
-	// BufferLimit is OPA's buffer_size_limit_bytes for the size buffer, buffer_size_limit_events
-	// for the event buffer.
-	BufferLimit int `yaml:"decision_log_buffer_limit"`
-	// MaxPerSecond is OPA's reporting.max_decisions_per_second.
-	MaxPerSecond int `yaml:"decision_log_max_per_second"`
+	// Reporting are OPA's decision_logs.reporting settings as KEY=VALUE, by OPA's own keys
+	// (buffer_type=event, buffer_size_limit_events=1000, max_decisions_per_second=100,
+	// upload_size_limit_bytes, min_delay_seconds, max_delay_seconds, buffer_size_limit_bytes),
+	// passed through to OPA.
+	Reporting []string `yaml:"decision_log_reporting"`
 	// Mask is OPA's mask_decision, the path of the masking policy.
 	Mask string `yaml:"decision_log_mask"`
-	// UploadLimit is OPA's reporting.upload_size_limit_bytes.
-	UploadLimit int `yaml:"decision_log_upload_limit"`
-	// MinDelay and MaxDelay are OPA's reporting.min_delay_seconds and max_delay_seconds.
-	MinDelay int `yaml:"decision_log_min_delay"`
-	MaxDelay int `yaml:"decision_log_max_delay"`
 	// Service is how the log service answers: healthy (default), slow, failing or down.
 	Service string `yaml:"decision_log_service"`
 	// Latency is a slow service's latency per upload ("200ms").
@@ -64,13 +58,8 @@ func init() {
 	type decl struct{ key, flag, help string }
 	for _, d := range []decl{
 		{"decision_logs", "decision-logs", "log every decision of {kinds}: console (OPA's console logger) or service (OPA uploads to a log service inside authzbench, which accounts for every decision); off by default"},
-		{"decision_log_buffer", "decision-log-buffer", "OPA's decision log buffer_type: size (OPA's default) or event"},
-		{"decision_log_buffer_limit", "decision-log-buffer-limit", "OPA's decision log buffer limit: buffer_size_limit_bytes (size buffer) or buffer_size_limit_events (event buffer)"},
-		{"decision_log_max_per_second", "decision-log-max-per-second", "OPA's decision log max_decisions_per_second"},
+		{"decision_log_reporting", "decision-log-reporting", "OPA's decision_logs.reporting setting KEY=VALUE, by OPA's keys, repeatable: buffer_type=size|event, buffer_size_limit_bytes, buffer_size_limit_events, max_decisions_per_second, upload_size_limit_bytes, min_delay_seconds, max_delay_seconds"},
 		{"decision_log_mask", "decision-log-mask", "OPA's decision log mask_decision: the path of the masking policy (/system/log/mask by default)"},
-		{"decision_log_upload_limit", "decision-log-upload-limit", "OPA's decision log upload_size_limit_bytes"},
-		{"decision_log_min_delay", "decision-log-min-delay", "OPA's decision log min_delay_seconds (with --decision-log-max-delay)"},
-		{"decision_log_max_delay", "decision-log-max-delay", "OPA's decision log max_delay_seconds (with --decision-log-min-delay)"},
 		{"decision_log_service", "decision-log-service", "how the log service inside authzbench answers OPA's uploads: healthy, slow (--decision-log-latency per upload), failing (HTTP 500) or down (nothing listening)"},
 		{"decision_log_latency", "decision-log-latency", "a slow log service's latency per upload (200ms)"},
 		{"decision_log_service_addr", "decision-log-service-addr", "where the log service inside authzbench listens, a loopback address (a free port by default)"},
@@ -98,33 +87,38 @@ func (c *DecisionLogConfig) flushTimeout() int {
 	return c.FlushTimeout
 }
 
+// reportingKeys are the keys of OPA's decision_logs.reporting (plugins/logs ReportingConfig).
+var reportingKeys = []string{"buffer_type", "buffer_size_limit_bytes", "buffer_size_limit_events", "upload_size_limit_bytes",
+	"min_delay_seconds", "max_delay_seconds", "max_decisions_per_second", "trigger"}
+
+// reporting reads the KEY=VALUE settings: a number as a JSON number, anything else as a string,
+// for OPA's parser to take or refuse. A key OPA does not have is refused here: OPA would ignore
+// it without a word.
+func (c *DecisionLogConfig) reporting() (map[string]any, error) {
+	out := map[string]any{}
+	for _, kv := range c.Reporting {
+		key, value, ok := strings.Cut(kv, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return nil, fmt.Errorf("%q: want KEY=VALUE, such as buffer_type=event", kv)
+		}
+		if !slices.Contains(reportingKeys, key) {
+			return nil, fmt.Errorf("%q: OPA's decision_logs.reporting has no %s; it has %s", kv, key, strings.Join(reportingKeys, ", "))
+		}
+		var n json.Number
+		if err := json.Unmarshal([]byte(value), &n); err == nil {
+			out[key] = n
+		} else {
+			out[key] = value
+		}
+	}
+	return out, nil
+}
+
 // opaSettings are OPA's decision_logs settings the user gave, by OPA's keys, for the result.
 func (c *DecisionLogConfig) opaSettings() map[string]any {
 	s := map[string]any{}
-	reporting := map[string]any{}
-	if c.Buffer != "" {
-		reporting["buffer_type"] = c.Buffer
-	}
-	if c.BufferLimit != 0 {
-		if c.Buffer == bufferTypeEvent {
-			reporting["buffer_size_limit_events"] = c.BufferLimit
-		} else {
-			reporting["buffer_size_limit_bytes"] = c.BufferLimit
-		}
-	}
-	if c.MaxPerSecond != 0 {
-		reporting["max_decisions_per_second"] = c.MaxPerSecond
-	}
-	if c.UploadLimit != 0 {
-		reporting["upload_size_limit_bytes"] = c.UploadLimit
-	}
-	if c.MinDelay != 0 {
-		reporting["min_delay_seconds"] = c.MinDelay
-	}
-	if c.MaxDelay != 0 {
-		reporting["max_delay_seconds"] = c.MaxDelay
-	}
-	if len(reporting) > 0 {
+	if reporting, err := c.reporting(); err == nil && len(reporting) > 0 { // checked before
 		s["reporting"] = reporting
 	}
 	if c.Mask != "" {
@@ -190,11 +184,9 @@ func (c *DecisionLogConfig) Check() error {
 	if c.FlushTimeout < 0 || c.FlushTimeout > maxFlushTimeout {
 		bad("decision_log_flush_timeout", "%d: want 1 to %d seconds", c.FlushTimeout, maxFlushTimeout)
 	}
-	for key, v := range map[string]int{"decision_log_buffer_limit": c.BufferLimit, "decision_log_max_per_second": c.MaxPerSecond,
-		"decision_log_upload_limit": c.UploadLimit, "decision_log_min_delay": c.MinDelay, "decision_log_max_delay": c.MaxDelay} {
-		if v < 0 {
-			bad(key, "%d: OPA takes no negative value", v)
-		}
+	if _, err := c.reporting(); err != nil {
+		bad("decision_log_reporting", "%v", err)
+		return errors.Join(errs...)
 	}
 	// OPA's own parser, as `opa run` reads the configuration: what it refuses is refused here,
 	// in its words.
@@ -235,10 +227,9 @@ func (c *DecisionLogConfig) given(key string) bool {
 
 // givenWithout is a decision log setting given without decision logs; empty when none is.
 func (c *DecisionLogConfig) givenWithout() string {
-	for key, given := range map[string]bool{"decision_log_buffer": c.Buffer != "", "decision_log_buffer_limit": c.BufferLimit != 0,
-		"decision_log_max_per_second": c.MaxPerSecond != 0, "decision_log_mask": c.Mask != "", "decision_log_upload_limit": c.UploadLimit != 0,
-		"decision_log_min_delay": c.MinDelay != 0, "decision_log_max_delay": c.MaxDelay != 0, "decision_log_service": c.Service != "",
-		"decision_log_latency": c.Latency != "", "decision_log_service_addr": c.ServiceAddr != "", "decision_log_flush_timeout": c.FlushTimeout != 0} {
+	for key, given := range map[string]bool{"decision_log_reporting": len(c.Reporting) > 0, "decision_log_mask": c.Mask != "",
+		"decision_log_service": c.Service != "", "decision_log_latency": c.Latency != "", "decision_log_service_addr": c.ServiceAddr != "",
+		"decision_log_flush_timeout": c.FlushTimeout != 0} {
 		if given {
 			return key
 		}
@@ -335,4 +326,22 @@ func (d *decisionLogging) info() *result.DecisionLogs {
 		return d.done
 	}
 	return d.record()
+}
+
+// checkLoggedServer refuses decision logging where authzbench cannot configure OPA's: a server
+// it does not start (url), an opa binary of another build (opa_bin), which has no count plugin
+// to account with, or replicas, each of which would log on its own.
+func checkLoggedServer(c *DecisionLogConfig, url, opaBin string, replicas int) error {
+	if !c.on() {
+		return c.Check()
+	}
+	var errs []error
+	for key, given := range map[string]bool{"url": url != "", "opa_bin": opaBin != "", "replicas": replicas > 1} {
+		if given {
+			errs = append(errs, kinds.NewOptionError("decision_logs", func(n func(string) string) string {
+				return fmt.Sprintf("%s configures the OPA linked into authzbench, started alone: not with %s", n("decision_logs"), n(key))
+			}))
+		}
+	}
+	return errors.Join(append(errs, c.Check())...)
 }

@@ -13,7 +13,13 @@ import (
 // input rounds times, stops it and returns its decision log record.
 func runLogged(t *testing.T, kind string, cfg kinds.Config, n, rounds int) *result.DecisionLogs {
 	t.Helper()
-	w := builtin(t, "rbac", n)
+	return runLoggedOn(t, kind, "rbac", cfg, n, rounds)
+}
+
+// runLoggedOn is runLogged on the built-in workload name.
+func runLoggedOn(t *testing.T, kind, name string, cfg kinds.Config, n, rounds int) *result.DecisionLogs {
+	t.Helper()
+	w := builtin(t, name, n)
 	tg, err := kinds.New(kind, kinds.Common{TempDir: t.TempDir()}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -67,14 +73,14 @@ func TestSDKDecisionLogsAccounted(t *testing.T) {
 		// OPA's event buffer holds 10 decisions; no upload runs during the decisions (the
 		// first delay is OPA's minimum), so all but the last 10 are dropped, and OPA counts
 		// each: the 10 are uploaded by the final flush.
-		{"drop by buffer", DecisionLogConfig{DecisionLogs: logsService, Buffer: bufferTypeEvent, BufferLimit: 10, MinDelay: 60, MaxDelay: 120},
+		{"drop by buffer", DecisionLogConfig{DecisionLogs: logsService, Reporting: eventBufferOf10},
 			func(t *testing.T, a *result.DecisionLogAccount) {
 				if a.Received != 10 || a.DroppedBuffer != 90 || a.OPACounters[counterBuffer] != 90 {
 					t.Errorf("want 10 received and 90 dropped by buffer, got %s; OPA's counters %v", a, a.OPACounters)
 				}
 			}},
 		// At 5 decisions a second, the limiter's burst of 5 passes and the rest are dropped.
-		{"drop by rate", DecisionLogConfig{DecisionLogs: logsService, MaxPerSecond: 5, MinDelay: 60, MaxDelay: 120},
+		{"drop by rate", DecisionLogConfig{DecisionLogs: logsService, Reporting: []string{"max_decisions_per_second=5", "min_delay_seconds=60", "max_delay_seconds=120"}},
 			func(t *testing.T, a *result.DecisionLogAccount) {
 				if a.DroppedRateLimit < 80 || a.Received+a.DroppedRateLimit != 100 {
 					t.Errorf("want most dropped by rate limit and the rest received, got %s", a)
@@ -90,7 +96,7 @@ func TestSDKDecisionLogsAccounted(t *testing.T) {
 			}},
 		// A service slower than OPA's final flush: the upload in flight at the end is
 		// abandoned by OPA, which keeps its decisions; they are drained after.
-		{"stall", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceSlow), Latency: "3s", FlushTimeout: 1, MinDelay: 60, MaxDelay: 120},
+		{"stall", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceSlow), Latency: "3s", FlushTimeout: 1, Reporting: []string{"min_delay_seconds=60", "max_delay_seconds=120"}},
 			func(t *testing.T, a *result.DecisionLogAccount) {
 				if a.Received != 0 || a.StillBuffered != 100 || a.Uploads.Abandoned == 0 {
 					t.Errorf("want 100 still buffered after an abandoned upload, got %s, uploads %+v", a, a.Uploads)
@@ -116,3 +122,50 @@ func TestSDKDecisionLogsAccounted(t *testing.T) {
 		})
 	}
 }
+
+// OPA's server, started by authzbench with decision logging, accounts for every decision the
+// same way at its stop (SIGTERM): what OPA's REST API logged, and what authzbench's ext_authz
+// plugin logged as OPA-Envoy does.
+func TestServedDecisionLogsAccounted(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind, workload string
+		cfg                  kinds.Config
+		check                func(t *testing.T, a *result.DecisionLogAccount)
+	}{
+		{"server healthy", "opa/server", "rbac", &ServerConfig{DecisionLogConfig: DecisionLogConfig{DecisionLogs: logsService}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != a.Logged {
+					t.Errorf("want every decision received, got %s", a)
+				}
+			}},
+		{"server failing", "opa/server", "rbac", &ServerConfig{DecisionLogConfig: DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceFailing), FlushTimeout: 1}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != a.Logged {
+					t.Errorf("want every decision still buffered, got %s", a)
+				}
+			}},
+		{"extauthz drop by buffer", "opa/extauthz", "envoy", &ExtAuthzConfig{DecisionLogConfig: DecisionLogConfig{DecisionLogs: logsService, Reporting: eventBufferOf10}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 10 || a.DroppedBuffer != a.Logged-10 {
+					t.Errorf("want 10 received, the rest dropped by buffer, got %s", a)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runLoggedOn(t, tc.kind, tc.workload, tc.cfg, 50, 2)
+			a := r.Account
+			// OPA also logs the checks authzbench's start sent to see the server answer (the
+			// ext_authz target's probe), so at least the 100 asked.
+			if a.Logged < 100 || a.Logged > 110 || a.Missing != 0 || a.Duplicated != 0 || a.Unexpected != 0 || a.Error != "" {
+				t.Errorf("want the 100 asked logged, none missing or twice, got %s (error %q)", a, a.Error)
+			}
+			if sum := a.Received + a.DroppedRateLimit + a.DroppedBuffer + a.DroppedEither + a.StillBuffered + a.Missing; sum != a.Logged {
+				t.Errorf("the account adds up to %d, not the %d logged: %s", sum, a.Logged, a)
+			}
+			tc.check(t, a)
+		})
+	}
+}
+
+// eventBufferOf10 is OPA's event buffer holding 10 decisions, uploaded no sooner than a minute.
+var eventBufferOf10 = []string{"buffer_type=event", "buffer_size_limit_events=10", "min_delay_seconds=60", "max_delay_seconds=120"}

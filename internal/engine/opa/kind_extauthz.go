@@ -2,6 +2,7 @@ package opa
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -16,11 +17,22 @@ import (
 func init() {
 	kinds.Register(kinds.Kind{Name: "opa/extauthz", Engine: "opa", Placement: kinds.LaunchedServer, LoadsPolicy: true, Order: 35,
 		Takes:     kinds.TakesCheckRequests,
-		NewConfig: func() kinds.Config { return &kinds.ExtAuthzConfig{} },
+		NewConfig: func() kinds.Config { return &ExtAuthzConfig{} },
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
-			cfg := c.(*kinds.ExtAuthzConfig)
-			return &extAuthz{ExtAuthzServer: kinds.NewExtAuthzServer(common, cfg), cfg: cfg}
+			cfg := c.(*ExtAuthzConfig)
+			return &extAuthz{ExtAuthzServer: kinds.NewExtAuthzServer(common, &cfg.ExtAuthzConfig), cfg: &cfg.ExtAuthzConfig, logs: &cfg.DecisionLogConfig}
 		}})
+}
+
+// ExtAuthzConfig is opa/extauthz's settings: the ext_authz server's, and OPA's decision logging,
+// which the ext_authz plugin calls as OPA-Envoy's does.
+type ExtAuthzConfig struct {
+	kinds.ExtAuthzConfig `yaml:",inline"`
+	DecisionLogConfig    `yaml:",inline"`
+}
+
+func (c *ExtAuthzConfig) Check() error {
+	return errors.Join(c.ExtAuthzConfig.Check(), checkLoggedServer(&c.DecisionLogConfig, c.URL, "", 0))
 }
 
 // extAuthz drives OPA as Envoy does through OPA-Envoy: Envoy's ext_authz Check over gRPC.
@@ -29,7 +41,9 @@ func init() {
 // it measures a running ext_authz server, OPA-Envoy's included.
 type extAuthz struct {
 	*kinds.ExtAuthzServer
-	cfg *kinds.ExtAuthzConfig
+	cfg     *kinds.ExtAuthzConfig
+	logs    *DecisionLogConfig
+	logging *decisionLogging
 }
 
 func (t *extAuthz) Start(ctx context.Context, w *workload.Workload) error {
@@ -37,7 +51,7 @@ func (t *extAuthz) Start(ctx context.Context, w *workload.Workload) error {
 }
 
 func (t *extAuthz) launch(ctx context.Context, w *workload.Workload, addr string) error {
-	_, policies, data, err := workloadFiles(ctx, t.Common(), w)
+	dir, policies, data, err := workloadFiles(ctx, t.Common(), w)
 	if err != nil {
 		return err
 	}
@@ -74,9 +88,27 @@ func (t *extAuthz) launch(ctx context.Context, w *workload.Workload, addr string
 			args = append(args, "--set", "plugins."+PluginName+"."+kv[0]+"="+file)
 		}
 	}
+	if t.logging, err = startDecisionLogging(t.logs); err != nil {
+		return err
+	}
+	if t.logging != nil {
+		logArgs, err := t.logging.args(dir)
+		if err != nil {
+			return err
+		}
+		args = append(args, logArgs...)
+	}
 	args = append(args, t.cfg.Args...)
 	args = append(args, runPaths(policies, data)...)
 	return t.Launch(ctx, "opa ext_authz server", addr, opa.Command(context.Background(), args...))
+}
+
+// Stop stops OPA, whose decision logger flushes at its stop, then takes the decision log
+// account.
+func (t *extAuthz) Stop(ctx context.Context) error {
+	err := t.ExtAuthzServer.Stop(ctx)
+	t.logging.finish()
+	return err
 }
 
 func (t *extAuthz) Info() kinds.Info {
@@ -84,6 +116,7 @@ func (t *extAuthz) Info() kinds.Info {
 	if info.PID != 0 { // a server authzbench started
 		info.LogLevel = t.Common().ServerLogLevel()
 	}
+	info.DecisionLogs = t.logging.info()
 	return info
 }
 

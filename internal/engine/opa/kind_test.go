@@ -224,7 +224,7 @@ func TestExtAuthzOverTLS(t *testing.T) {
 		mode string
 	}{{kinds.TLSServer{TLS: true}, "tls"}, {kinds.TLSServer{MTLS: true}, "mtls"}} {
 		t.Run(tc.mode, func(t *testing.T) {
-			tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &kinds.ExtAuthzConfig{ServerConfig: kinds.ServerConfig{TLSServer: tc.tls}}, w)
+			tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &ExtAuthzConfig{ExtAuthzConfig: kinds.ExtAuthzConfig{ServerConfig: kinds.ServerConfig{TLSServer: tc.tls}}}, w)
 			if classes, outs := decideAll(t, w, tg.Worker()); classes["ok"] != len(w.Inputs) {
 				t.Fatalf("classes %v, want %d ok; first: %v", classes, len(w.Inputs), outs[0].Err)
 			}
@@ -251,7 +251,7 @@ func TestExtAuthzOwnCertificates(t *testing.T) {
 	}
 	own := kinds.ServerConfig{TLSServer: kinds.TLSServer{MTLS: true, ServerCert: set.ServerCert, ServerKey: set.ServerKey},
 		TLSClient: kinds.TLSClient{CACert: set.CACert, Cert: set.ClientCert, Key: set.ClientKey}}
-	tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &kinds.ExtAuthzConfig{ServerConfig: own}, w)
+	tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &ExtAuthzConfig{ExtAuthzConfig: kinds.ExtAuthzConfig{ServerConfig: own}}, w)
 	if classes, outs := decideAll(t, w, tg.Worker()); classes["ok"] != len(w.Inputs) {
 		t.Fatalf("classes %v, want %d ok; first: %v", classes, len(w.Inputs), outs[0].Err)
 	}
