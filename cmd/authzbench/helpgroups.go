@@ -135,7 +135,9 @@ func serversGroup() flagGroup {
 	return flagGroup{title: "Servers", intro: "those authzbench starts, or the running one --url names",
 		flags: []string{"url", "opa-bin"},
 		more: []string{"replicas", "port", "sut-arg", "log-level", "server-metrics", "no-reuse", "grpc-connections",
-			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written"}}
+			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written",
+			"decision-logs", "decision-log-reporting", "decision-log-mask", "decision-log-service", "decision-log-latency",
+			"decision-log-service-addr", "decision-log-flush-timeout"}}
 }
 
 // tlsGroup are the target options of TLS and HTTP/2; each names the targets that take it.

@@ -412,6 +412,7 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	progress := newProgressLine(stderr, f.noProgress)
 	opts.Progress = progress.show
 	opts.Warn = func(w string) { fmt.Fprintf(stderr, "authzbench: warning: %s\n", w) }
+	opts.Note = func(n string) { fmt.Fprintf(stderr, "authzbench: %s\n", n) }
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
 		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
 	runErr := bench.Execute(ctx, resolved, opts, doc)

@@ -41,6 +41,9 @@ type Options struct {
 	// Warn, when set, is told what in the user's files was read in a way they may not have
 	// meant, before any load starts.
 	Warn func(string)
+	// Note, when set, is told what a run observed beside its figures that the user should see
+	// at once: where the decisions an engine logged went.
+	Note func(string)
 	// StartAt, when set, holds the first turn's load until that instant (--start-at), so that
 	// the shards of a scenario on several generators start together.
 	StartAt time.Time
@@ -472,6 +475,20 @@ func (sl *slot) finish(reps int, err error) {
 			sl.run.SUT.Written = w
 			if w.RemoveError != "" && sl.o.Warn != nil {
 				sl.o.Warn(fmt.Sprintf("target %s: %s is left in the server at %s: removing it failed: %s", sl.ref.Name, w.What, sl.run.SUT.URL, w.RemoveError))
+			}
+		}
+		// Where the decisions the engine logged went is known only once it stopped (it
+		// flushes at its stop): the result records it, the terminal says it, and a decision
+		// missing or received twice is a finding.
+		if d := sl.tg.Info().DecisionLogs; d != nil {
+			sl.run.SUT.DecisionLogs = d
+			if d.Account != nil && sl.o.Note != nil {
+				sl.o.Note(fmt.Sprintf("target %s, workload %s: %s", sl.ref.Name, sl.w.Name, d.Describe()))
+			}
+			if d.Account != nil && sl.o.Warn != nil {
+				for _, f := range d.Account.Findings() {
+					sl.o.Warn(fmt.Sprintf("target %s, workload %s: finding: %s", sl.ref.Name, sl.w.Name, f))
+				}
 			}
 		}
 	}

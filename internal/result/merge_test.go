@@ -320,10 +320,20 @@ func remeasuredRepetitions(reps []Repetition) []Repetition {
 // summaries but not in its repetitions' histograms, as files written before 2026-11-23 noon do.
 func keptAsPercentiles(doc *Document) bool {
 	for _, r := range doc.Runs {
+		// A repetition whose connections all opened in the warm-up has no connect times of its
+		// own, in a file of today too: only a run none of whose repetitions has them was
+		// written before they were stored.
+		connectHDRs := 0
 		for _, rep := range r.Repetitions {
-			if (r.Summary.Server != nil && rep.ServerEvalHDR == "") || (r.Summary.Connections != nil && r.Summary.Connections.Opened > 0 && rep.ConnectHDR == "") {
+			if r.Summary.Server != nil && rep.ServerEvalHDR == "" {
 				return true
 			}
+			if rep.ConnectHDR != "" {
+				connectHDRs++
+			}
+		}
+		if r.Summary.Connections != nil && r.Summary.Connections.Opened > 0 && connectHDRs == 0 {
+			return true
 		}
 	}
 	return false

@@ -140,6 +140,9 @@ type SUT struct {
 	// SpiceDB schema and relationships), and whether it was removed at the end; nil when it
 	// wrote nothing there.
 	Written *Written `json:"written,omitempty"`
+	// DecisionLogs is how the engine logged its decisions and where they went; nil when
+	// decision logging was off.
+	DecisionLogs *DecisionLogs `json:"decision_logs,omitempty"`
 }
 
 // Written is what a run wrote into a running server the user gave it, and what became of it:
@@ -192,7 +195,8 @@ const (
 // placements were recorded, in-process for a target named */inproc and "" (unknown) otherwise.
 // Label names the run's target as a table shows it: the kind, its TLS mode when it spoke TLS,
 // and h2 (over TLS) or h2c (in clear) when it spoke HTTP/2, with Nconns when its workers shared N
-// HTTP/2 connections rather than one, so that one kind measured in several modes
+// HTTP/2 connections rather than one, and logs:MODE when it logged its decisions, so that one
+// kind measured in several modes
 // (experiments/tls.yaml, experiments/http2.yaml) reads as several rows. A replicated server
 // reads as the kind and its replicas ("opa/server ×2"): one row per replica count in a replica
 // sweep.
@@ -214,6 +218,13 @@ func (r *Run) Label() string {
 	}
 	if k := len(r.SUT.Replicas); k > 1 {
 		label += fmt.Sprintf(" ×%d", k)
+	}
+	if d := r.SUT.DecisionLogs; d != nil {
+		// One word: where the decisions were logged, and a log service that was not healthy.
+		label += " logs:" + d.Mode
+		if d.Service != "" && d.Service != "healthy" {
+			label += "-" + d.Service
+		}
 	}
 	return label
 }

@@ -21,7 +21,7 @@ func init() {
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			cfg := c.(*ServerConfig)
 			return &server{Server: kinds.NewServer(common, Engine, &cfg.ServerConfig, kinds.WithHTTP2(&cfg.HTTP2Config), kinds.WithReplicas(cfg.Replicas)),
-				cfg: &cfg.ServerConfig, opaBin: cfg.OPABin}
+				cfg: &cfg.ServerConfig, opaBin: cfg.OPABin, logs: &cfg.DecisionLogConfig}
 		}})
 }
 
@@ -32,6 +32,8 @@ type ServerConfig struct {
 	kinds.Replication  `yaml:",inline"`
 	// OPABin runs this opa binary instead of the OPA linked into authzbench.
 	OPABin string `yaml:"opa_bin"`
+	// DecisionLogConfig is OPA's decision logging, off by default.
+	DecisionLogConfig `yaml:",inline"`
 }
 
 // Check takes every TLS mode, mtls_authz included: OPA's own authorization policy
@@ -41,6 +43,7 @@ func (c *ServerConfig) Check() error {
 	if c.URL != "" && c.OPABin != "" {
 		errs = append(errs, errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
 	}
+	errs = append(errs, checkLoggedServer(&c.DecisionLogConfig, c.URL, c.OPABin, c.Replicas))
 	return errors.Join(errs...)
 }
 
@@ -54,6 +57,8 @@ type server struct {
 	version string
 	// admitted are the identities mtls_authz's policy admits, recorded with the run.
 	admitted []string
+	logs     *DecisionLogConfig
+	logging  *decisionLogging
 }
 
 func (t *server) Start(ctx context.Context, w *workload.Workload) error {
@@ -88,6 +93,11 @@ func (t *server) launch(ctx context.Context, w *workload.Workload) error {
 		// OPA serves h2c only when asked; over TLS, Go's server offers h2 by ALPN itself.
 		args = append(args, "--h2c")
 	}
+	logArgs, err := t.startLogging(dir)
+	if err != nil {
+		return err
+	}
+	args = append(args, logArgs...)
 	args = append(args, t.cfg.Args...)
 	args = append(args, runPaths(policies, data)...)
 	opa, err := opaCommand(t.opaBin)
@@ -140,7 +150,26 @@ func (t *server) Info() kinds.Info {
 	if info.TLS != nil && t.cfg.MTLSAuthz {
 		info.TLS.Admitted = t.admitted
 	}
+	info.DecisionLogs = t.logging.info()
 	return info
+}
+
+// startLogging starts the log service when decision logging is asked for, and returns OPA's
+// arguments for it.
+func (t *server) startLogging(dir string) ([]string, error) {
+	var err error
+	if t.logging, err = startDecisionLogging(t.logs); err != nil || t.logging == nil {
+		return nil, err
+	}
+	return t.logging.args(dir)
+}
+
+// Stop stops OPA, whose decision logger flushes at its stop, then takes the decision log
+// account.
+func (t *server) Stop(ctx context.Context) error {
+	err := t.Server.Stop(ctx)
+	t.logging.finish()
+	return err
 }
 
 // opaCommand is the OPA command line to run: the opa binary at bin, or the OPA linked into

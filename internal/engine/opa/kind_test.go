@@ -89,12 +89,12 @@ func TestKindsPlacement(t *testing.T) {
 	}
 }
 
-// opa/server's settings take every served option and opa_bin; opa_bin's help and mtls_authz's
+// opa/server's settings take every served option, opa_bin and the decision log keys; opa_bin's help and mtls_authz's
 // name the kinds that take them, from the registry; opa_bin with url is refused, from a scenario
 // (Check) and from the command line (CheckGiven), as --sut-arg is.
 func TestServerSettings(t *testing.T) {
 	c := &ServerConfig{}
-	if got, want := strings.Join(kinds.OptionKeys(c), ","), "cacert,cert,http2,http2_connections,insecure,key,mtls,mtls_admit,mtls_authz,opa_bin,port,replicas,server_cert,server_key,sut_args,tls,url"; got != want {
+	if got, want := strings.Join(kinds.OptionKeys(c), ","), "cacert,cert,decision_log_flush_timeout,decision_log_latency,decision_log_mask,decision_log_reporting,decision_log_service,decision_log_service_addr,decision_logs,http2,http2_connections,insecure,key,mtls,mtls_admit,mtls_authz,opa_bin,port,replicas,server_cert,server_key,sut_args,tls,url"; got != want {
 		t.Errorf("keys %s, want %s", got, want)
 	}
 	if _, err := kinds.SetOptions(c, map[string]any{"opa_bin": "/usr/bin/opa", "port": 8181}); err != nil || c.OPABin != "/usr/bin/opa" || c.Port != 8181 {
@@ -224,7 +224,7 @@ func TestExtAuthzOverTLS(t *testing.T) {
 		mode string
 	}{{kinds.TLSServer{TLS: true}, "tls"}, {kinds.TLSServer{MTLS: true}, "mtls"}} {
 		t.Run(tc.mode, func(t *testing.T) {
-			tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &kinds.ExtAuthzConfig{ServerConfig: kinds.ServerConfig{TLSServer: tc.tls}}, w)
+			tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &ExtAuthzConfig{ExtAuthzConfig: kinds.ExtAuthzConfig{ServerConfig: kinds.ServerConfig{TLSServer: tc.tls}}}, w)
 			if classes, outs := decideAll(t, w, tg.Worker()); classes["ok"] != len(w.Inputs) {
 				t.Fatalf("classes %v, want %d ok; first: %v", classes, len(w.Inputs), outs[0].Err)
 			}
@@ -251,7 +251,7 @@ func TestExtAuthzOwnCertificates(t *testing.T) {
 	}
 	own := kinds.ServerConfig{TLSServer: kinds.TLSServer{MTLS: true, ServerCert: set.ServerCert, ServerKey: set.ServerKey},
 		TLSClient: kinds.TLSClient{CACert: set.CACert, Cert: set.ClientCert, Key: set.ClientKey}}
-	tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &kinds.ExtAuthzConfig{ServerConfig: own}, w)
+	tg := startTarget(t, "opa/extauthz", kinds.Common{TempDir: t.TempDir()}, &ExtAuthzConfig{ExtAuthzConfig: kinds.ExtAuthzConfig{ServerConfig: own}}, w)
 	if classes, outs := decideAll(t, w, tg.Worker()); classes["ok"] != len(w.Inputs) {
 		t.Fatalf("classes %v, want %d ok; first: %v", classes, len(w.Inputs), outs[0].Err)
 	}

@@ -14,6 +14,7 @@ import (
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/plugins"
+	"github.com/open-policy-agent/opa/v1/plugins/logs"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/runtime"
 	"github.com/open-policy-agent/opa/v1/storage"
@@ -233,21 +234,31 @@ func (p *opaPlugin) Decide(ctx context.Context, req *authv3.CheckRequest) (extau
 	if err != nil {
 		return extauthz.Decision{}, 0, status.Error(codes.InvalidArgument, err.Error())
 	}
-	query := p.cfg.Load().query
+	cfg := p.cfg.Load()
+	query := cfg.query
+	if lp := logs.Lookup(p.manager); lp != nil {
+		return p.decideLogged(ctx, lp, pq, cfg, input)
+	}
 	start := time.Now()
 	rs, err := pq.Eval(ctx, rego.EvalInput(input))
 	evalNS := time.Since(start).Nanoseconds()
+	d, err := decisionOf(query, rs, err)
+	return d, evalNS, err
+}
+
+// decisionOf reads the decision of query from its evaluation.
+func decisionOf(query string, rs rego.ResultSet, err error) (extauthz.Decision, error) {
 	if err != nil {
-		return extauthz.Decision{}, evalNS, status.Errorf(codes.Internal, "evaluate %s: %v", query, err)
+		return extauthz.Decision{}, status.Errorf(codes.Internal, "evaluate %s: %v", query, err)
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		return extauthz.Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s is undefined", query)
+		return extauthz.Decision{}, status.Errorf(codes.FailedPrecondition, "decision %s is undefined", query)
 	}
 	d, err := readDecision(rs[0].Expressions[0].Value)
 	if err != nil {
-		return extauthz.Decision{}, evalNS, status.Errorf(codes.FailedPrecondition, "decision %s: %v", query, err)
+		return extauthz.Decision{}, status.Errorf(codes.FailedPrecondition, "decision %s: %v", query, err)
 	}
-	return d, evalNS, nil
+	return d, nil
 }
 
 // readDecision reads a policy's decision as OPA-Envoy does: a boolean, or an object with a

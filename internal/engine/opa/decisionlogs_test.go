@@ -1,0 +1,214 @@
+package opa
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/verify"
+)
+
+// runLogged starts kind on the first n inputs of rbac with decision logging cfg, asks every
+// input rounds times, stops it and returns its decision log record.
+func runLogged(t *testing.T, kind string, cfg kinds.Config, n, rounds int) *result.DecisionLogs {
+	t.Helper()
+	return runLoggedOn(t, kind, "rbac", cfg, n, rounds)
+}
+
+// runLoggedOn is runLogged on the built-in workload name.
+func runLoggedOn(t *testing.T, kind, name string, cfg kinds.Config, n, rounds int) *result.DecisionLogs {
+	t.Helper()
+	w := builtin(t, name, n)
+	tg, err := kinds.New(kind, kinds.Common{TempDir: t.TempDir()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Stop(context.Background()) })
+	d := tg.Worker()
+	for range rounds {
+		for i, in := range w.Inputs {
+			out := d.Decide(context.Background(), i)
+			if c := verify.Classify(in.Expect, out); c != verify.OK {
+				t.Fatalf("input %d: %s (%v)", i+1, verify.Name(c, out.Status), out.Err)
+			}
+		}
+	}
+	kinds.CloseDecider(d)
+	if err := tg.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := tg.Info().DecisionLogs
+	if r == nil || r.Account == nil {
+		t.Fatalf("no decision log account: %+v", r)
+	}
+	t.Logf("%s", r.Account)
+	return r
+}
+
+func TestSDKDecisionLogsHealthy(t *testing.T) {
+	cfg := &SDKConfig{DecisionLogConfig{DecisionLogs: logsService}}
+	r := runLogged(t, "opa/sdk", cfg, 50, 2)
+	a := r.Account
+	if a.Logged != 100 || a.Received+a.StillBuffered != 100 || a.Missing != 0 || a.Duplicated != 0 || a.Error != "" {
+		t.Errorf("account %s (error %q)", a, a.Error)
+	}
+}
+
+// Against the log service set to drop (OPA's own limits), fail and stall, every decision the
+// SDK logged is accounted for exactly: nothing missing, nothing twice, and each where OPA's
+// counters and the service say it went.
+func TestSDKDecisionLogsAccounted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   DecisionLogConfig
+		check func(t *testing.T, a *result.DecisionLogAccount)
+	}{
+		// OPA's event buffer holds 10 decisions; no upload runs during the decisions (the
+		// first delay is OPA's minimum), so all but the last 10 are dropped, and OPA counts
+		// each: the 10 are uploaded by the final flush.
+		{"drop by buffer", DecisionLogConfig{DecisionLogs: logsService, Reporting: eventBufferOf10},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 10 || a.DroppedBuffer != 90 || a.OPACounters[counterBuffer] != 90 {
+					t.Errorf("want 10 received and 90 dropped by buffer, got %s; OPA's counters %v", a, a.OPACounters)
+				}
+			}},
+		// At 5 decisions a second, the limiter's burst of 5 passes and the rest are dropped.
+		{"drop by rate", DecisionLogConfig{DecisionLogs: logsService, Reporting: []string{"max_decisions_per_second=5", "min_delay_seconds=60", "max_delay_seconds=120"}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.DroppedRateLimit < 80 || a.Received+a.DroppedRateLimit != 100 {
+					t.Errorf("want most dropped by rate limit and the rest received, got %s", a)
+				}
+			}},
+		// A service answering 500 receives nothing: every decision is still in OPA's buffer
+		// after its final flush, retried in vain, and is drained after it.
+		{"fail", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceFailing), FlushTimeout: 1},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != 100 || a.Uploads.Refused == 0 {
+					t.Errorf("want 100 still buffered after refused uploads, got %s, uploads %+v", a, a.Uploads)
+				}
+			}},
+		// A service slower than OPA's final flush: the upload in flight at the end is
+		// abandoned by OPA, which keeps its decisions; they are drained after.
+		{"stall", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceSlow), Latency: "3s", FlushTimeout: 1, Reporting: []string{"min_delay_seconds=60", "max_delay_seconds=120"}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != 100 || a.Uploads.Abandoned == 0 {
+					t.Errorf("want 100 still buffered after an abandoned upload, got %s, uploads %+v", a, a.Uploads)
+				}
+			}},
+		{"down", DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceDown), FlushTimeout: 1},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != 100 {
+					t.Errorf("want 100 still buffered, got %s", a)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runLogged(t, "opa/sdk", &SDKConfig{tc.cfg}, 50, 2)
+			a := r.Account
+			if a.Logged != 100 || a.Missing != 0 || a.Duplicated != 0 || a.Unexpected != 0 || a.Error != "" {
+				t.Errorf("want 100 logged, none missing or twice, got %s (error %q)", a, a.Error)
+			}
+			if sum := a.Received + a.DroppedRateLimit + a.DroppedBuffer + a.DroppedEither + a.StillBuffered + a.Missing; sum != a.Logged {
+				t.Errorf("the account adds up to %d, not the %d logged: %s", sum, a.Logged, a)
+			}
+			tc.check(t, a)
+		})
+	}
+}
+
+// OPA's server, started by authzbench with decision logging, accounts for every decision the
+// same way at its stop (SIGTERM): what OPA's REST API logged, and what authzbench's ext_authz
+// plugin logged as OPA-Envoy does.
+func TestServedDecisionLogsAccounted(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind, workload string
+		cfg                  kinds.Config
+		check                func(t *testing.T, a *result.DecisionLogAccount)
+	}{
+		{"server healthy", "opa/server", "rbac", &ServerConfig{DecisionLogConfig: DecisionLogConfig{DecisionLogs: logsService}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != a.Logged {
+					t.Errorf("want every decision received, got %s", a)
+				}
+			}},
+		{"server failing", "opa/server", "rbac", &ServerConfig{DecisionLogConfig: DecisionLogConfig{DecisionLogs: logsService, Service: string(ServiceFailing), FlushTimeout: 1}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 0 || a.StillBuffered != a.Logged {
+					t.Errorf("want every decision still buffered, got %s", a)
+				}
+			}},
+		{"server console", "opa/server", "rbac", &ServerConfig{DecisionLogConfig: DecisionLogConfig{DecisionLogs: logsConsole}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Console != a.Logged || a.Received != 0 || a.Uploads != (result.DecisionLogUploads{}) {
+					t.Errorf("want every decision written to the console and no upload, got %s, uploads %+v", a, a.Uploads)
+				}
+			}},
+		{"extauthz drop by buffer", "opa/extauthz", "envoy", &ExtAuthzConfig{DecisionLogConfig: DecisionLogConfig{DecisionLogs: logsService, Reporting: eventBufferOf10}},
+			func(t *testing.T, a *result.DecisionLogAccount) {
+				if a.Received != 10 || a.DroppedBuffer != a.Logged-10 {
+					t.Errorf("want 10 received, the rest dropped by buffer, got %s", a)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runLoggedOn(t, tc.kind, tc.workload, tc.cfg, 50, 2)
+			a := r.Account
+			// OPA also logs the checks authzbench's start sent to see the server answer (the
+			// ext_authz target's probe), so at least the 100 asked.
+			if a.Logged < 100 || a.Logged > 110 || a.Missing != 0 || a.Duplicated != 0 || a.Unexpected != 0 || a.Error != "" {
+				t.Errorf("want the 100 asked logged, none missing or twice, got %s (error %q)", a, a.Error)
+			}
+			if sum := a.Received + a.DroppedRateLimit + a.DroppedBuffer + a.DroppedEither + a.StillBuffered + a.Missing; a.Console == 0 && sum != a.Logged {
+				t.Errorf("the account adds up to %d, not the %d logged: %s", sum, a.Logged, a)
+			}
+			tc.check(t, a)
+		})
+	}
+}
+
+// What OPA's counters can say of the decisions neither received nor buffered: counted one by one
+// they are taken as counts, a chunk counted once leaves only the cause, and what no counter
+// explains is missing.
+func TestAttribute(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		logged, recvd int64
+		buffer        string
+		counters      map[string]int64
+		failed        int64
+		want          result.DecisionLogAccount
+	}{
+		{"nothing lost", 100, 100, bufferTypeSize, nil, 0, result.DecisionLogAccount{}},
+		{"lost uncounted", 100, 90, bufferTypeSize, nil, 0, result.DecisionLogAccount{Missing: 10}},
+		{"event buffer, per event", 100, 70, bufferTypeEvent, map[string]int64{counterRateLimit: 10, counterBuffer: 15}, 0,
+			result.DecisionLogAccount{DroppedRateLimit: 10, DroppedBuffer: 15, Missing: 5}},
+		{"size buffer counts chunks", 100, 40, bufferTypeSize, map[string]int64{counterBuffer: 2}, 0,
+			result.DecisionLogAccount{DroppedBuffer: 60}},
+		{"size buffer, rate per event, chunks by buffer", 100, 40, bufferTypeSize, map[string]int64{counterRateLimit: 20, counterBuffer: 1}, 0,
+			result.DecisionLogAccount{DroppedRateLimit: 20, DroppedBuffer: 40}},
+		{"event buffer after failed uploads, both causes", 100, 40, bufferTypeEvent, map[string]int64{counterRateLimit: 3, counterBuffer: 1}, 2,
+			result.DecisionLogAccount{DroppedEither: 60}},
+		{"more received than logged", 100, 103, bufferTypeSize, nil, 0, result.DecisionLogAccount{Unexpected: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &result.DecisionLogAccount{Logged: tc.logged, Received: tc.recvd, BufferType: tc.buffer, OPACounters: tc.counters}
+			attribute(a, tc.failed)
+			got := result.DecisionLogAccount{DroppedRateLimit: a.DroppedRateLimit, DroppedBuffer: a.DroppedBuffer,
+				DroppedEither: a.DroppedEither, Missing: a.Missing, Unexpected: a.Unexpected}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// eventBufferOf10 is OPA's event buffer holding 10 decisions, uploaded no sooner than a minute.
+var eventBufferOf10 = []string{"buffer_type=event", "buffer_size_limit_events=10", "min_delay_seconds=60", "max_delay_seconds=120"}
