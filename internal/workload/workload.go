@@ -59,12 +59,12 @@ type Input struct {
 	// type (RBACInput for rbac): what an engine's package writes its request from when it adds
 	// its version of the built-in (RegisterBuiltinVersion). Nil for a user's input.
 	Model any
-	// OpenFGA is the same request as an OpenFGA Check, a JSON object: {"user": "user:anne",
-	// "relation": "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and
-	// "tuple_set" (which of the workload's tuple sets it is checked against) where it has them.
-	// Nil when the workload has no OpenFGA version.
+	// OpenFGA is a user's OpenFGA check, a JSON object: {"user": "user:anne", "relation":
+	// "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and "tuple_set" (which of
+	// the workload's tuple sets it is checked against) where it has them. Nil for a built-in,
+	// whose OpenFGA version the openfga engine writes from Workload.Relationships.
 	OpenFGA []byte
-	// OpenFGASource is the file and line of its OpenFGA check, when the user's files gave it.
+	// OpenFGASource is the file and line of its OpenFGA check.
 	OpenFGASource string
 	// Requests holds, by engine name, the input as an engine is asked it whose version of the
 	// workload is in Workload.Versions (see there); nil when no such engine has one.
@@ -110,9 +110,13 @@ type Workload struct {
 	// them instead of the input document itself.
 	IgnoresInput bool
 
-	// OpenFGA is the workload as an OpenFGA model and tuples, deciding every input alike; nil
-	// for a workload with no OpenFGA version.
+	// OpenFGA is the user's OpenFGA files; nil for any other workload.
 	OpenFGA *OpenFGA
+
+	// Relationships is a relationship family's world as relationships, with a check per input,
+	// from which each relationship engine writes its version of the built-in; nil for a workload
+	// that is no relationship family.
+	Relationships *RelationshipWorld
 
 	// Versions holds, by engine name (as the engine registers it), the workload's version for an engine whose
 	// files this package does not read: what the user's files were, as the engine's own
@@ -141,17 +145,12 @@ type Workload struct {
 	Scale *Scale
 }
 
-// OpenFGA is a workload's OpenFGA authorization model and relationship tuples. Every input of
-// the workload carries its Check (Input.OpenFGA). This package holds them as text and paths
-// only; OpenFGA's own package (internal/engine/openfga) reads them.
+// OpenFGA is a user's OpenFGA files (Workload.OpenFGA). Every input of the workload carries its
+// Check (Input.OpenFGA). This package holds paths only; OpenFGA's own package
+// (internal/engine/openfga) reads them.
 type OpenFGA struct {
-	// Built-in workloads carry their model in the DSL and their tuples as JSON Lines
-	// ({"user": ..., "relation": ..., "object": ...} per line) in memory ...
-	Model  string
-	Tuples []byte
-
-	// ... user-supplied ones point at files on disk: a store file (model, tuples and tests, as
-	// OpenFGA's CLI reads it), or a model file and a tuple file.
+	// A store file (model, tuples and tests, as OpenFGA's CLI reads it), or a model file and a
+	// tuple file.
 	StorePath  string
 	ModelPath  string
 	TuplesPath string
@@ -159,11 +158,6 @@ type OpenFGA struct {
 	// NotMeasured counts, per kind ("list_objects", "list_users"), the queries of the user's
 	// store file that authzbench does not measure, so a run says so.
 	NotMeasured map[string]int
-
-	// Differences says what the OpenFGA version of a built-in workload is handed ready-made
-	// because OpenFGA cannot compute it (an attribute compared, tuples stored ahead of the
-	// requests that carry them), as Version.Differences does; empty when it does the same work.
-	Differences string
 }
 
 // Version is a workload's version for an engine this package does not read (see
@@ -236,9 +230,6 @@ func CountsString(counts map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// HasOpenFGA reports whether the workload has an OpenFGA version for the openfga targets.
-func (w *Workload) HasOpenFGA() bool { return w.OpenFGA != nil }
 
 // Warnings says, engine by engine in name order, what in the user's files was read in a way
 // they may not have meant (Version.Warnings).

@@ -17,20 +17,31 @@ import (
 // input, answers from its HTTP API ({"allowed": true, "resolution": ""}).
 var Registered engine.Engine = registered{}
 
+// Name is OpenFGA's name in the registry, its target kinds and results.
+const Name = "openfga"
+
 func init() { engine.Register(Registered) }
 
 type registered struct{}
 
-func (registered) Name() string        { return "openfga" }
+func (registered) Name() string        { return Name }
 func (registered) Languages() []string { return []string{"OpenFGA"} }
 
 // Version is the OpenFGA module linked in; a server someone else runs is recorded by its URL.
 func (registered) Version() string { return Version() }
 
-func (registered) Written(w *workload.Workload) bool { return w.HasOpenFGA() }
+// Written reports whether w has an OpenFGA version: the user's files, or a built-in's
+// (builtin.go).
+func (registered) Written(w *workload.Workload) bool { return w.OpenFGA != nil || builtinOf(w) != nil }
 
-// Request is the input's Check as a JSON object (see workload.Input.OpenFGA).
-func (registered) Request(in workload.Input) []byte { return in.OpenFGA }
+// Request is the input's Check as a JSON object: the user's (workload.Input.OpenFGA), or the
+// one a built-in's version wrote (builtin.go).
+func (registered) Request(in workload.Input) []byte {
+	if in.OpenFGA != nil {
+		return in.OpenFGA
+	}
+	return in.Requests[Name].Body
+}
 
 // Source is the check's line when the user's files gave it, the input's otherwise.
 func (registered) Source(in workload.Input) string {
@@ -43,10 +54,10 @@ func (registered) Source(in workload.Input) string {
 // Handed says what a built-in workload's OpenFGA version is handed ready-made because OpenFGA
 // cannot compute it (engine.Handed): the ‡ rows.
 func (registered) Handed(w *workload.Workload) string {
-	if w.OpenFGA == nil {
-		return ""
+	if v := w.Versions[Name]; v != nil {
+		return v.Differences
 	}
-	return w.OpenFGA.Differences
+	return ""
 }
 
 // HealthPath is OpenFGA's HTTP health check, which answers once its datastore is ready.
@@ -105,30 +116,25 @@ func (registered) Prepare(ctx context.Context, w *workload.Workload) (any, error
 // FixtureOf reads the workload's OpenFGA version: its model and tuple sets, and one assertion
 // per input, built from the input's Check and expected decision.
 func FixtureOf(w *workload.Workload) (*Fixture, error) {
-	o := w.OpenFGA
-	if o == nil {
+	o, b := w.OpenFGA, builtinOf(w)
+	if o == nil && b == nil {
 		return nil, workload.NewSettingError("policy", func(n func(string) string) string {
 			return fmt.Sprintf("workload %s has no OpenFGA version; the openfga targets run %s, or your own store file with %s",
-				w.Name, strings.Join(workload.NamesWhere((*workload.Workload).HasOpenFGA), ", "), n("policy"))
+				w.Name, strings.Join(workload.NamesWhere(Registered.Written), ", "), n("policy"))
 		})
 	}
 	var f *Fixture
 	var err error
 	switch {
+	case o == nil:
+		f, err = builtinFixture(w, b)
 	case o.StorePath != "":
 		f, err = LoadStore(o.StorePath)
-	case o.ModelPath != "":
+	default:
 		f = &Fixture{Source: o.ModelPath, ModelOrigin: o.ModelPath, TupleSets: []TupleSet{{Name: "store"}}}
 		f.Model, err = LoadModel(o.ModelPath)
 		if err == nil && o.TuplesPath != "" {
 			f.TupleSets[0].Tuples, err = LoadTuples(o.TuplesPath)
-		}
-	default:
-		origin := "workload " + w.Name + " model"
-		f = &Fixture{Source: origin, ModelOrigin: origin, TupleSets: []TupleSet{{Name: "store"}}}
-		f.Model, err = dslModel(origin, 1, o.Model)
-		if err == nil {
-			f.TupleSets[0].Tuples, err = jsonlTuples("workload "+w.Name+" tuples", o.Tuples)
 		}
 	}
 	if err != nil {
@@ -140,10 +146,11 @@ func FixtureOf(w *workload.Workload) (*Fixture, error) {
 		if origin == "" {
 			origin = fmt.Sprintf("workload %s input %d", w.Name, i+1)
 		}
-		if in.OpenFGA == nil {
+		check := Registered.Request(in)
+		if check == nil {
 			return nil, fmt.Errorf("%s: no OpenFGA check", origin)
 		}
-		a, err := inputCheck(origin, in.OpenFGA)
+		a, err := inputCheck(origin, check)
 		if err != nil {
 			return nil, err
 		}
