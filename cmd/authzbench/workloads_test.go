@@ -222,7 +222,9 @@ func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 	}
 	for _, target := range []string{"openfga/inproc", "openfga/server", "openfga/server(grpc)"} {
 		var n int
-		line := regexp.MustCompile(`workload gdrive-100, target ` + regexp.QuoteMeta(target) + `: input (\d+) expects allow, got deny\n  given: (.*)\n`).FindStringSubmatch(stderr)
+		// Each check is a line of the user's checks file: the line names the input.
+		line := regexp.MustCompile(`workload gdrive-100, target ` + regexp.QuoteMeta(target) + `: ` + regexp.QuoteMeta(spec.Inputs) +
+			`:(\d+) expects allow, got deny\n  given: (.*)\n`).FindStringSubmatch(stderr)
 		if line == nil {
 			t.Fatalf("stderr does not name %s's wrong input:\n%s", target, stderr)
 		}
@@ -234,7 +236,7 @@ func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 			t.Errorf("no DISAGREES row for %s:\n%s", target, stdout)
 		}
 	}
-	if !strings.Contains(err.Error(), "3 workload and target pairs disagree; first: workload gdrive-100, target openfga/inproc, input ") {
+	if !strings.Contains(err.Error(), "3 workload and target pairs disagree; first: workload gdrive-100, target openfga/inproc, "+spec.Inputs+":") {
 		t.Errorf("error %q", err)
 	}
 }
