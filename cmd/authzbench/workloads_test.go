@@ -229,8 +229,8 @@ func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 			t.Fatalf("stderr does not name %s's wrong input:\n%s", target, stderr)
 		}
 		n, _ = strconv.Atoi(line[1])
-		if in := w.Inputs[n-1]; in.Expect != workload.ExpectAllow || line[2] != string(in.OpenFGA) {
-			t.Errorf("%s: input %d is %s, expects %s; stderr gives %s", target, n, in.OpenFGA, in.Expect, line[2])
+		if in := w.Inputs[n-1]; in.Expect != workload.ExpectAllow || line[2] != string(engine.RequestFor("openfga", in)) {
+			t.Errorf("%s: input %d is %s, expects %s; stderr gives %s", target, n, engine.RequestFor("openfga", in), in.Expect, line[2])
 		}
 		if !strings.Contains(stdout, target) || !strings.Contains(stdout, "DISAGREES") {
 			t.Errorf("no DISAGREES row for %s:\n%s", target, stdout)

@@ -82,7 +82,7 @@ func (w *GdriveWorld) chain(d int) []*GdriveNode {
 }
 
 // gdriveDecide is the reference model of policies/gdrive.rego, Cedar's gdrive.cedar and
-// gdrive.fga, written over the world itself.
+// OpenFGA's gdrive.fga, written over the world itself.
 func gdriveDecide(w *GdriveWorld, u int, act string, d int) (allow bool, reason string) {
 	doc := &w.Docs[d]
 	chain := w.chain(d)

@@ -76,7 +76,7 @@ func (w *GithubWorld) teamsOf(u int) []int {
 }
 
 // githubDecide is the reference model of policies/github.rego, Cedar's github.cedar and
-// github.fga.
+// OpenFGA's github.fga.
 // The reason names the first grant, in the order below, that suffices.
 func githubDecide(w *GithubWorld, u int, act string, r int) (allow bool, reason string) {
 	repo := &w.Repos[r]

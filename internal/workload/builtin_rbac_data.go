@@ -75,7 +75,7 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 		Query:    "data.authzbench.rbac.allow",
 		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:     mustJSON(map[string]any{"rbac": d}),
-		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego", "openfga": "tuples"}},
+		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego"}},
 		Model:    d,
 	}
 	for range inputs {

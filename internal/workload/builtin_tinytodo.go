@@ -74,7 +74,7 @@ func (w *TinytodoWorld) teamsOf(u int) []int {
 }
 
 // tinytodoDecide is the reference model of policies/tinytodo.rego, Cedar's tinytodo.cedar and
-// tinytodo.fga.
+// OpenFGA's tinytodo.fga.
 func tinytodoDecide(w *TinytodoWorld, u int, act string, l int) (allow bool, reason string) {
 	list := &w.Lists[l]
 	teams := w.teamsOf(u)

@@ -59,13 +59,6 @@ type Input struct {
 	// type (RBACInput for rbac): what an engine's package writes its request from when it adds
 	// its version of the built-in (RegisterBuiltinVersion). Nil for a user's input.
 	Model any
-	// OpenFGA is a user's OpenFGA check, a JSON object: {"user": "user:anne", "relation":
-	// "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and "tuple_set" (which of
-	// the workload's tuple sets it is checked against) where it has them. Nil for a built-in,
-	// whose OpenFGA version the openfga engine writes from Workload.Relationships.
-	OpenFGA []byte
-	// OpenFGASource is the file and line of its OpenFGA check.
-	OpenFGASource string
 	// Requests holds, by engine name, the input as an engine is asked it whose version of the
 	// workload is in Workload.Versions (see there); nil when no such engine has one.
 	Requests map[string]EngineRequest
@@ -110,22 +103,19 @@ type Workload struct {
 	// them instead of the input document itself.
 	IgnoresInput bool
 
-	// OpenFGA is the user's OpenFGA files; nil for any other workload.
-	OpenFGA *OpenFGA
-
 	// Relationships is a relationship family's world as relationships, with a check per input,
 	// from which each relationship engine writes its version of the built-in; nil for a workload
 	// that is no relationship family.
 	Relationships *RelationshipWorld
 
-	// Versions holds, by engine name (as the engine registers it), the workload's version for an engine whose
-	// files this package does not read: what the user's files were, as the engine's own
-	// package (its UserFiles reader) names them, and what a run says of them. Each input's
-	// request for such an engine is in Input.Requests under the same name.
+	// Versions holds, by engine name (as the engine registers it), the workload's version for an
+	// engine whose files this package does not read: what the user's files were, as the engine's
+	// own package (its UserFiles reader) names them, or what its package wrote of a built-in
+	// (RegisterBuiltinVersion), and what a run says of them. Each input's request for such an
+	// engine is in Input.Requests under the same name.
 	//
 	// It is the seam through which an engine's own version enters without this package
-	// knowing the engine. The OpenFGA field above is an older, per-engine form of the same, to
-	// move onto it.
+	// knowing the engine.
 	Versions map[string]*Version
 
 	// Model is what a built-in's reference model decides over, in its family's exported type
@@ -145,29 +135,14 @@ type Workload struct {
 	Scale *Scale
 }
 
-// OpenFGA is a user's OpenFGA files (Workload.OpenFGA). Every input of the workload carries its
-// Check (Input.OpenFGA). This package holds paths only; OpenFGA's own package
-// (internal/engine/openfga) reads them.
-type OpenFGA struct {
-	// A store file (model, tuples and tests, as OpenFGA's CLI reads it), or a model file and a
-	// tuple file.
-	StorePath  string
-	ModelPath  string
-	TuplesPath string
-
-	// NotMeasured counts, per kind ("list_objects", "list_users"), the queries of the user's
-	// store file that authzbench does not measure, so a run says so.
-	NotMeasured map[string]int
-}
-
 // Version is a workload's version for an engine this package does not read (see
 // Workload.Versions).
 type Version struct {
 	// Files are the user's files, by the part each plays as the engine names it
 	// ("validation"; "schema", "relationships", "checks").
 	Files map[string]string
-	// NotMeasured counts, per kind, what the user's files ask that authzbench does not
-	// measure, as OpenFGA.NotMeasured.
+	// NotMeasured counts, per kind ("list_objects"), what the user's files ask that
+	// authzbench does not measure, so a run says so.
 	NotMeasured map[string]int
 	// Differences says what the engine's version is handed ready-made that the others
 	// compute (a JWT's verdict, a division), so a comparison says what it compares: the ‡ rows
@@ -207,9 +182,6 @@ func (w *Workload) NotMeasured() map[string]int {
 			}
 			out[k] += n
 		}
-	}
-	if w.OpenFGA != nil {
-		add(w.OpenFGA.NotMeasured)
 	}
 	for _, v := range w.Versions {
 		add(v.NotMeasured)

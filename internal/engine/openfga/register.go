@@ -30,23 +30,19 @@ func (registered) Languages() []string { return []string{"OpenFGA"} }
 // Version is the OpenFGA module linked in; a server someone else runs is recorded by its URL.
 func (registered) Version() string { return Version() }
 
-// Written reports whether w has an OpenFGA version: the user's files, or a built-in's
-// (builtin.go).
-func (registered) Written(w *workload.Workload) bool { return w.OpenFGA != nil || builtinOf(w) != nil }
+// Written reports whether w has an OpenFGA version: the user's files (userfiles.go), or a
+// built-in's (builtin.go).
+func (registered) Written(w *workload.Workload) bool { return w.VersionFor(Name) != nil }
 
-// Request is the input's Check as a JSON object: the user's (workload.Input.OpenFGA), or the
-// one a built-in's version wrote (builtin.go).
-func (registered) Request(in workload.Input) []byte {
-	if in.OpenFGA != nil {
-		return in.OpenFGA
-	}
-	return in.Requests[Name].Body
-}
+// Request is the input's Check as a JSON object: {"user": "user:anne", "relation": "viewer",
+// "object": "doc:1"}, with "context", "contextual_tuples" and "tuple_set" (which of the
+// workload's tuple sets it is checked against) where it has them.
+func (registered) Request(in workload.Input) []byte { return in.Requests[Name].Body }
 
 // Source is the check's line when the user's files gave it, the input's otherwise.
 func (registered) Source(in workload.Input) string {
-	if in.OpenFGASource != "" {
-		return in.OpenFGASource
+	if s := in.Requests[Name].Source; s != "" {
+		return s
 	}
 	return in.Source
 }
@@ -56,6 +52,20 @@ func (registered) Source(in workload.Input) string {
 func (registered) Handed(w *workload.Workload) string {
 	if v := w.Versions[Name]; v != nil {
 		return v.Differences
+	}
+	return ""
+}
+
+// WhyNot says why a built-in has no OpenFGA version, where its rules do what OpenFGA cannot
+// (engine.Explained); empty for the others.
+func (registered) WhyNot(w *workload.Workload) string {
+	switch w.Model.(type) {
+	case *workload.APIData:
+		return "its rules verify a JWT (HS256 signature, audience, expiry), split its scope string and read the clock; " +
+			"OpenFGA's relations and conditions can do none of it, and handing all of it over ready-made would leave OpenFGA nothing of the policy to decide"
+	case *workload.RiskData:
+		return "its rules sum, count and sort the applicant's debts and scores and compare the results with thresholds; " +
+			"OpenFGA's relations cannot compute over a list, and its conditions cannot either"
 	}
 	return ""
 }
@@ -116,8 +126,8 @@ func (registered) Prepare(ctx context.Context, w *workload.Workload) (any, error
 // FixtureOf reads the workload's OpenFGA version: its model and tuple sets, and one assertion
 // per input, built from the input's Check and expected decision.
 func FixtureOf(w *workload.Workload) (*Fixture, error) {
-	o, b := w.OpenFGA, builtinOf(w)
-	if o == nil && b == nil {
+	v := w.VersionFor(Name)
+	if v == nil {
 		return nil, workload.NewSettingError("policy", func(n func(string) string) string {
 			return fmt.Sprintf("workload %s has no OpenFGA version; the openfga targets run %s, or your own store file with %s",
 				w.Name, strings.Join(workload.NamesWhere(Registered.Written), ", "), n("policy"))
@@ -125,16 +135,17 @@ func FixtureOf(w *workload.Workload) (*Fixture, error) {
 	}
 	var f *Fixture
 	var err error
-	switch {
-	case o == nil:
+	switch b := builtinOf(w); {
+	case b != nil:
 		f, err = builtinFixture(w, b)
-	case o.StorePath != "":
-		f, err = LoadStore(o.StorePath)
+	case v.Files[FileStore] != "":
+		f, err = LoadStore(v.Files[FileStore])
 	default:
-		f = &Fixture{Source: o.ModelPath, ModelOrigin: o.ModelPath, TupleSets: []TupleSet{{Name: "store"}}}
-		f.Model, err = LoadModel(o.ModelPath)
-		if err == nil && o.TuplesPath != "" {
-			f.TupleSets[0].Tuples, err = LoadTuples(o.TuplesPath)
+		model := v.Files[FileModel]
+		f = &Fixture{Source: model, ModelOrigin: model, TupleSets: []TupleSet{{Name: "store"}}}
+		f.Model, err = LoadModel(model)
+		if tuples := v.Files[FileTuples]; err == nil && tuples != "" {
+			f.TupleSets[0].Tuples, err = LoadTuples(tuples)
 		}
 	}
 	if err != nil {
@@ -191,7 +202,7 @@ func inputCheck(origin string, data []byte) (Assertion, error) {
 	return a, err
 }
 
-// CheckJSON writes an assertion as an input's Check (workload.Input.OpenFGA), so that a user's
+// CheckJSON writes an assertion as an input's Check (Registered.Request), so that a user's
 // store file or checks file becomes a workload whose inputs the other code reads as any other.
 func CheckJSON(a Assertion) ([]byte, error) {
 	c := map[string]any{"user": a.User, "relation": a.Relation, "object": a.Object}

@@ -156,7 +156,7 @@ func WhyNot(w *workload.Workload) string {
 	switch {
 	case w.Replay != nil:
 		return "it replays the Rego inputs of a decision log; SpiceDB decides relationships, and no log says which ones"
-	case len(w.PolicyPaths) > 0 || w.OpenFGA != nil || usersFiles(w):
+	case len(w.PolicyPaths) > 0 || usersFiles(w):
 		return "its files are the user's own, in another engine's language; SpiceDB runs a validation file of your own " +
 			"(or a schema, relationships and a JSONL of checks)"
 	case strings.HasSuffix(w.Name, "-opt"):

@@ -212,7 +212,7 @@ func TestNoBuiltinSaysWhy(t *testing.T) {
 		})
 	}
 	// A user's OpenFGA files named like a built-in are still the user's.
-	user := &workload.Workload{Name: "rbac", OpenFGA: &workload.OpenFGA{StorePath: "store.fga.yaml"}}
+	user := &workload.Workload{Name: "rbac", Versions: map[string]*workload.Version{"openfga": {Files: map[string]string{"store": "store.fga.yaml"}}}}
 	if HasBuiltin(user) || !strings.Contains(WhyNot(user), "user's own") {
 		t.Errorf("a user's store file: HasBuiltin %v, WhyNot %q", HasBuiltin(user), WhyNot(user))
 	}
