@@ -22,7 +22,7 @@ func TestRunLongHelpListsEachEnginesWorkloads(t *testing.T) {
 	t.Setenv("COLUMNS", "100")
 	want := []string{
 		"Cedar version (" + strings.Join(workload.NamesWhere(engine.For("cedar").Written), ", ") + ")",
-		"OpenFGA (" + strings.Join(workload.NamesWhere((*workload.Workload).HasOpenFGA), ", ") + " have its version)",
+		"OpenFGA (" + strings.Join(workload.NamesWhere(engine.For("openfga").Written), ", ") + " have its version)",
 	}
 	for _, args := range [][]string{{"run", "--help-all"}, {"help", "run", "--help-all"}} {
 		code, out, _ := run(t, args...)

@@ -143,7 +143,7 @@ Every built-in workload with a Cedar version (` + versionsOf("cedar") + `)
 decides the same inputs in Rego and in Cedar, so running opa/... and cedar/... targets together
 compares the engines; the table then adds a "× vs <first engine>" column per mode. Your own
 Cedar: --cedar-policies, --entities, --schema and --cedar-requests (--requests counts requests).
-OpenFGA (` + strings.Join(workload.NamesWhere((*workload.Workload).HasOpenFGA), ", ") + ` have its version) takes your files in its own
+OpenFGA (` + versionsOf("openfga") + ` have its version) takes your files in its own
 forms: --policy store.fga.yaml (the store file fga model test reads: its check tests are the
 inputs; list_objects and list_users tests are counted, not measured), or --policy model.fga
 (or fga.mod) --data tuples.yaml (.json, .jsonl, .csv) --inputs checks.jsonl, one

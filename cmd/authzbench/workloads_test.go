@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -165,12 +168,40 @@ func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 		t.Skip("starts an OpenFGA server")
 	}
 	const inherited = "define viewer: [user, group#member] or editor or viewer from parent\n    define can_read"
-	verifyGdrive := func(model func(string) string) (error, string, string, *workload.Workload) {
-		w, err := workload.Builtin("gdrive-100")
+	// The model is planted in the user's files: OpenFGA's version of a built-in is its package's
+	// own, written from gdrive-100's relationships, which the files hold as OpenFGA's tuples.
+	builtin, err := workload.Builtin("gdrive-100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var tuples, checks bytes.Buffer
+	for _, r := range builtin.Relationships.Relationships {
+		fmt.Fprintf(&tuples, "{\"user\":%q,\"relation\":%q,\"object\":%q}\n", r.Subject, r.Relation, r.Resource)
+	}
+	for i, c := range builtin.Relationships.Checks {
+		fmt.Fprintf(&checks, "{\"user\":%q,\"relation\":%q,\"object\":%q,\"expect\":%t}\n",
+			c.Subject, c.Permission, c.Resource, builtin.Inputs[i].Expect == workload.ExpectAllow)
+	}
+	model, err := os.ReadFile(filepath.Join("..", "..", "internal", "engine", "openfga", "builtin", "gdrive.fga"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := workload.UserSpec{Name: "gdrive-100", Policies: []string{filepath.Join(dir, "gdrive.fga")},
+		Data: []string{filepath.Join(dir, "tuples.jsonl")}, Inputs: filepath.Join(dir, "checks.jsonl")}
+	for path, data := range map[string][]byte{spec.Data[0]: tuples.Bytes(), spec.Inputs: checks.Bytes()} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verifyGdrive := func(planted func(string) string) (error, string, string, *workload.Workload) {
+		if err := os.WriteFile(spec.Policies[0], []byte(planted(string(model))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w, err := workload.FromFiles(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.OpenFGA.Model = model(w.OpenFGA.Model)
 		var stdout, stderr bytes.Buffer
 		err = verifyAndReport(context.Background(), &stdout, &stderr, []*workload.Workload{w}, bench.EquivalenceOptions{
 			Targets: []string{"openfga/inproc", "openfga/server"}, Inputs: 300, Common: kinds.Common{TempDir: t.TempDir()}})
@@ -191,19 +222,21 @@ func TestVerifyNamesTheInputAWrongModelGets(t *testing.T) {
 	}
 	for _, target := range []string{"openfga/inproc", "openfga/server", "openfga/server(grpc)"} {
 		var n int
-		line := regexp.MustCompile(`workload gdrive-100, target ` + regexp.QuoteMeta(target) + `: input (\d+) expects allow, got deny\n  given: (.*)\n`).FindStringSubmatch(stderr)
+		// Each check is a line of the user's checks file: the line names the input.
+		line := regexp.MustCompile(`workload gdrive-100, target ` + regexp.QuoteMeta(target) + `: ` + regexp.QuoteMeta(spec.Inputs) +
+			`:(\d+) expects allow, got deny\n  given: (.*)\n`).FindStringSubmatch(stderr)
 		if line == nil {
 			t.Fatalf("stderr does not name %s's wrong input:\n%s", target, stderr)
 		}
 		n, _ = strconv.Atoi(line[1])
-		if in := w.Inputs[n-1]; in.Expect != workload.ExpectAllow || line[2] != string(in.OpenFGA) {
-			t.Errorf("%s: input %d is %s, expects %s; stderr gives %s", target, n, in.OpenFGA, in.Expect, line[2])
+		if in := w.Inputs[n-1]; in.Expect != workload.ExpectAllow || line[2] != string(engine.RequestFor("openfga", in)) {
+			t.Errorf("%s: input %d is %s, expects %s; stderr gives %s", target, n, engine.RequestFor("openfga", in), in.Expect, line[2])
 		}
 		if !strings.Contains(stdout, target) || !strings.Contains(stdout, "DISAGREES") {
 			t.Errorf("no DISAGREES row for %s:\n%s", target, stdout)
 		}
 	}
-	if !strings.Contains(err.Error(), "3 workload and target pairs disagree; first: workload gdrive-100, target openfga/inproc, input ") {
+	if !strings.Contains(err.Error(), "3 workload and target pairs disagree; first: workload gdrive-100, target openfga/inproc, "+spec.Inputs+":") {
 		t.Errorf("error %q", err)
 	}
 }

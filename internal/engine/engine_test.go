@@ -68,7 +68,8 @@ func TestEnginesReadTheirOwnVersion(t *testing.T) {
 		if carried != 0 && carried != len(w.Inputs) || (carried == 0) == engine.RequestsFor(e.Name(), w) {
 			t.Errorf("%s: %d of rbac's %d inputs carry a request for it (RequestsFor %v)", e.Name(), carried, len(w.Inputs), engine.RequestsFor(e.Name(), w))
 		}
-		// Those whose rbac the workload package writes input by input carry it.
+		// Those whose version of rbac writes a request per input (OPA's input, Cedar's request,
+		// OpenFGA's Check) carry it.
 		if writtenPerInput := slices.Contains([]string{"opa", "cedar", "openfga"}, e.Name()); writtenPerInput && carried == 0 {
 			t.Errorf("%s: no rbac input carries a request for it", e.Name())
 		}

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -26,19 +25,12 @@ const (
 	MaxAppSize = 100_000
 )
 
-// appBuilt is one app workload and its OpenFGA version, generated together from one world so
-// that OpenFGA's check i is Workload.Inputs[i].
-type appBuilt struct {
-	workload *Workload
-	openfga  *AppFGA
-}
-
 // app is one application family: its name prefix and how it builds a world of size n.
 type app struct {
 	name        string // "gdrive"
 	param       string // what N counts: "documents"
 	description string
-	build       func(name string, n int, seed int64, inputs int) *appBuilt
+	build       func(name string, n int, seed int64, inputs int) *Workload
 }
 
 var apps = map[string]app{}
@@ -50,18 +42,12 @@ func registerApp(a app) {
 		Prefix:      a.name + "-",
 		Pattern:     pattern,
 		Description: fmt.Sprintf("%s; N %s (%d to %d), the world as data in Rego, entities in Cedar, tuples in OpenFGA", a.description, a.param, MinAppSize, MaxAppSize),
-		Build: func(name string, seed int64, inputs int) (*Workload, error) {
-			b, err := buildApp(name, seed, inputs)
-			if err != nil {
-				return nil, err
-			}
-			return b.workload, nil
-		},
+		Build:       buildApp,
 	})
 }
 
 // buildApp resolves an app family's name and generates it.
-func buildApp(name string, seed int64, inputs int) (*appBuilt, error) {
+func buildApp(name string, seed int64, inputs int) (*Workload, error) {
 	prefix, digits, _ := strings.Cut(name, "-")
 	a, ok := apps[prefix]
 	if !ok {
@@ -71,43 +57,9 @@ func buildApp(name string, seed int64, inputs int) (*appBuilt, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := a.build(name, n, seed, inputs)
-	b.workload.Scale = &Scale{Family: a.name, Param: a.param, N: n,
-		Styles: map[string]string{"opa": "rego", "openfga": "openfga"}}
-	return b, nil
-}
-
-// AppFGA is an application workload written for OpenFGA: its model, the tuples its world is
-// written as, and one check per input of the workload, in the same order, each expecting the
-// decision the workload's input expects.
-type AppFGA struct {
-	Model  File // the model in OpenFGA's DSL
-	Tuples []FGATuple
-	Checks []FGACheck
-	// Differences says what OpenFGA is handed ready-made that the Rego and Cedar versions
-	// compute, for the same ‡ note Version.Differences gives; empty when none.
-	Differences string
-}
-
-// FGATuple is one relationship tuple: object#relation@user.
-type FGATuple struct{ User, Relation, Object string }
-
-// FGACheck is one Check request and the decision it must get.
-type FGACheck struct {
-	User, Relation, Object string
-	Expect                 Expect
-	Reason                 string
-}
-
-// AppOpenFGA returns the OpenFGA version of the application workload called name (gdrive-<N>,
-// github-<N>, tinytodo-<N>), generated from the same seed and input count as the workload, so
-// that Checks[i] is the workload's Inputs[i]. It is the OpenFGA engine's way into these apps.
-func AppOpenFGA(name string, seed int64, inputs int) (*AppFGA, error) {
-	b, err := buildApp(name, seed, inputs)
-	if err != nil {
-		return nil, err
-	}
-	return b.openfga, nil
+	w := a.build(name, n, seed, inputs)
+	w.Scale = &Scale{Family: a.name, Param: a.param, N: n, Styles: map[string]string{"opa": "rego"}}
+	return w, nil
 }
 
 // AppRequest is one request of an app (gdrive-N, github-N, tinytodo-N) as its reference model
@@ -136,9 +88,9 @@ func appInputs(inputs int, draw func() AppRequest) []AppRequest {
 	return out
 }
 
-// appWorkload fills a workload's inputs and the OpenFGA checks from the requests: the Rego
-// input is the request itself.
-func appWorkload(w *Workload, f *AppFGA, qs []AppRequest, fgaCheck func(AppRequest) FGACheck) *appBuilt {
+// appWorkload fills a workload's inputs and its relationship world from the requests: the Rego
+// input is the request itself, the check is check's.
+func appWorkload(w *Workload, rw *RelationshipWorld, qs []AppRequest, check func(AppRequest) RelationshipCheck) *Workload {
 	for _, q := range qs {
 		w.Inputs = append(w.Inputs, Input{
 			JSON:   mustJSON(q),
@@ -146,24 +98,10 @@ func appWorkload(w *Workload, f *AppFGA, qs []AppRequest, fgaCheck func(AppReque
 			Reason: q.reason,
 			Model:  q,
 		})
-		c := fgaCheck(q)
-		c.Expect, c.Reason = expectOf(q.allow), q.reason
-		f.Checks = append(f.Checks, c)
-		w.Inputs[len(w.Inputs)-1].OpenFGA = mustJSON(map[string]string{"user": c.User, "relation": c.Relation, "object": c.Object})
+		rw.Checks = append(rw.Checks, check(q))
 	}
-	w.OpenFGA = f.openFGA()
-	return &appBuilt{workload: w, openfga: f}
-}
-
-// openFGA is the app's OpenFGA version as a workload carries it: the model's text, the tuples
-// as JSON Lines, and what OpenFGA is handed.
-func (f *AppFGA) openFGA() *OpenFGA {
-	var tuples bytes.Buffer
-	for _, t := range f.Tuples {
-		tuples.Write(mustJSON(map[string]string{"user": t.User, "relation": t.Relation, "object": t.Object}))
-		tuples.WriteByte('\n')
-	}
-	return &OpenFGA{Model: string(f.Model.Content), Tuples: tuples.Bytes(), Differences: f.Differences}
+	w.Relationships = rw
+	return w
 }
 
 // pick returns k distinct values below n, in the order drawn; fewer when n < k.

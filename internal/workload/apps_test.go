@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -13,39 +12,25 @@ import (
 // folders, groups and teams nest to their full depth.
 var appSizes = []int{MinAppSize, 200}
 
-// CheckAgainstOpenFGA asks OpenFGA every check of an app's OpenFGA version and fails the test
-// for each decision that differs from the one the reference model expects. OpenFGA's package
-// imports this one, so the checker is set from an external test file (apps_openfga_test.go):
-// the export_test pattern, which keeps the cycle out of the build.
-var CheckAgainstOpenFGA func(t *testing.T, name string, f *AppFGA)
-
-func checkAgainstOpenFGA(t *testing.T, name string, f *AppFGA) {
-	t.Helper()
-	if CheckAgainstOpenFGA == nil {
-		t.Fatal("no OpenFGA checker: apps_openfga_test.go sets it")
-	}
-	CheckAgainstOpenFGA(t, name, f)
-}
-
-// checkApp builds an app at each test size and checks OPA, Cedar and OpenFGA against the
-// reference model on every input, and that the inputs are decided by every rule the app has.
+// checkApp builds an app at each test size and checks OPA against the reference model on every
+// input (the other engines: their packages), that every input has its relationship check, and
+// that the inputs are decided by every rule the app has.
 func checkApp(t *testing.T, app string, allows, denies []string) {
 	for _, n := range appSizes {
 		name := app + "-" + itoa(n)
 		t.Run(name, func(t *testing.T) {
-			b, err := buildApp(name, DefaultSeed, DefaultInputs)
+			w, err := buildApp(name, DefaultSeed, DefaultInputs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := b.workload
 			if w.Name != name || w.Description == "" || w.Scale == nil || w.Scale.N != n {
 				t.Errorf("workload identity: name %q, description %q, scale %+v", w.Name, w.Description, w.Scale)
 			}
 			denyReasons := checkAgainstOPA(t, w)
-			if len(b.openfga.Checks) != len(w.Inputs) {
-				t.Fatalf("%d OpenFGA checks for %d inputs", len(b.openfga.Checks), len(w.Inputs))
+			if w.Relationships == nil || w.Relationships.Family != app || len(w.Relationships.Checks) != len(w.Inputs) ||
+				len(w.Relationships.Relationships) == 0 {
+				t.Fatalf("relationship world %+v for %d inputs", w.Relationships, len(w.Inputs))
 			}
-			checkAgainstOpenFGA(t, name, b.openfga)
 			allowReasons := map[string]int{}
 			for _, in := range w.Inputs {
 				if in.Expect == ExpectAllow {
@@ -86,7 +71,7 @@ func TestTinytodoMatchesReferenceModel(t *testing.T) {
 }
 
 // An app is the same world and the same inputs on every build, in every engine's form, and
-// AppOpenFGA's check i asks what the workload's input i asks.
+// its relationship check i asks what the workload's input i asks.
 func TestAppsAreReproducibleAndAligned(t *testing.T) {
 	for _, name := range []string{"gdrive-50", "github-50", "tinytodo-50"} {
 		a, err := buildApp(name, DefaultSeed, 300)
@@ -97,29 +82,25 @@ func TestAppsAreReproducibleAndAligned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := AppOpenFGA(name, DefaultSeed, DefaultInputs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(a.workload.Data, b.Data) || !reflect.DeepEqual(a.workload.Model, b.Model) ||
-			!slices.Equal(a.openfga.Tuples, f.Tuples) {
+		if !bytes.Equal(a.Data, b.Data) || !reflect.DeepEqual(a.Model, b.Model) ||
+			!slices.Equal(a.Relationships.Relationships, b.Relationships.Relationships) {
 			t.Errorf("%s: two builds hold different worlds", name)
 		}
-		if len(f.Checks) != len(b.Inputs) {
-			t.Fatalf("%s: %d checks for %d inputs", name, len(f.Checks), len(b.Inputs))
+		checks := b.Relationships.Checks
+		if len(checks) != len(b.Inputs) {
+			t.Fatalf("%s: %d checks for %d inputs", name, len(checks), len(b.Inputs))
 		}
 		for i, in := range b.Inputs {
-			if i < len(a.workload.Inputs) && !bytes.Equal(a.workload.Inputs[i].JSON, in.JSON) {
-				t.Fatalf("%s input %d: %s, then %s", name, i, a.workload.Inputs[i].JSON, in.JSON)
+			if i < len(a.Inputs) && !bytes.Equal(a.Inputs[i].JSON, in.JSON) {
+				t.Fatalf("%s input %d: %s, then %s", name, i, a.Inputs[i].JSON, in.JSON)
 			}
 			var q struct{ User, Action, Resource string }
 			if err := json.Unmarshal(in.JSON, &q); err != nil {
 				t.Fatal(err)
 			}
-			c := f.Checks[i]
-			if c.User != "user:"+q.User || c.Relation != "can_"+q.Action || !strings.HasSuffix(c.Object, ":"+q.Resource) ||
-				c.Expect != in.Expect {
-				t.Fatalf("%s input %d %s asks %+v of OpenFGA", name, i, in.JSON, c)
+			c := checks[i]
+			if c.Subject != Obj("user", q.User) || c.Permission != "can_"+q.Action || c.Resource.ID != q.Resource || c.Carried != nil {
+				t.Fatalf("%s input %d %s asks %+v", name, i, in.JSON, c)
 			}
 		}
 	}

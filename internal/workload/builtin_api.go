@@ -331,8 +331,6 @@ func apiWorkload(d *APIData) *Workload {
 		Policies:    []File{{Name: "api.rego", Content: apiPolicy}},
 		Data:        mustJSON(map[string]any{"api": d}),
 		Model:       d,
-		Inexpressible: map[string]string{"OpenFGA": "its rules verify a JWT (HS256 signature, audience, expiry), split its scope string and read the clock; " +
-			"OpenFGA's relations and conditions can do none of it, and handing all of it over ready-made would leave OpenFGA nothing of the policy to decide"},
 	}
 }
 

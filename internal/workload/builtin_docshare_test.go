@@ -1,10 +1,7 @@
 package workload
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -158,52 +155,37 @@ func TestDocshareDecide(t *testing.T) {
 	checkHandCases(t, w, tests, func(q DocshareRequest) (bool, string) { return docshareDecide(world, q.user, q.action, q.doc) })
 }
 
-// docshare's OpenFGA checks carry their entities as contextual tuples, never more than
-// OpenFGA's 100, every tuple the decision reads among them; a size whose requests carry more
-// stores the rest, and says so (‡), while a size that fits stores nothing and does the same work.
-func TestDocshareOpenFGAChecksFitOpenFGA(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		stores bool
-	}{{"docshare-5", false}, {"docshare-20", false}, {"docshare-200", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			w, err := Builtin(tc.name)
+// docshare's relationship checks carry every entity of the request as relationships, in the
+// order the request carries the entities, and the relationships the decision reads first:
+// Reads counts exactly those of the user, its groups, the document and its folders, so that
+// an engine that can carry only some of them (OpenFGA's 100 contextual tuples) knows which it
+// must carry, and the world stores nothing.
+func TestDocshareChecksCarryTheirEntities(t *testing.T) {
+	for _, name := range []string{"docshare-5", "docshare-20", "docshare-200"} {
+		t.Run(name, func(t *testing.T) {
+			w, err := Builtin(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w.OpenFGA == nil || w.OpenFGA.Model != docshareOpenFGAModel {
-				t.Fatalf("no OpenFGA version")
+			rw := w.Relationships
+			if rw == nil || rw.Family != "docshare" || len(rw.Relationships) != 0 || len(rw.Checks) != len(w.Inputs) {
+				t.Fatalf("relationship world %+v for %d inputs", rw, len(w.Inputs))
 			}
 			world := newDocshareWorld(newDocshareRand(DefaultSeed))
-			stored := strings.Count(string(w.OpenFGA.Tuples), "\n")
-			if (stored > 0) != tc.stores || (w.OpenFGA.Differences != "") != tc.stores {
-				t.Errorf("%d tuples stored, differences %q; want stored and said: %v", stored, w.OpenFGA.Differences, tc.stores)
-			}
-			if tc.stores && !strings.Contains(w.OpenFGA.Differences, fmt.Sprintf("the %d distinct tuples beyond", stored)) {
-				t.Errorf("differences %q do not count the %d tuples stored", w.OpenFGA.Differences, stored)
-			}
-			for i, in := range w.Inputs {
-				var c struct {
-					User, Relation, Object string
-					Contextual             []FGATuple `json:"contextual_tuples"`
+			for i, c := range rw.Checks {
+				q := w.Inputs[i].Model.(DocshareRequest)
+				if c.Subject != (dsRef{dsUser, q.user}).object() || c.Resource != (dsRef{dsDocument, q.doc}).object() || c.Permission != "can_"+q.action {
+					t.Fatalf("input %d: %+v asks another request than %s", i, c, w.Inputs[i].JSON)
 				}
-				if err := json.Unmarshal(in.OpenFGA, &c); err != nil {
-					t.Fatalf("input %d: %v", i, err)
-				}
-				if len(c.Contextual) == 0 || len(c.Contextual) > dsMaxContextualTuples {
-					t.Fatalf("input %d: %d contextual tuples", i, len(c.Contextual))
-				}
-				// Every tuple the decision reads is carried: what a stored one replaces is padding.
-				var user, doc int
-				if _, err := fmt.Sscanf(c.User+" "+c.Object, "user:user-%d document:doc-%d", &user, &doc); err != nil {
-					t.Fatalf("input %d: %s on %s: %v", i, c.User, c.Object, err)
-				}
-				for _, e := range world.relevant(user, doc) {
-					for _, x := range world.fgaTuples(e) {
-						if !slices.Contains(c.Contextual, x) {
-							t.Fatalf("input %d: %v, which the decision reads, is not among its contextual tuples", i, x)
-						}
+				var reads, all []Relationship
+				for j, e := range q.entities {
+					all = append(all, world.relationships(e)...)
+					if j < len(world.relevant(q.user, q.doc)) {
+						reads = slices.Clone(all)
 					}
+				}
+				if !slices.Equal(c.Carried, all) || c.Reads != len(reads) || !slices.Equal(c.Carried[:c.Reads], reads) {
+					t.Fatalf("input %d: carries %d relationships, reads %d; want %d, %d", i, len(c.Carried), c.Reads, len(all), len(reads))
 				}
 			}
 		})

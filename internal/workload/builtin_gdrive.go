@@ -10,9 +10,6 @@ import (
 //go:embed policies/gdrive.rego
 var gdrivePolicy []byte
 
-//go:embed policies/gdrive.fga
-var gdriveModel []byte
-
 func init() {
 	registerApp(app{
 		name:  "gdrive",
@@ -85,7 +82,7 @@ func (w *GdriveWorld) chain(d int) []*GdriveNode {
 }
 
 // gdriveDecide is the reference model of policies/gdrive.rego, Cedar's gdrive.cedar and
-// gdrive.fga, written over the world itself.
+// OpenFGA's gdrive.fga, written over the world itself.
 func gdriveDecide(w *GdriveWorld, u int, act string, d int) (allow bool, reason string) {
 	doc := &w.Docs[d]
 	chain := w.chain(d)
@@ -273,15 +270,12 @@ func (w *GdriveWorld) request(r *rand.Rand) AppRequest {
 	return AppRequest{User: GdriveUser(u), Action: act, Resource: GdriveDoc(d), allow: allow, reason: reason}
 }
 
-func buildGdrive(name string, n int, seed int64, inputs int) *appBuilt {
+func buildGdrive(name string, n int, seed int64, inputs int) *Workload {
 	w := newGdriveWorld(rand.New(rand.NewPCG(uint64(seed), 0x67647276)), n) // "gdrv"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x67647276_00000000|uint64(n)))
 	wl := gdriveWorkload(name, n, w)
-	f := &AppFGA{Model: File{Name: "gdrive.fga", Content: gdriveModel}, Tuples: w.tuples()}
 	qs := appInputs(inputs, func() AppRequest { return w.request(r) })
-	return appWorkload(wl, f, qs, func(q AppRequest) FGACheck {
-		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "document:" + q.Resource}
-	})
+	return appWorkload(wl, &RelationshipWorld{Family: "gdrive", Relationships: w.Relationships()}, qs, GdriveCheck)
 }
 
 // gdriveWorkload is the workload of world w, without inputs.
@@ -343,51 +337,57 @@ func mapped(idx []int, name func(int) string) []string {
 	return out
 }
 
-// tuples writes the world as OpenFGA tuples for gdrive.fga.
-func (w *GdriveWorld) tuples() []FGATuple {
-	var ts []FGATuple
+// Relationships writes the world as relationships: memberships on the groups, then each
+// folder's and document's owner, parent and grants, and a document's public and sharing flags.
+func (w *GdriveWorld) Relationships() []Relationship {
+	var rels []Relationship
 	for u, gs := range w.UserGroups {
 		for _, g := range gs {
-			ts = append(ts, FGATuple{"user:" + GdriveUser(u), "member", "group:" + GdriveGroup(g)})
+			rels = append(rels, Relate(Obj("group", GdriveGroup(g)), "member", Obj("user", GdriveUser(u)).Subject()))
 		}
 	}
 	for g, ps := range w.GroupParents {
 		for _, p := range ps {
-			ts = append(ts, FGATuple{"group:" + GdriveGroup(g) + "#member", "member", "group:" + GdriveGroup(p)})
+			rels = append(rels, Relate(Obj("group", GdriveGroup(p)), "member", Obj("group", GdriveGroup(g)).Set("member")))
 		}
 	}
-	grantee := func(g GdriveGrantee) string {
+	grantee := func(g GdriveGrantee) Subject {
 		if g.Group {
-			return "group:" + g.ID() + "#member"
+			return Obj("group", g.ID()).Set("member")
 		}
-		return "user:" + g.ID()
+		return Obj("user", g.ID()).Subject()
 	}
-	node := func(object string, n *GdriveNode) {
-		ts = append(ts, FGATuple{"user:" + GdriveUser(n.Owner), "owner", object})
+	node := func(object Object, n *GdriveNode) {
+		rels = append(rels, Relate(object, "owner", Obj("user", GdriveUser(n.Owner)).Subject()))
 		if n.Parent >= 0 {
-			ts = append(ts, FGATuple{"folder:" + GdriveFolder(n.Parent), "parent", object})
+			rels = append(rels, Relate(object, "parent", Obj("folder", GdriveFolder(n.Parent)).Subject()))
 		}
 		for _, g := range n.Viewers {
-			ts = append(ts, FGATuple{grantee(g), "viewer", object})
+			rels = append(rels, Relate(object, "viewer", grantee(g)))
 		}
 		for _, g := range n.Editors {
-			ts = append(ts, FGATuple{grantee(g), "editor", object})
+			rels = append(rels, Relate(object, "editor", grantee(g)))
 		}
 	}
 	for i := range w.Folders {
-		node("folder:"+GdriveFolder(i), &w.Folders[i])
+		node(Obj("folder", GdriveFolder(i)), &w.Folders[i])
 	}
 	for i := range w.Docs {
-		object := "document:" + GdriveDoc(i)
+		object := Obj("document", GdriveDoc(i))
 		node(object, &w.Docs[i])
 		if w.Docs[i].Public {
-			ts = append(ts, FGATuple{"user:*", "public", object})
+			rels = append(rels, Relate(object, "public", Any("user")))
 		}
 		if w.Docs[i].EditorsCanShare {
-			ts = append(ts, FGATuple{"user:*", "editors_share", object})
+			rels = append(rels, Relate(object, "editors_share", Any("user")))
 		}
 	}
-	return ts
+	return rels
+}
+
+// GdriveCheck is a gdrive request as a relationship check.
+func GdriveCheck(q AppRequest) RelationshipCheck {
+	return RelationshipCheck{Subject: Obj("user", q.User), Permission: "can_" + q.Action, Resource: Obj("document", q.Resource)}
 }
 
 // Decide is the reference model's decision of user u's request to do act to document i, and the

@@ -10,9 +10,6 @@ import (
 //go:embed policies/github.rego
 var githubPolicy []byte
 
-//go:embed policies/github.fga
-var githubModel []byte
-
 func init() {
 	registerApp(app{
 		name:  "github",
@@ -79,7 +76,7 @@ func (w *GithubWorld) teamsOf(u int) []int {
 }
 
 // githubDecide is the reference model of policies/github.rego, Cedar's github.cedar and
-// github.fga.
+// OpenFGA's github.fga.
 // The reason names the first grant, in the order below, that suffices.
 func githubDecide(w *GithubWorld, u int, act string, r int) (allow bool, reason string) {
 	repo := &w.Repos[r]
@@ -255,15 +252,12 @@ func (w *GithubWorld) request(r *rand.Rand) AppRequest {
 	return AppRequest{User: GithubUser(u), Action: act, Resource: GithubRepoID(i), allow: allow, reason: reason}
 }
 
-func buildGithub(name string, n int, seed int64, inputs int) *appBuilt {
+func buildGithub(name string, n int, seed int64, inputs int) *Workload {
 	w := newGithubWorld(rand.New(rand.NewPCG(uint64(seed), 0x67746862)), n) // "gthb"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x67746862_00000000|uint64(n)))
 	wl := githubWorkload(name, n, w)
-	f := &AppFGA{Model: File{Name: "github.fga", Content: githubModel}, Tuples: w.tuples()}
 	qs := appInputs(inputs, func() AppRequest { return w.request(r) })
-	return appWorkload(wl, f, qs, func(q AppRequest) FGACheck {
-		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "repository:" + q.Resource}
-	})
+	return appWorkload(wl, &RelationshipWorld{Family: "github", Relationships: w.Relationships()}, qs, GithubCheck)
 }
 
 // githubWorkload is the workload of world w, without inputs.
@@ -323,55 +317,62 @@ func (w *GithubWorld) rego() []byte {
 	}})
 }
 
-// ghFGARoles are the repository relations of github.fga, by level.
-var ghFGARoles = []string{"reader", "triager", "writer", "maintainer", "admin"}
+// ghRelations are the repository relations, by level.
+var ghRelations = []string{"reader", "triager", "writer", "maintainer", "admin"}
 
-// tuples writes the world as OpenFGA tuples for github.fga.
-func (w *GithubWorld) tuples() []FGATuple {
-	var ts []FGATuple
+// Relationships writes the world as relationships: team memberships and nesting, organisation
+// owners and members, then each repository's admin, base permission, collaborators, teams and
+// public and archived flags.
+func (w *GithubWorld) Relationships() []Relationship {
+	var rels []Relationship
 	for u, teams := range w.UserTeams {
 		for _, t := range teams {
-			ts = append(ts, FGATuple{"user:" + GithubUser(u), "member", "team:" + GithubTeamID(t)})
+			rels = append(rels, Relate(Obj("team", GithubTeamID(t)), "member", Obj("user", GithubUser(u)).Subject()))
 		}
 	}
 	for t, tm := range w.Teams {
 		if tm.Parent >= 0 {
-			ts = append(ts, FGATuple{"team:" + GithubTeamID(t) + "#member", "member", "team:" + GithubTeamID(tm.Parent)})
+			rels = append(rels, Relate(Obj("team", GithubTeamID(tm.Parent)), "member", Obj("team", GithubTeamID(t)).Set("member")))
 		}
 	}
 	for o, org := range w.Orgs {
 		for _, u := range org.Owners {
-			ts = append(ts, FGATuple{"user:" + GithubUser(u), "owner", "organization:" + GithubOrgID(o)})
+			rels = append(rels, Relate(Obj("organization", GithubOrgID(o)), "owner", Obj("user", GithubUser(u)).Subject()))
 		}
 		for _, u := range org.Members {
-			ts = append(ts, FGATuple{"user:" + GithubUser(u), "member", "organization:" + GithubOrgID(o)})
+			rels = append(rels, Relate(Obj("organization", GithubOrgID(o)), "member", Obj("user", GithubUser(u)).Subject()))
 		}
 	}
 	for i, repo := range w.Repos {
-		object := "repository:" + GithubRepoID(i)
+		object := Obj("repository", GithubRepoID(i))
 		if repo.Owner >= 0 {
-			ts = append(ts, FGATuple{"user:" + GithubUser(repo.Owner), "admin", object})
+			rels = append(rels, Relate(object, "admin", Obj("user", GithubUser(repo.Owner)).Subject()))
 		} else {
-			org := "organization:" + GithubOrgID(repo.Org)
-			ts = append(ts, FGATuple{org + "#owner", "admin", object})
+			org := Obj("organization", GithubOrgID(repo.Org))
+			rels = append(rels, Relate(object, "admin", org.Set("owner")))
 			if base := w.Orgs[repo.Org].Base; base > 0 {
-				ts = append(ts, FGATuple{org + "#member", ghFGARoles[base-1], object})
+				rels = append(rels, Relate(object, ghRelations[base-1], org.Set("member")))
 			}
 		}
 		for _, u := range sortedKeys(repo.Collaborators) {
-			ts = append(ts, FGATuple{"user:" + GithubUser(u), ghFGARoles[repo.Collaborators[u]-1], object})
+			rels = append(rels, Relate(object, ghRelations[repo.Collaborators[u]-1], Obj("user", GithubUser(u)).Subject()))
 		}
 		for _, t := range sortedKeys(repo.Teams) {
-			ts = append(ts, FGATuple{"team:" + GithubTeamID(t) + "#member", ghFGARoles[repo.Teams[t]-1], object})
+			rels = append(rels, Relate(object, ghRelations[repo.Teams[t]-1], Obj("team", GithubTeamID(t)).Set("member")))
 		}
 		if repo.Public {
-			ts = append(ts, FGATuple{"user:*", "reader", object})
+			rels = append(rels, Relate(object, "reader", Any("user")))
 		}
 		if repo.Archived {
-			ts = append(ts, FGATuple{"user:*", "archived", object})
+			rels = append(rels, Relate(object, "archived", Any("user")))
 		}
 	}
-	return ts
+	return rels
+}
+
+// GithubCheck is a github request as a relationship check.
+func GithubCheck(q AppRequest) RelationshipCheck {
+	return RelationshipCheck{Subject: Obj("user", q.User), Permission: "can_" + q.Action, Resource: Obj("repository", q.Resource)}
 }
 
 func sortedKeys(m map[int]int) []int {

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 )
@@ -11,21 +10,6 @@ const nopPolicy = `# nop: the floor. It allows everything, so what is measured i
 package authzbench.nop
 
 allow := true
-`
-
-// nopOpenFGAModel allows every user every action on a document through one wildcard tuple per
-// document: the least an OpenFGA Check can do, one tuple read.
-const nopOpenFGAModel = `model
-  schema 1.1
-
-type user
-
-type document
-  relations
-    define anyone: [user:*]
-    define can_read: anyone
-    define can_write: anyone
-    define can_delete: anyone
 `
 
 func init() {
@@ -46,15 +30,14 @@ type NopInput struct{ User, Action, Document string }
 func buildNop(seed int64, n int) (*Workload, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	w := &Workload{
-		Name:         "nop",
-		Description:  builtins["nop"].Description,
-		Query:        "data.authzbench.nop.allow",
-		IgnoresInput: true,
-		Policies:     []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
-		OpenFGA:      &OpenFGA{Model: nopOpenFGAModel},
-		Model:        &Nop{},
+		Name:          "nop",
+		Description:   builtins["nop"].Description,
+		Query:         "data.authzbench.nop.allow",
+		IgnoresInput:  true,
+		Policies:      []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
+		Relationships: &RelationshipWorld{Family: "nop"},
+		Model:         &Nop{},
 	}
-	var tuples bytes.Buffer
 	// The inputs look like the rbac ones so the request size, and the cost of parsing it,
 	// matches a small real request rather than an empty object.
 	for i := range n {
@@ -66,12 +49,14 @@ func buildNop(seed int64, n int) (*Workload, error) {
 			"action":   act,
 			"resource": map[string]any{"type": "document", "id": doc},
 		}
-		check := map[string]string{"user": "user:" + user, "relation": "can_" + act, "object": "document:" + doc}
-		tuples.Write(mustJSON(map[string]string{"user": "user:*", "relation": "anyone", "object": "document:" + doc}))
-		tuples.WriteByte('\n')
-		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop", OpenFGA: mustJSON(check),
+		// One relationship per document lets anyone do anything to it: the least a relationship
+		// check can do, one relationship read.
+		document := Obj("document", doc)
+		w.Relationships.Relationships = append(w.Relationships.Relationships, Relate(document, "anyone", Any("user")))
+		w.Relationships.Checks = append(w.Relationships.Checks,
+			RelationshipCheck{Subject: Obj("user", user), Permission: "can_" + act, Resource: document})
+		w.Inputs = append(w.Inputs, Input{JSON: mustJSON(in), Expect: ExpectAllow, Reason: "allow: nop",
 			Model: NopInput{User: user, Action: act, Document: doc}})
 	}
-	w.OpenFGA.Tuples = tuples.Bytes()
 	return w, nil
 }

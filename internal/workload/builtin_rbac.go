@@ -167,7 +167,6 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 		Query:       "data.authzbench.rbac.allow",
 		Policies:    []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:        mustJSON(map[string]any{"rbac": d}),
-		OpenFGA:     rbacOpenFGA(d),
 		Model:       d,
 	}
 	for range n {
@@ -189,6 +188,7 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 		in.Action = rbacAction(r)
 		w.Inputs = append(w.Inputs, rbacDecided(d, in))
 	}
+	w.Relationships = rbacWorld(d, w.Inputs)
 	return w, nil
 }
 
@@ -216,7 +216,7 @@ func unknownResource(r *rand.Rand) RBACResourceRef {
 // rbacDecided is in with the decision the reference model gives it, in every engine's form.
 func rbacDecided(d *RBACData, in RBACInput) Input {
 	allow, reason := rbacDecide(d, in)
-	return Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, OpenFGA: rbacOpenFGACheck(in), Model: in}
+	return Input{JSON: mustJSON(in), Expect: expectOf(allow), Reason: reason, Model: in}
 }
 
 // Decide is the reference model's decision of in, and the rule that made it.

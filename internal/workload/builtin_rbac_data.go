@@ -75,8 +75,7 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 		Query:    "data.authzbench.rbac.allow",
 		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
 		Data:     mustJSON(map[string]any{"rbac": d}),
-		OpenFGA:  rbacOpenFGA(d),
-		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego", "openfga": "tuples"}},
+		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego"}},
 		Model:    d,
 	}
 	for range inputs {
@@ -97,5 +96,6 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 		in.Action = rbacAction(r)
 		w.Inputs = append(w.Inputs, rbacDecided(d, in))
 	}
+	w.Relationships = rbacWorld(d, w.Inputs)
 	return w, nil
 }

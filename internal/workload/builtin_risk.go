@@ -358,8 +358,6 @@ func riskWorkload(d *RiskData) *Workload {
 		Policies:    []File{{Name: "risk.rego", Content: riskPolicy}},
 		Data:        mustJSON(map[string]any{"risk": d}),
 		Model:       d,
-		Inexpressible: map[string]string{"OpenFGA": "its rules sum, count and sort the applicant's debts and scores and compare the results with thresholds; " +
-			"OpenFGA's relations cannot compute over a list, and its conditions cannot either"},
 	}
 }
 

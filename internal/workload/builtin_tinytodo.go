@@ -10,9 +10,6 @@ import (
 //go:embed policies/tinytodo.rego
 var tinytodoPolicy []byte
 
-//go:embed policies/tinytodo.fga
-var tinytodoModel []byte
-
 func init() {
 	registerApp(app{
 		name:  "tinytodo",
@@ -27,13 +24,10 @@ const (
 	ttMaxTeamDepth = 3
 	// ttSeniorLevel is the job level a user needs to delete a list.
 	ttSeniorLevel = 2
-	// ttApp is the one application object OpenFGA's intern tuples hang on.
-	ttApp = "application:tinytodo"
 )
 
-// ttOpenFGADifferences is what the OpenFGA version is handed ready-made.
-const ttOpenFGADifferences = "OpenFGA is handed who is an intern (job level below 2) as application#intern tuples, " +
-	"since it compares no attributes; Rego and Cedar compare each user's job level at each decision"
+// ttApp is the one application object the intern relationships hang on.
+var ttApp = Obj("application", "tinytodo")
 
 // TinytodoGrantee is a user or a team a list is shared with.
 type TinytodoGrantee struct {
@@ -80,7 +74,7 @@ func (w *TinytodoWorld) teamsOf(u int) []int {
 }
 
 // tinytodoDecide is the reference model of policies/tinytodo.rego, Cedar's tinytodo.cedar and
-// tinytodo.fga.
+// OpenFGA's tinytodo.fga.
 func tinytodoDecide(w *TinytodoWorld, u int, act string, l int) (allow bool, reason string) {
 	list := &w.Lists[l]
 	teams := w.teamsOf(u)
@@ -206,15 +200,12 @@ func (w *TinytodoWorld) request(r *rand.Rand) AppRequest {
 	return AppRequest{User: TinytodoUser(u), Action: act, Resource: TinytodoListID(l), allow: allow, reason: reason}
 }
 
-func buildTinytodo(name string, n int, seed int64, inputs int) *appBuilt {
+func buildTinytodo(name string, n int, seed int64, inputs int) *Workload {
 	w := newTinytodoWorld(rand.New(rand.NewPCG(uint64(seed), 0x74746f64)), n) // "ttod"
 	r := rand.New(rand.NewPCG(uint64(seed), 0x74746f64_00000000|uint64(n)))
 	wl := tinytodoWorkload(name, n, w)
-	f := &AppFGA{Model: File{Name: "tinytodo.fga", Content: tinytodoModel}, Tuples: w.tuples(), Differences: ttOpenFGADifferences}
 	qs := appInputs(inputs, func() AppRequest { return w.request(r) })
-	return appWorkload(wl, f, qs, func(q AppRequest) FGACheck {
-		return FGACheck{User: "user:" + q.User, Relation: "can_" + q.Action, Object: "list:" + q.Resource}
-	})
+	return appWorkload(wl, &RelationshipWorld{Family: "tinytodo", Relationships: w.Relationships()}, qs, TinytodoCheck)
 }
 
 func ttIDs(gs []TinytodoGrantee) []string {
@@ -256,39 +247,46 @@ func (w *TinytodoWorld) rego() []byte {
 	return mustJSON(map[string]any{"tinytodo": map[string]any{"users": users, "team_parents": teamParents, "lists": lists}})
 }
 
-// tuples writes the world as OpenFGA tuples for tinytodo.fga.
-func (w *TinytodoWorld) tuples() []FGATuple {
-	var ts []FGATuple
+// Relationships writes the world as relationships: who is an intern (on the one application
+// object, since a relationship carries no job level), team memberships and nesting, then each
+// list's application, owner, readers and editors.
+func (w *TinytodoWorld) Relationships() []Relationship {
+	var rels []Relationship
 	for u, level := range w.JobLevel {
 		if level < ttSeniorLevel {
-			ts = append(ts, FGATuple{"user:" + TinytodoUser(u), "intern", ttApp})
+			rels = append(rels, Relate(ttApp, "intern", Obj("user", TinytodoUser(u)).Subject()))
 		}
 		for _, t := range w.UserTeams[u] {
-			ts = append(ts, FGATuple{"user:" + TinytodoUser(u), "member", "team:" + TinytodoTeam(t)})
+			rels = append(rels, Relate(Obj("team", TinytodoTeam(t)), "member", Obj("user", TinytodoUser(u)).Subject()))
 		}
 	}
 	for t, p := range w.TeamParents {
 		if p >= 0 {
-			ts = append(ts, FGATuple{"team:" + TinytodoTeam(t) + "#member", "member", "team:" + TinytodoTeam(p)})
+			rels = append(rels, Relate(Obj("team", TinytodoTeam(p)), "member", Obj("team", TinytodoTeam(t)).Set("member")))
 		}
 	}
-	grantee := func(g TinytodoGrantee) string {
+	grantee := func(g TinytodoGrantee) Subject {
 		if g.Team {
-			return "team:" + g.ID() + "#member"
+			return Obj("team", g.ID()).Set("member")
 		}
-		return "user:" + g.ID()
+		return Obj("user", g.ID()).Subject()
 	}
 	for l, list := range w.Lists {
-		object := "list:" + TinytodoListID(l)
-		ts = append(ts, FGATuple{ttApp, "app", object}, FGATuple{"user:" + TinytodoUser(list.Owner), "owner", object})
+		object := Obj("list", TinytodoListID(l))
+		rels = append(rels, Relate(object, "app", ttApp.Subject()), Relate(object, "owner", Obj("user", TinytodoUser(list.Owner)).Subject()))
 		for _, g := range list.Readers {
-			ts = append(ts, FGATuple{grantee(g), "reader", object})
+			rels = append(rels, Relate(object, "reader", grantee(g)))
 		}
 		for _, g := range list.Editors {
-			ts = append(ts, FGATuple{grantee(g), "editor", object})
+			rels = append(rels, Relate(object, "editor", grantee(g)))
 		}
 	}
-	return ts
+	return rels
+}
+
+// TinytodoCheck is a tinytodo request as a relationship check.
+func TinytodoCheck(q AppRequest) RelationshipCheck {
+	return RelationshipCheck{Subject: Obj("user", q.User), Permission: "can_" + q.Action, Resource: Obj("list", q.Resource)}
 }
 
 // Decide is the reference model's decision of user u's request to do act to list i, and the

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -108,9 +107,6 @@ func (s UserSpec) Check() error {
 			return err
 		}
 	}
-	if s.HasOpenFGA() {
-		return s.checkOpenFGA()
-	}
 	if u := s.claimedBy(); u != nil {
 		if u.Check == nil {
 			return nil
@@ -202,12 +198,6 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	}
 	if err := s.Check(); err != nil {
 		return nil, err
-	}
-	if s.HasOpenFGA() {
-		if OpenFGAFromFiles == nil {
-			return nil, fmt.Errorf("%s: an OpenFGA file, and this authzbench has no OpenFGA linked in", s.Policies[0])
-		}
-		return OpenFGAFromFiles(s)
 	}
 	if u := s.claimedBy(); u != nil {
 		return u.Read(s)
@@ -552,71 +542,17 @@ func truncated(b []byte) string {
 	return string(b)
 }
 
-// OpenFGAFromFiles reads a user's OpenFGA files (HasOpenFGA) into a workload; OpenFGA's package
-// sets it, since reading them takes OpenFGA's own model parser.
-var OpenFGAFromFiles func(UserSpec) (*Workload, error)
-
-// HasOpenFGA reports whether the spec's policy is an OpenFGA file, as OpenFGA's CLI names
-// them: a store file (*.fga.yaml, *.fga.yml), or a model in the DSL (*.fga) or a modular
-// model's manifest (fga.mod).
-func (s UserSpec) HasOpenFGA() bool {
-	return slices.ContainsFunc(s.Policies, func(p string) bool { return IsOpenFGAStore(p) || IsOpenFGAModel(p) })
-}
-
-// IsOpenFGAStore reports whether path names an OpenFGA store file.
-func IsOpenFGAStore(path string) bool {
-	return strings.HasSuffix(path, ".fga.yaml") || strings.HasSuffix(path, ".fga.yml")
-}
-
-// IsOpenFGAModel reports whether path names an OpenFGA model: the DSL or a modular model.
-func IsOpenFGAModel(path string) bool {
-	return strings.HasSuffix(path, ".fga") || strings.HasSuffix(path, "fga.mod")
-}
-
-// checkOpenFGA checks an OpenFGA workload's settings: a store file alone (it holds the model,
-// tuples and tests), or a model with at most one tuple file (data) and a checks file (inputs).
-func (s UserSpec) checkOpenFGA() error {
-	say := func(setting, format string, args ...func(n func(string) string) string) error {
-		return &SettingError{Setting: setting, say: func(n func(string) string) string {
-			words := make([]any, len(args))
-			for i, a := range args {
-				words[i] = a(n)
-			}
-			return fmt.Sprintf(format, words...)
-		}}
-	}
-	name := func(setting string) func(n func(string) string) string {
-		return func(n func(string) string) string { return n(setting) }
-	}
-	switch {
-	case len(s.Policies) > 1:
-		return say("policy", "an OpenFGA workload is one %s: a store file (store.fga.yaml) or a model (model.fga, fga.mod)", name("policy"))
-	case s.HasCedar():
-		return say("cedar_policies", "an OpenFGA workload takes no Cedar files; run Cedar from a workload of its own")
-	case s.Query != "":
-		return say("query", "%s names a Rego decision; an OpenFGA check names its relation itself", name("query"))
-	case IsOpenFGAStore(s.Policies[0]) && (len(s.Data) > 0 || s.Inputs != ""):
-		return say("inputs", "a store file holds its tuples and its tests' checks: give it alone, without %s or %s", name("data"), name("inputs"))
-	case IsOpenFGAModel(s.Policies[0]) && s.Inputs == "":
-		return say("inputs", `an OpenFGA model needs %s FILE.jsonl of checks ({"user": ..., "relation": ..., "object": ..., "expect": true|false} per line), and its tuples with %s`, name("inputs"), name("data"))
-	case len(s.Data) > 1:
-		return say("data", "an OpenFGA model takes one tuple file (%s): YAML, JSON, JSON Lines or CSV", name("data"))
-	}
-	return nil
-}
-
 // UserFiles reads a user's files in the form an engine's own users keep them (the validation
 // file its own tools read) into a workload: the engine's package registers it (RegisterUserFiles), as
 // it reads them with the engine's own parsers, and this package asks it whose the files are.
 // The workload it reads carries its version in Workload.Versions and each input's request in
 // Input.Requests, under the engine's name.
-//
-// It is the generic form of OpenFGAFromFiles, which is to move onto it.
 type UserFiles struct {
 	Engine string // the engine's name, for messages, as it registers it
 	// Claims says whether the spec's files are in the engine's form: by their names, or by a
 	// look at a file (the top-level keys of a YAML file). It must claim no file another engine
-	// reads (a Rego policy, a Cedar one, an OpenFGA store file), and reads as little as it can.
+	// reads (a Rego policy, a Cedar one, another engine's store file), and reads as little as it
+	// can.
 	Claims func(UserSpec) bool
 	// Check refuses settings the engine's files cannot be given with, before any file is read,
 	// as Check does; nil takes any.
@@ -649,9 +585,9 @@ func RegisterUserFiles(u UserFiles) {
 }
 
 // claimedBy is the registered reader whose engine's form the spec's files are in; nil for
-// none. A replay and OpenFGA's files are read before any is asked.
+// none. A replay is read before any is asked.
 func (s UserSpec) claimedBy() *UserFiles {
-	if s.DecisionLog != "" || s.HasOpenFGA() {
+	if s.DecisionLog != "" {
 		return nil
 	}
 	for i := range userFiles {

@@ -59,13 +59,6 @@ type Input struct {
 	// type (RBACInput for rbac): what an engine's package writes its request from when it adds
 	// its version of the built-in (RegisterBuiltinVersion). Nil for a user's input.
 	Model any
-	// OpenFGA is the same request as an OpenFGA Check, a JSON object: {"user": "user:anne",
-	// "relation": "viewer", "object": "doc:1"}, with "context", "contextual_tuples" and
-	// "tuple_set" (which of the workload's tuple sets it is checked against) where it has them.
-	// Nil when the workload has no OpenFGA version.
-	OpenFGA []byte
-	// OpenFGASource is the file and line of its OpenFGA check, when the user's files gave it.
-	OpenFGASource string
 	// Requests holds, by engine name, the input as an engine is asked it whose version of the
 	// workload is in Workload.Versions (see there); nil when no such engine has one.
 	Requests map[string]EngineRequest
@@ -110,18 +103,19 @@ type Workload struct {
 	// them instead of the input document itself.
 	IgnoresInput bool
 
-	// OpenFGA is the workload as an OpenFGA model and tuples, deciding every input alike; nil
-	// for a workload with no OpenFGA version.
-	OpenFGA *OpenFGA
+	// Relationships is a relationship family's world as relationships, with a check per input,
+	// from which each relationship engine writes its version of the built-in; nil for a workload
+	// that is no relationship family.
+	Relationships *RelationshipWorld
 
-	// Versions holds, by engine name (as the engine registers it), the workload's version for an engine whose
-	// files this package does not read: what the user's files were, as the engine's own
-	// package (its UserFiles reader) names them, and what a run says of them. Each input's
-	// request for such an engine is in Input.Requests under the same name.
+	// Versions holds, by engine name (as the engine registers it), the workload's version for an
+	// engine whose files this package does not read: what the user's files were, as the engine's
+	// own package (its UserFiles reader) names them, or what its package wrote of a built-in
+	// (RegisterBuiltinVersion), and what a run says of them. Each input's request for such an
+	// engine is in Input.Requests under the same name.
 	//
 	// It is the seam through which an engine's own version enters without this package
-	// knowing the engine. The OpenFGA field above is an older, per-engine form of the same, to
-	// move onto it.
+	// knowing the engine.
 	Versions map[string]*Version
 
 	// Model is what a built-in's reference model decides over, in its family's exported type
@@ -141,39 +135,14 @@ type Workload struct {
 	Scale *Scale
 }
 
-// OpenFGA is a workload's OpenFGA authorization model and relationship tuples. Every input of
-// the workload carries its Check (Input.OpenFGA). This package holds them as text and paths
-// only; OpenFGA's own package (internal/engine/openfga) reads them.
-type OpenFGA struct {
-	// Built-in workloads carry their model in the DSL and their tuples as JSON Lines
-	// ({"user": ..., "relation": ..., "object": ...} per line) in memory ...
-	Model  string
-	Tuples []byte
-
-	// ... user-supplied ones point at files on disk: a store file (model, tuples and tests, as
-	// OpenFGA's CLI reads it), or a model file and a tuple file.
-	StorePath  string
-	ModelPath  string
-	TuplesPath string
-
-	// NotMeasured counts, per kind ("list_objects", "list_users"), the queries of the user's
-	// store file that authzbench does not measure, so a run says so.
-	NotMeasured map[string]int
-
-	// Differences says what the OpenFGA version of a built-in workload is handed ready-made
-	// because OpenFGA cannot compute it (an attribute compared, tuples stored ahead of the
-	// requests that carry them), as Version.Differences does; empty when it does the same work.
-	Differences string
-}
-
 // Version is a workload's version for an engine this package does not read (see
 // Workload.Versions).
 type Version struct {
 	// Files are the user's files, by the part each plays as the engine names it
 	// ("validation"; "schema", "relationships", "checks").
 	Files map[string]string
-	// NotMeasured counts, per kind, what the user's files ask that authzbench does not
-	// measure, as OpenFGA.NotMeasured.
+	// NotMeasured counts, per kind ("list_objects"), what the user's files ask that
+	// authzbench does not measure, so a run says so.
 	NotMeasured map[string]int
 	// Differences says what the engine's version is handed ready-made that the others
 	// compute (a JWT's verdict, a division), so a comparison says what it compares: the ‡ rows
@@ -214,9 +183,6 @@ func (w *Workload) NotMeasured() map[string]int {
 			out[k] += n
 		}
 	}
-	if w.OpenFGA != nil {
-		add(w.OpenFGA.NotMeasured)
-	}
 	for _, v := range w.Versions {
 		add(v.NotMeasured)
 	}
@@ -236,9 +202,6 @@ func CountsString(counts map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// HasOpenFGA reports whether the workload has an OpenFGA version for the openfga targets.
-func (w *Workload) HasOpenFGA() bool { return w.OpenFGA != nil }
 
 // Warnings says, engine by engine in name order, what in the user's files was read in a way
 // they may not have meant (Version.Warnings).

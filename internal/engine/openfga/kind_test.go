@@ -29,7 +29,7 @@ func TestOpenFGAModesDecideAlike(t *testing.T) {
 		for i, in := range w.Inputs {
 			out := d.Decide(context.Background(), i)
 			if want := in.Expect == workload.ExpectAllow; out.Kind != verify.Decided || out.Allow != want {
-				t.Fatalf("input %d %s: %+v, want allowed %t", i+1, in.OpenFGA, out, want)
+				t.Fatalf("input %d %s: %+v, want allowed %t", i+1, Registered.Request(in), out, want)
 			}
 		}
 	}

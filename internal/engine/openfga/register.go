@@ -17,25 +17,32 @@ import (
 // input, answers from its HTTP API ({"allowed": true, "resolution": ""}).
 var Registered engine.Engine = registered{}
 
+// Name is OpenFGA's name in the registry, its target kinds and results.
+const Name = "openfga"
+
 func init() { engine.Register(Registered) }
 
 type registered struct{}
 
-func (registered) Name() string        { return "openfga" }
+func (registered) Name() string        { return Name }
 func (registered) Languages() []string { return []string{"OpenFGA"} }
 
 // Version is the OpenFGA module linked in; a server someone else runs is recorded by its URL.
 func (registered) Version() string { return Version() }
 
-func (registered) Written(w *workload.Workload) bool { return w.HasOpenFGA() }
+// Written reports whether w has an OpenFGA version: the user's files (userfiles.go), or a
+// built-in's (builtin.go).
+func (registered) Written(w *workload.Workload) bool { return w.VersionFor(Name) != nil }
 
-// Request is the input's Check as a JSON object (see workload.Input.OpenFGA).
-func (registered) Request(in workload.Input) []byte { return in.OpenFGA }
+// Request is the input's Check as a JSON object: {"user": "user:anne", "relation": "viewer",
+// "object": "doc:1"}, with "context", "contextual_tuples" and "tuple_set" (which of the
+// workload's tuple sets it is checked against) where it has them.
+func (registered) Request(in workload.Input) []byte { return in.Requests[Name].Body }
 
 // Source is the check's line when the user's files gave it, the input's otherwise.
 func (registered) Source(in workload.Input) string {
-	if in.OpenFGASource != "" {
-		return in.OpenFGASource
+	if s := in.Requests[Name].Source; s != "" {
+		return s
 	}
 	return in.Source
 }
@@ -43,10 +50,24 @@ func (registered) Source(in workload.Input) string {
 // Handed says what a built-in workload's OpenFGA version is handed ready-made because OpenFGA
 // cannot compute it (engine.Handed): the ‡ rows.
 func (registered) Handed(w *workload.Workload) string {
-	if w.OpenFGA == nil {
-		return ""
+	if v := w.Versions[Name]; v != nil {
+		return v.Differences
 	}
-	return w.OpenFGA.Differences
+	return ""
+}
+
+// WhyNot says why a built-in has no OpenFGA version, where its rules do what OpenFGA cannot
+// (engine.Explained); empty for the others.
+func (registered) WhyNot(w *workload.Workload) string {
+	switch w.Model.(type) {
+	case *workload.APIData:
+		return "its rules verify a JWT (HS256 signature, audience, expiry), split its scope string and read the clock; " +
+			"OpenFGA's relations and conditions can do none of it, and handing all of it over ready-made would leave OpenFGA nothing of the policy to decide"
+	case *workload.RiskData:
+		return "its rules sum, count and sort the applicant's debts and scores and compare the results with thresholds; " +
+			"OpenFGA's relations cannot compute over a list, and its conditions cannot either"
+	}
+	return ""
 }
 
 // HealthPath is OpenFGA's HTTP health check, which answers once its datastore is ready.
@@ -105,30 +126,26 @@ func (registered) Prepare(ctx context.Context, w *workload.Workload) (any, error
 // FixtureOf reads the workload's OpenFGA version: its model and tuple sets, and one assertion
 // per input, built from the input's Check and expected decision.
 func FixtureOf(w *workload.Workload) (*Fixture, error) {
-	o := w.OpenFGA
-	if o == nil {
+	v := w.VersionFor(Name)
+	if v == nil {
 		return nil, workload.NewSettingError("policy", func(n func(string) string) string {
 			return fmt.Sprintf("workload %s has no OpenFGA version; the openfga targets run %s, or your own store file with %s",
-				w.Name, strings.Join(workload.NamesWhere((*workload.Workload).HasOpenFGA), ", "), n("policy"))
+				w.Name, strings.Join(workload.NamesWhere(Registered.Written), ", "), n("policy"))
 		})
 	}
 	var f *Fixture
 	var err error
-	switch {
-	case o.StorePath != "":
-		f, err = LoadStore(o.StorePath)
-	case o.ModelPath != "":
-		f = &Fixture{Source: o.ModelPath, ModelOrigin: o.ModelPath, TupleSets: []TupleSet{{Name: "store"}}}
-		f.Model, err = LoadModel(o.ModelPath)
-		if err == nil && o.TuplesPath != "" {
-			f.TupleSets[0].Tuples, err = LoadTuples(o.TuplesPath)
-		}
+	switch b := builtinOf(w); {
+	case b != nil:
+		f, err = builtinFixture(w, b)
+	case v.Files[FileStore] != "":
+		f, err = LoadStore(v.Files[FileStore])
 	default:
-		origin := "workload " + w.Name + " model"
-		f = &Fixture{Source: origin, ModelOrigin: origin, TupleSets: []TupleSet{{Name: "store"}}}
-		f.Model, err = dslModel(origin, 1, o.Model)
-		if err == nil {
-			f.TupleSets[0].Tuples, err = jsonlTuples("workload "+w.Name+" tuples", o.Tuples)
+		model := v.Files[FileModel]
+		f = &Fixture{Source: model, ModelOrigin: model, TupleSets: []TupleSet{{Name: "store"}}}
+		f.Model, err = LoadModel(model)
+		if tuples := v.Files[FileTuples]; err == nil && tuples != "" {
+			f.TupleSets[0].Tuples, err = LoadTuples(tuples)
 		}
 	}
 	if err != nil {
@@ -140,10 +157,11 @@ func FixtureOf(w *workload.Workload) (*Fixture, error) {
 		if origin == "" {
 			origin = fmt.Sprintf("workload %s input %d", w.Name, i+1)
 		}
-		if in.OpenFGA == nil {
+		check := Registered.Request(in)
+		if check == nil {
 			return nil, fmt.Errorf("%s: no OpenFGA check", origin)
 		}
-		a, err := inputCheck(origin, in.OpenFGA)
+		a, err := inputCheck(origin, check)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +202,7 @@ func inputCheck(origin string, data []byte) (Assertion, error) {
 	return a, err
 }
 
-// CheckJSON writes an assertion as an input's Check (workload.Input.OpenFGA), so that a user's
+// CheckJSON writes an assertion as an input's Check (Registered.Request), so that a user's
 // store file or checks file becomes a workload whose inputs the other code reads as any other.
 func CheckJSON(a Assertion) ([]byte, error) {
 	c := map[string]any{"user": a.User, "relation": a.Relation, "object": a.Object}

@@ -13,7 +13,7 @@ import (
 // model says, in OpenFGA's own server in process: the model and tuples are the same rules as
 // the Rego and the Cedar, not a table of answers.
 func TestBuiltinsDecideAsTheirReferenceModel(t *testing.T) {
-	names := workload.NamesWhere((*workload.Workload).HasOpenFGA)
+	names := workload.NamesWhere(Registered.Written)
 	for _, want := range []string{"nop", "rbac"} {
 		if !strings.Contains(" "+strings.Join(names, " ")+" ", " "+want+" ") {
 			t.Fatalf("built-ins with an OpenFGA version: %v; want %s among them", names, want)
@@ -37,7 +37,7 @@ func TestBuiltinsDecideAsTheirReferenceModel(t *testing.T) {
 					t.Fatalf("input %d: %v", i+1, err)
 				}
 				if want := w.Inputs[i].Expect == workload.ExpectAllow; got != want {
-					t.Fatalf("input %d %s: allowed %v, reference model %s (%s)", i+1, w.Inputs[i].OpenFGA, got, w.Inputs[i].Expect, w.Inputs[i].Reason)
+					t.Fatalf("input %d %s: allowed %v, reference model %s (%s)", i+1, Registered.Request(w.Inputs[i]), got, w.Inputs[i].Expect, w.Inputs[i].Reason)
 				}
 				if got {
 					allow++

@@ -1,7 +1,6 @@
 package spicedb
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"slices"
@@ -10,10 +9,13 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// The built-in workloads in SpiceDB's terms: a schema written for each family (builtin/*.zed),
-// the relationships of the world the OpenFGA version holds, read from its tuples rather than
-// generated a second time, and one assertion per input from the input's OpenFGA check. Every
-// workload with an OpenFGA version has one here: the two engines decide over the same graph.
+// The built-in workloads in SpiceDB's terms: a schema written for each relationship family
+// (builtin/*.zed), the relationships of the world the family's reference model holds
+// (workload.Workload.Relationships), and one assertion per input from its relationship check.
+// OpenFGA's versions are written from the same world: the two engines decide over one graph.
+func init() {
+	workload.RegisterBuiltinVersion(workload.BuiltinVersion{Engine: Name, Add: addBuiltin})
+}
 
 //go:embed builtin/*.zed
 var builtinSchemas embed.FS
@@ -26,40 +28,55 @@ type builtinFamily struct {
 	handed string
 }
 
-// builtinFamilies are the families by name: a name ending in "-" is a prefix (docshare-<N>).
+// builtinFamilies are the relationship families by name (workload.RelationshipWorld.Family).
 var builtinFamilies = map[string]builtinFamily{
-	"nop":        {schema: "nop.zed"},
-	"rbac":       {schema: "rbac.zed"},
-	"rbac-data-": {schema: "rbac.zed"},
-	"docshare-":  {schema: "docshare.zed"},
-	"gdrive-":    {schema: "gdrive.zed"},
-	"github-":    {schema: "github.zed"},
-	"tinytodo-": {schema: "tinytodo.zed",
+	"nop":      {schema: "nop.zed"},
+	"rbac":     {schema: "rbac.zed"},
+	"docshare": {schema: "docshare.zed"},
+	"gdrive":   {schema: "gdrive.zed"},
+	"github":   {schema: "github.zed"},
+	"tinytodo": {schema: "tinytodo.zed",
 		handed: "SpiceDB, as OpenFGA, is handed who is an intern (job level below 2) as application#intern relationships, " +
 			"since its relationships carry no attributes; Rego and Cedar compare each user's job level at each decision"},
 }
 
+// builtin is SpiceDB's version of a built-in workload (workload.Version.Own): its family. The
+// fixture is written from the workload's relationships when a run asks for it (BuiltinFixture),
+// not each time a workload is built.
+type builtin struct{ family builtinFamily }
+
+// addBuiltin adds SpiceDB's version to the built-in w, where its family has one.
+func addBuiltin(w *workload.Workload) error {
+	if w.Relationships == nil {
+		return nil
+	}
+	fam, ok := builtinFamilies[w.Relationships.Family]
+	if !ok {
+		return nil
+	}
+	if w.Versions == nil {
+		w.Versions = map[string]*workload.Version{}
+	}
+	w.Versions[Name] = &workload.Version{Own: &builtin{family: fam}}
+	return nil
+}
+
 // builtinFamilyOf returns the family of a built-in workload with a SpiceDB version. A user's
-// workload never has one, whatever its name: its OpenFGA version is files on disk, and a
-// built-in's is text in memory.
+// workload never has one, whatever its name: its files are its version.
 func builtinFamilyOf(w *workload.Workload) (builtinFamily, bool) {
-	if w == nil || w.OpenFGA == nil || w.OpenFGA.Model == "" || w.Replay != nil ||
-		w.OpenFGA.StorePath != "" || w.OpenFGA.ModelPath != "" || w.OpenFGA.TuplesPath != "" {
+	if w == nil {
 		return builtinFamily{}, false
 	}
-	if f, ok := builtinFamilies[w.Name]; ok && !strings.HasSuffix(w.Name, "-") {
-		return f, true
-	}
-	for name, f := range builtinFamilies {
-		if strings.HasSuffix(name, "-") && strings.HasPrefix(w.Name, name) {
-			return f, true
+	if v := w.Versions[Name]; v != nil {
+		if b, ok := v.Own.(*builtin); ok {
+			return b.family, true
 		}
 	}
 	return builtinFamily{}, false
 }
 
-// HasBuiltin reports whether the built-in workload w has a SpiceDB version: every one with an
-// OpenFGA version does.
+// HasBuiltin reports whether the built-in workload w has a SpiceDB version: every relationship
+// family does.
 func HasBuiltin(w *workload.Workload) bool {
 	_, ok := builtinFamilyOf(w)
 	return ok
@@ -69,10 +86,10 @@ func HasBuiltin(w *workload.Workload) bool {
 // relationships of its world, and Assertions[i] the check of w.Inputs[i], expecting its
 // decision. It is nil, with no error, for a workload with no SpiceDB version (WhyNot says why).
 //
-// SpiceDB takes no relationships with a check (spicedb issue 1398): what an OpenFGA check
-// carries as contextual tuples (docshare) is stored with the rest, before the clock. A request
-// whose decision the relationships of another could change gets objects of its own; Differences
-// says what that changes.
+// SpiceDB takes no relationships with a check (spicedb issue 1398): what a request carries
+// (docshare) is stored with the rest, before the clock. A request whose decision the
+// relationships of another could change gets objects of its own; Differences says what that
+// changes.
 func BuiltinFixture(w *workload.Workload) (*Fixture, error) {
 	fam, ok := builtinFamilyOf(w)
 	if !ok {
@@ -95,9 +112,9 @@ func Differences(w *workload.Workload) string {
 	if fam.handed != "" {
 		says = append(says, fam.handed)
 	}
-	if !slices.ContainsFunc(w.Inputs, func(in workload.Input) bool { return bytes.Contains(in.OpenFGA, []byte(`"contextual_tuples"`)) }) {
-		// Nothing carried with a request: the world is the OpenFGA version's, read once by
-		// BuiltinFixture, not a second time here.
+	if !slices.ContainsFunc(w.Relationships.Checks, func(c workload.RelationshipCheck) bool { return len(c.Carried) > 0 }) {
+		// Nothing carried with a request: the world is stored as the family wrote it, read once
+		// by BuiltinFixture, not a second time here.
 		return strings.Join(says, "; ")
 	}
 	_, stats, err := builtinWorld(w, fam)
@@ -139,7 +156,7 @@ func WhyNot(w *workload.Workload) string {
 	switch {
 	case w.Replay != nil:
 		return "it replays the Rego inputs of a decision log; SpiceDB decides relationships, and no log says which ones"
-	case len(w.PolicyPaths) > 0 || w.OpenFGA != nil || usersFiles(w):
+	case len(w.PolicyPaths) > 0 || usersFiles(w):
 		return "its files are the user's own, in another engine's language; SpiceDB runs a validation file of your own " +
 			"(or a schema, relationships and a JSONL of checks)"
 	case strings.HasSuffix(w.Name, "-opt"):

@@ -2,6 +2,7 @@ package spicedb
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,43 +114,62 @@ func mustBuiltin(t *testing.T, name string) *workload.Workload {
 	return w
 }
 
+// rel reads "subject relation resource" ("group:g#member viewer document:d2") for a test's
+// hand-written world.
+func rel(t *testing.T, s string) workload.Relationship {
+	t.Helper()
+	parts := strings.Split(s, " ")
+	if len(parts) != 3 {
+		t.Fatalf("%q is not subject relation resource", s)
+	}
+	node, relation, _ := strings.Cut(parts[0], "#")
+	return workload.Relate(obj(t, parts[2]), parts[1], obj(t, node).Set(relation))
+}
+
+// obj reads "type:id".
+func obj(t *testing.T, s string) workload.Object {
+	t.Helper()
+	typ, id, ok := strings.Cut(s, ":")
+	if !ok {
+		t.Fatalf("%q is not type:id", s)
+	}
+	return workload.Obj(typ, id)
+}
+
 // Requests whose entities contradict each other once all are stored: each such request is asked
 // in a world of its own, and the others are not.
 func TestContradictingRequestsGetWorldsOfTheirOwn(t *testing.T) {
-	check := func(user, relation, object string, ctx ...string) []byte {
-		var tuples []string
-		for _, c := range ctx {
-			parts := strings.Split(c, " ")
-			tuples = append(tuples, `{"user":"`+parts[0]+`","relation":"`+parts[1]+`","object":"`+parts[2]+`"}`)
+	w := &workload.Workload{Name: "docshare-3", Relationships: &workload.RelationshipWorld{Family: "docshare",
+		Relationships: []workload.Relationship{rel(t, "folder:f parent document:d"), rel(t, "user:c viewer folder:f"),
+			// A wildcard stays a wildcard in a world of one's own.
+			rel(t, "user:* archive folder:f")}}}
+	ask := func(expect workload.Expect, user, permission, resource string, carried ...string) {
+		c := workload.RelationshipCheck{Subject: obj(t, user), Permission: permission, Resource: obj(t, resource)}
+		for _, r := range carried {
+			c.Carried = append(c.Carried, rel(t, r))
 		}
-		return []byte(`{"user":"` + user + `","relation":"` + relation + `","object":"` + object + `","contextual_tuples":[` + strings.Join(tuples, ",") + `]}`)
+		w.Inputs = append(w.Inputs, workload.Input{Expect: expect})
+		w.Relationships.Checks = append(w.Relationships.Checks, c)
 	}
-	w := &workload.Workload{
-		Name: "docshare-3",
-		OpenFGA: &workload.OpenFGA{Model: "docshare.fga",
-			Tuples: []byte(`{"user":"folder:f","relation":"parent","object":"document:d"}` + "\n" +
-				`{"user":"user:c","relation":"viewer","object":"folder:f"}` + "\n" +
-				// A wildcard stays a wildcard in a world of one's own.
-				`{"user":"user:*","relation":"archive","object":"folder:f"}` + "\n")},
-		Inputs: []workload.Input{
-			// 1: a views d as its viewer.
-			{Expect: workload.ExpectAllow, OpenFGA: check("user:a", "can_view", "document:d", "user:a viewer document:d", "user:o owner document:d")},
-			// 2: the same document without a on its list: a's viewer tuple from 1 would allow.
-			{Expect: workload.ExpectDeny, OpenFGA: check("user:a", "can_view", "document:d", "user:o owner document:d")},
-			// 3: another document, none of whose paths the others' tuples touch.
-			{Expect: workload.ExpectAllow, OpenFGA: check("user:b", "can_view", "document:e", "user:b owner document:e")},
-			// 4: a group with no members in this request: 5's membership would allow, two hops away.
-			{Expect: workload.ExpectDeny, OpenFGA: check("user:a", "can_view", "document:d2", "group:g#member viewer document:d2")},
-			// 5: a in g, asking a document with no tuples.
-			{Expect: workload.ExpectDeny, OpenFGA: check("user:a", "can_edit", "document:d3", "user:a member group:g")},
-			// 6: c blocked on d, though the stored folder shares d with c.
-			{Expect: workload.ExpectDeny, OpenFGA: check("user:c", "can_view", "document:d", "user:c blocked document:d")},
-			// 7: c views d through the stored folder; 6's block would deny. It carries a tuple the
-			// store holds too: its world holds it once.
-			{Expect: workload.ExpectAllow, OpenFGA: check("user:c", "can_view", "document:d", "folder:f parent document:d")},
-			// 8: not even its owner may edit d, in the archived folder.
-			{Expect: workload.ExpectDeny, OpenFGA: check("user:o", "can_edit", "document:d", "user:o owner document:d")},
-		},
+	// 1: a views d as its viewer.
+	ask(workload.ExpectAllow, "user:a", "can_view", "document:d", "user:a viewer document:d", "user:o owner document:d")
+	// 2: the same document without a on its list: a's viewer relationship from 1 would allow.
+	ask(workload.ExpectDeny, "user:a", "can_view", "document:d", "user:o owner document:d")
+	// 3: another document, none of whose paths the others' relationships touch.
+	ask(workload.ExpectAllow, "user:b", "can_view", "document:e", "user:b owner document:e")
+	// 4: a group with no members in this request: 5's membership would allow, two hops away.
+	ask(workload.ExpectDeny, "user:a", "can_view", "document:d2", "group:g#member viewer document:d2")
+	// 5: a in g, asking a document with no relationships.
+	ask(workload.ExpectDeny, "user:a", "can_edit", "document:d3", "user:a member group:g")
+	// 6: c blocked on d, though the stored folder shares d with c.
+	ask(workload.ExpectDeny, "user:c", "can_view", "document:d", "user:c blocked document:d")
+	// 7: c views d through the stored folder; 6's block would deny. It carries a relationship the
+	// store holds too: its world holds it once.
+	ask(workload.ExpectAllow, "user:c", "can_view", "document:d", "folder:f parent document:d")
+	// 8: not even its owner may edit d, in the archived folder.
+	ask(workload.ExpectDeny, "user:o", "can_edit", "document:d", "user:o owner document:d")
+	if err := addBuiltin(w); err != nil {
+		t.Fatal(err)
 	}
 	fam, _ := builtinFamilyOf(w)
 	f, stats, err := builtinWorld(w, fam)
@@ -192,7 +212,7 @@ func TestNoBuiltinSaysWhy(t *testing.T) {
 		})
 	}
 	// A user's OpenFGA files named like a built-in are still the user's.
-	user := &workload.Workload{Name: "rbac", OpenFGA: &workload.OpenFGA{StorePath: "store.fga.yaml"}}
+	user := &workload.Workload{Name: "rbac", Versions: map[string]*workload.Version{"openfga": {Files: map[string]string{"store": "store.fga.yaml"}}}}
 	if HasBuiltin(user) || !strings.Contains(WhyNot(user), "user's own") {
 		t.Errorf("a user's store file: HasBuiltin %v, WhyNot %q", HasBuiltin(user), WhyNot(user))
 	}
@@ -203,43 +223,28 @@ func TestNoBuiltinSaysWhy(t *testing.T) {
 	}
 }
 
-// One relationship carried under two conditions cannot be stored once for both requests.
-func TestBuiltinRefusesATupleCarriedUnderTwoConditions(t *testing.T) {
-	w := &workload.Workload{
-		Name:    "docshare-3",
-		OpenFGA: &workload.OpenFGA{Model: "docshare.fga"},
-		Inputs: []workload.Input{
-			{Expect: workload.ExpectAllow, OpenFGA: []byte(`{"user":"user:a","relation":"can_view","object":"document:d","contextual_tuples":[{"user":"user:a","relation":"viewer","object":"document:d"}]}`)},
-			{Expect: workload.ExpectDeny, OpenFGA: []byte(`{"user":"user:a","relation":"can_view","object":"document:d","contextual_tuples":[{"user":"user:a","relation":"viewer","object":"document:d","condition":{"name":"in_hours","context":{"hour":3}}}]}`)},
-		},
-	}
-	_, err := BuiltinFixture(w)
-	if err == nil || !strings.Contains(err.Error(), "input 2 contextual tuple 1") || !strings.Contains(err.Error(), "input 1 contextual tuple 1") {
-		t.Errorf("error %v: want both inputs named", err)
-	}
-}
-
-// A tuple the schema has no relation for names the tuple's line.
-func TestBuiltinNamesTheTupleSpiceDBCannotHold(t *testing.T) {
+// A relationship the schema has no relation for names the relationship and where it was written.
+func TestBuiltinNamesTheRelationshipSpiceDBCannotHold(t *testing.T) {
 	w := mustBuiltin(t, "rbac")
-	w.OpenFGA.Tuples = append(append([]byte{}, w.OpenFGA.Tuples...), `{"user":"user:x","relation":"approver","object":"kind:document"}`+"\n"...)
+	w.Relationships.Relationships = append(w.Relationships.Relationships, rel(t, "user:x approver kind:document"))
 	_, err := BuiltinFixture(w)
-	if err == nil || !strings.Contains(err.Error(), "workload rbac tuple line") || !strings.Contains(err.Error(), "approver") {
-		t.Errorf("error %v: want the tuple's line and its relation", err)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("workload rbac relationship %d", len(w.Relationships.Relationships))) ||
+		!strings.Contains(err.Error(), "approver") {
+		t.Errorf("error %v: want the relationship, its number and its relation", err)
 	}
 }
 
-// Every built-in with an OpenFGA version has a SpiceDB version, and every other says why: a new
-// family written for OpenFGA fails here until it is written for SpiceDB too.
-func TestEveryOpenFGABuiltinHasASpiceDBVersion(t *testing.T) {
+// Every relationship family has a SpiceDB version, and every other workload says why it has
+// none: a new family fails here until it is written for SpiceDB too.
+func TestEveryRelationshipFamilyHasASpiceDBVersion(t *testing.T) {
 	names := append(workload.Names(), "rbac-data-10", "docshare-7", "gdrive-10", "github-10", "tinytodo-10", "rules-path-10")
 	for _, name := range names {
 		w, err := workload.Builtin(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if HasBuiltin(w) != w.HasOpenFGA() {
-			t.Errorf("%s: HasBuiltin %v, an OpenFGA version %v", name, HasBuiltin(w), w.HasOpenFGA())
+		if HasBuiltin(w) != (w.Relationships != nil) {
+			t.Errorf("%s: HasBuiltin %v, a relationship world %v", name, HasBuiltin(w), w.Relationships != nil)
 		}
 		if !HasBuiltin(w) && WhyNot(w) == "" {
 			t.Errorf("%s has no SpiceDB version and WhyNot says nothing", name)

@@ -1,66 +1,24 @@
 package spicedb
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"strings"
 
-	core "github.com/authzed/spicedb/pkg/proto/core/v1"
 	"github.com/authzed/spicedb/pkg/schemadsl/compiler"
 	"github.com/authzed/spicedb/pkg/schemadsl/input"
 	"github.com/authzed/spicedb/pkg/tuple"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// fgaTuple is a tuple as the OpenFGA version of a built-in writes it, in JSON.
-type fgaTuple struct {
-	User      string `json:"user"`
-	Relation  string `json:"relation"`
-	Object    string `json:"object"`
-	Condition *struct {
-		Name    string         `json:"name"`
-		Context map[string]any `json:"context"`
-	} `json:"condition"`
-}
-
-// key is the tuple without its condition: two tuples with the same key are one relationship.
-func (t fgaTuple) key() string { return t.Object + "#" + t.Relation + "@" + t.User }
-
-// condition is the tuple's condition written out, "" for none.
-func (t fgaTuple) condition() string {
-	if t.Condition == nil {
-		return ""
-	}
-	data, _ := json.Marshal(t.Condition) // maps marshal with sorted keys: one text per condition
-	return string(data)
-}
-
-// subjectNode is the object the tuple's user names ("group:eng" for "group:eng#member"), or the
-// wildcard itself ("user:*"): what a decision walks to from the tuple's object.
-func (t fgaTuple) subjectNode() string {
-	node, _, _ := strings.Cut(t.User, "#")
-	return node
-}
-
-// fgaCheck is an input's OpenFGA Check, as the built-ins write it.
-type fgaCheck struct {
-	User             string         `json:"user"`
-	Relation         string         `json:"relation"`
-	Object           string         `json:"object"`
-	Context          map[string]any `json:"context"`
-	ContextualTuples []fgaTuple     `json:"contextual_tuples"`
-	TupleSet         int            `json:"tuple_set"`
-}
-
-// located is a tuple and where the workload wrote it.
+// located is a relationship and where the workload wrote it.
 type located struct {
-	fgaTuple
+	workload.Relationship
 	origin string
 }
+
+// subjectNode is the object the relationship's subject names ("group:eng" for the members of
+// group eng), or the wildcard itself ("user:*"): what a decision walks to from its resource.
+func subjectNode(r workload.Relationship) string { return r.Subject.Node().String() }
 
 // worldStats counts what builtinWorld stored, for Differences.
 type worldStats struct {
@@ -71,9 +29,10 @@ type worldStats struct {
 	ownRels   int // relationships written for them
 }
 
-// builtinWorld reads w's OpenFGA version into a fixture over fam's schema: the stored tuples,
-// then every request's contextual tuples once each, then, for a request whose decision another
-// request's tuples could change, a copy of its own world under ids of its own.
+// builtinWorld writes w's relationship world into a fixture over fam's schema: the stored
+// relationships, then every request's carried ones once each, then, for a request whose
+// decision another request's relationships could change, a copy of its own world under ids of
+// its own.
 func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats, error) {
 	var stats worldStats
 	text, err := builtinSchemas.ReadFile("builtin/" + fam.schema)
@@ -85,55 +44,42 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 	if err != nil {
 		return nil, stats, err
 	}
-
-	stored, err := storedTuples(w)
-	if err != nil {
-		return nil, stats, err
+	rw := w.Relationships
+	if len(rw.Checks) != len(w.Inputs) {
+		return nil, stats, fmt.Errorf("workload %s: %d relationship checks for %d inputs", w.Name, len(rw.Checks), len(w.Inputs))
 	}
-	checks := make([]fgaCheck, len(w.Inputs))
-	for i, in := range w.Inputs {
-		if checks[i], err = inputCheck(w, i, in); err != nil {
-			return nil, stats, err
-		}
+	stored := make([]located, len(rw.Relationships))
+	for i, r := range rw.Relationships {
+		stored[i] = located{r, fmt.Sprintf("workload %s relationship %d", w.Name, i+1)}
 	}
 
-	// The world every request is decided in: the stored tuples and every request's own. A
-	// relationship is stored once, so one carried under two conditions cannot be.
+	// The world every request is decided in: the stored relationships and every request's own,
+	// each once.
 	world := make([]located, 0, len(stored))
-	inWorld := make(map[string]located, len(stored))
-	add := func(t located) error {
-		first, ok := inWorld[t.key()]
-		switch {
-		case !ok:
-			inWorld[t.key()] = t
+	inWorld := make(map[workload.Relationship]bool, len(stored))
+	add := func(t located) {
+		if !inWorld[t.Relationship] {
+			inWorld[t.Relationship] = true
 			world = append(world, t)
-		case first.condition() != t.condition():
-			return fmt.Errorf("%s: %s with condition %s, and %s with %s: SpiceDB stores one relationship",
-				t.origin, t.key(), orNone(t.condition()), first.origin, orNone(first.condition()))
 		}
-		return nil
 	}
 	for _, t := range stored {
-		if err := add(t); err != nil {
-			return nil, stats, err
-		}
+		add(t)
 	}
-	carried := map[string]bool{}
-	for i, c := range checks {
-		if len(c.ContextualTuples) > 0 {
+	carried := map[workload.Relationship]bool{}
+	for i, c := range rw.Checks {
+		if len(c.Carried) > 0 {
 			stats.requests++
 		}
-		for j, t := range c.ContextualTuples {
-			carried[t.key()] = true
-			if err := add(located{t, fmt.Sprintf("workload %s input %d contextual tuple %d", w.Name, i+1, j+1)}); err != nil {
-				return nil, stats, err
-			}
+		for j, r := range c.Carried {
+			carried[r] = true
+			add(located{r, fmt.Sprintf("workload %s input %d carried relationship %d", w.Name, i+1, j+1)})
 		}
 	}
 	stats.carried = len(carried)
 
-	own := ownWorlds(w.Name, stored, world, checks)
-	for i := range checks {
+	own := ownWorlds(w.Name, stored, world, rw.Checks)
+	for i := range rw.Checks {
 		if o, ok := own[i]; ok {
 			stats.ownInputs++
 			stats.ownRels += len(o.tuples)
@@ -148,8 +94,8 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 			return nil, stats, err
 		}
 	}
-	f.Assertions = make([]Assertion, len(checks))
-	for i, c := range checks {
+	f.Assertions = make([]Assertion, len(rw.Checks))
+	for i, c := range rw.Checks {
 		if o, ok := own[i]; ok {
 			c = o.ask(i, c)
 		}
@@ -158,50 +104,6 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 		}
 	}
 	return f, stats, nil
-}
-
-// storedTuples reads the tuples the OpenFGA version stores, one JSON object a line.
-func storedTuples(w *workload.Workload) ([]located, error) {
-	var out []located
-	scanner := bufio.NewScanner(bytes.NewReader(w.OpenFGA.Tuples))
-	scanner.Buffer(nil, 1<<20)
-	for line := 1; scanner.Scan(); line++ {
-		text := bytes.TrimSpace(scanner.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		where := fmt.Sprintf("workload %s tuple line %d", w.Name, line)
-		var t fgaTuple
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&t); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		out = append(out, located{t, where})
-	}
-	if err := scanner.Err(); err != nil {
-		return nil, fmt.Errorf("workload %s tuples: %w", w.Name, err)
-	}
-	return out, nil
-}
-
-// inputCheck reads input i's OpenFGA check.
-func inputCheck(w *workload.Workload, i int, in workload.Input) (fgaCheck, error) {
-	where := fmt.Sprintf("workload %s input %d", w.Name, i+1)
-	var c fgaCheck
-	if in.OpenFGA == nil {
-		return c, fmt.Errorf("%s: no OpenFGA check to ask SpiceDB", where)
-	}
-	dec := json.NewDecoder(bytes.NewReader(in.OpenFGA))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("%s: OpenFGA check: %w", where, err)
-	}
-	if c.TupleSet != 0 {
-		// Only a user's store file has tuple sets, and user files have no built-in version.
-		return c, fmt.Errorf("%s: tuple set %d: a built-in has one", where, c.TupleSet)
-	}
-	return c, nil
 }
 
 // ownWorlds returns, by input, the relationships of its own world under ids of its own, for
@@ -214,14 +116,14 @@ func inputCheck(w *workload.Workload, i int, in workload.Input) (fgaCheck, error
 // a tuple it does not carry, and the stored world does not hold, lies on such a path in the
 // world of every request together. The test is conservative (it ignores which relations a path
 // may follow), so it never misses a tuple that would change a decision.
-func ownWorlds(workloadName string, stored, world []located, checks []fgaCheck) map[int]ownWorld {
-	inStored := make(map[string]bool, len(stored))
+func ownWorlds(workloadName string, stored, world []located, checks []workload.RelationshipCheck) map[int]ownWorld {
+	inStored := make(map[workload.Relationship]bool, len(stored))
 	for _, t := range stored {
-		inStored[t.key()] = true
+		inStored[t.Relationship] = true
 	}
-	var foreign []located // the tuples only requests carry
+	var foreign []located // the relationships only requests carry
 	for _, t := range world {
-		if !inStored[t.key()] {
+		if !inStored[t.Relationship] {
 			foreign = append(foreign, t)
 		}
 	}
@@ -232,17 +134,15 @@ func ownWorlds(workloadName string, stored, world []located, checks []fgaCheck) 
 	storedGraph := newTupleGraph(stored)
 	own := map[int]ownWorld{}
 	for i, c := range checks {
-		carried := make(map[string]bool, len(c.ContextualTuples))
-		for _, t := range c.ContextualTuples {
-			carried[t.key()] = true
+		carried := make(map[workload.Relationship]bool, len(c.Carried))
+		for _, r := range c.Carried {
+			carried[r] = true
 		}
-		from := all.reach([]string{c.Object}, all.subjects)
-		user := fgaTuple{User: c.User}.subjectNode()
-		userType, _, _ := strings.Cut(user, ":")
-		to := all.reach([]string{user, userType + ":*"}, all.objects)
+		from := all.reach([]string{c.Resource.String()}, all.subjects)
+		to := all.reach([]string{c.Subject.String(), workload.Any(c.Subject.Type).String()}, all.objects)
 		changes := false
 		for _, t := range foreign {
-			if !carried[t.key()] && from[t.Object] && to[t.subjectNode()] {
+			if !carried[t.Relationship] && from[t.Resource.String()] && to[subjectNode(t.Relationship)] {
 				changes = true
 				break
 			}
@@ -254,106 +154,95 @@ func ownWorlds(workloadName string, stored, world []located, checks []fgaCheck) 
 	return own
 }
 
-// ownWorld is one input's world under ids of its own: the stored tuples and its own, as far as
-// its checked object reaches, with every object they reach renamed input<i>-<id>.
+// ownWorld is one input's world under ids of its own: the stored relationships and its own, as
+// far as its checked resource reaches, with every object they reach renamed input<i>-<id>.
 type ownWorld struct {
 	tuples  []located
 	reached map[string]bool // the objects renamed, by their names in the shared world
 }
 
-func ownWorldOf(workloadName string, i int, c fgaCheck, stored []located, storedGraph *tupleGraph) ownWorld {
-	g := storedGraph.with(c.ContextualTuples)
-	o := ownWorld{reached: g.reach([]string{c.Object}, g.subjects)}
-	seen := map[string]bool{} // a carried tuple the store holds too is written once
+func ownWorldOf(workloadName string, i int, c workload.RelationshipCheck, stored []located, storedGraph *tupleGraph) ownWorld {
+	g := storedGraph.with(c.Carried)
+	o := ownWorld{reached: g.reach([]string{c.Resource.String()}, g.subjects)}
+	seen := map[workload.Relationship]bool{} // a carried relationship the store holds too is written once
 	rename := func(t located) {
-		t.Object = o.rename(i, t.Object)
-		t.User = o.rename(i, t.User)
+		t.Resource = o.object(i, t.Resource)
+		t.Subject = o.subject(i, t.Subject)
 		t.origin += fmt.Sprintf(" (input %d's own world)", i+1)
-		if !seen[t.key()] {
-			seen[t.key()] = true
+		if !seen[t.Relationship] {
+			seen[t.Relationship] = true
 			o.tuples = append(o.tuples, t)
 		}
 	}
 	for _, t := range stored {
-		if o.reached[t.Object] {
+		if o.reached[t.Resource.String()] {
 			rename(t)
 		}
 	}
-	for j, t := range c.ContextualTuples {
-		if o.reached[t.Object] {
-			rename(located{t, fmt.Sprintf("workload %s input %d contextual tuple %d", workloadName, i+1, j+1)})
+	for j, r := range c.Carried {
+		if o.reached[r.Resource.String()] {
+			rename(located{r, fmt.Sprintf("workload %s input %d carried relationship %d", workloadName, i+1, j+1)})
 		}
 	}
 	return o
 }
 
-// rename is an object or a subject ("type:id", "type:id#relation") as input i's own world names
-// it: renamed if the world reaches it, as it was otherwise (a wildcard, a user no tuple names).
-func (o ownWorld) rename(i int, s string) string {
-	node, rel, hasRel := strings.Cut(s, "#")
-	if !o.reached[node] || strings.HasSuffix(node, ":*") {
-		return s
+// object is an object as input i's own world names it: renamed if the world reaches it, as it
+// was otherwise (a user no relationship names).
+func (o ownWorld) object(i int, x workload.Object) workload.Object {
+	if !o.reached[x.String()] || x.ID == workload.AnyID {
+		return x
 	}
-	node = ownID(i, node)
-	if hasRel {
-		node += "#" + rel
-	}
-	return node
+	return workload.Obj(x.Type, fmt.Sprintf("input%d-%s", i+1, x.ID))
+}
+
+// subject is a subject as input i's own world names it: its object renamed as object renames
+// it, its relation kept; a wildcard stays a wildcard.
+func (o ownWorld) subject(i int, s workload.Subject) workload.Subject {
+	node := o.object(i, s.Node())
+	return workload.Subject{Type: node.Type, ID: node.ID, Relation: s.Relation}
 }
 
 // ask is input i's check asked in its own world.
-func (o ownWorld) ask(i int, c fgaCheck) fgaCheck {
-	c.Object = o.rename(i, c.Object)
-	c.User = o.rename(i, c.User)
+func (o ownWorld) ask(i int, c workload.RelationshipCheck) workload.RelationshipCheck {
+	c.Resource = o.object(i, c.Resource)
+	c.Subject = o.object(i, c.Subject)
 	return c
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-// ownID is object ("type:id") renamed for input i's own world.
-func ownID(i int, object string) string {
-	typ, id, _ := strings.Cut(object, ":")
-	return fmt.Sprintf("%s:input%d-%s", typ, i+1, id)
-}
-
-// tupleGraph links each object to the subjects of its tuples, and back.
+// tupleGraph links each object to the subjects of its relationships, and back.
 type tupleGraph struct {
-	subjects map[string][]string // object → the subject nodes of its tuples
-	objects  map[string][]string // subject node → the objects of the tuples naming it
+	subjects map[string][]string // object → the subject nodes of its relationships
+	objects  map[string][]string // subject node → the objects of the relationships naming it
 }
 
 func newTupleGraph(ts []located) *tupleGraph {
 	g := &tupleGraph{subjects: map[string][]string{}, objects: map[string][]string{}}
 	for _, t := range ts {
-		g.link(t.fgaTuple)
+		g.link(t.Relationship)
 	}
 	return g
 }
 
-func (g *tupleGraph) link(t fgaTuple) {
-	s := t.subjectNode()
-	g.subjects[t.Object] = append(g.subjects[t.Object], s)
-	g.objects[s] = append(g.objects[s], t.Object)
+func (g *tupleGraph) link(r workload.Relationship) {
+	s, object := subjectNode(r), r.Resource.String()
+	g.subjects[object] = append(g.subjects[object], s)
+	g.objects[s] = append(g.objects[s], object)
 }
 
-// with is g's links from objects to subjects and those of the tuples ts, g left as it was: what
-// ownWorldOf walks.
-func (g *tupleGraph) with(ts []fgaTuple) *tupleGraph {
-	if len(ts) == 0 {
+// with is g's links from objects to subjects and those of the relationships rs, g left as it
+// was: what ownWorldOf walks.
+func (g *tupleGraph) with(rs []workload.Relationship) *tupleGraph {
+	if len(rs) == 0 {
 		return g
 	}
 	out := &tupleGraph{subjects: make(map[string][]string, len(g.subjects))}
 	for k, v := range g.subjects {
 		out.subjects[k] = v[:len(v):len(v)] // appends copy, never write into g's
 	}
-	for _, t := range ts {
-		s := t.subjectNode()
-		out.subjects[t.Object] = append(out.subjects[t.Object], s)
+	for _, r := range rs {
+		object := r.Resource.String()
+		out.subjects[object] = append(out.subjects[object], subjectNode(r))
 	}
 	return out
 }
@@ -394,18 +283,14 @@ func schemaRelations(file, schema string) (map[string]map[string]bool, error) {
 	return out, nil
 }
 
-// relationshipOf writes an OpenFGA tuple as a SpiceDB relationship. Every OpenFGA relation keeps
-// its name and meaning in the schema; one that OpenFGA both assigns and computes is a permission
-// there, and its tuples are written to the relation direct_<name>. A condition becomes the caveat
-// of the same name.
+// relationshipOf writes a relationship in SpiceDB's terms. Every relation of the family keeps
+// its name and meaning in the schema; one that the family both assigns and computes is a
+// permission there, and its relationships are written to the relation direct_<name>.
 func relationshipOf(t located, relations map[string]map[string]bool) (Relationship, error) {
 	fail := func(format string, args ...any) (Relationship, error) {
-		return Relationship{}, fmt.Errorf("%s: %s: %s", t.origin, t.key(), fmt.Sprintf(format, args...))
+		return Relationship{}, fmt.Errorf("%s: %s: %s", t.origin, t.Relationship, fmt.Sprintf(format, args...))
 	}
-	resource, err := objectOf(t.Object)
-	if err != nil {
-		return fail("%v", err)
-	}
+	resource := tuple.ObjectAndRelation{ObjectType: t.Resource.Type, ObjectID: t.Resource.ID}
 	rels, ok := relations[resource.ObjectType]
 	if !ok {
 		return fail("spicedb's schema has no definition %s", resource.ObjectType)
@@ -418,58 +303,28 @@ func relationshipOf(t located, relations map[string]map[string]bool) (Relationsh
 	default:
 		return fail("spicedb's schema has no relation %s or direct_%s on %s", t.Relation, t.Relation, resource.ObjectType)
 	}
-	subject, err := subjectOf(t.User)
-	if err != nil {
-		return fail("%v", err)
-	}
-	rel := tuple.Relationship{RelationshipReference: tuple.RelationshipReference{Resource: resource, Subject: subject}}
-	if c := t.Condition; c != nil {
-		ctx, err := structpb.NewStruct(c.Context)
-		if err != nil {
-			return fail("condition context: %v", err)
-		}
-		rel.OptionalCaveat = &core.ContextualizedCaveat{CaveatName: c.Name, Context: ctx}
-	}
+	rel := tuple.Relationship{RelationshipReference: tuple.RelationshipReference{Resource: resource, Subject: subjectOf(t.Subject)}}
 	return Relationship{Rel: rel, Origin: t.origin}, nil
 }
 
-// objectOf reads "type:id".
-func objectOf(s string) (tuple.ObjectAndRelation, error) {
-	typ, id, ok := strings.Cut(s, ":")
-	if !ok || typ == "" || id == "" || strings.Contains(id, "#") {
-		return tuple.ObjectAndRelation{}, fmt.Errorf("object %q is not type:id", s)
+// subjectOf is a subject in SpiceDB's terms: an object with "..." as its relation (or the
+// wildcard, "user:*"), or a subject set, "group:eng#member".
+func subjectOf(s workload.Subject) tuple.ObjectAndRelation {
+	o := tuple.ObjectAndRelation{ObjectType: s.Type, ObjectID: s.ID, Relation: tuple.Ellipsis}
+	if s.Relation != "" {
+		o.Relation = s.Relation
 	}
-	return tuple.ObjectAndRelation{ObjectType: typ, ObjectID: id}, nil
+	return o
 }
 
-// subjectOf reads "type:id", "type:id#relation" or "type:*".
-func subjectOf(s string) (tuple.ObjectAndRelation, error) {
-	node, rel, hasRel := strings.Cut(s, "#")
-	o, err := objectOf(node)
-	if err != nil {
-		return o, fmt.Errorf("user %q is not type:id, type:id#relation or type:*", s)
-	}
-	o.Relation = tuple.Ellipsis
-	if hasRel {
-		o.Relation = rel
-	}
-	return o, nil
-}
-
-// assertionOf is input i's check as an assertion: OpenFGA's relation is the permission of the
-// same name, and the input's expected decision the answer it must get. An input with a world of
-// its own (ownWorlds) asks it there.
-func assertionOf(w *workload.Workload, i int, c fgaCheck) (Assertion, error) {
+// assertionOf is input i's check as an assertion: the family's permission is the permission of
+// the same name, and the input's expected decision the answer it must get. An input with a
+// world of its own (ownWorlds) asks it there.
+func assertionOf(w *workload.Workload, i int, c workload.RelationshipCheck) (Assertion, error) {
 	where := fmt.Sprintf("workload %s input %d", w.Name, i+1)
-	a := Assertion{Origin: where, Context: c.Context}
-	var err error
-	if a.Resource, err = objectOf(c.Object); err != nil {
-		return a, fmt.Errorf("%s: %w", where, err)
-	}
-	a.Resource.Relation = c.Relation
-	if a.Subject, err = subjectOf(c.User); err != nil {
-		return a, fmt.Errorf("%s: %w", where, err)
-	}
+	a := Assertion{Origin: where,
+		Resource: tuple.ObjectAndRelation{ObjectType: c.Resource.Type, ObjectID: c.Resource.ID, Relation: c.Permission},
+		Subject:  subjectOf(c.Subject.Subject())}
 	switch w.Inputs[i].Expect {
 	case workload.ExpectAllow:
 		a.Expect = ExpectAllowed

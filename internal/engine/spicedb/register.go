@@ -32,10 +32,8 @@ func (registered) Languages() []string { return []string{"SpiceDB schema"} }
 // own.
 func (registered) Version() string { return Version() }
 
-// Written: the user's SpiceDB files, or a built-in workload's SpiceDB version.
-func (registered) Written(w *workload.Workload) bool {
-	return w.VersionFor(Name) != nil || HasBuiltin(w)
-}
+// Written: the user's SpiceDB files, or a built-in workload's SpiceDB version (builtin.go).
+func (registered) Written(w *workload.Workload) bool { return w.VersionFor(Name) != nil }
 
 // Request is the input's check as a line of a checks file (CheckLine), when the user's files
 // gave it; nil for a built-in workload, whose checks are its SpiceDB version's.
@@ -52,10 +50,13 @@ func (registered) Source(in workload.Input) string {
 // Handed says what the SpiceDB version is handed ready-made that the others compute
 // (engine.Handed): the ‡ rows.
 func (registered) Handed(w *workload.Workload) string {
+	if HasBuiltin(w) {
+		return Differences(w)
+	}
 	if v := w.VersionFor(Name); v != nil {
 		return v.Differences
 	}
-	return Differences(w)
+	return ""
 }
 
 // WhyNot says why w has no SpiceDB version (engine.Explained).
@@ -128,14 +129,10 @@ func (registered) Prepare(ctx context.Context, w *workload.Workload) (any, error
 // carry, or a built-in workload's (BuiltinFixture). Assertion i is input i's check, and its
 // expectation the input's.
 func FixtureOf(w *workload.Workload) (*Fixture, error) {
-	v := w.VersionFor(Name)
-	if v == nil {
+	if HasBuiltin(w) {
 		f, err := BuiltinFixture(w)
 		if err != nil {
 			return nil, err
-		}
-		if f == nil {
-			return nil, noVersion(w)
 		}
 		if len(f.Assertions) != len(w.Inputs) {
 			return nil, fmt.Errorf("workload %s: its SpiceDB version has %d checks for %d inputs", w.Name, len(f.Assertions), len(w.Inputs))
@@ -146,6 +143,10 @@ func FixtureOf(w *workload.Workload) (*Fixture, error) {
 			}
 		}
 		return f, nil
+	}
+	v := w.VersionFor(Name)
+	if v == nil {
+		return nil, noVersion(w)
 	}
 	f, err := loadVersion(v)
 	if err != nil {
