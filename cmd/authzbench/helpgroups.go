@@ -135,7 +135,8 @@ func serversGroup() flagGroup {
 	return flagGroup{title: "Servers", intro: "those authzbench starts, or the running one --url names",
 		flags: []string{"url", "opa-bin"},
 		more: []string{"replicas", "port", "sut-arg", "log-level", "server-metrics", "no-reuse", "grpc-connections",
-			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written"}}
+			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written",
+			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-max-conns", "datastore-min-conns"}}
 }
 
 // tlsGroup are the target options of TLS and HTTP/2; each names the targets that take it.

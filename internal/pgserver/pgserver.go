@@ -30,8 +30,9 @@ import (
 const Package = "postgresql"
 
 // Where is the pattern Find looks for PostgreSQL's programs under: where Debian's and Ubuntu's
-// postgresql package puts each major version.
-const Where = "/usr/lib/postgresql/*/bin/initdb"
+// postgresql package puts each major version. A variable so that tests can look where nothing
+// is installed.
+var Where = "/usr/lib/postgresql/*/bin/initdb"
 
 // NotInstalledError says PostgreSQL is not installed where Find looks.
 type NotInstalledError struct{ Looked string }
