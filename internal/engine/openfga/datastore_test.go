@@ -15,8 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authzbench/authzbench/internal/datastore"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/pgserver"
+	"github.com/authzbench/authzbench/internal/verify"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // One PostgreSQL for the package's tests, started on first use and stopped when they end
@@ -278,4 +281,53 @@ func count(t *testing.T, uri, sql string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// The store files run unchanged through openfga/server over SQLite and PostgreSQL (HTTP and
+// gRPC), every assertion met, the server given the datastore as OpenFGA's run takes it, the
+// load recorded, and no password on the command line the result keeps.
+func TestServerFilesOnDatastores(t *testing.T) {
+	w, err := workload.FromFiles(workload.UserSpec{Policies: []string{"testdata/store.fga.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		store, api string
+	}{{datastore.SQLite, "http"}, {datastore.Postgres, "http"}, {datastore.Postgres, "grpc"}} {
+		t.Run(tc.store+"-"+tc.api, func(t *testing.T) {
+			s := datastore.Settings{Datastore: tc.store}
+			if tc.store == datastore.Postgres {
+				s.URI = strings.Replace(postgresDB(t), "authzbench@", "authzbench:pw@", 1) // trust auth: any password
+			}
+			cfg := &OpenFGAServerConfig{API: tc.api, Settings: s}
+			if err := cfg.Check(); err != nil {
+				t.Fatal(err)
+			}
+			tg, err := kinds.New("openfga/server", kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 1}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tg.Start(context.Background(), w); err != nil {
+				tg.Stop(context.Background())
+				t.Fatal(err)
+			}
+			defer tg.Stop(context.Background())
+			d := tg.Worker()
+			defer kinds.CloseDecider(d)
+			for i, in := range w.Inputs {
+				out := d.Decide(context.Background(), i)
+				if c := verify.Classify(in.Expect, out); c != verify.OK {
+					t.Errorf("%s: %s (%+v)", in.Source, verify.Name(c, out.Status), out)
+				}
+			}
+			info := tg.Info()
+			if rec := info.Datastore; rec == nil || rec.Engine != tc.store || rec.Tuples == 0 || rec.SizeBytes <= 0 {
+				t.Errorf("recorded %+v, want %s with the load and a size", rec, tc.store)
+			}
+			cmd := strings.Join(info.Command, " ")
+			if !strings.Contains(cmd, "--datastore-engine "+tc.store) || strings.Contains(cmd, "pw") {
+				t.Errorf("command line %q: want the datastore named and no URI", cmd)
+			}
+		})
+	}
 }
