@@ -2,10 +2,12 @@ package openfga
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -88,7 +90,30 @@ func (c DatastoreConfig) Migrate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("OpenFGA's migrations (%s): %w", c.Engine, err)
 	}
-	return "OpenFGA migrations, latest", nil
+	return "OpenFGA migration " + c.migrated(ctx), nil
+}
+
+// migrated is the version goose's table says the migrations reached; "latest" where it cannot
+// be read (the migrations said they ran).
+func (c DatastoreConfig) migrated(ctx context.Context) string {
+	driver, dsn := "pgx", c.URI // the drivers OpenFGA's migrations registered
+	if c.Engine == "sqlite" {
+		driver = "sqlite"
+		var err error
+		if dsn, err = sqlite.PrepareDSN(c.URI); err != nil {
+			return "latest"
+		}
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return "latest"
+	}
+	defer db.Close()
+	var version int64
+	if err := db.QueryRowContext(ctx, "SELECT max(version_id) FROM goose_db_version WHERE is_applied").Scan(&version); err != nil {
+		return "latest"
+	}
+	return strconv.FormatInt(version, 10)
 }
 
 // Open opens the datastore, with the continuation tokens its kind needs; Close (of the
