@@ -42,6 +42,13 @@ func TestDatastoreFlags(t *testing.T) {
 	t.Run("a URI that does not answer", func(t *testing.T) {
 		refused(t, "openfga/inproc: --datastore-uri postgres://u@127.0.0.1:1/db does not answer", "--target", "openfga/inproc", "--datastore-uri", "postgres://u@127.0.0.1:1/db")
 	})
+	t.Run("PostgreSQL not installed", func(t *testing.T) {
+		saved := pgserver.Where
+		pgserver.Where = filepath.Join(t.TempDir(), "*", "bin", "initdb")
+		defer func() { pgserver.Where = saved }()
+		refused(t, "--datastore postgres: openfga/inproc starts a PostgreSQL from the machine's installation: no PostgreSQL installed (looked for "+
+			pgserver.Where+"; install Debian's postgresql package)", "--target", "openfga/inproc", "--datastore", "postgres")
+	})
 	srv, err := pgserver.Start(context.Background(), pgserver.Options{NotDurable: true})
 	var none *pgserver.NotInstalledError
 	if errors.As(err, &none) {
