@@ -161,7 +161,6 @@ type Over struct {
 	Record *result.Datastore
 	db     *datastore.DB
 	dir    string // SQLite's file's directory, removed at the end
-	uri    bool   // a running database the user named: the stores written are deleted at the end
 }
 
 // StartOverSettings opens the datastore s chooses for the target named name (a new SQLite
@@ -186,7 +185,7 @@ func StartOverSettings(ctx context.Context, s datastore.Settings, name string, f
 		if o.db, err = s.Open(ctx, name); err != nil {
 			return nil, err
 		}
-		cfg.URI, o.uri = o.db.URI, s.URI != ""
+		cfg.URI = o.db.URI
 		rec = &o.db.Record
 		rec.Pool = cfg.Pool()
 	}
@@ -203,9 +202,6 @@ func StartOverSettings(ctx context.Context, s datastore.Settings, name string, f
 	}
 	began := time.Now()
 	if o.Engine, err = StartOver(ctx, f, ds, tokens); err != nil {
-		if o.Engine != nil && o.Engine.Stores != nil && o.uri {
-			_ = o.Engine.Stores.Delete(context.WithoutCancel(ctx), o.Engine.Server())
-		}
 		return nil, err
 	}
 	elapsed := time.Since(began)
@@ -225,16 +221,12 @@ func StartOverSettings(ctx context.Context, s datastore.Settings, name string, f
 	return o, nil
 }
 
-// Close deletes the stores written into a database the user named, closes the engine and its
-// datastore, and releases the database.
-func (o *Over) Close(ctx context.Context) error {
+// Close closes the engine and its datastore, and releases the database. What the run wrote into
+// a database the user named stays there, as a server's database keeps what was written to it
+// (a second run over it needs --datastore-overwrite).
+func (o *Over) Close(context.Context) error {
 	var errs []error
 	if o.Engine != nil {
-		if o.uri && o.Engine.Stores != nil {
-			if err := o.Engine.Stores.Delete(context.WithoutCancel(ctx), o.Engine.Server()); err != nil {
-				errs = append(errs, fmt.Errorf("remove the run's stores from %s: %w", o.Record.URI, err))
-			}
-		}
 		o.Engine.Close()
 		o.Engine = nil
 	}

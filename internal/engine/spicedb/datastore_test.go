@@ -182,3 +182,39 @@ func rows(t *testing.T, uri, sql string) int {
 	}
 	return n
 }
+
+// A second run over the database a first one loaded is refused without --datastore-overwrite;
+// with it, the workload is touched in beside what is there, and decides as before.
+func TestSecondRunNeedsOverwrite(t *testing.T) {
+	uri := postgresDB(t)
+	w := spicedbWorkload(t)
+	runOver := func(t *testing.T, s datastore.Settings) *spicedbServer {
+		t.Helper()
+		cfg := &SpiceDBServerConfig{Settings: s}
+		if err := cfg.Probe(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		tg, err := kinds.New("spicedb/server", kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 1}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tg.Stop(context.Background()) })
+		if err := tg.Start(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+		decideEvery(t, tg, w)
+		return tg.(*spicedbServer)
+	}
+	first := runOver(t, datastore.Settings{URI: uri})
+	if !strings.Contains(first.record.BulkPath, "ImportBulkRelationships") {
+		t.Errorf("first run loaded by %q, want the import", first.record.BulkPath)
+	}
+	first.Stop(context.Background())
+	if err := (&SpiceDBServerConfig{Settings: datastore.Settings{URI: uri}}).Probe(context.Background()); err == nil {
+		t.Fatal("a second run without --datastore-overwrite was taken")
+	}
+	second := runOver(t, datastore.Settings{URI: uri, Overwrite: true})
+	if !strings.Contains(second.record.BulkPath, "touch") {
+		t.Errorf("second run loaded by %q, want relationships touched", second.record.BulkPath)
+	}
+}
