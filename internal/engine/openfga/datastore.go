@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,20 +39,44 @@ var Marker = datastore.Marker{Engine: "OpenFGA", VersionTable: "goose_db_version
 // each engine's pool metrics stay readable under names of their own (openfga_pgxpool_*).
 const MetricsPrefix = "openfga_"
 
-// registering serializes the swaps of prometheus.DefaultRegisterer that prefix OpenFGA's
-// datastore metrics: OpenFGA registers and unregisters through that global.
-var registering sync.Mutex
+// MetricsLabel is the label that tells apart the pools of OpenFGA datastores open at once in one
+// process (two openfga/inproc targets of a scenario over PostgreSQL, with different pools):
+// OpenFGA labels each pool db_name="openfga" alone, and the registry refuses the same metric
+// with the same labels twice. Its value is the datastore's database and a number of its own.
+const MetricsLabel = "authzbench_datastore"
 
-// withPrefixedMetrics runs f with Prometheus's default registerer prefixing every name with
-// MetricsPrefix: OpenFGA's datastore constructors and Close (whose Unregister must go through
-// the same wrapper to find what was registered) call prometheus.Register and Unregister.
-func withPrefixedMetrics(f func()) {
+// registering serializes the swaps of prometheus.DefaultRegisterer that prefix and label
+// OpenFGA's datastore metrics: OpenFGA registers and unregisters through that global.
+var (
+	registering sync.Mutex
+	opened      int
+)
+
+// withMetricsAs runs f with Prometheus's default registerer prefixing every name with
+// MetricsPrefix and labelling every metric MetricsLabel=label: OpenFGA's datastore
+// constructors and Close (whose Unregister must go through the same wrapper to find what was
+// registered) call prometheus.Register and Unregister.
+func withMetricsAs(label string, f func()) {
 	registering.Lock()
 	defer registering.Unlock()
 	saved := prometheus.DefaultRegisterer
-	prometheus.DefaultRegisterer = prometheus.WrapRegistererWithPrefix(MetricsPrefix, saved)
+	prometheus.DefaultRegisterer = prometheus.WrapRegistererWith(prometheus.Labels{MetricsLabel: label},
+		prometheus.WrapRegistererWithPrefix(MetricsPrefix, saved))
 	defer func() { prometheus.DefaultRegisterer = saved }()
 	f()
+}
+
+// metricsLabel is a new datastore's MetricsLabel value: its database, and a number no other
+// datastore of the process has.
+func metricsLabel(uri string) string {
+	registering.Lock()
+	defer registering.Unlock()
+	opened++
+	name := filepath.Base(uri)
+	if u, err := url.Parse(uri); err == nil && u.Scheme != "" {
+		name = strings.TrimPrefix(u.Path, "/")
+	}
+	return fmt.Sprintf("%s#%d", name, opened)
 }
 
 // DatastoreConfig is an OpenFGA datastore to open: memory (the zero value), sqlite over the
@@ -117,7 +143,8 @@ func (c DatastoreConfig) migrated(ctx context.Context) string {
 }
 
 // Open opens the datastore, with the continuation tokens its kind needs; Close (of the
-// datastore) releases it. The SQL datastores' metrics are registered under MetricsPrefix.
+// datastore) releases it. The SQL datastores' metrics are registered under MetricsPrefix,
+// labelled MetricsLabel.
 func (c DatastoreConfig) Open(log logger.Logger) (storage.OpenFGADatastore, encoder.ContinuationTokenSerializer, error) {
 	if log == nil {
 		log = logger.NewNoopLogger()
@@ -133,26 +160,32 @@ func (c DatastoreConfig) Open(log logger.Logger) (storage.OpenFGADatastore, enco
 		sqlcommon.WithMetrics())
 	var ds storage.OpenFGADatastore
 	var err error
+	var label string
 	switch c.Engine {
 	case "", "memory":
 		return memory.New(), encoder.NewStringContinuationTokenSerializer(), nil
 	case "postgres":
-		withPrefixedMetrics(func() { ds, err = postgres.New(c.URI, cfg) })
+		label = metricsLabel(c.URI)
+		withMetricsAs(label, func() { ds, err = postgres.New(c.URI, cfg) })
 	case "sqlite":
-		withPrefixedMetrics(func() { ds, err = sqlite.New(c.URI, cfg) })
+		label = metricsLabel(c.URI)
+		withMetricsAs(label, func() { ds, err = sqlite.New(c.URI, cfg) })
 	default:
 		return nil, nil, fmt.Errorf("OpenFGA has no %s datastore here: memory, sqlite or postgres", c.Engine)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("open OpenFGA's %s datastore: %w", c.Engine, err)
 	}
-	return prefixedClose{ds}, sqlcommon.NewSQLContinuationTokenSerializer(), nil
+	return labelledClose{ds, label}, sqlcommon.NewSQLContinuationTokenSerializer(), nil
 }
 
-// prefixedClose closes an SQL datastore with the registerer it registered its metrics with.
-type prefixedClose struct{ storage.OpenFGADatastore }
+// labelledClose closes an SQL datastore with the registerer it registered its metrics with.
+type labelledClose struct {
+	storage.OpenFGADatastore
+	label string
+}
 
-func (p prefixedClose) Close() { withPrefixedMetrics(p.OpenFGADatastore.Close) }
+func (l labelledClose) Close() { withMetricsAs(l.label, l.OpenFGADatastore.Close) }
 
 // Over is an OpenFGA engine in this process over the datastore a target's settings chose, with
 // what the result records of it, and what to release when the target stops.

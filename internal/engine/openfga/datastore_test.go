@@ -227,32 +227,43 @@ func TestPoolMetricsBesideSpiceDBs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for round := range 2 { // closed and opened again: its metrics were unregistered
-		o, err := StartOverSettings(ctx, datastore.Settings{URI: uri, Overwrite: true}, "openfga_test", f)
-		if err != nil {
-			t.Fatalf("round %d: %v", round, err)
+	// Two at once (two openfga/inproc targets of a scenario, their pools apart), then both
+	// closed and two opened again: the metrics of the first two were unregistered.
+	for round := range 2 {
+		var open []*Over
+		for range 2 {
+			o, err := StartOverSettings(ctx, datastore.Settings{URI: uri, Overwrite: true}, "openfga_test", f)
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			open = append(open, o)
 		}
 		families, err := prometheus.DefaultGatherer.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
-		seen := map[string]string{}
+		spicedb, openfgas := 0, map[string]bool{}
 		for _, mf := range families {
 			for _, m := range mf.GetMetric() {
+				labels := map[string]string{}
 				for _, l := range m.GetLabel() {
-					if l.GetName() == "db_name" {
-						seen[mf.GetName()+"/"+l.GetValue()] = "yes"
-					}
+					labels[l.GetName()] = l.GetValue()
+				}
+				switch {
+				case mf.GetName() == "pgxpool_acquire_count" && labels["db_name"] == "spicedb":
+					spicedb++
+				case mf.GetName() == MetricsPrefix+"pgxpool_acquire_count" && labels["db_name"] == "openfga":
+					openfgas[labels[MetricsLabel]] = true
 				}
 			}
 		}
-		for _, want := range []string{"pgxpool_acquire_count/spicedb", MetricsPrefix + "pgxpool_acquire_count/openfga"} {
-			if seen[want] == "" {
-				t.Errorf("round %d: no %s in the default registry", round, want)
-			}
+		if spicedb != 1 || len(openfgas) != 2 {
+			t.Errorf("round %d: SpiceDB's pool %d times, OpenFGA's pools %v: want SpiceDB's once and two of OpenFGA's, told apart", round, spicedb, openfgas)
 		}
-		if err := o.Close(ctx); err != nil {
-			t.Fatal(err)
+		for _, o := range open {
+			if err := o.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
