@@ -83,7 +83,7 @@ func (s *Settings) Check(target string, takes ...string) []error {
 	engine := s.Engine()
 	if !slices.Contains(takes, engine) {
 		errs = append(errs, kinds.NewOptionError("datastore", func(n func(string) string) string {
-			return fmt.Sprintf("%s %s: %s decides over %s", n("datastore"), engine, target, strings.Join(takes, " or "))
+			return fmt.Sprintf("%s %s: %s decides over %s", n("datastore"), engine, target, orList(takes))
 		}))
 		return errs
 	}
@@ -153,7 +153,7 @@ func (s *Settings) Probe(ctx context.Context, m Marker) error {
 	conn, err := connect(ctx, s.URI)
 	if err != nil {
 		return kinds.NewOptionError("datastore_uri", func(n func(string) string) string {
-			return fmt.Sprintf("%s %s does not answer: %v", n("datastore_uri"), Redacted(s.URI), err)
+			return fmt.Sprintf("%s %s does not answer: %s", n("datastore_uri"), Redacted(s.URI), oneLine(err))
 		})
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
@@ -197,6 +197,26 @@ func (s *Settings) Probe(ctx context.Context, m Marker) error {
 		}
 	}
 	return nil
+}
+
+// orList joins names as a sentence does: "memory, sqlite or postgres".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// oneLine is a driver's error in one line: pgx says each address it tried on a line of its own,
+// the same one twice where it tried TLS first.
+func oneLine(err error) string {
+	var parts []string
+	for _, p := range strings.Split(err.Error(), "\n") {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func connect(ctx context.Context, uri string) (*pgx.Conn, error) {

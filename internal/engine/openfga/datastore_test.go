@@ -186,7 +186,7 @@ func TestDatastoreSettingsRefused(t *testing.T) {
 		s    datastore.Settings
 		want string
 	}{
-		{datastore.Settings{Datastore: "mysql"}, "datastore mysql: openfga/inproc decides over memory or sqlite or postgres"},
+		{datastore.Settings{Datastore: "mysql"}, "datastore mysql: openfga/inproc decides over memory, sqlite or postgres"},
 		{datastore.Settings{Datastore: "sqlite", URI: "postgres://u@127.0.0.1:5432/db"}, "datastore_uri names a PostgreSQL, and datastore is sqlite"},
 		{datastore.Settings{URI: "mysql://u@host/db"}, "want postgres://"},
 		{datastore.Settings{Datastore: "postgres", Overwrite: true}, "datastore_overwrite is for a running database"},
