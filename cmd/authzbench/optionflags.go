@@ -99,7 +99,11 @@ func (f *optionFlags) checkTaken(s *scenario.Scenario) error {
 		}
 		taken := false
 		for _, t := range s.Targets {
-			taken = taken || kinds.HasOption(t.Settings(), o.Key)
+			takes := kinds.HasOption(t.Settings(), o.Key)
+			if o.EveryTarget && !takes {
+				return fmt.Errorf("--%s applies to the %s targets, and %s takes none", o.Flag, kinds.TakingPhrase(o.Key), t.Name)
+			}
+			taken = taken || takes
 		}
 		if !taken {
 			return fmt.Errorf("--%s applies to the %s targets, and none is selected", o.Flag, kinds.TakingPhrase(o.Key))

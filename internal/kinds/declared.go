@@ -30,6 +30,10 @@ type Option struct {
 	// Selective marks an option only some kinds take: its flag, given with none of them
 	// selected, would be ignored without a word, so the command line refuses it.
 	Selective bool
+	// EveryTarget marks a Selective option whose flag every selected kind must take: a
+	// datastore given to a run that also measures an engine without one would be ignored for
+	// that engine without a word, so the command line refuses it, naming the flag and target.
+	EveryTarget bool
 	// Launches marks an option that configures a server authzbench starts (its arguments, the
 	// binary it runs): beside a url, a server authzbench does not start, the command line
 	// refuses it rather than ignore it.

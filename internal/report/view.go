@@ -281,6 +281,9 @@ func runNotes(r *result.Run) []string {
 			st.Sampled, Duration(st.EvalUS.P50), Duration(st.EvalUS.P99), Duration(st.HandlerUS.P50), Duration(st.HandlerUS.P99),
 			Duration(s.LatencyUS.P50), Duration(s.LatencyUS.P99)))
 	}
+	if ds := r.SUT.Datastore; ds != nil {
+		notes = append(notes, datastoreNote(ds))
+	}
 	if r.Error != "" {
 		notes = append(notes, r.Error)
 	}
@@ -288,6 +291,36 @@ func runNotes(r *result.Run) []string {
 		notes = append(notes, fmt.Sprintf("%d responses had no expected decision to check", s.UnverifiedOK))
 	}
 	return notes
+}
+
+// datastoreNote says what the engine decided over, and what loading the workload into it took:
+// a check over PostgreSQL pays round trips a check over memory does not, so a row says which.
+func datastoreNote(ds *result.Datastore) string {
+	where := ds.Engine
+	switch {
+	case ds.Started:
+		where += fmt.Sprintf(" started by authzbench (fsync %s)", ds.Settings["fsync"])
+	case ds.URI != "":
+		where += " at " + ds.URI
+	}
+	tuples := fmt.Sprint(ds.Tuples)
+	if ds.Tuples >= 1000 {
+		tuples = Thousands(float64(ds.Tuples))
+	}
+	note := fmt.Sprintf("datastore %s: %s tuples loaded in %.2f s", where, tuples, ds.LoadSeconds)
+	if ds.TuplesPerSecond > 0 {
+		note += fmt.Sprintf(", %s a second", Thousands(ds.TuplesPerSecond))
+	}
+	if ds.BulkPath != "" {
+		note += ", through " + ds.BulkPath
+	}
+	if ds.SizeBytes > 0 {
+		note += fmt.Sprintf(", database %.1f MB", float64(ds.SizeBytes)/1e6)
+	}
+	if ds.Pool != "" {
+		note += "; pool: " + ds.Pool
+	}
+	return note
 }
 
 // shortWindowNote says a run's req/s is a count of a handful of decisions, not a rate.

@@ -143,6 +143,42 @@ type SUT struct {
 	// DecisionLogs is how the engine logged its decisions and where they went; nil when
 	// decision logging was off.
 	DecisionLogs *DecisionLogs `json:"decision_logs,omitempty"`
+	// Datastore is the database the engine decided over, when one was chosen (--datastore):
+	// which, how it was set up, and what loading the workload into it cost; nil for an engine's
+	// default, or an engine that has none.
+	Datastore *Datastore `json:"datastore,omitempty"`
+}
+
+// Datastore is the database an engine ran over, and the load of the workload into it.
+type Datastore struct {
+	// Engine: memory, sqlite or postgres.
+	Engine string `json:"engine"`
+	// Started: a PostgreSQL authzbench started for the run (initdb in a temporary directory),
+	// else the running database URI names (its password left out).
+	Started bool   `json:"started,omitempty"`
+	URI     string `json:"uri,omitempty"`
+	// ServerVersion is the database server's own version string.
+	ServerVersion string `json:"server_version,omitempty"`
+	// Settings are the server's settings that decide what was measured: fsync,
+	// synchronous_commit, full_page_writes, max_connections.
+	Settings map[string]string `json:"settings,omitempty"`
+	// MaxConns and MinConns are the engine's connection pool to it (0: the engine's default,
+	// named in Pool).
+	MaxConns int `json:"max_conns,omitempty"`
+	MinConns int `json:"min_conns,omitempty"`
+	// Pool says the pool in the engine's words, its defaults included.
+	Pool string `json:"pool,omitempty"`
+	// Migrated is the engine's schema version after its own migrations ran.
+	Migrated string `json:"migrated,omitempty"`
+	// Tuples written before the clock, through the engine's bulk path (BulkPath), in
+	// LoadSeconds: TuplesPerSecond.
+	Tuples          int     `json:"tuples"`
+	BulkPath        string  `json:"bulk_path,omitempty"`
+	LoadSeconds     float64 `json:"load_seconds"`
+	TuplesPerSecond float64 `json:"tuples_per_second,omitempty"`
+	// SizeBytes is the database's size after the load (pg_database_size; the file's, for
+	// SQLite).
+	SizeBytes int64 `json:"size_bytes,omitempty"`
 }
 
 // Written is what a run wrote into a running server the user gave it, and what became of it:

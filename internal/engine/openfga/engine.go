@@ -17,7 +17,9 @@ import (
 	"strings"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"github.com/openfga/openfga/pkg/encoder"
 	"github.com/openfga/openfga/pkg/server"
+	"github.com/openfga/openfga/pkg/storage"
 	"github.com/openfga/openfga/pkg/storage/memory"
 	"google.golang.org/grpc/status"
 
@@ -33,6 +35,7 @@ const MaxContextualTuples = 100
 type Engine struct {
 	srv *server.Server
 	*Stores
+	datastore storage.OpenFGADatastore // closed with the engine, when StartOver was given one
 }
 
 // Start builds an OpenFGA server, and writes the model and every tuple set of f into its own
@@ -48,6 +51,27 @@ func Start(ctx context.Context, f *Fixture) (*Engine, error) {
 		return nil, fmt.Errorf("start openfga: %w", err)
 	}
 	e := &Engine{srv: srv}
+	if e.Stores, err = WriteFixture(ctx, srv, f); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// StartOver builds an OpenFGA server over ds (OpenFGA's defaults otherwise, as Start), with
+// the continuation tokens ds needs, and writes f into it through OpenFGA's Write, in batches
+// of its per-write limit. The engine owns ds from here: Close closes it, even on an error.
+func StartOver(ctx context.Context, f *Fixture, ds storage.OpenFGADatastore, tokens encoder.ContinuationTokenSerializer) (*Engine, error) {
+	if f.Model == nil {
+		ds.Close()
+		return nil, errors.New("start openfga: no model")
+	}
+	srv, err := server.NewServerWithOpts(server.WithDatastore(ds), server.WithContinuationTokenSerializer(tokens))
+	if err != nil {
+		ds.Close()
+		return nil, fmt.Errorf("start openfga: %w", err)
+	}
+	e := &Engine{srv: srv, datastore: ds}
 	if e.Stores, err = WriteFixture(ctx, srv, f); err != nil {
 		e.Close()
 		return nil, err
@@ -213,6 +237,10 @@ func (e *Engine) Close() {
 	if e.srv != nil {
 		e.srv.Close()
 		e.srv = nil
+	}
+	if e.datastore != nil {
+		e.datastore.Close()
+		e.datastore = nil
 	}
 }
 

@@ -18,7 +18,9 @@ import (
 // TestMain lets this test binary become OpenFGA's server, as authzbench does.
 func TestMain(m *testing.M) {
 	engine.DispatchIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	stopPostgres()
+	os.Exit(code)
 }
 
 // decideAll starts an engine for f and checks every assertion, failing on each wrong decision.

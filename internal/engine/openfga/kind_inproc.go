@@ -2,12 +2,15 @@ package openfga
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/authzbench/authzbench/internal/datastore"
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -18,22 +21,57 @@ import (
 type openfgaInproc struct {
 	kinds.NoWatch
 	common   kinds.Common
+	settings *OpenFGAInprocConfig
 	engine   *Engine
 	requests []*openfgav1.CheckRequest
+	// over is the engine of its own over a datastore the settings chose; nil over the run's
+	// shared memory one. record is what the result says of it.
+	over   *Over
+	record *result.Datastore
 }
 
 func init() {
 	kinds.Register(kinds.Kind{Name: "openfga/inproc", Engine: "openfga", Placement: kinds.InProcess, LoadsPolicy: true, Order: 56,
-		NewConfig: func() kinds.Config { return &kinds.NoConfig{} },
-		New:       func(common kinds.Common, _ kinds.Config) kinds.Target { return &openfgaInproc{common: common} }})
+		NewConfig: func() kinds.Config { return &OpenFGAInprocConfig{} },
+		New: func(common kinds.Common, c kinds.Config) kinds.Target {
+			return &openfgaInproc{common: common, settings: c.(*OpenFGAInprocConfig)}
+		}})
 }
+
+// OpenFGAInprocConfig is openfga/inproc's settings: the datastore it decides over.
+type OpenFGAInprocConfig struct {
+	datastore.Settings `yaml:",inline"`
+}
+
+func (c *OpenFGAInprocConfig) Check() error {
+	return errors.Join(c.Settings.Check("openfga/inproc", datastore.Memory, datastore.SQLite, datastore.Postgres)...)
+}
+
+// Probe refuses, before any load, a database --datastore-uri names that does not answer, holds
+// another schema, or holds OpenFGA's stores without --datastore-overwrite.
+func (c *OpenFGAInprocConfig) Probe(ctx context.Context) error { return c.Settings.Probe(ctx, Marker) }
 
 func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	l, err := Load(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
 	}
-	t.engine, t.requests = l.Engine, l.Requests
+	if !t.settings.Chosen() {
+		t.engine, t.requests = l.Engine, l.Requests
+		return nil
+	}
+	// A datastore asked for: an engine of this target's own over it, loaded now. The run's
+	// shared memory engine has already had OpenFGA refuse a bad model or tuple by its line.
+	if t.over, err = StartOverSettings(ctx, t.settings.Settings, "openfga_inproc", l.Fixture); err != nil {
+		return err
+	}
+	t.engine, t.record = t.over.Engine, t.over.Record
+	t.requests = make([]*openfgav1.CheckRequest, len(l.Fixture.Assertions))
+	for i, a := range l.Fixture.Assertions {
+		if t.requests[i], err = t.engine.Prepare(a); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -52,9 +90,18 @@ func (w openfgaWorker) Decide(ctx context.Context, i int) verify.Outcome {
 }
 
 func (t *openfgaInproc) Info() kinds.Info {
-	return kinds.Info{Engine: "openfga", Mode: "inproc", Version: "openfga " + Version()}
+	info := kinds.Info{Engine: "openfga", Mode: "inproc", Version: "openfga " + Version()}
+	info.Datastore = t.record
+	return info
 }
 
-// Stop leaves the engine to the run's preparations, which every openfga/inproc target of the
-// run shares.
-func (t *openfgaInproc) Stop(context.Context) error { return nil }
+// Stop closes an engine of the target's own, over the datastore it chose; the shared memory
+// one it leaves to the run's preparations, which every openfga/inproc target of the run shares.
+func (t *openfgaInproc) Stop(ctx context.Context) error {
+	if t.over == nil {
+		return nil
+	}
+	err := t.over.Close(ctx)
+	t.over = nil
+	return err
+}

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/authzbench/authzbench/internal/datastore"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -36,7 +40,7 @@ func init() {
 			// Prometheus metrics, on a port of their own.
 			common.ServerMetricsEvery = 0
 			return &openfgaServer{Server: kinds.NewServer(common, Registered, &cfg.ServerConfig), cfg: &cfg.ServerConfig, api: cfg.API, bin: cfg.OpenFGABin,
-				keep: cfg.KeepWritten}
+				keep: cfg.KeepWritten, store: cfg.Settings}
 		}})
 }
 
@@ -51,6 +55,9 @@ type OpenFGAServerConfig struct {
 	// KeepWritten leaves the workload's stores in the running OpenFGA a URL names; by default
 	// they are deleted when the target stops.
 	KeepWritten bool `yaml:"keep_written"`
+	// The datastore the server authzbench starts runs over: memory (OpenFGA's default),
+	// sqlite or postgres.
+	datastore.Settings `yaml:",inline"`
 }
 
 func init() {
@@ -76,6 +83,13 @@ func (c *OpenFGAServerConfig) Check() error {
 		errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
 			return fmt.Sprintf("%s: openfga/server starts OpenFGA in clear; measure one you run over TLS with %s", n(key), n("url"))
 		}))
+	}
+	if c.URL != "" && c.Settings.Chosen() {
+		errs = append(errs, kinds.NewOptionError("datastore", func(n func(string) string) string {
+			return fmt.Sprintf("%s chooses the datastore of the OpenFGA authzbench starts; the running one %s names has its own", n("datastore"), n("url"))
+		}))
+	} else if c.Settings.Chosen() {
+		errs = append(errs, c.Settings.Check("openfga/server", datastore.Memory, datastore.SQLite, datastore.Postgres)...)
 	}
 	if c.KeepWritten && c.URL == "" {
 		errs = append(errs, kinds.KeepWrittenWithoutURL())
@@ -104,7 +118,9 @@ func (c *OpenFGAServerConfig) Check() error {
 // empty row. A server that does not answer is left to the run.
 func (c *OpenFGAServerConfig) Probe(ctx context.Context) error {
 	if c.URL == "" {
-		return nil
+		// The database a server authzbench starts will run over, if the user named one: it
+		// must answer, hold no other schema, and no OpenFGA store unless overwrite is given.
+		return c.Settings.Probe(ctx, Marker)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -179,6 +195,13 @@ type openfgaServer struct {
 	stores  *Stores
 	keep    bool
 	written *result.Written
+
+	// The datastore the started server runs over (store, as the settings chose it): the
+	// database it was given (db, or a SQLite file in sqliteDir), and what the result records.
+	store     datastore.Settings
+	db        *datastore.DB
+	sqliteDir string
+	record    *result.Datastore
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -192,8 +215,10 @@ func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
 	return t.StartHTTP(ctx, t.launch, func(ctx context.Context) ([][]byte, []string, error) {
 		client := &http.Client{Timeout: 30 * time.Second}
 		defer client.CloseIdleConnections()
+		began := time.Now()
 		stores, err := WriteFixture(ctx, HTTPAPI(t.URL(), client), l.Fixture)
 		t.wrote(stores)
+		t.recordLoad(ctx, l.Fixture, time.Since(began), "OpenFGA Write over HTTP, 100 tuples a request (its --max-tuples-per-write)")
 		if err != nil {
 			return nil, nil, fmt.Errorf("write the workload into OpenFGA at %s: %w", t.URL(), err)
 		}
@@ -229,8 +254,10 @@ func (t *openfgaServer) startGRPC(ctx context.Context, f *Fixture) error {
 	if err != nil {
 		return err
 	}
+	began := time.Now()
 	stores, err := WriteFixture(ctx, GRPCAPI(conn), f)
 	t.wrote(stores)
+	t.recordLoad(ctx, f, time.Since(began), "OpenFGA Write over gRPC, 100 tuples a request (its --max-tuples-per-write)")
 	if err != nil {
 		return fmt.Errorf("write the workload into OpenFGA at %s (gRPC): %w", t.grpcAddr, err)
 	}
@@ -272,7 +299,15 @@ func (t *openfgaServer) launch(ctx context.Context) error {
 	t.version = server.Version
 	args := []string{"--http-addr", httpAddr, "--grpc-addr", grpcAddr,
 		"--metrics-addr", metricsAddr, "--log-level", t.Common().ServerLogLevel(), "--playground-enabled=false"}
-	if err := t.Launch(ctx, "openfga server", httpAddr, server.Command(append(args, t.cfg.Args...)...)); err != nil {
+	dbArgs, env, err := t.openDatastore(ctx)
+	if err != nil {
+		return err
+	}
+	cmd := server.Command(append(append(args, dbArgs...), t.cfg.Args...)...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if err := t.Launch(ctx, "openfga server", httpAddr, cmd); err != nil {
 		return err
 	}
 	t.grpcAddr = grpcAddr
@@ -329,6 +364,7 @@ func (t *openfgaServer) Info() kinds.Info {
 		version = Version()
 	}
 	info := t.BaseInfo("openfga", "openfga "+version)
+	info.Datastore = t.record
 	if t.written != nil {
 		w := *t.written
 		info.Written = &w
@@ -352,7 +388,72 @@ func (t *openfgaServer) wrote(s *Stores) {
 func (t *openfgaServer) Stop(ctx context.Context) error {
 	err := t.removeStores(ctx)
 	t.conns.CloseAll()
-	return errors.Join(err, t.Server.Stop(ctx))
+	err = errors.Join(err, t.Server.Stop(ctx))
+	// The database after the server that used it.
+	err = errors.Join(err, t.db.Close())
+	if t.sqliteDir != "" {
+		err = errors.Join(err, os.RemoveAll(t.sqliteDir))
+		t.sqliteDir = ""
+	}
+	return err
+}
+
+// openDatastore readies the datastore the settings chose for the server to start: a SQLite
+// file, or a database on the run's PostgreSQL or the one the URI names, migrated by OpenFGA's
+// own migrations. It returns the server's flags for it, and its URI as OpenFGA's variable, so
+// that a password stays off the command line the result records.
+func (t *openfgaServer) openDatastore(ctx context.Context) (args, env []string, err error) {
+	engine := t.store.Engine()
+	if engine == datastore.Memory {
+		return nil, nil, nil
+	}
+	cfg := DatastoreConfig{Engine: engine, MaxConns: t.store.MaxConns, MinConns: t.store.MinConns}
+	t.record = &result.Datastore{Engine: engine}
+	if engine == datastore.SQLite {
+		if t.sqliteDir, err = os.MkdirTemp("", "authzbench-openfga-sqlite-"); err != nil {
+			return nil, nil, err
+		}
+		cfg.URI = filepath.Join(t.sqliteDir, "openfga.db")
+	} else {
+		if t.db, err = t.store.Open(ctx, "openfga_server"); err != nil {
+			return nil, nil, err
+		}
+		cfg.URI, t.record = t.db.URI, &t.db.Record
+		t.record.Pool = cfg.Pool()
+	}
+	if t.record.Migrated, err = cfg.Migrate(ctx); err != nil {
+		return nil, nil, err
+	}
+	maxOpen, minOpen := cfg.pool()
+	return []string{"--datastore-engine", engine, "--datastore-max-open-conns", strconv.Itoa(maxOpen), "--datastore-min-open-conns", strconv.Itoa(minOpen)},
+		[]string{"OPENFGA_DATASTORE_URI=" + cfg.URI}, nil
+}
+
+// recordLoad records the load of the workload into a datastore the settings chose.
+func (t *openfgaServer) recordLoad(ctx context.Context, f *Fixture, elapsed time.Duration, bulk string) {
+	if !t.store.Chosen() {
+		return
+	}
+	tuples := 0
+	for _, set := range f.TupleSets {
+		tuples += len(set.Tuples)
+	}
+	if t.db != nil {
+		t.db.Loaded(ctx, tuples, elapsed, bulk)
+		return
+	}
+	if t.record == nil {
+		t.record = &result.Datastore{Engine: datastore.Memory}
+	}
+	t.record.Tuples, t.record.BulkPath, t.record.LoadSeconds = tuples, bulk, elapsed.Seconds()
+	if elapsed > 0 {
+		t.record.TuplesPerSecond = float64(tuples) / elapsed.Seconds()
+	}
+	if t.sqliteDir != "" {
+		if fi, err := os.Stat(filepath.Join(t.sqliteDir, "openfga.db")); err == nil {
+			t.record.SizeBytes = fi.Size()
+		}
+	}
 }
 
 // removeStores deletes the stores the run wrote into the user's OpenFGA, unless asked to keep

@@ -34,6 +34,7 @@ import (
 	serverconfig "github.com/openfga/openfga/pkg/server/config"
 	serverErrors "github.com/openfga/openfga/pkg/server/errors"
 	"github.com/openfga/openfga/pkg/server/health"
+	"github.com/openfga/openfga/pkg/storage"
 	"github.com/openfga/openfga/pkg/storage/memory"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -95,6 +96,7 @@ type assembly struct {
 	failed chan error // a listener's Serve that stopped on its own
 
 	svr        *server.Server
+	datastore  storage.OpenFGADatastore
 	grpcServer *grpc.Server
 	gatewayTo  *grpc.ClientConn
 	httpServer *http.Server
@@ -127,9 +129,28 @@ func (s *assembly) start(ctx context.Context) error {
 	// OpenFGA enables some experimentals by default, whatever the user adds.
 	experimentals := append(serverconfig.DefaultConfig().Experimentals, cfg.Experimentals...)
 	s.log.Info(fmt.Sprintf("using '%v' storage engine", cfg.Datastore.Engine))
-	datastore := memory.New(memory.WithMaxTypesPerAuthorizationModel(cfg.MaxTypesPerAuthorizationModel),
-		memory.WithMaxTuplesPerWrite(cfg.MaxTuplesPerWrite))
-	s.svr, err = server.NewServerWithOpts(append(serverOptions(cfg, s.log),
+	var datastore storage.OpenFGADatastore
+	tokens := encoder.NewStringContinuationTokenSerializer()
+	if cfg.Datastore.Engine == "memory" {
+		datastore = memory.New(memory.WithMaxTypesPerAuthorizationModel(cfg.MaxTypesPerAuthorizationModel),
+			memory.WithMaxTuplesPerWrite(cfg.MaxTuplesPerWrite))
+	} else {
+		// As OpenFGA's run opens them, its pool metrics under MetricsPrefix (DatastoreConfig).
+		var ser encoder.ContinuationTokenSerializer
+		datastore, ser, err = DatastoreConfig{Engine: cfg.Datastore.Engine, URI: cfg.Datastore.URI,
+			MaxConns: cfg.Datastore.MaxOpenConns, MinConns: cfg.Datastore.MinOpenConns}.Open(s.log)
+		if err != nil {
+			grpcLis.Close()
+			httpLis.Close()
+			if metricsLis != nil {
+				metricsLis.Close()
+			}
+			return err
+		}
+		tokens = ser
+	}
+	s.datastore = datastore
+	s.svr, err = server.NewServerWithOpts(append(serverOptions(cfg, s.log, tokens),
 		server.WithDatastore(datastore),
 		server.WithExperimentals(experimentals...),
 		server.WithContext(ctx))...)
@@ -179,11 +200,11 @@ func (s *assembly) start(ctx context.Context) error {
 
 // serverOptions are pkg/server's settings from cfg, as OpenFGA's run passes them: what the
 // flags do not set is serverconfig's default, so the same as OpenFGA's.
-func serverOptions(cfg *serverconfig.Config, log logger.Logger) []server.OpenFGAServiceV1Option {
+func serverOptions(cfg *serverconfig.Config, log logger.Logger, tokens encoder.ContinuationTokenSerializer) []server.OpenFGAServiceV1Option {
 	return []server.OpenFGAServiceV1Option{
 		server.WithAuthzenBaseURL(cfg.Authzen.BaseURL),
-		// The memory datastore's continuation tokens are strings, not SQL's.
-		server.WithContinuationTokenSerializer(encoder.NewStringContinuationTokenSerializer()),
+		// The memory datastore's continuation tokens are strings, SQL's their own.
+		server.WithContinuationTokenSerializer(tokens),
 		server.WithAuthorizationModelCacheSize(cfg.Datastore.MaxCacheSize),
 		server.WithTypesystemCacheSize(cfg.Datastore.MaxTypesystemCacheSize),
 		server.WithLogger(log),
@@ -399,6 +420,9 @@ func (s *assembly) shutdown() {
 	}
 	if s.svr != nil {
 		s.svr.Close()
+	}
+	if s.datastore != nil {
+		s.datastore.Close()
 	}
 	if s.rpcMetrics != nil {
 		prometheus.Unregister(s.rpcMetrics)

@@ -96,7 +96,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 func flagError(err error) error {
 	msg := err.Error()
 	if strings.HasPrefix(msg, "unknown flag") || strings.HasPrefix(msg, "unknown shorthand flag") {
-		return usageError{fmt.Errorf("%s: authzbench openfga run serves OpenFGA's memory datastore in clear, "+
+		return usageError{fmt.Errorf("%s: authzbench openfga run serves OpenFGA's memory, postgres and sqlite datastores in clear, "+
 			"without authentication, and takes only the flags its --help lists; %s", msg, elsewhere)}
 	}
 	return usageError{err}
@@ -112,8 +112,9 @@ func newRunCommand(environ []string) *cobra.Command {
 	playground := false
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run an OpenFGA server over its memory datastore",
-		Long: `Run an OpenFGA server over its memory datastore: OpenFGA's own server (pkg/server), gRPC
+		Short: "Run an OpenFGA server over its memory datastore, or PostgreSQL or SQLite",
+		Long: `Run an OpenFGA server over its memory datastore (or PostgreSQL or SQLite, migrated
+beforehand): OpenFGA's own server (pkg/server), gRPC
 and HTTP APIs, health and metrics, assembled as OpenFGA's own run command assembles them, from
 OpenFGA's packages linked into authzbench. Every setting is OpenFGA's default but the listen
 addresses, which are on loopback.
@@ -151,7 +152,10 @@ is any other flag of OpenFGA's run (another datastore, TLS, authentication, trac
 	fl.StringVar(&cfg.Log.Level, "log-level", cfg.Log.Level, "the log level to use: none, debug, info, warn, error, panic or fatal")
 	fl.StringVar(&cfg.Log.Format, "log-format", cfg.Log.Format, "the log format to output logs in: text or json")
 	fl.StringVar(&cfg.Log.TimestampFormat, "log-timestamp-format", cfg.Log.TimestampFormat, "the timestamp format to use for log messages: Unix or ISO8601")
-	fl.StringVar(&cfg.Datastore.Engine, "datastore-engine", cfg.Datastore.Engine, "the datastore engine: memory, the only one this server has")
+	fl.StringVar(&cfg.Datastore.Engine, "datastore-engine", cfg.Datastore.Engine, "the datastore engine: memory, postgres or sqlite (migrated beforehand, as OpenFGA's migrate does)")
+	fl.StringVar(&cfg.Datastore.URI, "datastore-uri", cfg.Datastore.URI, "the connection uri to use to connect to the datastore (for any engine other than 'memory')")
+	fl.IntVar(&cfg.Datastore.MaxOpenConns, "datastore-max-open-conns", cfg.Datastore.MaxOpenConns, "the maximum number of open connections to the datastore")
+	fl.IntVar(&cfg.Datastore.MinOpenConns, "datastore-min-open-conns", cfg.Datastore.MinOpenConns, "the minimum number of open connections to the datastore")
 	fl.BoolVar(&playground, "playground-enabled", false, "the OpenFGA Playground: false, the only value this server takes (OpenFGA has deprecated it)")
 	fl.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "configures request timeout")
 	fl.StringSliceVar(&cfg.Experimentals, "experimentals", nil, "a comma-separated list of experimental features to enable, beside those OpenFGA enables by default ("+strings.Join(cfg.Experimentals, ", ")+"), such as "+serverconfig.ExperimentalCheckOptimizations)
@@ -220,8 +224,17 @@ func applyEnvironment(fl *pflag.FlagSet, environ []string) (fromEnv map[string]s
 // checkSettings refuses what this server does not serve, naming the flag or variable that
 // asked for it (named), then checks the rest as OpenFGA's run does.
 func checkSettings(cfg *serverconfig.Config, playground bool, named func(flag string) string) error {
-	if cfg.Datastore.Engine != "memory" {
-		return fmt.Errorf("%s: authzbench openfga run serves OpenFGA's memory datastore only; %s", value(named("datastore-engine"), cfg.Datastore.Engine), elsewhere)
+	switch cfg.Datastore.Engine {
+	case "memory":
+		if cfg.Datastore.URI != "" {
+			return fmt.Errorf("%s: the memory datastore takes no URI", named("datastore-uri"))
+		}
+	case "postgres", "sqlite":
+		if cfg.Datastore.URI == "" {
+			return fmt.Errorf("%s: the %s datastore needs %s", value(named("datastore-engine"), cfg.Datastore.Engine), cfg.Datastore.Engine, named("datastore-uri"))
+		}
+	default:
+		return fmt.Errorf("%s: authzbench openfga run serves OpenFGA's memory, postgres and sqlite datastores; %s", value(named("datastore-engine"), cfg.Datastore.Engine), elsewhere)
 	}
 	if playground {
 		return fmt.Errorf("%s: authzbench openfga run has no playground; %s", named("playground-enabled"), elsewhere)

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/authzbench/authzbench/internal/datastore"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
@@ -65,6 +66,9 @@ type SpiceDBServerConfig struct {
 	// default the relationships the run added are deleted when it stops, and the schema the
 	// server had (none, or its own) is written back.
 	KeepWritten bool `yaml:"keep_written"`
+	// The datastore the server authzbench starts runs over: memory (SpiceDB's default) or
+	// postgres.
+	datastore.Settings `yaml:",inline"`
 }
 
 // Check refuses what spicedb/server cannot do (TLS, a URL that is not a gRPC address in
@@ -76,6 +80,13 @@ func (c *SpiceDBServerConfig) Check() error {
 		errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
 			return n(key) + ": spicedb/server speaks gRPC in clear, to the SpiceDB it starts and to a running one"
 		}))
+	}
+	if c.URL != "" && c.Settings.Chosen() {
+		errs = append(errs, kinds.NewOptionError("datastore", func(n func(string) string) string {
+			return fmt.Sprintf("%s chooses the datastore of the SpiceDB authzbench starts; the running one %s names has its own", n("datastore"), n("url"))
+		}))
+	} else if c.Settings.Chosen() {
+		errs = append(errs, c.Settings.Check("spicedb/server", datastore.Memory, datastore.Postgres)...)
 	}
 	if c.URL != "" {
 		if _, err := spicedbAddr(c.URL); err != nil {
@@ -180,6 +191,11 @@ type spicedbServer struct {
 	found   string
 	added   []*v1.Relationship
 	written *result.Written
+
+	// The database the server started runs over (--datastore postgres), and what the result
+	// records of it; record is also kept for --datastore memory.
+	db     *datastore.DB
+	record *result.Datastore
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -209,10 +225,20 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 			return err
 		}
 	}
-	written, err := WriteInto(ctx, conn, l.Fixture)
+	began := time.Now()
+	var written *v1.ZedToken
+	if t.db != nil && !t.settings.Overwrite {
+		// An empty database, the run's or the user's: SpiceDB's bulk path, as its users load
+		// one. A database written over (--datastore-overwrite) may hold some of the workload's
+		// relationships already, which an import refuses: those are touched.
+		written, err = ImportInto(ctx, conn, l.Fixture)
+	} else {
+		written, err = WriteInto(ctx, conn, l.Fixture)
+	}
 	if err != nil {
 		return fmt.Errorf("write the workload into SpiceDB at %s: %w", t.grpcAddr, err)
 	}
+	t.recordLoad(ctx, len(l.Fixture.Relationships), time.Since(began))
 	// At least as fresh as the write, as SpiceDB's clients ask after one: every check sees
 	// the whole workload, and no more recent revision than that is asked for.
 	consistency := &v1.Consistency{Requirement: &v1.Consistency_AtLeastAsFresh{AtLeastAsFresh: written}}
@@ -277,6 +303,11 @@ func (c *SpiceDBServerConfig) readSchema(ctx context.Context, conn grpc.ClientCo
 // where found at the target's start it failed the run and wrote an empty row. A server that
 // does not answer is left to the run, which reports it as it does today.
 func (c *SpiceDBServerConfig) Probe(ctx context.Context) error {
+	if c.URL == "" {
+		// The database a server authzbench starts will run over, if the user named one: it
+		// must answer, hold no other schema, and no SpiceDB store unless overwrite is given.
+		return c.Settings.Probe(ctx, Marker)
+	}
 	addr, err := spicedbAddr(c.URL)
 	if c.URL == "" || err != nil {
 		return nil // nothing to ask, or Check's to refuse
@@ -414,11 +445,26 @@ func (t *spicedbServer) launch(ctx context.Context) error {
 	t.key = hex.EncodeToString(secret)
 	// Every address and setting that would reach beyond loopback is given, so that SpiceDB's own
 	// binary, whose defaults listen on every interface and report telemetry, stays on it too.
-	args := []string{"--datastore-engine", "memory", "--grpc-addr", grpcAddr, "--http-enabled=false",
+	engine, env := "memory", []string{spicedbKeyEnv + "=" + t.key}
+	if t.settings.Engine() == datastore.Postgres {
+		if t.db, err = t.settings.Settings.Open(ctx, "spicedb_server"); err != nil {
+			return err
+		}
+		t.record = &t.db.Record
+		t.record.Pool = poolString(t.settings.Settings)
+		if t.record.Migrated, err = migrate(ctx, server, t.db.URI); err != nil {
+			return err
+		}
+		engine, env = datastore.Postgres, append(env, datastoreURIEnv+"="+t.db.URI)
+	}
+	args := []string{"--datastore-engine", engine, "--grpc-addr", grpcAddr, "--http-enabled=false",
 		"--metrics-addr", metricsAddr, "--dispatch-cluster-enabled=false", "--telemetry-endpoint=", "--skip-release-check",
 		"--log-level", t.Common().ServerLogLevel()}
+	if engine == datastore.Postgres {
+		args = append(args, poolArgs(t.settings.Settings)...)
+	}
 	cmd := server.Command(append(args, t.settings.Args...)...)
-	cmd.Env = append(os.Environ(), spicedbKeyEnv+"="+t.key)
+	cmd.Env = append(os.Environ(), env...)
 	if err := t.Launch(ctx, "spicedb server", grpcAddr, cmd); err != nil {
 		return err
 	}
@@ -497,6 +543,7 @@ func (t *spicedbServer) Info() kinds.Info {
 		version = Version()
 	}
 	info := t.BaseInfo(Name, "spicedb "+version)
+	info.Datastore = t.record
 	if t.written != nil {
 		w := *t.written
 		info.Written = &w
@@ -507,5 +554,23 @@ func (t *spicedbServer) Info() kinds.Info {
 func (t *spicedbServer) Stop(ctx context.Context) error {
 	err := t.undoWrite(ctx)
 	t.conns.CloseAll()
-	return errors.Join(err, t.Server.Stop(ctx))
+	err = errors.Join(err, t.Server.Stop(ctx))
+	// The database after the server that used it.
+	return errors.Join(err, t.db.Close())
+}
+
+// recordLoad records the load of the workload, when a datastore was chosen.
+func (t *spicedbServer) recordLoad(ctx context.Context, relationships int, elapsed time.Duration) {
+	switch {
+	case t.db != nil && t.settings.Overwrite:
+		t.db.Loaded(ctx, relationships, elapsed, fmt.Sprintf("SpiceDB WriteRelationships (touch), %d updates a request", MaxUpdatesPerWrite))
+	case t.db != nil:
+		t.db.Loaded(ctx, relationships, elapsed, fmt.Sprintf("SpiceDB ImportBulkRelationships, one stream of %d-relationship messages", importBatch))
+	case t.settings.Settings.Chosen():
+		t.record = &result.Datastore{Engine: datastore.Memory, Tuples: relationships, LoadSeconds: elapsed.Seconds(),
+			BulkPath: fmt.Sprintf("SpiceDB WriteRelationships, %d updates a request", MaxUpdatesPerWrite)}
+		if elapsed > 0 {
+			t.record.TuplesPerSecond = float64(relationships) / elapsed.Seconds()
+		}
+	}
 }

@@ -18,6 +18,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	code := m.Run()
+	stopPostgres()
 	remove()
 	os.Exit(code)
 }
