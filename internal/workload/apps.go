@@ -73,7 +73,7 @@ func buildApp(name string, seed int64, inputs int) (*appBuilt, error) {
 	}
 	b := a.build(name, n, seed, inputs)
 	b.workload.Scale = &Scale{Family: a.name, Param: a.param, N: n,
-		Styles: map[string]string{"opa": "rego", "openfga": "openfga"}}
+		Styles: map[string]string{"openfga": "openfga"}}
 	return b, nil
 }
 

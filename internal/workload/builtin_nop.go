@@ -6,13 +6,6 @@ import (
 	"math/rand/v2"
 )
 
-const nopPolicy = `# nop: the floor. It allows everything, so what is measured is the transport, the engine's
-# fixed cost per query and the harness, with no policy work on top.
-package authzbench.nop
-
-allow := true
-`
-
 // nopOpenFGAModel allows every user every action on a document through one wildcard tuple per
 // document: the least an OpenFGA Check can do, one tuple read.
 const nopOpenFGAModel = `model
@@ -48,9 +41,7 @@ func buildNop(seed int64, n int) (*Workload, error) {
 	w := &Workload{
 		Name:         "nop",
 		Description:  builtins["nop"].Description,
-		Query:        "data.authzbench.nop.allow",
 		IgnoresInput: true,
-		Policies:     []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
 		OpenFGA:      &OpenFGA{Model: nopOpenFGAModel},
 		Model:        &Nop{},
 	}

@@ -25,11 +25,11 @@ func workloadFiles(ctx context.Context, common kinds.Common, w *workload.Workloa
 }
 
 // runPaths are the policy and data paths as `opa run` takes them: a bundle (a policy directory
-// with a .manifest, workload.SplitBundles) is read only with --bundle, which takes every path
+// with a .manifest, SplitBundles) is read only with --bundle, which takes every path
 // for one (the workload refuses loose files beside a bundle, so there are none here).
 func runPaths(policies, data []string) []string {
 	paths := append(append([]string{}, policies...), data...)
-	if bundles, _ := workload.SplitBundles(policies); len(bundles) > 0 {
+	if bundles, _ := SplitBundles(policies); len(bundles) > 0 {
 		return append([]string{"--bundle"}, paths...)
 	}
 	return paths

@@ -78,7 +78,7 @@ func (t *server) launch(ctx context.Context, w *workload.Workload) error {
 	if w.RegoV0 {
 		args = append(args, "--v0-compatible")
 	}
-	bundles, _ := workload.SplitBundles(policies)
+	bundles, _ := SplitBundles(policies)
 	tlsArgs, err := t.tlsArgs(dir, len(bundles) > 0)
 	if err != nil {
 		return err

@@ -192,7 +192,7 @@ func forEachCall(w *workload.Workload, f func(call string, loc *ast.Location)) e
 		opts.RegoVersion = ast.RegoV0
 	}
 	files := append([]workload.File{}, w.Policies...)
-	bundles, loose := workload.SplitBundles(w.PolicyPaths)
+	bundles, loose := SplitBundles(w.PolicyPaths)
 	for _, p := range loose {
 		// A directory without a manifest is every .rego file under it, as OPA's loader reads it.
 		res, err := loader.NewFileLoader().WithRegoVersion(opts.RegoVersion).Filtered([]string{p}, func(_ string, info os.FileInfo, _ int) bool {
