@@ -128,7 +128,18 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%s: %w", s.DecisionLog, errNoLogReader)
 	}
-	return r.Read(s)
+	ws, err := r.Read(s)
+	if err != nil {
+		return nil, err
+	}
+	if policyFiles != nil { // the policy each log's events are asked of again
+		for _, w := range ws {
+			if err := policyFiles.Add(s, w); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ws, nil
 }
 
 // PacedLog reads the decision log at path for a replay at its recorded pace: its decision

@@ -238,8 +238,12 @@ func FromFiles(s UserSpec) (*Workload, error) {
 		PolicyPaths: s.Policies,
 		DataPaths:   s.Data,
 		Inputs:      inputs,
-		RegoV0:      s.V0Compatible,
 		UndefinedAs: undefinedAs,
+	}
+	if policyFiles != nil {
+		if err := policyFiles.Add(s, w); err != nil {
+			return nil, err
+		}
 	}
 	for _, u := range s.besideRego() {
 		if err := u.Beside(s, w); err != nil {
@@ -609,6 +613,10 @@ type PolicyFiles struct {
 	// Query is the decision the spec's policies are asked for when it names none, derived
 	// from them; an error says why none can be.
 	Query func(s UserSpec) (string, error)
+	// Add adds the engine's version to w, read from s (its policy and data paths, inputs and
+	// query set): what of the spec only the engine reads, such as the dialect of its policies.
+	// FromFiles and FromDecisionLog call it on every workload they build.
+	Add func(s UserSpec, w *Workload) error
 }
 
 var policyFiles *PolicyFiles
@@ -617,8 +625,8 @@ var policyFiles *PolicyFiles
 // init function of the engine's package. One without Check or Query, or a second, is a
 // programming error: it panics.
 func RegisterPolicyFiles(p PolicyFiles) {
-	if p.Engine == "" || p.Check == nil || p.Query == nil {
-		panic("workload: RegisterPolicyFiles without an engine, Check or Query")
+	if p.Engine == "" || p.Check == nil || p.Query == nil || p.Add == nil {
+		panic("workload: RegisterPolicyFiles without an engine, Check, Query or Add")
 	}
 	if policyFiles != nil {
 		panic("workload: policy files of " + p.Engine + " registered beside " + policyFiles.Engine + "'s")

@@ -101,9 +101,6 @@ type Workload struct {
 
 	Inputs []Input
 
-	// RegoV0 says the Rego is written in OPA's v0 syntax (rules without "if", sets without
-	// "contains"): every OPA target then parses it as OPA's --v0-compatible does.
-	RegoV0 bool
 	// UndefinedAs is the decision an undefined result stands for, for a policy without a
 	// default; Unverified (the zero value) keeps undefined an error.
 	UndefinedAs Expect

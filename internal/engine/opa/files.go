@@ -34,3 +34,38 @@ func runPaths(policies, data []string) []string {
 	}
 	return paths
 }
+
+// Name is OPA's name in target kinds and results, and the key of its version of a workload
+// (workload.Workload.Versions).
+const Name = "opa"
+
+// Rego is what OPA keeps of a user's workload in its workload.Version's Own: what of the user's
+// settings only OPA reads. The policy, data and query are still the workload's own fields.
+type Rego struct {
+	// V0 says the Rego is written in OPA's v0 syntax (rules without "if", sets without
+	// "contains"): every OPA target then parses it as OPA's --v0-compatible does.
+	V0 bool
+}
+
+// regoV0 reports whether w's Rego is in OPA's v0 syntax (Rego.V0); false for a built-in.
+func regoV0(w *workload.Workload) bool {
+	if v := w.VersionFor(Name); v != nil {
+		if r, ok := v.Own.(*Rego); ok {
+			return r.V0
+		}
+	}
+	return false
+}
+
+// addUserVersion adds OPA's version of a workload read from the user's files: the dialect the
+// spec says its Rego is in. A workload of v1 Rego, the default, gets none.
+func addUserVersion(s workload.UserSpec, w *workload.Workload) error {
+	if !s.V0Compatible {
+		return nil
+	}
+	if w.Versions == nil {
+		w.Versions = map[string]*workload.Version{}
+	}
+	w.Versions[Name] = &workload.Version{Own: &Rego{V0: true}}
+	return nil
+}

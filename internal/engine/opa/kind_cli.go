@@ -71,7 +71,7 @@ func (t *cli) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	args := []string{"eval", "--format", "json", "--stdin-input"}
-	if w.RegoV0 {
+	if regoV0(w) {
 		args = append(args, "--v0-compatible")
 	}
 	// A bundle (a policy directory with a .manifest) is read as opa eval --bundle reads it.

@@ -45,7 +45,7 @@ func (opa) Answer() engine.Answer {
 // Dialect is "v0" for Rego in OPA's v0 syntax, which every OPA target then parses as
 // --v0-compatible does.
 func (opa) Dialect(w *workload.Workload) string {
-	if w.RegoV0 {
+	if regoV0(w) {
 		return "v0"
 	}
 	return ""

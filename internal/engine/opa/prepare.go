@@ -35,7 +35,7 @@ func (opa) Prepare(ctx context.Context, w *workload.Workload) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CompileFiles(ctx, w.Query, policies, data, w.RegoV0)
+	return CompileFiles(ctx, w.Query, policies, data, regoV0(w))
 }
 
 // LoadOptions load the policy and data files as OPA reads them: a bundle (a policy directory

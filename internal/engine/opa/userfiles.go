@@ -16,8 +16,9 @@ import (
 // workload package reads through this registration (the query derived from the policies'
 // package, the policy directories checked before any load).
 func init() {
-	workload.RegisterPolicyFiles(workload.PolicyFiles{Engine: "opa", Check: policyDirProblems,
-		Query: func(s workload.UserSpec) (string, error) { return deriveQuery(s.Policies, s.V0Compatible) }})
+	workload.RegisterPolicyFiles(workload.PolicyFiles{Engine: Name, Check: policyDirProblems,
+		Query: func(s workload.UserSpec) (string, error) { return deriveQuery(s.Policies, s.V0Compatible) },
+		Add:   addUserVersion})
 }
 
 // deriveQuery returns data.<package>.allow when the policies define exactly one package and it

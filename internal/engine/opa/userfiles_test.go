@@ -177,8 +177,8 @@ func TestRegoApps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w.Query != tc.query || w.RegoV0 != tc.spec.V0Compatible || w.UndefinedAs != tc.undefined {
-				t.Errorf("query %s, v0 %t, undefined as %s; want %s, %t, %s", w.Query, w.RegoV0, w.UndefinedAs, tc.query, tc.spec.V0Compatible, tc.undefined)
+			if w.Query != tc.query || regoV0(w) != tc.spec.V0Compatible || w.UndefinedAs != tc.undefined {
+				t.Errorf("query %s, v0 %t, undefined as %s; want %s, %t, %s", w.Query, regoV0(w), w.UndefinedAs, tc.query, tc.spec.V0Compatible, tc.undefined)
 			}
 			var got []workload.Expect
 			for _, in := range w.Inputs {

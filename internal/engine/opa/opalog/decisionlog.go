@@ -459,7 +459,6 @@ func workloads(s workload.UserSpec) ([]*workload.Workload, error) {
 			PolicyPaths: s.Policies,
 			DataPaths:   s.Data,
 			Inputs:      inputs,
-			RegoV0:      s.V0Compatible,
 			UndefinedAs: undefinedAs,
 			Replay:      r,
 		})
