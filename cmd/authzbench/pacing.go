@@ -157,16 +157,15 @@ func readReplaySchedule(logFile string, s load.ReplaySettings) (*replaySchedule,
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("--pacing-speed/--pacing-max-gap: %w", err)
 	}
-	l, err := workload.ReadDecisionLog(logFile, "")
+	paths, pacedOffsets, err := workload.PacedLog(logFile)
 	if err != nil {
 		return nil, err
 	}
-	paths := l.Paths()
 	if len(paths) > 1 {
 		return nil, fmt.Errorf("%s holds decisions of %d paths (%s): a replay runs each path on a schedule of its own; judge a log of one path",
 			logFile, len(paths), strings.Join(paths, ", "))
 	}
-	offsets, err := l.PacedOffsets(paths[0])
+	offsets, err := pacedOffsets(paths[0])
 	if err != nil {
 		return nil, err
 	}

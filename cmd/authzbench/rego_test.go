@@ -9,9 +9,9 @@ import (
 	"github.com/authzbench/authzbench/internal/result"
 )
 
-// regoApp is a file of the small hand-worked apps under internal/workload/testdata/rego-apps.
+// regoApp is a file of the small hand-worked apps under internal/engine/opa/testdata/rego-apps.
 func regoApp(name, file string) string {
-	return filepath.Join("..", "..", "internal", "workload", "testdata", "rego-apps", name, file)
+	return filepath.Join("..", "..", "internal", "engine", "opa", "testdata", "rego-apps", name, file)
 }
 
 // workloads verify takes the user's own files: v0 syntax is refused with the way out, read with

@@ -95,7 +95,7 @@ func TestVerifyWorkloadsSkipsMissingEngineVersions(t *testing.T) {
 	}
 }
 
-// The small Rego apps (internal/workload/testdata/rego-apps) decide as worked out by hand in
+// The small Rego apps (internal/engine/opa/testdata/rego-apps) decide as worked out by hand in
 // every OPA mode: v0 syntax read as v0 in-process, by opa eval and by the server alike, and an
 // undefined decision read as deny by all three. Without --undefined-as, undefined stays an
 // error, named as such.
@@ -104,7 +104,7 @@ func TestVerifyRegoAppsInEveryOPAMode(t *testing.T) {
 		t.Skip("starts OPA processes")
 	}
 	app := func(name, file string) string {
-		return filepath.Join("..", "workload", "testdata", "rego-apps", name, file)
+		return filepath.Join("..", "engine", "opa", "testdata", "rego-apps", name, file)
 	}
 	modes := []string{"opa/inproc", "opa/cli", "opa/server"}
 	for _, tc := range []struct {

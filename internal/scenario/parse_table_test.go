@@ -146,12 +146,12 @@ targets:
 			// How to read the policy travels with the workload; without a name it is named
 			// after its policy file.
 			name: "user workload in Rego v0, without a default",
-			yaml: "workloads:\n  - policy: [../../workload/testdata/rego-apps/v0/authz.rego]\n    inputs: ../../workload/testdata/rego-apps/v0/inputs.jsonl\n" +
+			yaml: "workloads:\n  - policy: [../../engine/opa/testdata/rego-apps/v0/authz.rego]\n    inputs: ../../engine/opa/testdata/rego-apps/v0/inputs.jsonl\n" +
 				"    v0_compatible: true\n    undefined_as: deny\ntargets: [opa/inproc]\n",
 			want: Scenario{Name: "s", Source: "s.yaml", Repeat: 1, Floor: true,
 				Workloads: []WorkloadRef{nop, {Name: "authz", User: &workload.UserSpec{Name: "authz",
-					Policies:     []string{filepath.Join("..", "workload", "testdata", "rego-apps", "v0", "authz.rego")},
-					Inputs:       filepath.Join("..", "workload", "testdata", "rego-apps", "v0", "inputs.jsonl"),
+					Policies:     []string{filepath.Join("..", "engine", "opa", "testdata", "rego-apps", "v0", "authz.rego")},
+					Inputs:       filepath.Join("..", "engine", "opa", "testdata", "rego-apps", "v0", "inputs.jsonl"),
 					V0Compatible: true, UndefinedAs: "deny"}}},
 				Targets: []TargetRef{defaults("opa/inproc")}},
 		},

@@ -58,7 +58,7 @@ func buildApp(name string, seed int64, inputs int) (*Workload, error) {
 		return nil, err
 	}
 	w := a.build(name, n, seed, inputs)
-	w.Scale = &Scale{Family: a.name, Param: a.param, N: n, Styles: map[string]string{"opa": "rego"}}
+	w.Scale = &Scale{Family: a.name, Param: a.param, N: n}
 	return w, nil
 }
 

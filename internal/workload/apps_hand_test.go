@@ -6,8 +6,8 @@ import (
 )
 
 // Hand-written worlds and cases for each app: the reference model must give the decision and
-// reason worked out by hand, and OPA the same decision (Cedar and OpenFGA: their packages under
-// internal/engine), so a rule every version got wrong the same way still shows up here by name.
+// reason worked out by hand, so a rule every version got wrong the same way still shows up here
+// by name (each engine's version is checked against the model in its package).
 
 func handRequest(user, act, resource string) AppRequest {
 	return AppRequest{User: user, Action: act, Resource: resource}

@@ -14,9 +14,6 @@ import (
 	"time"
 )
 
-//go:embed policies/api.rego
-var apiPolicy []byte
-
 func init() {
 	register(Spec{
 		Name:        "api",
@@ -25,8 +22,8 @@ func init() {
 	})
 }
 
-// APIData is what the api workload's reference model decides over, and the data document of
-// its Rego version, loaded under data.api.
+// APIData is what the api workload's reference model decides over; its JSON form is the
+// family's data document.
 type APIData struct {
 	JWTSecret string             `json:"jwt_secret"`
 	Audience  string             `json:"audience"`
@@ -91,8 +88,8 @@ type apiClaims struct {
 	Acct  string `json:"acct"`
 }
 
-// apiDecide is the reference model of policies/api.rego, written in Go from the same
-// specification rather than translated from the Rego. It verifies the token itself, so a
+// apiDecide is the reference model of OPA's api.rego, written in Go from the same
+// specification rather than translated from any engine's version. It verifies the token itself, so a
 // generator mistake cannot make model and policy agree on a wrong answer. The reason names the
 // first check that decided.
 func apiDecide(d *APIData, in APIInput) (allow bool, reason string) {
@@ -327,9 +324,6 @@ func apiWorkload(d *APIData) *Workload {
 	return &Workload{
 		Name:        "api",
 		Description: builtins["api"].Description,
-		Query:       "data.authzbench.api.allow",
-		Policies:    []File{{Name: "api.rego", Content: apiPolicy}},
-		Data:        mustJSON(map[string]any{"api": d}),
 		Model:       d,
 	}
 }

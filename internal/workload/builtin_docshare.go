@@ -7,9 +7,6 @@ import (
 	"slices"
 )
 
-//go:embed policies/docshare.rego
-var docsharePolicy []byte
-
 // docshareSizes are the numbers of entities each request carries, one built-in per size.
 var docshareSizes = []int{5, 10, 20, 50}
 
@@ -182,7 +179,7 @@ func (w *DocshareWorld) folderChain(d int) []int {
 	return out
 }
 
-// docshareDecide is the reference model of policies/docshare.rego and Cedar's docshare.cedar,
+// docshareDecide is the reference model of OPA's docshare.rego and Cedar's docshare.cedar,
 // written in Go from the same specification over the world itself rather than the entities a
 // request carries. The reason names the rule that decided.
 func docshareDecide(w *DocshareWorld, user int, act string, d int) (allow bool, reason string) {
@@ -609,8 +606,6 @@ func docshareWorkload(name string, n int) *Workload {
 	return &Workload{
 		Name:        name,
 		Description: docshareDescription(n),
-		Query:       "data.authzbench.docshare.allow",
-		Policies:    []File{{Name: "docshare.rego", Content: docsharePolicy}},
 	}
 }
 

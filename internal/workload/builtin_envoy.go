@@ -7,9 +7,6 @@ import (
 	"strings"
 )
 
-//go:embed policies/envoy.rego
-var envoyPolicy []byte
-
 func init() {
 	register(Spec{
 		Name:        "envoy",
@@ -78,9 +75,6 @@ func buildEnvoy(seed int64, n int) (*Workload, error) {
 	w := &Workload{
 		Name:        "envoy",
 		Description: builtins["envoy"].Description,
-		Query:       "data.authzbench.envoy.allow",
-		Policies:    []File{{Name: "envoy.rego", Content: envoyPolicy}},
-		Data:        mustJSON(map[string]any{"envoy": d}),
 		Model:       &d,
 	}
 	users := []string{"ann", "ann", "ben", "ben", "cat", "cat", "dan", "dan", "eve", "zed"}

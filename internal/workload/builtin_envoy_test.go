@@ -7,7 +7,7 @@ func TestEnvoyMatchesReferenceModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reasons := checkAgainstOPA(t, w); len(reasons) < 3 {
+	if reasons := checkInputs(t, w); len(reasons) < 3 {
 		t.Errorf("denies come from %d rules, want at least 3: %v", len(reasons), reasons)
 	}
 }

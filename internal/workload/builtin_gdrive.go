@@ -7,9 +7,6 @@ import (
 	"slices"
 )
 
-//go:embed policies/gdrive.rego
-var gdrivePolicy []byte
-
 func init() {
 	registerApp(app{
 		name:  "gdrive",
@@ -81,8 +78,8 @@ func (w *GdriveWorld) chain(d int) []*GdriveNode {
 	return out
 }
 
-// gdriveDecide is the reference model of policies/gdrive.rego, Cedar's gdrive.cedar and
-// OpenFGA's gdrive.fga, written over the world itself.
+// gdriveDecide is the reference model of OPA's gdrive.rego, Cedar's gdrive.cedar and OpenFGA's
+// gdrive.fga, written over the world itself.
 func gdriveDecide(w *GdriveWorld, u int, act string, d int) (allow bool, reason string) {
 	doc := &w.Docs[d]
 	chain := w.chain(d)
@@ -284,48 +281,8 @@ func gdriveWorkload(name string, n int, w *GdriveWorld) *Workload {
 		Name: name,
 		Description: fmt.Sprintf("gdrive with %d documents, %d folders, %d users and %d groups: grants inherit down nested folders "+
 			"and through nested groups, public links; the world as data in Rego, entities in Cedar, tuples in OpenFGA", n, len(w.Folders), w.Users, len(w.GroupParents)),
-		Query:    "data.authzbench.gdrive.allow",
-		Policies: []File{{Name: "gdrive.rego", Content: gdrivePolicy}},
-		Data:     w.rego(),
-		Model:    w,
+		Model: w,
 	}
-}
-
-// rego writes the world as data.gdrive: the group and folder graphs as graph.reachable reads
-// them, and each folder's and document's owner and lists.
-func (w *GdriveWorld) rego() []byte {
-	ids := func(gs []GdriveGrantee) []string {
-		out := make([]string, 0, len(gs))
-		for _, g := range gs {
-			out = append(out, g.ID())
-		}
-		return out
-	}
-	userGroups, groupParents, folderParents := map[string][]string{}, map[string][]string{}, map[string][]string{}
-	folders, docs := map[string]any{}, map[string]any{}
-	for u, gs := range w.UserGroups {
-		if len(gs) > 0 {
-			userGroups[GdriveUser(u)] = mapped(gs, GdriveGroup)
-		}
-	}
-	for g, ps := range w.GroupParents {
-		groupParents[GdriveGroup(g)] = mapped(ps, GdriveGroup)
-	}
-	for i, f := range w.Folders {
-		folderParents[GdriveFolder(i)] = []string{}
-		if f.Parent >= 0 {
-			folderParents[GdriveFolder(i)] = []string{GdriveFolder(f.Parent)}
-		}
-		folders[GdriveFolder(i)] = map[string]any{"owner": GdriveUser(f.Owner), "viewers": ids(f.Viewers), "editors": ids(f.Editors)}
-	}
-	for i, d := range w.Docs {
-		docs[GdriveDoc(i)] = map[string]any{"folder": GdriveFolder(d.Parent), "owner": GdriveUser(d.Owner), "public": d.Public,
-			"editors_can_share": d.EditorsCanShare, "viewers": ids(d.Viewers), "editors": ids(d.Editors)}
-	}
-	return mustJSON(map[string]any{"gdrive": map[string]any{
-		"user_groups": userGroups, "group_parents": groupParents, "folder_parents": folderParents,
-		"folders": folders, "docs": docs,
-	}})
 }
 
 // mapped names each index with name.

@@ -7,9 +7,6 @@ import (
 	"slices"
 )
 
-//go:embed policies/github.rego
-var githubPolicy []byte
-
 func init() {
 	registerApp(app{
 		name:  "github",
@@ -75,8 +72,8 @@ func (w *GithubWorld) teamsOf(u int) []int {
 	})
 }
 
-// githubDecide is the reference model of policies/github.rego, Cedar's github.cedar and
-// OpenFGA's github.fga.
+// githubDecide is the reference model of OPA's github.rego, Cedar's github.cedar and OpenFGA's
+// github.fga.
 // The reason names the first grant, in the order below, that suffices.
 func githubDecide(w *GithubWorld, u int, act string, r int) (allow bool, reason string) {
 	repo := &w.Repos[r]
@@ -267,54 +264,8 @@ func githubWorkload(name string, n int, w *GithubWorld) *Workload {
 		Description: fmt.Sprintf("github with %d repositories, %d organisations, %d teams and %d users: roles from owners, "+
 			"base permissions, nested teams and collaborators, public and archived repositories; the world as data in Rego, entities in Cedar, tuples in OpenFGA",
 			n, len(w.Orgs), len(w.Teams), w.Users),
-		Query:    "data.authzbench.github.allow",
-		Policies: []File{{Name: "github.rego", Content: githubPolicy}},
-		Data:     w.rego(),
-		Model:    w,
+		Model: w,
 	}
-}
-
-// rego writes the world as data.github.
-func (w *GithubWorld) rego() []byte {
-	userTeams, teamParents := map[string][]string{}, map[string][]string{}
-	orgs, repos := map[string]any{}, map[string]any{}
-	for u, ts := range w.UserTeams {
-		if len(ts) > 0 {
-			userTeams[GithubUser(u)] = mapped(ts, GithubTeamID)
-		}
-	}
-	for t, tm := range w.Teams {
-		teamParents[GithubTeamID(t)] = []string{}
-		if tm.Parent >= 0 {
-			teamParents[GithubTeamID(t)] = []string{GithubTeamID(tm.Parent)}
-		}
-	}
-	for o, org := range w.Orgs {
-		base := "none"
-		if org.Base > 0 {
-			base = ghRoles[org.Base-1]
-		}
-		orgs[GithubOrgID(o)] = map[string]any{"owners": mapped(org.Owners, GithubUser), "members": mapped(org.Members, GithubUser), "base": base}
-	}
-	for i, repo := range w.Repos {
-		collaborators, teams := map[string]string{}, map[string]string{}
-		for u, l := range repo.Collaborators {
-			collaborators[GithubUser(u)] = ghRoles[l-1]
-		}
-		for t, l := range repo.Teams {
-			teams[GithubTeamID(t)] = ghRoles[l-1]
-		}
-		doc := map[string]any{"public": repo.Public, "archived": repo.Archived, "collaborators": collaborators, "teams": teams}
-		if repo.Org >= 0 {
-			doc["org"] = GithubOrgID(repo.Org)
-		} else {
-			doc["owner"] = GithubUser(repo.Owner)
-		}
-		repos[GithubRepoID(i)] = doc
-	}
-	return mustJSON(map[string]any{"github": map[string]any{
-		"user_teams": userTeams, "team_parents": teamParents, "orgs": orgs, "repos": repos,
-	}})
 }
 
 // ghRelations are the repository relations, by level.

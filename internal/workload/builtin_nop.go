@@ -5,13 +5,6 @@ import (
 	"math/rand/v2"
 )
 
-const nopPolicy = `# nop: the floor. It allows everything, so what is measured is the transport, the engine's
-# fixed cost per query and the harness, with no policy work on top.
-package authzbench.nop
-
-allow := true
-`
-
 func init() {
 	register(Spec{
 		Name:        "nop",
@@ -32,9 +25,7 @@ func buildNop(seed int64, n int) (*Workload, error) {
 	w := &Workload{
 		Name:          "nop",
 		Description:   builtins["nop"].Description,
-		Query:         "data.authzbench.nop.allow",
 		IgnoresInput:  true,
-		Policies:      []File{{Name: "nop.rego", Content: []byte(nopPolicy)}},
 		Relationships: &RelationshipWorld{Family: "nop"},
 		Model:         &Nop{},
 	}

@@ -7,9 +7,6 @@ import (
 	"slices"
 )
 
-//go:embed policies/rbac.rego
-var rbacPolicy []byte
-
 func init() {
 	register(Spec{
 		Name:        "rbac",
@@ -18,8 +15,8 @@ func init() {
 	})
 }
 
-// RBACData is what the reference model of rbac and rbac-data-N decides over, and the data
-// document of their Rego version, loaded under data.rbac.
+// RBACData is what the reference model of rbac and rbac-data-N decides over; its JSON form is
+// the family's data document.
 type RBACData struct {
 	Users map[string]RBACUser `json:"users"`
 	// Roles maps a role to the actions it grants per resource type.
@@ -53,8 +50,8 @@ type RBACResourceRef struct {
 // rbacOwnerActions are what an owner may do to their own resource without any role.
 var rbacOwnerActions = []string{"read", "write"}
 
-// rbacDecide is the reference model of policies/rbac.rego, written in Go from the same
-// specification rather than translated from the Rego. The reason names the first check that
+// rbacDecide is the reference model of OPA's rbac.rego, written in Go from the same
+// specification rather than translated from any engine's version. The reason names the first check that
 // decided.
 func rbacDecide(d *RBACData, in RBACInput) (allow bool, reason string) {
 	user, ok := d.Users[in.User]
@@ -164,9 +161,6 @@ func buildRBAC(seed int64, n int) (*Workload, error) {
 	w := &Workload{
 		Name:        "rbac",
 		Description: builtins["rbac"].Description,
-		Query:       "data.authzbench.rbac.allow",
-		Policies:    []File{{Name: "rbac.rego", Content: rbacPolicy}},
-		Data:        mustJSON(map[string]any{"rbac": d}),
 		Model:       d,
 	}
 	for range n {

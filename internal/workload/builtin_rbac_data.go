@@ -72,11 +72,8 @@ func buildRBACData(name string, seed int64, inputs int) (*Workload, error) {
 		Name: name,
 		Description: fmt.Sprintf("the rbac policy over %d users (data in Rego, entities in Cedar, tuples in OpenFGA), %d resources",
 			users, len(all)),
-		Query:    "data.authzbench.rbac.allow",
-		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
-		Data:     mustJSON(map[string]any{"rbac": d}),
-		Scale:    &Scale{Family: "rbac-data", Param: "users", N: users, Styles: map[string]string{"opa": "rego"}},
-		Model:    d,
+		Scale: &Scale{Family: "rbac-data", Param: "users", N: users},
+		Model: d,
 	}
 	for range inputs {
 		var in RBACInput

@@ -9,10 +9,10 @@ func TestRBACMatchesReferenceModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Name != "rbac" || w.Query != "data.authzbench.rbac.allow" || w.Description == "" {
-		t.Errorf("workload identity: name %q, query %q, description %q", w.Name, w.Query, w.Description)
+	if w.Name != "rbac" || w.Description == "" {
+		t.Errorf("workload identity: name %q, description %q", w.Name, w.Description)
 	}
-	reasons := checkAgainstOPA(t, w)
+	reasons := checkInputs(t, w)
 	if len(reasons) < 3 {
 		t.Errorf("denies come from %d reasons %v; want at least 3", len(reasons), reasons)
 	}
@@ -60,12 +60,6 @@ func TestRBACDecide(t *testing.T) {
 		{"confidential is never shared, even by an admin", RBACInput{"cat", "share", doc("d2")}, false, "deny: confidential"},
 		{"confidential may still be read by its owner", RBACInput{"ann", "read", doc("d2")}, true, "allow: owner"},
 	}
-	w := &Workload{
-		Name:     "rbac",
-		Query:    "data.authzbench.rbac.allow",
-		Policies: []File{{Name: "rbac.rego", Content: rbacPolicy}},
-		Data:     mustJSON(map[string]any{"rbac": d}),
-	}
+	w := &Workload{Name: "rbac", Model: d}
 	checkHandCases(t, w, tests, func(in RBACInput) (bool, string) { return rbacDecide(d, in) })
-	checkHandCases(t, optimizedOf(t, "rbac-opt", w), tests, func(in RBACInput) (bool, string) { return rbacDecide(d, in) })
 }

@@ -8,9 +8,6 @@ import (
 	"sort"
 )
 
-//go:embed policies/risk.rego
-var riskPolicy []byte
-
 func init() {
 	register(Spec{
 		Name: "risk",
@@ -20,8 +17,8 @@ func init() {
 	})
 }
 
-// RiskData is what the risk workload's reference model decides over, and the data document of
-// its Rego version, loaded under data.risk.
+// RiskData is what the risk workload's reference model decides over; its JSON form is the
+// family's data document.
 type RiskData struct {
 	Products                      map[string]RiskProduct  `json:"products"`
 	Countries                     map[string]RiskCountry  `json:"countries"`
@@ -185,7 +182,7 @@ func riskTables() *RiskData {
 	return d
 }
 
-// riskDecide is the reference model of policies/risk.rego, written in Go from the same
+// riskDecide is the reference model of OPA's risk.rego, written in Go from the same
 // specification with the same integer arithmetic. The reason names the first check that failed,
 // in the order the specification lists them.
 func riskDecide(d *RiskData, in RiskInput) (allow bool, reason string) {
@@ -354,9 +351,6 @@ func riskWorkload(d *RiskData) *Workload {
 	return &Workload{
 		Name:        "risk",
 		Description: builtins["risk"].Description,
-		Query:       "data.authzbench.risk.allow",
-		Policies:    []File{{Name: "risk.rego", Content: riskPolicy}},
-		Data:        mustJSON(map[string]any{"risk": d}),
 		Model:       d,
 	}
 }

@@ -12,10 +12,10 @@ import (
 // request matches no rule (deny) or only the last one (allow): the worst case for an engine
 // that tries rules in order.
 //
-// Two Rego styles: rules-<kind>-<N> writes N separate rules, one `allow if` each, as a policy
-// translated from Istio's AuthorizationPolicy would; rules-<kind>-<N>-indexed writes one rule
-// that looks the request's value up in data holding the N values. Other engines' versions
-// write the N rules in their own languages from the family's model (Rules).
+// Two styles: rules-<kind>-<N> has N separate rules, as a policy translated from Istio's
+// AuthorizationPolicy would; rules-<kind>-<N>-indexed one rule that looks the request's value up
+// in data holding the N values, for an engine that can. Each engine's version writes them in its
+// own language from the family's model (Rules).
 
 // MaxRules is the largest N of the rule-count family.
 const MaxRules = 10000
@@ -25,16 +25,11 @@ const rulesPattern = "rules-<kind>-<N>[-indexed]"
 // ruleKind is what the rules of one kind match on.
 type ruleKind struct {
 	name string // as in the workload's name: "jwt-claim"
-	pkg  string // as in Rego and in data: "jwt_claim"
 	// what one rule matches, for descriptions
 	what string
-	// regoRule is the condition of rule i in the N-rules style.
-	regoRule func(i int) string
 	// key is the value rule i allows, as the indexed style's data holds it and the reference
 	// model (rulesModel) compares.
 	key func(i int) string
-	// regoIndexed is the indexed style's rules, reading data.rules.<pkg>.allowed.
-	regoIndexed string
 	// allowed sets, in q, the field this kind reads to what the last rule (last) allows.
 	allowed func(r *rand.Rand, last int, q *RulesRequest)
 }
@@ -67,7 +62,7 @@ type Rules struct {
 	Kind string // "path", "ip", "principal" or "jwt-claim"
 	What string // what one rule matches, in words: "an exact request path"
 	N    int
-	// Indexed says the Rego version is one rule looking the value up in data, not N rules.
+	// Indexed says the version is one rule looking the value up in data, not N rules.
 	Indexed bool
 	kind    *ruleKind
 }
@@ -88,22 +83,13 @@ func ruleCIDR(i int) netip.Prefix {
 
 var ruleKinds = []ruleKind{
 	{
-		name: "path", pkg: "path", what: "an exact request path",
-		regoRule:    func(i int) string { return fmt.Sprintf("input.path == %q", rulePath(i)) },
-		key:         rulePath,
-		regoIndexed: "allow if data.rules.path.allowed[input.path]\n",
-		allowed:     func(_ *rand.Rand, last int, q *RulesRequest) { q.Path = rulePath(last) },
+		name: "path", what: "an exact request path",
+		key:     rulePath,
+		allowed: func(_ *rand.Rand, last int, q *RulesRequest) { q.Path = rulePath(last) },
 	},
 	{
-		name: "ip", pkg: "ip", what: "a source network (CIDR /24)",
-		regoRule: func(i int) string { return fmt.Sprintf("net.cidr_contains(%q, input.source_ip)", ruleCIDR(i)) },
-		key:      func(i int) string { return ruleCIDR(i).String() },
-		// Every rule of the family is a /24, so the request's /24 is the key to look up.
-		regoIndexed: `allow if data.rules.ip.allowed[network24(input.source_ip)]
-
-# network24 is the /24 network an IPv4 address lies in, written as the data writes the rules'.
-network24(addr) := concat("", [concat(".", array.slice(split(addr, "."), 0, 3)), ".0/24"])
-`,
+		name: "ip", what: "a source network (CIDR /24)",
+		key: func(i int) string { return ruleCIDR(i).String() },
 		allowed: func(r *rand.Rand, last int, q *RulesRequest) {
 			n := ruleCIDR(last).Addr().As4()
 			n[3] = byte(1 + r.IntN(254))
@@ -111,21 +97,13 @@ network24(addr) := concat("", [concat(".", array.slice(split(addr, "."), 0, 3)),
 		},
 	},
 	{
-		name: "principal", pkg: "principal", what: "a peer identity (SPIFFE ID)",
-		regoRule:    func(i int) string { return fmt.Sprintf("input.principal == %q", rulePrincipal(i)) },
-		key:         rulePrincipal,
-		regoIndexed: "allow if data.rules.principal.allowed[input.principal]\n",
-		allowed:     func(_ *rand.Rand, last int, q *RulesRequest) { q.Principal = rulePrincipal(last) },
+		name: "principal", what: "a peer identity (SPIFFE ID)",
+		key:     rulePrincipal,
+		allowed: func(_ *rand.Rand, last int, q *RulesRequest) { q.Principal = rulePrincipal(last) },
 	},
 	{
-		name: "jwt-claim", pkg: "jwt_claim", what: "a group in the token's groups claim",
-		regoRule: func(i int) string { return fmt.Sprintf("%q in input.claims.groups", ruleGroup(i)) },
-		key:      ruleGroup,
-		regoIndexed: `allow if {
-	some group in input.claims.groups
-	data.rules.jwt_claim.allowed[group]
-}
-`,
+		name: "jwt-claim", what: "a group in the token's groups claim",
+		key: ruleGroup,
 		// The allowed group comes last in the claim, after the ones no rule allows.
 		allowed: func(_ *rand.Rand, last int, q *RulesRequest) { q.Groups = append(q.Groups, ruleGroup(last)) },
 	},
@@ -175,38 +153,18 @@ func buildRules(name string, seed int64, inputs int) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	style := "rego-rules"
-	if indexed {
-		style = "rego-indexed"
-	}
 	w := &Workload{
 		Name:  name,
-		Query: "data.authzbench.rules." + kind.pkg + ".allow",
-		Scale: &Scale{Family: "rules-" + kind.name, Param: "rules", N: n, Styles: map[string]string{"opa": style}},
+		Scale: &Scale{Family: "rules-" + kind.name, Param: "rules", N: n},
 		Model: &Rules{Kind: kind.name, What: kind.what, N: n, Indexed: indexed, kind: kind},
 	}
-	var rego strings.Builder
-	fmt.Fprintf(&rego, "# %s, generated by authzbench: %d rules, each allowing %s.\n", name, n, kind.what)
-	fmt.Fprintf(&rego, "package authzbench.rules.%s\n\ndefault allow := false\n\n", kind.pkg)
 	if indexed {
 		w.Description = fmt.Sprintf("%d rules each allowing %s, in Rego one rule looking the value up in data (no Cedar version: see rules-%s-%d); requests match none (deny) or only the last (allow)",
 			n, kind.what, kind.name, n)
-		rego.WriteString("# One rule: the request's value looked up among the allowed ones in data.\n")
-		rego.WriteString(kind.regoIndexed)
-		allowed := make(map[string]bool, n)
-		for i := range n {
-			allowed[kind.key(i)] = true
-		}
-		w.Data = mustJSON(map[string]any{"rules": map[string]any{kind.pkg: map[string]any{"allowed": allowed}}})
 	} else {
 		w.Description = fmt.Sprintf("%d rules each allowing %s, in Rego one allow rule each, in Cedar one policy each; requests match none (deny) or only the last (allow)",
 			n, kind.what)
-		rego.WriteString("# One rule per allowed value, as a policy translated rule by rule from Istio's would be.\n")
-		for i := range n {
-			fmt.Fprintf(&rego, "allow if %s\n", kind.regoRule(i))
-		}
 	}
-	w.Policies = []File{{Name: "rules.rego", Content: []byte(rego.String())}}
 
 	model := newRulesModel(kind, n)
 	r := rand.New(rand.NewPCG(uint64(seed), 0x72756c6573)) // "rules"

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// Every kind and style decides every input as the reference model says in OPA, at a small N
-// and at the largest: a rule written wrong anywhere in the generated file, or an index that
-// misses the last value, fails here.
+// Every kind and style, at a small N and at the largest, denies only where no rule matches and
+// allows only by the last rule (OPA's and Cedar's versions are checked against the model in
+// their packages).
 func TestRulesMatchReferenceModel(t *testing.T) {
 	sizes := []int{1, 10, MaxRules}
 	if testing.Short() {
@@ -29,10 +29,10 @@ func TestRulesMatchReferenceModel(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if w.Name != name || w.Description == "" || w.Query != "data.authzbench.rules."+k.pkg+".allow" {
-						t.Errorf("workload identity: name %q, query %q, description %q", w.Name, w.Query, w.Description)
+					if w.Name != name || w.Description == "" {
+						t.Errorf("workload identity: name %q, description %q", w.Name, w.Description)
 					}
-					reasons := checkAgainstOPA(t, w)
+					reasons := checkInputs(t, w)
 					if len(reasons) != 1 || reasons["deny: no rule matches"] == 0 {
 						t.Errorf("deny reasons %v; want only \"deny: no rule matches\"", reasons)
 					}
@@ -40,12 +40,6 @@ func TestRulesMatchReferenceModel(t *testing.T) {
 						if in.Expect == ExpectAllow && in.Reason != "allow: last rule" {
 							t.Fatalf("input %d is allowed by %q; every allowed input must match only the last rule", i, in.Reason)
 						}
-					}
-					if suffix == "-indexed" {
-						return
-					}
-					if got := strings.Count(string(w.Policies[0].Content), "\nallow if "); got != n {
-						t.Errorf("the Rego holds %d allow rules; want %d", got, n)
 					}
 				})
 			}
@@ -109,14 +103,6 @@ func TestRulesNames(t *testing.T) {
 		if s := w.Scale; s == nil || s.Family != want.Family || s.Param != want.Param || s.N != want.N {
 			t.Errorf("%s: scale %+v; want %+v", name, s, want)
 		}
-	}
-	w, _ := Builtin("rules-path-10")
-	if a := w.Scale.Series("opa"); a != "rules-path/rego-rules" {
-		t.Errorf("series of rules-path-10: %q", a)
-	}
-	w, _ = Builtin("rules-path-10-indexed")
-	if a := w.Scale.Series("opa"); a != "rules-path/rego-indexed" {
-		t.Errorf("series of rules-path-10-indexed: %q", a)
 	}
 
 	bad := map[string]string{

@@ -7,9 +7,6 @@ import (
 	"slices"
 )
 
-//go:embed policies/tinytodo.rego
-var tinytodoPolicy []byte
-
 func init() {
 	registerApp(app{
 		name:  "tinytodo",
@@ -73,7 +70,7 @@ func (w *TinytodoWorld) teamsOf(u int) []int {
 	})
 }
 
-// tinytodoDecide is the reference model of policies/tinytodo.rego, Cedar's tinytodo.cedar and
+// tinytodoDecide is the reference model of OPA's tinytodo.rego, Cedar's tinytodo.cedar and
 // OpenFGA's tinytodo.fga.
 func tinytodoDecide(w *TinytodoWorld, u int, act string, l int) (allow bool, reason string) {
 	list := &w.Lists[l]
@@ -222,29 +219,8 @@ func tinytodoWorkload(name string, n int, w *TinytodoWorld) *Workload {
 		Name: name,
 		Description: fmt.Sprintf("tinytodo with %d lists, %d users and %d teams: owners, readers and editors directly or "+
 			"through nested teams, interns may not delete; the world as data in Rego, entities in Cedar, tuples in OpenFGA", n, len(w.JobLevel), len(w.TeamParents)),
-		Query:    "data.authzbench.tinytodo.allow",
-		Policies: []File{{Name: "tinytodo.rego", Content: tinytodoPolicy}},
-		Data:     w.rego(),
-		Model:    w,
+		Model: w,
 	}
-}
-
-// rego writes the world as data.tinytodo.
-func (w *TinytodoWorld) rego() []byte {
-	users, teamParents, lists := map[string]any{}, map[string][]string{}, map[string]any{}
-	for u, level := range w.JobLevel {
-		users[TinytodoUser(u)] = map[string]any{"job_level": level, "teams": mapped(w.UserTeams[u], TinytodoTeam)}
-	}
-	for t, p := range w.TeamParents {
-		teamParents[TinytodoTeam(t)] = []string{}
-		if p >= 0 {
-			teamParents[TinytodoTeam(t)] = []string{TinytodoTeam(p)}
-		}
-	}
-	for l, list := range w.Lists {
-		lists[TinytodoListID(l)] = map[string]any{"owner": TinytodoUser(list.Owner), "readers": ttIDs(list.Readers), "editors": ttIDs(list.Editors)}
-	}
-	return mustJSON(map[string]any{"tinytodo": map[string]any{"users": users, "team_parents": teamParents, "lists": lists}})
 }
 
 // Relationships writes the world as relationships: who is an intern (on the one application

@@ -8,12 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
-
-	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/loader"
 
 	"github.com/authzbench/authzbench/internal/userwords"
 )
@@ -21,7 +17,7 @@ import (
 // UserSpec names the files of a user-supplied workload.
 type UserSpec struct {
 	Name     string
-	Policies []string // Rego files or directories; a directory with a .manifest is an OPA bundle (SplitBundles)
+	Policies []string // Rego files or directories (and OPA bundles), or another engine's files (UserFiles)
 	Data     []string // JSON or YAML data files
 	Inputs   string   // JSON Lines: {"input": {...}, "expect": true|false}
 	Query    string   // e.g. data.httpapi.authz.allow; derived from the package when empty
@@ -214,7 +210,10 @@ func FromFiles(s UserSpec) (*Workload, error) {
 	}
 	query := s.Query
 	if query == "" && len(s.Policies) > 0 {
-		if query, err = deriveQuery(s.Policies, s.V0Compatible); err != nil {
+		if policyFiles == nil {
+			return nil, fmt.Errorf("%s: a policy to run with --inputs, and this authzbench has no engine linked in that reads it", s.Policies[0])
+		}
+		if query, err = policyFiles.Query(s); err != nil {
 			return nil, err
 		}
 	}
@@ -229,8 +228,12 @@ func FromFiles(s UserSpec) (*Workload, error) {
 		PolicyPaths: s.Policies,
 		DataPaths:   s.Data,
 		Inputs:      inputs,
-		RegoV0:      s.V0Compatible,
 		UndefinedAs: undefinedAs,
+	}
+	if policyFiles != nil {
+		if err := policyFiles.Add(s, w); err != nil {
+			return nil, err
+		}
 	}
 	for _, u := range s.besideRego() {
 		if err := u.Beside(s, w); err != nil {
@@ -289,8 +292,8 @@ func (s UserSpec) CheckFilesExist() error {
 			}
 		}
 	}
-	if len(errs) == 0 {
-		errs = s.policyDirProblems()
+	if len(errs) == 0 && policyFiles != nil {
+		errs = policyFiles.Check(s)
 	}
 	return errors.Join(errs...)
 }
@@ -332,82 +335,6 @@ func UserName(s UserSpec) string {
 		}
 	}
 	return "user"
-}
-
-// deriveQuery returns data.<package>.allow when the policies define exactly one package and it
-// has a rule named allow. Tests beside the policy (files named *_test.rego, packages of test_
-// rules only), as `opa test` runs them, are not a decision and are left out.
-func deriveQuery(policies []string, v0 bool) (string, error) {
-	version := ast.RegoV1
-	if v0 {
-		version = ast.RegoV0
-	}
-	res, err := loader.NewFileLoader().WithRegoVersion(version).Filtered(policies, func(_ string, info os.FileInfo, _ int) bool {
-		return !info.IsDir() && !strings.HasSuffix(info.Name(), ".rego")
-	})
-	if err != nil {
-		return "", fmt.Errorf("load policies: %w", SuggestV0(err, v0))
-	}
-	packages := map[string]bool{}
-	hasAllow := map[string]bool{}
-	for name, f := range res.Modules {
-		m := f.Parsed
-		if strings.HasSuffix(name, "_test.rego") || onlyTests(m) {
-			continue
-		}
-		pkg := m.Package.Path.String()
-		packages[pkg] = true
-		for _, r := range m.Rules {
-			if r.Head.Name.String() == "allow" || r.Head.Ref().String() == "allow" {
-				hasAllow[pkg] = true
-			}
-		}
-	}
-	names := make([]string, 0, len(packages))
-	for p := range packages {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	switch {
-	case len(names) == 0:
-		return "", fmt.Errorf("no Rego policy found in %s", strings.Join(policies, ", "))
-	case len(names) > 1:
-		return "", fmt.Errorf("cannot derive the query: the policies define packages %s; give the query to ask, such as %s.allow",
-			strings.Join(names, ", "), names[0])
-	case !hasAllow[names[0]]:
-		return "", fmt.Errorf("cannot derive the query: package %s has no rule named allow; give the query to ask", names[0])
-	}
-	return names[0] + ".allow", nil
-}
-
-// onlyTests reports whether a module holds nothing but test_ rules (a test package in a file not
-// named *_test.rego).
-func onlyTests(m *ast.Module) bool {
-	for _, r := range m.Rules {
-		if !strings.HasPrefix(r.Head.Name.String(), "test_") && !strings.HasPrefix(r.Head.Ref().String(), "test_") {
-			return false
-		}
-	}
-	return len(m.Rules) > 0
-}
-
-// v0Hints are the parser's words for syntax that Rego v1 requires and v0 lacks.
-var v0Hints = []string{"`if` keyword is required", "`contains` keyword is required", "rego_parse_error: var cannot be used for rule name"}
-
-// SuggestV0 adds to a Rego parse error that looks like v0 syntax how to run the policy anyway:
-// --v0-compatible, as OPA names it, or a rewrite with OPA's formatter.
-func SuggestV0(err error, v0 bool) error {
-	if err == nil || v0 {
-		return err
-	}
-	msg := err.Error()
-	for _, h := range v0Hints {
-		if strings.Contains(msg, h) {
-			return fmt.Errorf("%w\nthe policy looks like Rego v0 (OPA before 1.0): add --v0-compatible (v0_compatible: true in a scenario), "+
-				"or rewrite it in v1 with: authzbench opa fmt --v0-v1 -w FILE.rego", err)
-		}
-	}
-	return err
 }
 
 // ReadInputs reads a JSON Lines file of {"input": {...}, "expect": true|false}; "expect" may be
@@ -608,4 +535,37 @@ func (s UserSpec) besideRego() []*UserFiles {
 		}
 	}
 	return out
+}
+
+// PolicyFiles reads the policy and data files that come with an inputs file of
+// {"input": ..., "expect": ...} lines (OPA's Rego policies, its data and bundles): the engine's
+// package registers it (RegisterPolicyFiles), as reading them takes the engine's own loader.
+type PolicyFiles struct {
+	Engine string // the engine's name, as it registers it
+	// Check refuses, before any load, the spec's policy and data paths that cannot be loaded
+	// as given (a policy directory with no policy in it, a broken bundle), each a
+	// *SettingError; CheckFilesExist asks it once every file exists.
+	Check func(s UserSpec) []error
+	// Query is the decision the spec's policies are asked for when it names none, derived
+	// from them; an error says why none can be.
+	Query func(s UserSpec) (string, error)
+	// Add adds the engine's version to w, read from s (its policy and data paths, inputs and
+	// query set): what of the spec only the engine reads, such as the dialect of its policies.
+	// FromFiles and FromDecisionLog call it on every workload they build.
+	Add func(s UserSpec, w *Workload) error
+}
+
+var policyFiles *PolicyFiles
+
+// RegisterPolicyFiles sets the reader of the policies given with inputs files; called from the
+// init function of the engine's package. One without Check or Query, or a second, is a
+// programming error: it panics.
+func RegisterPolicyFiles(p PolicyFiles) {
+	if p.Engine == "" || p.Check == nil || p.Query == nil || p.Add == nil {
+		panic("workload: RegisterPolicyFiles without an engine, Check, Query or Add")
+	}
+	if policyFiles != nil {
+		panic("workload: policy files of " + p.Engine + " registered beside " + policyFiles.Engine + "'s")
+	}
+	policyFiles = &p
 }

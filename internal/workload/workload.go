@@ -3,9 +3,10 @@
 //
 // Built-in workloads are embedded and generated from a fixed seed, so every run and every
 // machine sends the same inputs. Their expected decisions come from a small Go reference model
-// per workload, written independently of the Rego policy; tests check OPA against the model.
-// The model is handed over (Workload.Model, Input.Model) to the engines whose versions of the
-// built-ins live in their own packages, which add them as each is built (RegisterBuiltinVersion).
+// per workload, written independently of any engine's version of it. The model is handed over
+// (Workload.Model, Input.Model) to the engines, whose versions of the built-ins live in their
+// own packages, which add them as each is built (RegisterBuiltinVersion) and test them against
+// the model.
 // User-supplied workloads bring their own files and expectations.
 //
 // This package does not run engines or time anything.
@@ -46,7 +47,9 @@ func (e Expect) String() string {
 
 // Input is one decision request.
 type Input struct {
-	// JSON is the input document exactly as it is given to the engine (the value of "input").
+	// JSON is the input as one JSON document, exactly as the engines that take one (OPA's
+	// "input", the generic HTTP targets' bodies) are given it: the family's own form of the
+	// request for a built-in, the user's for a user's input.
 	JSON []byte
 	// Expect is the decision the input must produce.
 	Expect Expect
@@ -91,9 +94,6 @@ type Workload struct {
 
 	Inputs []Input
 
-	// RegoV0 says the Rego is written in OPA's v0 syntax (rules without "if", sets without
-	// "contains"): every OPA target then parses it as OPA's --v0-compatible does.
-	RegoV0 bool
 	// UndefinedAs is the decision an undefined result stands for, for a policy without a
 	// default; Unverified (the zero value) keeps undefined an error.
 	UndefinedAs Expect
@@ -288,6 +288,23 @@ func Builtin(name string) (*Workload, error) {
 		return nil, fmt.Errorf("build workload %s: %w", name, err)
 	}
 	return w, addVersions(w)
+}
+
+// Register adds a built-in workload that is one engine's alone (OPA's -opt rewrites, Rego
+// only); called from the init function of the engine's package. Its Build returns the workload
+// with the engine's version in it, as no family's model describes it. A second built-in of the
+// same name is a programming error: it panics.
+func Register(s Spec) { register(s) }
+
+// Reference is the built-in workload called name built from seed with n inputs and no engine's
+// version: its reference model and inputs alone, for an engine's built-in derived from another
+// (Register).
+func Reference(name string, seed int64, n int) (*Workload, error) {
+	s, ok := builtins[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q; known: %s", name, strings.Join(Names(), ", "))
+	}
+	return s.Build(seed, n)
 }
 
 // BuiltinWith returns the built-in workload called name built from seed with n inputs, every

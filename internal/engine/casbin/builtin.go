@@ -163,3 +163,17 @@ func whyNot(w *workload.Workload) string {
 	}
 	return "none is written for it"
 }
+
+// fromModel reads the built-in w's reference model (workload.RBACData, workload.APIData) into
+// this package's view of it, through the JSON form the model's type gives it, so Casbin's
+// version reads the family's own definition and no other engine's version of it.
+func fromModel(w *workload.Workload, into any) error {
+	if w.Model == nil {
+		return fmt.Errorf("workload %s has no reference model", w.Name)
+	}
+	b, err := json.Marshal(w.Model)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}

@@ -52,13 +52,11 @@ type apiData struct {
 }
 
 func readAPIData(w *workload.Workload) (*apiData, error) {
-	var doc struct {
-		API apiData `json:"api"`
-	}
-	if err := json.Unmarshal(w.Data, &doc); err != nil {
+	var d apiData
+	if err := fromModel(w, &d); err != nil {
 		return nil, fmt.Errorf("read the api data: %w", err)
 	}
-	return &doc.API, nil
+	return &d, nil
 }
 
 // segments are the path positions some route names the account at, in order: each is a

@@ -100,13 +100,10 @@ var rbacFamily = builtinFamily{
 
 // rbacFiles writes the rbac policy from the workload's data.
 func rbacFiles(w *workload.Workload) (Files, error) {
-	var doc struct {
-		RBAC rbacData `json:"rbac"`
-	}
-	if err := json.Unmarshal(w.Data, &doc); err != nil {
+	var d rbacData
+	if err := fromModel(w, &d); err != nil {
 		return Files{}, fmt.Errorf("read the rbac data: %w", err)
 	}
-	d := doc.RBAC
 	var p policyWriter
 	for _, role := range sortedKeys(d.Roles) {
 		for _, typ := range sortedKeys(d.Roles[role]) {

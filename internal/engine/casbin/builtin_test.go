@@ -68,7 +68,6 @@ func TestBuiltinVersionsSayWhatTheyAre(t *testing.T) {
 		{name: "risk", whyNot: "cannot walk a list"},
 		{name: "envoy", whyNot: "base64"},
 		{name: "docshare-5", whyNot: "carries its own entities"},
-		{name: "rbac-opt", whyNot: "rewritten for OPA"},
 		{name: "gdrive-100", whyNot: "role links"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,11 +71,11 @@ func (t *cli) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	args := []string{"eval", "--format", "json", "--stdin-input"}
-	if w.RegoV0 {
+	if regoV0(w) {
 		args = append(args, "--v0-compatible")
 	}
 	// A bundle (a policy directory with a .manifest) is read as opa eval --bundle reads it.
-	bundles, files := workload.SplitBundles(policies)
+	bundles, files := SplitBundles(policies)
 	for _, p := range bundles {
 		args = append(args, "--bundle", p)
 	}

@@ -71,7 +71,7 @@ func (t *extAuthz) launch(ctx context.Context, w *workload.Workload, addr string
 	args := []string{"run", "--server", "--addr", restAddr, "--log-level", t.Common().ServerLogLevel(),
 		"--set", "plugins." + PluginName + ".addr=" + addr,
 		"--set", "plugins." + PluginName + ".path=" + path}
-	if w.RegoV0 {
+	if regoV0(w) {
 		args = append(args, "--v0-compatible")
 	}
 	if f := t.LaunchTLS(); f != nil {

@@ -78,7 +78,7 @@ func (t *sdkTarget) Start(ctx context.Context, w *workload.Workload) error {
 			return fmt.Errorf("workload %s input %d: %w", w.Name, i+1, err)
 		}
 	}
-	tarballs, err := sdkBundles(policies, data, w.RegoV0)
+	tarballs, err := sdkBundles(policies, data, regoV0(w))
 	if err != nil {
 		return fmt.Errorf("workload %s as a bundle for OPA's SDK: %w", w.Name, err)
 	}
@@ -108,7 +108,7 @@ func (t *sdkTarget) Start(ctx context.Context, w *workload.Workload) error {
 		Logger:        logging.NewNoOpLogger(),
 		ConsoleLogger: console,
 		Plugins:       map[string]plugins.Factory{countPluginName: countFactory{}},
-		V0Compatible:  w.RegoV0,
+		V0Compatible:  regoV0(w),
 	})
 	if err != nil {
 		return fmt.Errorf("start OPA's SDK with workload %s: %w", w.Name, err)
@@ -147,7 +147,7 @@ func (t *sdkTarget) config(bundleURL string, n int) ([]byte, error) {
 // sdkBundles are the workload's policy and data as bundle tarballs: each bundle directory as
 // it is, and loose files as `opa run` reads them (data files merged at the root), in one.
 func sdkBundles(policies, data []string, v0 bool) ([][]byte, error) {
-	dirs, files := workload.SplitBundles(policies)
+	dirs, files := SplitBundles(policies)
 	fl := loader.NewFileLoader()
 	if v0 {
 		fl = fl.WithRegoVersion(ast.RegoV0)

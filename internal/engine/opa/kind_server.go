@@ -80,10 +80,10 @@ func (t *server) launch(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	args := []string{"run", "--server", "--addr", addr, "--log-level", t.Common().ServerLogLevel()}
-	if w.RegoV0 {
+	if regoV0(w) {
 		args = append(args, "--v0-compatible")
 	}
-	bundles, _ := workload.SplitBundles(policies)
+	bundles, _ := SplitBundles(policies)
 	tlsArgs, err := t.tlsArgs(dir, len(bundles) > 0)
 	if err != nil {
 		return err

@@ -130,7 +130,7 @@ func prepareWasm(ctx context.Context, w *workload.Workload) (rego.PreparedEvalQu
 		return rego.PreparedEvalQuery{}, err
 	}
 	opts := append([]func(*rego.Rego){rego.Query(w.Query), rego.Target("wasm")}, LoadOptions(policies, data)...)
-	if w.RegoV0 {
+	if regoV0(w) {
 		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
 	}
 	pq, err := rego.New(opts...).PrepareForEval(context.WithoutCancel(ctx))
@@ -188,11 +188,11 @@ func builtinsUsed(w *workload.Workload) ([]string, error) {
 // forEachCall calls f with every function call in the workload's policies and where it is.
 func forEachCall(w *workload.Workload, f func(call string, loc *ast.Location)) error {
 	opts := ast.ParserOptions{RegoVersion: ast.RegoV1}
-	if w.RegoV0 {
+	if regoV0(w) {
 		opts.RegoVersion = ast.RegoV0
 	}
 	files := append([]workload.File{}, w.Policies...)
-	bundles, loose := workload.SplitBundles(w.PolicyPaths)
+	bundles, loose := SplitBundles(w.PolicyPaths)
 	for _, p := range loose {
 		// A directory without a manifest is every .rego file under it, as OPA's loader reads it.
 		res, err := loader.NewFileLoader().WithRegoVersion(opts.RegoVersion).Filtered([]string{p}, func(_ string, info os.FileInfo, _ int) bool {

@@ -4,7 +4,8 @@
 // its target kinds (opa/inproc, opa/wasm, opa/cli, opa/server, opa/extauthz, one file each,
 // built on internal/kinds' generic ones), how to run its command line (Program; the command
 // tree itself is opacli, which authzbench-opa links alone), its ext_authz plugin, its profiler
-// (engine.Profiler) and its decisions of a replayed decision log (engine.Redecider).
+// (engine.Profiler), users' Rego files and bundles (userfiles.go, bundle.go), its decision logs
+// read for replay (opalog) and its decisions of a replayed one (engine.Redecider).
 package opa
 
 import (
@@ -44,7 +45,7 @@ func (opa) Answer() engine.Answer {
 // Dialect is "v0" for Rego in OPA's v0 syntax, which every OPA target then parses as
 // --v0-compatible does.
 func (opa) Dialect(w *workload.Workload) string {
-	if w.RegoV0 {
+	if regoV0(w) {
 		return "v0"
 	}
 	return ""

@@ -35,14 +35,14 @@ func (opa) Prepare(ctx context.Context, w *workload.Workload) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CompileFiles(ctx, w.Query, policies, data, w.RegoV0)
+	return CompileFiles(ctx, w.Query, policies, data, regoV0(w))
 }
 
 // LoadOptions load the policy and data files as OPA reads them: a bundle (a policy directory
-// with a .manifest, workload.SplitBundles) as opa run --bundle reads it, every other path with
+// with a .manifest, SplitBundles) as opa run --bundle reads it, every other path with
 // OPA's plain loader, as opa run reads it.
 func LoadOptions(policies, data []string) []func(*rego.Rego) {
-	bundles, files := workload.SplitBundles(policies)
+	bundles, files := SplitBundles(policies)
 	var opts []func(*rego.Rego)
 	for _, b := range bundles {
 		opts = append(opts, rego.LoadBundle(b))
@@ -69,7 +69,7 @@ func CompileFiles(ctx context.Context, query string, policies, data []string, v0
 	}
 	pq, err := rego.New(opts...).PrepareForEval(ctx)
 	if err != nil {
-		return pq, fmt.Errorf("compile policy for %s: %w", query, userwords.Rewritten(workload.SuggestV0(err, v0)))
+		return pq, fmt.Errorf("compile policy for %s: %w", query, userwords.Rewritten(SuggestV0(err, v0)))
 	}
 	return pq, nil
 }

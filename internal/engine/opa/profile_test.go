@@ -48,14 +48,6 @@ func loopWorkload(inputs int, wrongExpect bool) *workload.Workload {
 	return w
 }
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
 func TestProfileRanksTheLoopAndCountsEvaluations(t *testing.T) {
 	const inputs = 20
 	rep, err := opa{}.Profile(context.Background(), loopWorkload(inputs, false), profile.Options{Rounds: 2})

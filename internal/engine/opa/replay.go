@@ -9,6 +9,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/authzbench/authzbench/internal/engine"
+	// OPA's decision logs, read into workloads to replay (it registers its reader).
+	_ "github.com/authzbench/authzbench/internal/engine/opa/opalog"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 

@@ -199,7 +199,7 @@ func TestContradictingRequestsGetWorldsOfTheirOwn(t *testing.T) {
 
 // api and risk compute what SpiceDB cannot; they have no version, and say why.
 func TestNoBuiltinSaysWhy(t *testing.T) {
-	for name, says := range map[string]string{"api": "JWT", "risk": "sum", "rbac-opt": "Rego only", "envoy": "Envoy", "rules-path-10": "rules"} {
+	for name, says := range map[string]string{"api": "JWT", "risk": "sum", "envoy": "Envoy", "rules-path-10": "rules"} {
 		t.Run(name, func(t *testing.T) {
 			w := mustBuiltin(t, name)
 			f, err := BuiltinFixture(w)

@@ -1,4 +1,4 @@
-package workload
+package opa
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // SplitBundles parts Rego policy paths into the OPA bundles, directories with a .manifest, read
@@ -46,16 +48,16 @@ func isBundle(path string) bool {
 // JSON, is an error naming the directory, not a server that fails to start or a policy that
 // is silently empty. OPA reads bundles or loose files, never both at once (`opa run --bundle`
 // takes every path for a bundle), so loose policy or data files beside a bundle are refused.
-func (s UserSpec) policyDirProblems() []error {
+func policyDirProblems(s workload.UserSpec) []error {
 	var errs []error
 	bundles, rest := SplitBundles(s.Policies)
 	if loose := append(slices.Clone(rest), s.Data...); len(bundles) > 0 && len(loose) > 0 {
-		errs = append(errs, &SettingError{Setting: "policy", say: func(n func(string) string) string {
+		errs = append(errs, workload.NewSettingError("policy", func(n func(string) string) string {
 			return fmt.Sprintf("%s %s is an OPA bundle (it has a .manifest), read as OPA's --bundle reads it, with its policy and data inside; "+
 				"%s cannot be loaded beside it (OPA loads bundles or loose files, not both): put them in the bundle "+
 				"(data as data.json in the directory of its path), or drop the .manifest to read the directory as loose files",
 				n("policy"), bundles[0], strings.Join(loose, ", "))
-		}})
+		}))
 	}
 	version := ast.RegoV1
 	if s.V0Compatible {
@@ -66,18 +68,18 @@ func (s UserSpec) policyDirProblems() []error {
 			continue
 		}
 		if !holdsRego(p) {
-			errs = append(errs, &SettingError{Setting: "policy", say: func(n func(string) string) string {
+			errs = append(errs, workload.NewSettingError("policy", func(n func(string) string) string {
 				return fmt.Sprintf("%s %s: a policy directory with no .rego file in it", n("policy"), p)
-			}})
+			}))
 			continue
 		}
 		if !isBundle(p) {
 			continue
 		}
 		if _, err := loader.NewFileLoader().WithRegoVersion(version).AsBundle(p); err != nil {
-			errs = append(errs, &SettingError{Setting: "policy", say: func(n func(string) string) string {
+			errs = append(errs, workload.NewSettingError("policy", func(n func(string) string) string {
 				return fmt.Sprintf("%s %s: read as an OPA bundle (it has a .manifest): %v", n("policy"), p, SuggestV0(err, s.V0Compatible))
-			}})
+			}))
 		}
 	}
 	return errs

@@ -1,4 +1,4 @@
-package workload
+package opalog
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/userwords"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // DefaultDecisionField is the member of an object result compared with the new decision when
@@ -183,7 +184,7 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 		}
 	} else {
 		sc := bufio.NewScanner(bytes.NewReader(text))
-		sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+		sc.Buffer(make([]byte, 64<<10), workload.MaxLineBytes)
 		line := 1
 		for ; sc.Scan(); line++ {
 			b := bytes.TrimSpace(sc.Bytes())
@@ -202,7 +203,7 @@ func ReadDecisionLog(path, field string) (*DecisionLog, error) {
 		}
 		switch err := sc.Err(); {
 		case errors.Is(err, bufio.ErrTooLong):
-			errs = append(errs, fmt.Errorf("%s:%d: line longer than %d MiB, the most one line of a decision log may hold", path, line, MaxLineBytes>>20))
+			errs = append(errs, fmt.Errorf("%s:%d: line longer than %d MiB, the most one line of a decision log may hold", path, line, workload.MaxLineBytes>>20))
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s:%d: %w", path, line, err))
 		}
@@ -399,69 +400,11 @@ func replayName(file, path string, several bool) string {
 	return base
 }
 
-// Replay is what a workload made from a decision log carries besides its inputs: where they
-// came from, what was left out and what the user expects to change.
-type Replay struct {
-	Log   string // the decision log file
-	Path  string // the decision path of this workload's events
-	Field string // the member of object results compared; empty for boolean results
-	// Skipped and SkippedFirst are the log's events left out, by why (for the whole log: they
-	// may have no path), with the first of each kind by file:line; OutOfOrder how many events
-	// the replay sorted into timestamp order.
-	Skipped      map[string]int
-	SkippedFirst map[string]string
-	OutOfOrder   int
-	// Repeated and RepeatedFirst are the log's events whose decision id an earlier one had,
-	// replayed all the same (DecisionLog.Repeated).
-	Repeated      int
-	RepeatedFirst string
-	// Intended are the decision ids of --expect-changes: their inputs expect the opposite of
-	// the logged decision.
-	Intended map[string]bool
-	// Speed, when positive, is the pace the events are sent at (their recorded offsets divided
-	// by it), whatever load the targets were given; MaxGap shortens the pauses longer than it.
-	// The load package turns them into the schedule (load.ReplaySettings).
-	Speed  float64
-	MaxGap time.Duration
-	// FromInputs says why the file given as inputs was read as this decision log; empty when
-	// it was named as one.
-	FromInputs string
-}
-
-// Logged is the decision in is logged with, before any intended change.
-func (r *Replay) Logged(in Input) Expect {
-	if r.Intended[in.DecisionID] {
-		return opposite(in.Expect)
-	}
-	return in.Expect
-}
-
-func opposite(e Expect) Expect {
-	switch e {
-	case ExpectAllow:
-		return ExpectDeny
-	case ExpectDeny:
-		return ExpectAllow
-	}
-	return e
-}
-
-// FromDecisionLog builds the workloads of a user's decision log: one per decision path, named
-// after the log (and the path, when there are several), each asking its path's query of the
-// user's policy. The events of the intended changes (s.ExpectChanges) expect the opposite of
-// their logged decision. The log is s.DecisionLog, or s.Inputs when that file is one
-// (DetectDecisionLog).
-func FromDecisionLog(s UserSpec) ([]*Workload, error) {
-	s, err := s.DetectDecisionLog()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Check(); err != nil {
-		return nil, err
-	}
-	if err := s.CheckFilesExist(); err != nil {
-		return nil, err
-	}
+// workloads builds the workloads of a user's decision log: one per decision path, named after
+// the log (and the path, when there are several), each asking its path's query of the user's
+// policy. The events of the intended changes (s.ExpectChanges) expect the opposite of their
+// logged decision. workload.FromDecisionLog calls it with s checked and the log found.
+func workloads(s workload.UserSpec) ([]*workload.Workload, error) {
 	l, err := ReadDecisionLog(s.DecisionLog, s.DecisionField)
 	if err != nil {
 		return nil, err
@@ -472,12 +415,12 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 			return nil, err
 		}
 	}
-	undefinedAs, err := ParseUndefinedAs(s.UndefinedAs)
+	undefinedAs, err := workload.ParseUndefinedAs(s.UndefinedAs)
 	if err != nil {
 		return nil, err
 	}
 	paths := l.Paths()
-	var ws []*Workload
+	var ws []*workload.Workload
 	var errs []error
 	for _, p := range paths {
 		evs, offsets := l.Events[p], l.Offsets(p)
@@ -487,12 +430,12 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 				continue
 			}
 		}
-		inputs := make([]Input, len(evs))
+		inputs := make([]workload.Input, len(evs))
 		for i, e := range evs {
-			in := Input{JSON: e.Input, Expect: expectOf(e.Allow), Source: e.Source, DecisionID: e.DecisionID,
+			in := workload.Input{JSON: e.Input, Expect: expectOf(e.Allow), Source: e.Source, DecisionID: e.DecisionID,
 				Offset: offsets[i]}
 			if intended[e.DecisionID] {
-				in.Expect = opposite(in.Expect)
+				in.Expect = in.Expect.Opposite()
 			}
 			inputs[i] = in
 		}
@@ -503,20 +446,19 @@ func FromDecisionLog(s UserSpec) ([]*Workload, error) {
 				name = s.Name + ":" + p
 			}
 		}
-		r := &Replay{Log: s.DecisionLog, Path: p, Skipped: l.Skipped, SkippedFirst: l.SkippedFirst, OutOfOrder: l.OutOfOrder, Intended: intended,
+		r := &workload.Replay{Log: s.DecisionLog, Path: p, Skipped: l.Skipped, SkippedFirst: l.SkippedFirst, OutOfOrder: l.OutOfOrder, Intended: intended,
 			Repeated: l.Repeated, RepeatedFirst: l.RepeatedFirst,
 			Speed: s.Speed, MaxGap: s.MaxGap, FromInputs: s.LogFromInputs}
 		if l.objects[p] {
 			r.Field = l.Field
 		}
-		ws = append(ws, &Workload{
+		ws = append(ws, &workload.Workload{
 			Name:        name,
 			Description: fmt.Sprintf("replay of %s, path %s (%d events)", s.DecisionLog, p, len(evs)),
 			Query:       l.Query(p),
 			PolicyPaths: s.Policies,
 			DataPaths:   s.Data,
 			Inputs:      inputs,
-			RegoV0:      s.V0Compatible,
 			UndefinedAs: undefinedAs,
 			Replay:      r,
 		})
@@ -575,4 +517,27 @@ func readExpectChanges(path string, l *DecisionLog) (map[string]bool, error) {
 		out[d.id] = true
 	}
 	return out, errors.Join(errs...)
+}
+
+// expectOf is the logged decision as an expectation.
+func expectOf(allow bool) workload.Expect {
+	if allow {
+		return workload.ExpectAllow
+	}
+	return workload.ExpectDeny
+}
+
+func truncated(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
 }

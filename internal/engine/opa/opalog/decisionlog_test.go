@@ -1,4 +1,4 @@
-package workload
+package opalog
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/authzbench/authzbench/internal/workload"
 	"time"
 )
 
@@ -98,7 +100,7 @@ func TestReadDecisionLogErrorsNameTheLine(t *testing.T) {
 	changes := filepath.Join(dir, "changes")
 	os.WriteFile(p, []byte(`{"decision_id":"a","path":"x/allow","input":{},"result":true}`+"\n"), 0o644)
 	os.WriteFile(changes, []byte("a\nnope\n"), 0o644)
-	_, err := FromDecisionLog(UserSpec{DecisionLog: p, ExpectChanges: changes})
+	_, err := workload.FromDecisionLog(workload.UserSpec{DecisionLog: p, ExpectChanges: changes})
 	if err == nil || !strings.Contains(err.Error(), changes+`:2: decision "nope"`) {
 		t.Errorf("unknown reviewed id: %v", err)
 	}

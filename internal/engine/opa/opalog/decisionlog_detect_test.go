@@ -1,4 +1,4 @@
-package workload
+package opalog
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // A file given as inputs is read as the decision log it is, in each form OPA writes one, and
@@ -51,9 +53,9 @@ func TestDetectDecisionLog(t *testing.T) {
 			if err := os.WriteFile(p, tc.content, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := UserSpec{Inputs: p}.DetectDecisionLog()
+			got, err := workload.UserSpec{Inputs: p}.DetectDecisionLog()
 			if tc.err != nil {
-				var se *SettingError
+				var se *workload.SettingError
 				if err == nil || !errors.As(err, &se) || se.Setting != "inputs" {
 					t.Fatalf("err %v, want a problem with the inputs setting", err)
 				}
@@ -76,7 +78,7 @@ func TestDetectDecisionLog(t *testing.T) {
 			if got.DecisionLog != p || got.Inputs != "" || !strings.HasPrefix(got.LogFromInputs, tc.why) {
 				t.Errorf("spec %+v, want the log %s, no inputs, and why starting %q", got, p, tc.why)
 			}
-			if _, err := FromDecisionLog(got); err != nil {
+			if _, err := workload.FromDecisionLog(got); err != nil {
 				t.Errorf("the log detected does not replay: %v", err)
 			}
 		})
@@ -85,7 +87,7 @@ func TestDetectDecisionLog(t *testing.T) {
 	t.Run("a query beside a log given as inputs", func(t *testing.T) {
 		p := filepath.Join(dir, "log.jsonl")
 		os.WriteFile(p, []byte(event+"\n"), 0o644)
-		_, err := FromFiles(UserSpec{Inputs: p, Query: "data.authz.allow"})
+		_, err := workload.FromFiles(workload.UserSpec{Inputs: p, Query: "data.authz.allow"})
 		if err == nil || !strings.Contains(err.Error(), "query and inputs "+p+" (a decision log): a replay asks each logged event's path") {
 			t.Errorf("err %v", err)
 		}
@@ -94,7 +96,7 @@ func TestDetectDecisionLog(t *testing.T) {
 	t.Run("one workload wanted of a log of two paths", func(t *testing.T) {
 		p := filepath.Join(dir, "two.jsonl")
 		os.WriteFile(p, []byte(event+"\n"+strings.Replace(event, "authz/allow", "authz/other", 1)+"\n"), 0o644)
-		_, err := FromFiles(UserSpec{Inputs: p})
+		_, err := workload.FromFiles(workload.UserSpec{Inputs: p})
 		if err == nil || !strings.Contains(err.Error(), p+" has decisions of 2 paths (authz/allow, authz/other), a workload each") {
 			t.Errorf("err %v", err)
 		}
@@ -103,7 +105,7 @@ func TestDetectDecisionLog(t *testing.T) {
 	t.Run("a replay setting with inputs that are not a log", func(t *testing.T) {
 		p := filepath.Join(dir, "in.jsonl")
 		os.WriteFile(p, []byte(input+"\n"), 0o644)
-		_, err := FromFiles(UserSpec{Inputs: p, DecisionField: "ok"})
+		_, err := workload.FromFiles(workload.UserSpec{Inputs: p, DecisionField: "ok"})
 		if err == nil || !strings.Contains(err.Error(), "decision_field applies to a replayed decision log, and inputs "+p+" is inputs, not a log") {
 			t.Errorf("err %v", err)
 		}
@@ -124,7 +126,7 @@ func FuzzDetectDecisionLog(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := UserSpec{Inputs: p}.DetectDecisionLog()
+		got, err := workload.UserSpec{Inputs: p}.DetectDecisionLog()
 		switch {
 		case err != nil:
 		case got.DecisionLog != "":

@@ -1,4 +1,4 @@
-package workload
+package opalog
 
 import (
 	"bufio"
@@ -7,25 +7,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// DetectDecisionLog reads the file given as inputs (s.Inputs) and, when it is in fact an OPA
-// decision log, returns the spec that replays it as one: DecisionLog set, Inputs cleared,
-// LogFromInputs saying why. A file that holds both inputs lines and decision-log events is
-// refused, naming a line of each; a file that cannot be read is left for the usual checks to
-// name.
+// signs says why the file given as inputs reads as an OPA decision log ("" when it reads as
+// inputs; workload.UserSpec.DetectDecisionLog asks it), and refuses a file that is both, or that
+// is gzip'd and no log. A file that cannot be read is left for the usual checks to name.
 //
 // An inputs line is {"input": ..., "expect": ...}; a decision-log event has a decision_id
 // (every event OPA logs does), whether bare, in the console logger's envelope, or in the
 // arrays the log service receives. Lines that are neither (OPA's own log lines, comments) do
 // not decide.
-func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
-	if s.Inputs == "" || s.DecisionLog != "" || s.inputsAreInputs {
-		return s, nil
-	}
-	f, err := os.Open(s.Inputs)
+func signs(path string) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return s, nil // CheckFilesExist names it, in the words of the setting that gave it
+		return "", nil // CheckFilesExist names it, in the words of the setting that gave it
 	}
 	defer f.Close()
 	// Streamed: an inputs file may be far larger than memory would like to hold twice. A
@@ -37,32 +34,30 @@ func (s UserSpec) DetectDecisionLog() (UserSpec, error) {
 	if gzipped {
 		raw, err := io.ReadAll(br)
 		if err != nil {
-			return s, fmt.Errorf("read %s: %w", s.Inputs, err)
+			return "", fmt.Errorf("read %s: %w", path, err)
 		}
-		plain, err := gunzipped(s.Inputs, raw)
+		plain, err := gunzipped(path, raw)
 		if err != nil {
-			return s, err
+			return "", err
 		}
 		text = bytes.NewReader(plain)
 	}
-	why, err := decisionLogSigns(s.Inputs, text)
+	why, err := decisionLogSigns(path, text)
 	if err != nil {
-		return s, err
+		return "", err
 	}
 	if why == "" {
 		if gzipped {
-			return s, &SettingError{Setting: "inputs", say: func(n func(string) string) string {
-				return fmt.Sprintf("%s %s: gzip'd and not an OPA decision log; an inputs file is read uncompressed (gunzip it), a decision log gzip'd or not", n("inputs"), s.Inputs)
-			}}
+			return "", workload.NewSettingError("inputs", func(n func(string) string) string {
+				return fmt.Sprintf("%s %s: gzip'd and not an OPA decision log; an inputs file is read uncompressed (gunzip it), a decision log gzip'd or not", n("inputs"), path)
+			})
 		}
-		s.inputsAreInputs = true
-		return s, s.replaySettingWithoutLog(s.Inputs)
+		return "", nil
 	}
 	if gzipped {
 		why = "gzip'd, " + why
 	}
-	s.DecisionLog, s.Inputs, s.LogFromInputs = s.Inputs, "", why
-	return s, nil
+	return why, nil
 }
 
 // decisionLogSigns says why text reads as a decision log ("" when it reads as inputs), or
@@ -90,7 +85,7 @@ func decisionLogSigns(path string, text io.Reader) (string, error) {
 	}
 	var eventLine, inputsLine int
 	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+	sc.Buffer(make([]byte, 64<<10), workload.MaxLineBytes)
 	for line := first; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 || b[0] != '{' {
@@ -128,8 +123,8 @@ func decisionLogSigns(path string, text io.Reader) (string, error) {
 
 // ambiguous refuses a file given as inputs that reads both as inputs and as a decision log.
 func ambiguous(path, where string) error {
-	return &SettingError{Setting: "inputs", say: func(n func(string) string) string {
+	return workload.NewSettingError("inputs", func(n func(string) string) string {
 		return fmt.Sprintf("%s %s: %s; a file is one or the other: give a decision log with %s FILE, and inputs with %s FILE",
 			n("inputs"), path, where, n("decision_log"), n("inputs"))
-	}}
+	})
 }

@@ -1,10 +1,12 @@
-package workload
+package opa
 
 import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // The -opt workloads are rbac, api and risk with their Rego rewritten from its profile
@@ -39,12 +41,15 @@ var optVariants = map[string]optVariant{
 
 func init() {
 	for name, v := range optVariants {
-		register(Spec{
+		workload.Register(workload.Spec{
 			Name:        name,
-			Description: v.of + " rewritten from its profile (early rejection, lookup tables, cached values): the same inputs and decisions, Rego only",
-			Build: func(seed int64, n int) (*Workload, error) {
-				w, err := builtins[v.of].Build(seed, n)
+			Description: optDescription(v.of),
+			Build: func(seed int64, n int) (*workload.Workload, error) {
+				w, err := workload.Reference(v.of, seed, n)
 				if err != nil {
+					return nil, err
+				}
+				if err := addBuiltin(w); err != nil {
 					return nil, err
 				}
 				return optimized(name, w)
@@ -53,9 +58,13 @@ func init() {
 	}
 }
 
-// optimized is the original workload w with the rewritten policy called name swapped in, and
-// the tables it reads added to w's data under data.<original>_opt.
-func optimized(name string, w *Workload) (*Workload, error) {
+func optDescription(of string) string {
+	return of + " rewritten from its profile (early rejection, lookup tables, cached values): the same inputs and decisions, Rego only"
+}
+
+// optimized is the original workload w, with OPA's version, with the rewritten policy called
+// name swapped in, and the tables it reads added to w's data under data.<original>_opt.
+func optimized(name string, w *workload.Workload) (*workload.Workload, error) {
 	v, ok := optVariants[name]
 	if !ok {
 		return nil, fmt.Errorf("no rewritten workload %q", name)
@@ -69,11 +78,11 @@ func optimized(name string, w *Workload) (*Workload, error) {
 		return nil, fmt.Errorf("derive %s's tables from %s's data: %w", name, v.of, err)
 	}
 	data[v.of+"_opt"] = mustJSON(t)
-	return &Workload{
+	return &workload.Workload{
 		Name:        name,
-		Description: builtins[name].Description,
+		Description: optDescription(v.of),
 		Query:       v.query,
-		Policies:    []File{{Name: v.of + "_opt.rego", Content: v.policy}},
+		Policies:    []workload.File{{Name: v.of + "_opt.rego", Content: v.policy}},
 		Data:        mustJSON(data),
 		Inputs:      w.Inputs,
 	}, nil
@@ -82,7 +91,7 @@ func optimized(name string, w *Workload) (*Workload, error) {
 // rbacOptTables gives each user what their roles grant, as can[type][action], and whether
 // they are an admin; the resources are the original's.
 func rbacOptTables(raw []byte) (map[string]any, error) {
-	var d RBACData
+	var d workload.RBACData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
@@ -107,7 +116,7 @@ func rbacOptTables(raw []byte) (map[string]any, error) {
 // apiOptTables indexes the endpoints by method, each with the rank its minimum tier needs
 // (0, the lowest, for none).
 func apiOptTables(raw []byte) (map[string]any, error) {
-	var d APIData
+	var d workload.APIData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
@@ -137,7 +146,7 @@ func apiOptTables(raw []byte) (map[string]any, error) {
 // per level), the points of the employment types whose points do not depend on the years,
 // and the sanctions as an object.
 func riskOptTables(raw []byte) (map[string]any, error) {
-	var d RiskData
+	var d workload.RiskData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}

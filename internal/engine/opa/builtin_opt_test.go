@@ -1,9 +1,11 @@
-package workload
+package opa
 
 import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // Each rewritten workload sends the original's inputs, byte for byte, and OPA decides every
@@ -11,13 +13,13 @@ import (
 // data, other inputs), so a rewrite that changes a decision fails here.
 func TestOptimizedWorkloadsDecideAsTheOriginals(t *testing.T) {
 	for _, pair := range [][2]string{{"rbac-opt", "rbac"}, {"api-opt", "api"}, {"risk-opt", "risk"}} {
-		for _, seed := range []int64{DefaultSeed, 1, 2, 3} {
+		for _, seed := range []int64{workload.DefaultSeed, 1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/seed-%d", pair[0], seed), func(t *testing.T) {
-				opt, err := builtins[pair[0]].Build(seed, 1000)
+				opt, err := workload.BuiltinWith(pair[0], seed, 1000)
 				if err != nil {
 					t.Fatal(err)
 				}
-				orig, err := builtins[pair[1]].Build(seed, 1000)
+				orig, err := workload.BuiltinWith(pair[1], seed, 1000)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -32,19 +34,8 @@ func TestOptimizedWorkloadsDecideAsTheOriginals(t *testing.T) {
 						t.Fatalf("input %d differs from the original's", i+1)
 					}
 				}
-				checkAgainstOPA(t, opt)
+				checkAgainstModel(t, opt)
 			})
 		}
 	}
-}
-
-// optimizedOf is the rewritten version of a hand-made original workload, for the originals'
-// hand-written cases (TestRBACDecide, TestRiskDecide) to run through it too.
-func optimizedOf(t *testing.T, name string, w *Workload) *Workload {
-	t.Helper()
-	opt, err := optimized(name, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return opt
 }
