@@ -435,6 +435,13 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 				return err
 			}
 		}
+		if out.Changes != nil {
+			changes, writes, err := changesOf(sl.ref.Load.Changes, out.Changes)
+			if err != nil {
+				return err
+			}
+			sl.run.Changes, sl.run.Operations = changes, []result.Operation{writes}
+		}
 		r.Turn, r.Started = seq, begun.UTC()
 		if !out.MeasuredFrom.IsZero() {
 			r.MeasuredFrom = out.MeasuredFrom.UTC()

@@ -20,6 +20,8 @@ const PauseStep = time.Millisecond
 // theirs after the run.
 type Tally struct {
 	Verdicts [NumVerdicts]uint64
+	// Named counts the judged answers that named their version.
+	Named uint64
 	// StaleAge holds the stale answers' ages (beyond the promise or not), in ns.
 	StaleAge *hdrhistogram.Histogram
 	// firstSeen[k]: when the first answer reflecting change k came back; lastMissed[k]: when the
@@ -66,6 +68,9 @@ func (t *Tally) Answered(e time.Duration) {
 // wrong decision for the run's counts.
 func (t *Tally) Record(j *Judge, a Answer, latency time.Duration) Verdict {
 	jd := j.Judge(a)
+	if a.Named {
+		t.Named++
+	}
 	if jd.Matched < 0 && !j.Stream.Verified(a.Input) {
 		t.latency(j, a, latency)
 		return Fresh // nothing to judge it by, as an input without an expectation always is
@@ -113,6 +118,7 @@ func (t *Tally) Merge(o *Tally) {
 	for v := range t.Verdicts {
 		t.Verdicts[v] += o.Verdicts[v]
 	}
+	t.Named += o.Named
 	t.StaleAge.Merge(o.StaleAge)
 	t.NearLatency.Merge(o.NearLatency)
 	t.SteadyLatency.Merge(o.SteadyLatency)

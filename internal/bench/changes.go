@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/metrics"
+	"github.com/authzbench/authzbench/internal/result"
+)
+
+// changesOf records what became of a run's changes: its writes as an operation of their own,
+// and how its answers were judged.
+func changesOf(c *load.Changes, out *load.ChangesOutcome) (*result.Changes, result.Operation, error) {
+	writes := result.Operation{Name: "write", ErrorClasses: map[string]uint64{}, ErrorMessages: map[string]string{}}
+	latency := metrics.NewHistogram()
+	for _, w := range out.Log.Writes {
+		switch {
+		case w.Acknowledged():
+			writes.Requests++
+			writes.OK++
+			_ = latency.RecordValue(max(1, int64(w.Ack-w.Start)))
+		case w.Class == change.Interrupted:
+			writes.Interrupted++
+		default:
+			writes.Requests++
+			writes.Errors++
+			writes.ErrorClasses[w.Class]++
+			if _, ok := writes.ErrorMessages[w.Class]; !ok && w.Err != nil {
+				writes.ErrorMessages[w.Class] = w.Err.Error()
+			}
+		}
+	}
+	if len(writes.ErrorClasses) == 0 {
+		writes.ErrorClasses, writes.ErrorMessages = nil, nil
+	}
+	writes.LatencyUS = result.PercentilesOf(latency, 0)
+	var err error
+	if writes.HDR, err = result.EncodeHistogram(latency); err != nil {
+		return nil, writes, err
+	}
+
+	t := out.Tally
+	rc := &result.Changes{Source: c.Source, Stream: c.Stream.Len(), Applied: out.Log.Applied(), RatePS: c.Rate,
+		AllowedStaleMS: float64(c.Allowed) / float64(time.Millisecond), Answers: map[string]uint64{},
+		PauseMS: float64(t.Pause()) / float64(time.Millisecond)}
+	for v := change.Verdict(0); v < change.NumVerdicts; v++ {
+		rc.Answers[v.String()] = t.Verdicts[v]
+	}
+	rc.VersionNamed = t.Named > 0
+	rc.StaleAgeUS = percentilesOrNil(t.StaleAge)
+	rc.NearChangeUS, rc.SteadyUS = percentilesOrNil(t.NearLatency), percentilesOrNil(t.SteadyLatency)
+	visible, enemy := metrics.NewHistogram(), metrics.NewHistogram()
+	for _, v := range t.Visibility(c.Stream, out.Log) {
+		if !v.Seen {
+			rc.Unseen++
+			continue
+		}
+		rc.Visible++
+		_ = visible.RecordValue(max(1, int64(v.ToVisible)))
+		_ = enemy.RecordValue(max(1, int64(v.NewEnemy)))
+	}
+	rc.TimeToVisibleUS, rc.NewEnemyWindowUS = percentilesOrNil(visible), percentilesOrNil(enemy)
+	if out.WriteErr != nil {
+		rc.WriteError = out.WriteErr.Error()
+	}
+	return rc, writes, nil
+}
+
+func percentilesOrNil(h *hdrhistogram.Histogram) *result.Percentiles {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	p := result.PercentilesOf(h, 0)
+	return &p
+}
