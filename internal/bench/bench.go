@@ -25,6 +25,8 @@ import (
 
 // Options configure a run beyond its scenario.
 type Options struct {
+	// Changes, when set, changes the world during the runs of one workload (changes.go).
+	Changes *Changes
 	// Common are the settings every target reads; the run sets each target's workers, timeout
 	// and temporary directory over them. A target's own settings are its scenario entry's.
 	Common kinds.Common
@@ -343,6 +345,10 @@ func (sl *slot) start(ctx context.Context) error {
 	}
 	sl.started = true
 	sl.recordSUT()
+	if err := sl.withChanges(); err != nil {
+		sl.run.Error = err.Error()
+		return err
+	}
 	if w, ok := sl.tg.(kinds.Warned); ok && sl.o.Warn != nil {
 		for _, msg := range w.Warnings() {
 			sl.o.Warn(fmt.Sprintf("target %s: %s", sl.run.Target, msg))

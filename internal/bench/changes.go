@@ -1,15 +1,43 @@
 package bench
 
 import (
+	"fmt"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/load"
 	"github.com/authzbench/authzbench/internal/metrics"
 	"github.com/authzbench/authzbench/internal/result"
 )
+
+// Changes is a run's change stream as the user gave it, applied to the workload named
+// Workload through each target's writes (kinds.Writable).
+type Changes struct {
+	Source   string
+	Workload string
+	Stream   *change.Stream
+	Rate     float64
+	// Allowed is how old a stale answer may be within the promise of the targets' consistency.
+	Allowed time.Duration
+}
+
+// withChanges gives the slot's load the stream, applied through its started target's writes.
+func (sl *slot) withChanges() error {
+	c := sl.o.Changes
+	if c == nil || sl.w.Name != c.Workload {
+		return nil
+	}
+	applier, err := kinds.WriterOf(sl.tg)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", sl.ref.Name, err)
+	}
+	sl.ref.Load.Changes = &load.Changes{Source: c.Source, Stream: c.Stream, Applier: applier, Rate: c.Rate, Allowed: c.Allowed,
+		WriteTimeout: sl.ref.Timeout}
+	return nil
+}
 
 // changesOf records what became of a run's changes: its writes as an operation of their own,
 // and how its answers were judged.
@@ -59,8 +87,8 @@ func changesOf(c *load.Changes, out *load.ChangesOutcome) (*result.Changes, resu
 			continue
 		}
 		rc.Visible++
-		_ = visible.RecordValue(max(1, int64(v.ToVisible)))
-		_ = enemy.RecordValue(max(1, int64(v.NewEnemy)))
+		_ = visible.RecordValue(int64(v.ToVisible))
+		_ = enemy.RecordValue(int64(v.NewEnemy))
 	}
 	rc.TimeToVisibleUS, rc.NewEnemyWindowUS = percentilesOrNil(visible), percentilesOrNil(enemy)
 	if out.WriteErr != nil {

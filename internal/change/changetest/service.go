@@ -25,6 +25,9 @@ type Service struct {
 	// WrongEvery, when positive, makes every WrongEvery-th answer name a version the world never
 	// has (beyond the stream's last), logged as wrong.
 	WrongEvery int
+	// Pace is how long the served answer takes after the decision: a service's time, so that
+	// clients asking back to back arrive spread out, some past the hold.
+	Pace time.Duration
 
 	mu   sync.Mutex
 	acks []time.Time
@@ -105,6 +108,7 @@ func (s *Service) Handler() http.Handler {
 			return
 		}
 		allow, version := s.Decide(q.Input)
+		time.Sleep(s.Pace)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"allow":%t,"version":%s}`, allow, strconv.Itoa(version))
 	})
