@@ -10,6 +10,7 @@ import (
 
 	"github.com/authzbench/authzbench/internal/bench"
 	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -23,7 +24,7 @@ type changeFlags struct {
 }
 
 func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
-	fl.StringVar(&f.file, "changes", "", "change the world during the run: a JSON-lines file, one change a line, applied in order from the measured phase on: "+
+	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
 		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number); `+
 		"every answer is judged fresh, stale or wrong against the versions it may reflect")
 	fl.StringVar(&f.rate, "change-rate", "1/s", "with --changes: changes a second (10/s), one at a time")
@@ -77,22 +78,61 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		return nil, fmt.Errorf("--changes with --shard: one writer applies the stream; run it on one machine")
 	}
 	for _, t := range plan.Scenario.Targets {
-		if !kinds.TakesWrites(t.Name, t.Settings()) {
-			return nil, fmt.Errorf("--changes: target %s takes no writes yet (the http target does)", t.Name)
+		writes, requests := kinds.TakesWrites(t.Name, t.Settings())
+		switch {
+		case !writes:
+			return nil, fmt.Errorf("--changes: target %s takes no writes yet (the http target does, and opa/server with --changes builtin)", t.Name)
+		case !requests && f.file != builtinChanges:
+			return nil, fmt.Errorf("--changes %s: target %s takes its engine's writes, not requests: give --changes builtin (a file of its own write form is to come)", f.file, t.Name)
 		}
 	}
 	w := changed[0]
-	cs, err := change.ReadFile(f.file, len(w.Inputs))
-	if err != nil {
-		return nil, err
-	}
 	expects := make([]workload.Expect, len(w.Inputs))
 	for i, in := range w.Inputs {
 		expects[i] = in.Expect
 	}
-	s, err := change.NewStream(expects, cs)
+	out := &bench.Changes{Source: f.file, Workload: w.Name, Rate: rate, Allowed: f.staleAllowed}
+	if f.file == builtinChanges {
+		var longest time.Duration
+		for _, t := range plan.Scenario.Targets {
+			longest = max(longest, t.Load.Duration+t.Load.Warmup)
+		}
+		n := min(100000, int(rate*longest.Seconds())+1)
+		made, err := workload.BuiltinChanges(w, n)
+		if err != nil {
+			return nil, fmt.Errorf("--changes builtin: %w", err)
+		}
+		out.Source = w.Name + " (built-in)"
+		out.ByEngine = map[string]*change.Stream{}
+		for _, t := range plan.Scenario.Targets {
+			name := t.Kind().Engine
+			if out.ByEngine[name] != nil {
+				continue
+			}
+			cs := make([]change.Change, len(made))
+			for k, c := range made {
+				form, err := engine.WriteFor(name, w, c)
+				if err != nil {
+					return nil, fmt.Errorf("--changes builtin: target %s: %w", t.Name, err)
+				}
+				cs[k] = change.Change{Source: c.What, Sets: c.Sets, Form: form}
+			}
+			if out.ByEngine[name], err = change.NewStream(expects, cs); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	cs, err := change.ReadFile(f.file, len(w.Inputs))
 	if err != nil {
 		return nil, err
 	}
-	return &bench.Changes{Source: f.file, Workload: w.Name, Stream: s, Rate: rate, Allowed: f.staleAllowed}, nil
+	if out.Stream, err = change.NewStream(expects, cs); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
+
+// builtinChanges is --changes's word for the workload's own stream, from its family's
+// reference model.
+const builtinChanges = "builtin"

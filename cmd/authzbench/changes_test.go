@@ -140,3 +140,33 @@ func TestChangesRefusedBeforeLoad(t *testing.T) {
 		})
 	}
 }
+
+// OPA's server with rbac's own stream (grants and revokes of roles, from its reference model)
+// applied by Data API PATCH: OPA commits a patch before it answers it, so a check sent after
+// the acknowledgement is never stale, and none is wrong.
+func TestChangesOPAServerNeverStaleAfterAck(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	doc, stdout := runOK(t, out, "run", "--target", "opa/server", "--workload", "rbac", "--changes", "builtin", "--change-rate", "20/s",
+		"--workers", "4", "--duration", "2s", "--warmup", "0s", "--no-progress")
+	r := doc.Runs[0]
+	c := r.Changes
+	if c == nil || c.Applied < 10 {
+		t.Fatalf("changes %+v: want at least 10 applied in 2s at 20/s", c)
+	}
+	if c.Answers["stale"] != 0 || c.Answers["stale_beyond_promise"] != 0 || c.Answers["wrong"] != 0 {
+		t.Errorf("answers %v: a check sent after OPA acknowledged a patch must see it", c.Answers)
+	}
+	if c.Answers["fresh"] != r.Summary.OK || r.Summary.OK == 0 {
+		t.Errorf("%d fresh of %d ok decisions", c.Answers["fresh"], r.Summary.OK)
+	}
+	if c.Visible == 0 || c.NewEnemyWindowUS == nil || c.NewEnemyWindowUS.Max != 0 {
+		t.Errorf("visible %d, new-enemy window %+v: want changes seen and none missed after its acknowledgement", c.Visible, c.NewEnemyWindowUS)
+	}
+	if w := r.Operations[0]; w.OK != uint64(c.Applied) || w.Errors != 0 {
+		t.Errorf("writes %+v", w)
+	}
+	if !strings.Contains(stdout, "rbac (built-in)") {
+		t.Errorf("the table does not name the stream:\n%s", stdout)
+	}
+}

@@ -19,6 +19,9 @@ type Changes struct {
 	Source   string
 	Workload string
 	Stream   *change.Stream
+	// ByEngine holds a built-in family's stream in each engine's write form, by engine name;
+	// nil for a file's changes, which are the same for every target (Stream).
+	ByEngine map[string]*change.Stream
 	Rate     float64
 	// Allowed is how old a stale answer may be within the promise of the targets' consistency.
 	Allowed time.Duration
@@ -34,7 +37,11 @@ func (sl *slot) withChanges() error {
 	if err != nil {
 		return fmt.Errorf("target %s: %w", sl.ref.Name, err)
 	}
-	sl.ref.Load.Changes = &load.Changes{Source: c.Source, Stream: c.Stream, Applier: applier, Rate: c.Rate, Allowed: c.Allowed,
+	stream := c.Stream
+	if s, ok := c.ByEngine[sl.kind.Engine]; ok {
+		stream = s
+	}
+	sl.ref.Load.Changes = &load.Changes{Source: c.Source, Stream: stream, Applier: applier, Rate: c.Rate, Allowed: c.Allowed,
 		WriteTimeout: sl.ref.Timeout}
 	return nil
 }

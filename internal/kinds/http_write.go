@@ -75,6 +75,9 @@ func versioned(out verify.Outcome, v *fastjson.Value, pointer []string, path str
 	return out
 }
 
+// WritesRequests: the http target's writes are the changes' own requests (RequestWriter).
+func (t *httpTarget) WritesRequests() {}
+
 // Writer sends each change's request to the target's host: any authorization service's writes.
 func (t *httpTarget) Writer() (change.Applier, error) {
 	base, err := url.Parse(t.cfg.URL)
@@ -131,7 +134,13 @@ func (w *httpWriter) Apply(ctx context.Context, _ int, c change.Change) change.A
 	for k, v := range r.Header {
 		req.Header.Set(k, v)
 	}
-	resp, err := w.client.Do(req)
+	return SendWrite(w.client, req)
+}
+
+// SendWrite sends one write and says what became of it: a 2xx acknowledges it; anything else
+// is an error of its class (http_<code>, timeout, transport), its message the server's words.
+func SendWrite(client *http.Client, req *http.Request) change.Ack {
+	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return change.Ack{Class: "timeout", Err: err}
@@ -142,7 +151,21 @@ func (w *httpWriter) Apply(ctx context.Context, _ int, c change.Change) change.A
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return change.Ack{Class: "http_" + strconv.Itoa(resp.StatusCode),
-			Err: fmt.Errorf("%s %s: %s: %s", r.Method, target, resp.Status, truncate(strings.TrimSpace(string(answer)), 200))}
+			Err: fmt.Errorf("%s %s: %s: %s", req.Method, req.URL, resp.Status, truncate(strings.TrimSpace(string(answer)), 200))}
 	}
 	return change.Ack{}
+}
+
+// WriteClient is an HTTP client for writes to the server reached (a run whose world changes):
+// it trusts and presents what the decisions' connections do.
+func (s *Server) WriteClient() *http.Client {
+	tr := &http.Transport{MaxIdleConnsPerHost: 1}
+	if s.clientTLS != nil {
+		host := s.url
+		if u, err := url.Parse(s.url); err == nil {
+			host = u.Hostname()
+		}
+		tr.TLSClientConfig = withServerName(s.clientTLS, host)
+	}
+	return &http.Client{Transport: tr}
 }

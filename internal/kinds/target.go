@@ -86,19 +86,27 @@ func WriterOf(t Target) (change.Applier, error) {
 	return nil, ErrNoWrites
 }
 
-// TakesWrites reports whether targets of the kind called name, with settings c, take writes:
-// asked before anything starts, so that a run with changes is refused at once where they
-// cannot be applied.
-func TakesWrites(name string, c Config) bool {
+// RequestWriter is a target whose writes are the changes' own requests (the http target's): a
+// changes file's "request" lines are its form, where other targets take their engine's.
+type RequestWriter interface {
+	WritesRequests()
+}
+
+// TakesWrites reports whether targets of the kind called name, with settings c, take writes,
+// and whether they send the changes' own requests (RequestWriter): asked before anything
+// starts, so that a run with changes is refused at once where they cannot be applied.
+func TakesWrites(name string, c Config) (writes, requests bool) {
 	k, err := LookupAny(name)
 	if err != nil {
-		return false
+		return false, false
 	}
 	if c == nil {
 		c = k.NewConfig()
 	}
-	_, ok := k.New(Common{}, c).(Writable)
-	return ok
+	t := k.New(Common{}, c)
+	_, writes = t.(Writable)
+	_, requests = t.(RequestWriter)
+	return writes, requests
 }
 
 // CloseDecider releases what d holds, if it is a Closer.

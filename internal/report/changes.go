@@ -49,7 +49,11 @@ func changesRows(r *result.Run) [][]string {
 	if a := c.StaleAgeUS; a != nil {
 		stale += fmt.Sprintf(" (age p50 %s, max %s)", Duration(a.P50), Duration(a.Max))
 	}
-	add("stale, within "+Duration(c.AllowedStaleMS*1e3), stale)
+	within := "stale, within " + Duration(c.AllowedStaleMS*1e3)
+	if c.AllowedStaleMS == 0 {
+		within = "stale, within the promise (none may be)"
+	}
+	add(within, stale)
 	add("stale beyond the promise", strconv.FormatUint(c.Answers["stale_beyond_promise"], 10))
 	add("wrong (no version gave it)", strconv.FormatUint(c.Answers["wrong"], 10))
 	if p := c.TimeToVisibleUS; p != nil {
@@ -85,6 +89,11 @@ func changesNotes(r *result.Run) []string {
 	}
 	if n := c.Answers["stale_beyond_promise"]; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d answers were staler than the %s the consistency promises (--stale-allowed)", n, Duration(c.AllowedStaleMS*1e3)))
+	}
+	if s := r.Summary; s.Requests > 0 && r.Load.DurationS > 0 && r.WorkloadDoc.Inputs > 1 {
+		every := float64(r.WorkloadDoc.Inputs) / (float64(s.Requests) / r.Load.DurationS)
+		notes = append(notes, fmt.Sprintf("each input was asked about every %s on average: a time to visible or a new-enemy window reads no finer than how soon the inputs a change flips are asked again",
+			Duration(every*1e6)))
 	}
 	if c.WriteError != "" {
 		notes = append(notes, "the stream stopped: "+c.WriteError)
