@@ -170,3 +170,40 @@ func TestChangesOPAServerNeverStaleAfterAck(t *testing.T) {
 		t.Errorf("the table does not name the stream:\n%s", stdout)
 	}
 }
+
+// A change the service refuses stops the stream and the run: exit 1, the result kept and
+// marked partial, the refused write counted as an error of its class, never as applied.
+func TestChangesRefusedWriteStopsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	inputs, _, s := changesFiles(t, dir, 3)
+	// The third change names version 5: the service refuses it, out of order (409).
+	changes := filepath.Join(dir, "gap.jsonl")
+	lines := `{"request": {"path": "/write", "body": {"version": 1}}, "expect": {"2": true}}
+{"request": {"path": "/write", "body": {"version": 2}}, "expect": {"3": true}}
+{"request": {"path": "/write", "body": {"version": 5}}, "expect": {"4": true}}
+{"request": {"path": "/write", "body": {"version": 4}}, "expect": {"1": false}}
+`
+	if err := os.WriteFile(changes, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svc := &changetest.Service{Stream: s, Lag: 0}
+	srv := httptest.NewServer(svc.Handler())
+	defer srv.Close()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "http", "--url", srv.URL+"/check", "--decision-path", "/allow",
+		"--body", `{"input": {{input.input}}}`, "--inputs", inputs, "--changes", changes, "--change-rate", "20/s",
+		"--workers", "2", "--duration", "3s", "--warmup", "0s", "--no-progress", "-o", out)
+	if code != 1 || !strings.Contains(stderr, "change 3 (") || !strings.Contains(stderr, "gap.jsonl:3) not applied (http_409)") {
+		t.Fatalf("exit %d, want 1 naming the refused change\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	r := readResult(t, out).Runs[0]
+	if !r.Partial || r.Changes == nil || r.Changes.Applied != 2 || r.Changes.WriteError == "" {
+		t.Fatalf("partial %v, changes %+v", r.Partial, r.Changes)
+	}
+	if w := r.Operations[0]; w.OK != 2 || w.Errors != 1 || w.ErrorClasses["http_409"] != 1 || !strings.Contains(w.ErrorMessages["http_409"], "out of order") {
+		t.Errorf("writes %+v", w)
+	}
+	if r.Load.DurationS > 0 && r.Repetitions[0].ElapsedS > 2.5 {
+		t.Errorf("the run went on %gs after the refused write", r.Repetitions[0].ElapsedS)
+	}
+}

@@ -134,3 +134,35 @@ func TestChangesAgainstGroundTruth(t *testing.T) {
 		})
 	}
 }
+
+// blockingWrites acknowledges the first write and holds the second until the run stops.
+type blockingWrites struct{ second chan struct{} }
+
+func (b *blockingWrites) Apply(ctx context.Context, version int, _ change.Change) change.Ack {
+	if version == 1 {
+		return change.Ack{}
+	}
+	close(b.second)
+	<-ctx.Done()
+	return change.Ack{Class: "transport", Err: ctx.Err()}
+}
+
+// Stopped while a write is in flight (Ctrl-C), the run keeps what it measured and never counts
+// that write as applied, nor as failed.
+func TestChangesStoppedWithAWriteInFlight(t *testing.T) {
+	s := flipping(t, 5)
+	svc := &changetest.Service{Stream: s}
+	tg := &lagged{svc: svc}
+	writes := &blockingWrites{second: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { <-writes.second; time.Sleep(50 * time.Millisecond); cancel(context.Canceled) }()
+	spec := Spec{Workers: 2, Duration: time.Minute, Timeout: time.Second, Changes: &Changes{Stream: s, Applier: writes, Rate: 20}}
+	out := spec.Run(ctx, tg, inputs(4), nil)
+	if out.Stopped == nil || out.Recorder.Requests() == 0 {
+		t.Fatalf("stopped %v with %d requests: want a stopped run that kept what it measured", out.Stopped, out.Recorder.Requests())
+	}
+	log := out.Changes.Log
+	if log.Applied() != 1 || len(log.Writes) != 2 || log.Writes[1].Class != change.Interrupted || out.Changes.WriteErr != nil {
+		t.Errorf("applied %d, writes %+v, write error %v", log.Applied(), log.Writes, out.Changes.WriteErr)
+	}
+}
