@@ -166,3 +166,27 @@ func TestChangesStoppedWithAWriteInFlight(t *testing.T) {
 		t.Errorf("applied %d, writes %+v, write error %v", log.Applied(), log.Writes, out.Changes.WriteErr)
 	}
 }
+
+// A write that holds every decision back for 200 ms (a store locked to commit) is a pause an
+// open loop reads, in the longest gap without an answer and in the latency of the decisions
+// sent near the change, beside the steady state's.
+func TestChangesOpenLoopSeesThePause(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	s := flipping(t, 10)
+	svc := &changetest.Service{Stream: s, Stall: stall}
+	tg := &lagged{svc: svc}
+	spec := Spec{Rate: 200, Connections: 64, Duration: 3 * time.Second, Timeout: 2 * time.Second,
+		Changes: &Changes{Stream: s, Applier: tg, Rate: 0.4}}
+	out := spec.Run(context.Background(), tg, inputs(4), nil)
+	if out.Stopped != nil {
+		t.Fatal(out.Stopped)
+	}
+	tl := out.Changes.Tally
+	if p := tl.Pause(); p < stall*8/10 || p > stall*3 {
+		t.Errorf("pause %s, want about %s", p, stall)
+	}
+	near, steady := time.Duration(tl.NearLatency.ValueAtQuantile(99)), time.Duration(tl.SteadyLatency.ValueAtQuantile(99))
+	if tl.SteadyLatency.TotalCount() == 0 || near < stall/2 || steady > near/2 {
+		t.Errorf("P99 near a change %s, steady %s (%d decisions): want the stall near and not away", near, steady, tl.SteadyLatency.TotalCount())
+	}
+}

@@ -28,6 +28,9 @@ type Service struct {
 	// Pace is how long the served answer takes after the decision: a service's time, so that
 	// clients asking back to back arrive spread out, some past the hold.
 	Pace time.Duration
+	// Stall is how long each write holds every decision back before it is acknowledged, as a
+	// store that takes its lock exclusively to commit does.
+	Stall time.Duration
 
 	mu   sync.Mutex
 	acks []time.Time
@@ -51,6 +54,7 @@ func (s *Service) Apply(k int) error {
 	if k != len(s.acks)+1 {
 		return fmt.Errorf("change %d after %d: out of order", k, len(s.acks))
 	}
+	time.Sleep(s.Stall) // holding the lock every decision takes
 	s.acks = append(s.acks, time.Now())
 	return nil
 }
