@@ -36,6 +36,8 @@ type Writer struct {
 	Rate    float64 // changes a second; each is due at From + (k-1)/Rate
 	// Timeout bounds each write; 0: 5 s.
 	Timeout time.Duration
+	// Done, when closed, starts no more writes: the load is over. A write in flight finishes.
+	Done <-chan struct{}
 }
 
 // Check reports a rate that cannot pace a stream.
@@ -71,10 +73,17 @@ func (w *Writer) Run(ctx context.Context, from, until time.Duration) error {
 			case <-timer.C:
 			case <-ctx.Done():
 				return nil
+			case <-w.Done:
+				return nil
 			}
 		}
 		if ctx.Err() != nil {
 			return nil
+		}
+		select {
+		case <-w.Done:
+			return nil
+		default:
 		}
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		start := time.Since(w.Log.Base)

@@ -44,6 +44,7 @@ type world struct {
 	span    time.Duration // how long after the log's base an answer may come back
 	ceiling time.Duration
 	done    chan struct{}
+	loadEnd chan struct{} // closed when the load is over: the writer starts no more writes
 	err     error
 }
 
@@ -80,8 +81,9 @@ func (w *world) write(ctx context.Context, cancel context.CancelCauseFunc, from,
 	if w == nil {
 		return
 	}
-	w.done = make(chan struct{})
-	wr := change.Writer{Stream: w.changes.Stream, Log: w.log, Applier: w.changes.Applier, Rate: w.changes.Rate, Timeout: w.changes.WriteTimeout}
+	w.done, w.loadEnd = make(chan struct{}), make(chan struct{})
+	wr := change.Writer{Stream: w.changes.Stream, Log: w.log, Applier: w.changes.Applier, Rate: w.changes.Rate, Timeout: w.changes.WriteTimeout,
+		Done: w.loadEnd}
 	go func() {
 		defer close(w.done)
 		if err := wr.Run(ctx, from, until); err != nil {
@@ -91,12 +93,15 @@ func (w *world) write(ctx context.Context, cancel context.CancelCauseFunc, from,
 	}()
 }
 
-// outcome waits for the writer and merges the workers' tallies; nil without changes.
+// outcome stops the writer (a write in flight finishes), waits for it and merges the workers'
+// tallies; nil without changes. Called once the load is over: a run that ended early (its
+// request budget spent) must not wait for the stream's next change.
 func (w *world) outcome() *ChangesOutcome {
 	if w == nil {
 		return nil
 	}
 	if w.done != nil {
+		close(w.loadEnd)
 		<-w.done
 	}
 	merged := change.NewTally(w.changes.Stream.Len(), 0, w.span, w.ceiling)

@@ -190,3 +190,20 @@ func TestChangesOpenLoopSeesThePause(t *testing.T) {
 		t.Errorf("P99 near a change %s, steady %s (%d decisions): want the stall near and not away", near, steady, tl.SteadyLatency.TotalCount())
 	}
 }
+
+// A run bounded by a request budget ends when the budget is spent, not when the stream's next
+// change is due.
+func TestChangesEndWithARequestBudget(t *testing.T) {
+	s := flipping(t, 5)
+	svc := &changetest.Service{Stream: s}
+	tg := &lagged{svc: svc}
+	spec := Spec{Workers: 2, Requests: 20, MaxTime: time.Minute, Timeout: time.Second, Changes: &Changes{Stream: s, Applier: tg, Rate: 0.05}}
+	begun := time.Now()
+	out := spec.Run(context.Background(), tg, inputs(4), nil)
+	if out.Stopped != nil || out.Recorder.Requests() != 20 {
+		t.Fatalf("stopped %v after %d requests", out.Stopped, out.Recorder.Requests())
+	}
+	if took := time.Since(begun); took > 5*time.Second || out.Changes.Log.Applied() != 1 {
+		t.Errorf("took %s, applied %d: want the run over with its budget, the first change applied", took, out.Changes.Log.Applied())
+	}
+}
