@@ -59,7 +59,9 @@ func TestChangesOverHTTPAgainstGroundTruth(t *testing.T) {
 	dir := t.TempDir()
 	inputs, changes, s := changesFiles(t, dir, 40)
 	const lag = 300 * time.Millisecond
-	svc := &changetest.Service{Stream: s, Lag: lag, Hold: 5 * time.Millisecond, WrongEvery: 101, Pace: 10 * time.Millisecond}
+	// The hold outlasts the time from a client's clock read to its request's arrival, even on a
+	// busy machine; the pace outlasts the hold, so that some answers come after it, stale.
+	svc := &changetest.Service{Stream: s, Lag: lag, Hold: 15 * time.Millisecond, WrongEvery: 101, Pace: 30 * time.Millisecond}
 	srv := httptest.NewServer(svc.Handler())
 	defer srv.Close()
 	out := filepath.Join(dir, "r.json")

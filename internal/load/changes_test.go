@@ -32,7 +32,7 @@ func (noWatchTarget) Stop(context.Context) error                      { return n
 func (l *lagged) Worker() kinds.Decider { return l }
 
 func (l *lagged) Decide(_ context.Context, i int) verify.Outcome {
-	allow, version := l.svc.Decide(i)
+	allow, version, _ := l.svc.Decide(i)
 	// The rest of the service's time, after it decided: answers come back 10 ms after they
 	// were decided, 3 % of the lag, and a worker's next question comes 10 ms after its last, so
 	// that some arrive past the hold and are answered stale.

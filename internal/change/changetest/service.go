@@ -25,8 +25,10 @@ type Service struct {
 	// WrongEvery, when positive, makes every WrongEvery-th answer name a version the world never
 	// has (beyond the stream's last), logged as wrong.
 	WrongEvery int
-	// Pace is how long the served answer takes after the decision: a service's time, so that
-	// clients asking back to back arrive spread out, some past the hold.
+	// Pace is how long the served answer takes after the decision, unless it was held: a
+	// service's time, so that clients asking back to back arrive spread out, some past the hold
+	// (Pace must exceed Hold for any to be), and a held answer comes back as its change becomes
+	// visible.
 	Pace time.Duration
 	// Stall is how long each write holds every decision back before it is acknowledged, as a
 	// store that takes its lock exclusively to commit does.
@@ -59,8 +61,9 @@ func (s *Service) Apply(k int) error {
 	return nil
 }
 
-// Decide answers input i: its decision and the version it was decided at.
-func (s *Service) Decide(i int) (allow bool, version int) {
+// Decide answers input i: its decision and the version it was decided at; held says the
+// answer waited for a change to become visible.
+func (s *Service) Decide(i int) (allow bool, version int, held bool) {
 	s.mu.Lock()
 	arrived := time.Now()
 	acked := len(s.acks)
@@ -71,6 +74,7 @@ func (s *Service) Decide(i int) (allow bool, version int) {
 	s.mu.Unlock()
 	if wait > 0 {
 		time.Sleep(wait)
+		held = true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,7 +86,7 @@ func (s *Service) Decide(i int) (allow bool, version int) {
 	s.log.Answers++
 	if s.WrongEvery > 0 && s.log.Answers%s.WrongEvery == 0 {
 		s.log.Wrong++
-		return s.Stream.Allowed(i, visible), s.Stream.Len() + 1 + s.log.Answers
+		return s.Stream.Allowed(i, visible), s.Stream.Len() + 1 + s.log.Answers, held
 	}
 	allow = s.Stream.Allowed(i, visible)
 	if visible < acked {
@@ -91,7 +95,7 @@ func (s *Service) Decide(i int) (allow bool, version int) {
 			s.log.StaleDiffering++
 		}
 	}
-	return allow, visible
+	return allow, visible, held
 }
 
 // Logged is what the service logged so far.
@@ -111,8 +115,10 @@ func (s *Service) Handler() http.Handler {
 			http.Error(w, "want {\"input\": N}", http.StatusBadRequest)
 			return
 		}
-		allow, version := s.Decide(q.Input)
-		time.Sleep(s.Pace)
+		allow, version, held := s.Decide(q.Input)
+		if !held {
+			time.Sleep(s.Pace)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"allow":%t,"version":%s}`, allow, strconv.Itoa(version))
 	})
