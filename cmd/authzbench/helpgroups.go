@@ -14,7 +14,8 @@ var helpGroups = map[string]func() []flagGroup{
 				"--load-points or --stages",
 				strip: []string{"open loop: ", "open loop, "},
 				flags: []string{"workers", "rate", "duration", "repeat"},
-				more:  []string{"rates", "load-points", "stages", "connections", "warmup", "requests", "order", "timeout", "coalesce"}},
+				more: []string{"rates", "load-points", "stages", "connections", "warmup", "requests", "order", "timeout", "coalesce",
+					"changes", "change-rate", "stale-allowed"}},
 			serversGroup(),
 			tlsGroup(),
 			httpTargetGroup(),
@@ -151,7 +152,7 @@ func tlsGroup() flagGroup {
 func httpTargetGroup() flagGroup {
 	return flagGroup{title: "The http target", intro: "--target http --url ENDPOINT: any JSON authorization endpoint",
 		strip: []string{"http target: "},
-		more:  []string{"body", "decision-path", "header", "method", "decision-status"}}
+		more:  []string{"body", "decision-path", "header", "method", "decision-status", "version-path"}}
 }
 
 // gateGroup are the flags of a regression gate (compare, ab, history gate).

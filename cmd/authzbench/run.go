@@ -87,6 +87,9 @@ type runFlags struct {
 	decisionLog, decisionField, expectChanges string
 	speed                                     float64
 	maxGap                                    time.Duration
+
+	// changes change the world during the run (changes.go).
+	changes changeFlags
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -274,6 +277,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.BoolVar(&f.checkOnly, "check-only", false, "check the flags, the files and the outputs, build the workloads, and run nothing")
 	fl.MarkHidden("check-only")
 	addScaleOutFlags(fl, &f.scaleOut)
+	addChangeFlags(fl, &f.changes)
 	f.options = addOptionFlags(fl)
 	markCounts(fl, "workers", "connections", "requests", "repeat")
 }
@@ -388,6 +392,9 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	resolved, err := bench.NewPlan(ctx, s, opts)
 	if err != nil {
 		return exitFor(ctx, err, nil, true)
+	}
+	if opts.Changes, err = readChanges(fl, f.changes, resolved, shard != nil); err != nil {
+		return usageError(err)
 	}
 	if err := checkBeforeLoad(ctx, resolved, opts, f); err != nil {
 		return usageError(err)

@@ -25,6 +25,8 @@ import (
 
 // Options configure a run beyond its scenario.
 type Options struct {
+	// Changes, when set, changes the world during the runs of one workload (changes.go).
+	Changes *Changes
 	// Common are the settings every target reads; the run sets each target's workers, timeout
 	// and temporary directory over them. A target's own settings are its scenario entry's.
 	Common kinds.Common
@@ -346,6 +348,10 @@ func (sl *slot) start(ctx context.Context) error {
 	}
 	sl.started = true
 	sl.recordSUT()
+	if err := sl.withChanges(); err != nil {
+		sl.run.Error = err.Error()
+		return err
+	}
 	if w, ok := sl.tg.(kinds.Warned); ok && sl.o.Warn != nil {
 		for _, msg := range w.Warnings() {
 			sl.o.Warn(fmt.Sprintf("target %s: %s", sl.run.Target, msg))
@@ -437,6 +443,13 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 			if r.Intervals, err = intervalsOf(sl.ref.Load, out.Intervals); err != nil {
 				return err
 			}
+		}
+		if out.Changes != nil {
+			changes, writes, err := changesOf(sl.ref.Load.Changes, out.Changes)
+			if err != nil {
+				return err
+			}
+			sl.run.Changes, sl.run.Operations = changes, []result.Operation{writes}
 		}
 		r.Turn, r.Started = seq, begun.UTC()
 		if !out.MeasuredFrom.IsZero() {

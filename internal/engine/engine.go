@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider), checked for where
+// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer), checked for where
 // it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
@@ -14,6 +14,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -140,6 +141,24 @@ type Dialect interface {
 type Queried interface {
 	// Query is the decision w asks the server for; empty when w names none.
 	Query(w *workload.Workload) string
+}
+
+// Writer is implemented by an engine whose targets take writes in a run whose world changes
+// (--changes builtin): it puts each change of a built-in family's stream, made by the family's
+// reference model as a patch of its data (workload.Change), into the engine's own write form,
+// which its targets' applier (kinds.Writable) sends: OPA's is the patch itself, for its Data
+// API; an engine of tuples writes and deletes the tuples the patch means.
+type Writer interface {
+	Write(w *workload.Workload, c workload.Change) (json.RawMessage, error)
+}
+
+// WriteFor is change c of w's stream in the form of the engine called name; an error when the
+// engine takes no built-in changes (see Writer).
+func WriteFor(name string, w *workload.Workload, c workload.Change) (json.RawMessage, error) {
+	if wr, ok := For(name).(Writer); ok {
+		return wr.Write(w, c)
+	}
+	return nil, fmt.Errorf("engine %s takes no built-in changes yet", name)
 }
 
 // Preparer is implemented by an engine that builds something from a workload before any clock

@@ -38,6 +38,9 @@ type HTTPConfig struct {
 	DecisionPath string `yaml:"decision_path"`
 	// ... or from the status alone: "200=allow,403=deny". Other statuses are http_<code>.
 	DecisionStatus string `yaml:"decision_status"`
+	// VersionPath, in a run with changes, is a JSON pointer to the version of the world the
+	// answer was decided at (http_write.go).
+	VersionPath string `yaml:"version_path"`
 	// TLSClient is what the client trusts and presents to an https endpoint.
 	TLSClient `yaml:",inline"`
 	// HTTP2Config speaks HTTP/2 to it instead of HTTP/1.1.
@@ -84,6 +87,7 @@ func (c *HTTPConfig) Check() error {
 			errs = append(errs, fmt.Errorf("decision_status %w", err))
 		}
 	}
+	errs = append(errs, checkVersionPath(*c))
 	errs = append(errs, TLSConfig{Client: &c.TLSClient, URL: c.URL}.Validate())
 	errs = append(errs, c.HTTP2Config.check()...)
 	return errors.Join(errs...)
@@ -112,6 +116,7 @@ type httpTarget struct {
 	endpoint httpload.Endpoint
 	requests [][]byte
 	pointer  []string
+	version  []string // the version path's tokens; nil without one
 	// Over HTTP/2 (http2): the connections the workers share and the requests.
 	h2         *h2Pool
 	h2Requests []h2Request
@@ -150,6 +155,12 @@ func (t *httpTarget) Start(ctx context.Context, w *workload.Workload) error {
 		for _, tok := range strings.Split(h.DecisionPath[1:], "/") {
 			t.pointer = append(t.pointer, strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
 		}
+	}
+	if err := checkVersionPath(h); err != nil {
+		return err
+	}
+	if h.VersionPath != "" {
+		t.version = jsonPointer(h.VersionPath)
 	}
 	e, path, err := httpload.ParseURL(h.URL)
 	if err != nil {
@@ -293,7 +304,7 @@ func fillBody(template string, input []byte) ([]byte, error) {
 
 func (t *httpTarget) Worker() Decider {
 	w := &genericWorker{conn: httpload.NewConn(t.endpoint), requests: t.requests, pointer: t.pointer,
-		path: t.cfg.DecisionPath, byStatus: t.byStatus}
+		path: t.cfg.DecisionPath, byStatus: t.byStatus, version: t.version, versionPath: t.cfg.VersionPath}
 	if t.h2 != nil {
 		client, spoke1 := t.h2.take()
 		return &h2Worker{client: client, spoke1: spoke1, timeout: t.common.timeout(), requests: t.h2Requests, judge: w.judge}
@@ -308,6 +319,9 @@ type genericWorker struct {
 	path     string // the pointer as given, for messages
 	byStatus map[int]bool
 	parser   fastjson.Parser
+	// version is the version path's tokens, versionPath as given; nil without one.
+	version     []string
+	versionPath string
 }
 
 func (w *genericWorker) Decide(ctx context.Context, i int) verify.Outcome {
@@ -350,6 +364,9 @@ func (w *genericWorker) judge(status int, body []byte) verify.Outcome {
 			return statusOutcome(status, body)
 		}
 		return malformed("no value at "+w.path+" in the body", body)
+	}
+	if w.version != nil {
+		return versioned(pointerDecision(dv), v, w.version, w.versionPath, body)
 	}
 	return pointerDecision(dv)
 }

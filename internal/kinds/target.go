@@ -14,7 +14,9 @@ package kinds
 
 import (
 	"context"
+	"errors"
 
+	"github.com/authzbench/authzbench/internal/change"
 	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -64,6 +66,47 @@ type Closer interface {
 // The count only grows; a run records its growth over the measured phase.
 type Reconnector interface {
 	Reconnects() int64
+}
+
+// Writable is a started target that takes the writes of a run whose world changes (--changes):
+// the writer applies each change through the Applier it returns, one at a time, in order. A
+// wrapper around a target forwards it (WriterOf).
+type Writable interface {
+	Writer() (change.Applier, error)
+}
+
+// ErrNoWrites is WriterOf's error for a target that takes no writes.
+var ErrNoWrites = errors.New("takes no writes")
+
+// WriterOf is the applier of t's writes; ErrNoWrites when t takes none.
+func WriterOf(t Target) (change.Applier, error) {
+	if w, ok := t.(Writable); ok {
+		return w.Writer()
+	}
+	return nil, ErrNoWrites
+}
+
+// RequestWriter is a target whose writes are the changes' own requests (the http target's): a
+// changes file's "request" lines are its form, where other targets take their engine's.
+type RequestWriter interface {
+	WritesRequests()
+}
+
+// TakesWrites reports whether targets of the kind called name, with settings c, take writes,
+// and whether they send the changes' own requests (RequestWriter): asked before anything
+// starts, so that a run with changes is refused at once where they cannot be applied.
+func TakesWrites(name string, c Config) (writes, requests bool) {
+	k, err := LookupAny(name)
+	if err != nil {
+		return false, false
+	}
+	if c == nil {
+		c = k.NewConfig()
+	}
+	t := k.New(Common{}, c)
+	_, writes = t.(Writable)
+	_, requests = t.(RequestWriter)
+	return writes, requests
 }
 
 // CloseDecider releases what d holds, if it is a Closer.

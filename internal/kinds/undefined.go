@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 
+	"github.com/authzbench/authzbench/internal/change"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -24,6 +25,9 @@ type undefinedAs struct {
 }
 
 func (u undefinedAs) Worker() Decider { return undefinedDecider{u.Target.Worker(), u.allow} }
+
+// Writer forwards the wrapped target's writes (Writable).
+func (u undefinedAs) Writer() (change.Applier, error) { return WriterOf(u.Target) }
 
 type undefinedDecider struct {
 	Decider

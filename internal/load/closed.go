@@ -40,6 +40,11 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 	if c.Warmup == 0 {
 		phase.Store(phaseMeasure) // no warm-up: not a single request may go unrecorded
 	}
+	limit := c.Duration
+	if c.Requests > 0 {
+		limit = c.MaxTime
+	}
+	wd := c.newWorld(c.Warmup + limit + max(c.Timeout, 5*time.Second) + time.Second)
 	measureStart := time.Now()
 	usageStart := metrics.SelfUsage()
 	recorders := make([]*metrics.Recorder, workersHere)
@@ -49,7 +54,8 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
 		recorders[id].ShareTimedSample(workersHere)
 		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, attempts: attempts[id], timeout: c.Timeout,
-			first: (firstWorker + id) % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase}
+			first: (firstWorker + id) % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase,
+			judging: wd.worker()}
 		workers.start(w.decider, func() { w.run(ctx) })
 	}
 	allDone := workers.done()
@@ -81,7 +87,8 @@ warm:
 			phase.Store(phaseStop)
 			<-allDone
 			// Nothing was recorded yet: say so, or a table of zeros reads as a run without errors.
-			return Outcome{Recorder: merge(recorders), Stopped: fmt.Errorf("in the warm-up, before anything was measured: %w", context.Cause(ctx))}
+			return Outcome{Recorder: merge(recorders), Stopped: fmt.Errorf("in the warm-up, before anything was measured: %w", context.Cause(ctx)),
+				Changes: wd.outcome()}
 		case <-tick.C:
 			live(true, warmStart)
 		}
@@ -92,10 +99,7 @@ warm:
 		measureStart = time.Now()
 		phase.Store(phaseMeasure)
 	}
-	limit := c.Duration
-	if c.Requests > 0 {
-		limit = c.MaxTime
-	}
+	wd.write(ctx, cancel, measureStart.Sub(wd.base()), measureStart.Sub(wd.base())+limit)
 	deadline := time.After(limit)
 	var stopped error
 measure:
@@ -126,8 +130,12 @@ measure:
 	elapsed := time.Since(measureStart)
 	usageEnd := metrics.SelfUsage()
 	live(false, measureStart)
+	changes := wd.outcome()
+	if stopped == nil && changes != nil && changes.WriteErr != nil {
+		stopped = changes.WriteErr
+	}
 	return Outcome{Recorder: merge(recorders), Elapsed: elapsed, Stopped: stopped,
-		UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: measureStart}
+		UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: measureStart, Changes: changes}
 }
 
 // budgetSpent reports whether the workers, done, recorded every request of their quotas (a
@@ -222,6 +230,8 @@ type worker struct {
 	// decision slower than it is charged as.
 	attempts *Attempts
 	timeout  time.Duration
+	// judging judges each measured answer in a run with changes; nil in a frozen world.
+	judging *judging
 }
 
 // run sends requests back to back. Worker k takes inputs k, k+W, k+2W ... so that together the
@@ -235,6 +245,7 @@ func (w *worker) run(ctx context.Context) {
 	// instead of three: 50 ns against 71 in a bare loop here, a visible share of a
 	// sub-microsecond decision (docs/benchmarks.md).
 	base := time.Now()
+	w.judging.from(base)
 	measuring := false
 	var reconnectsBefore int64
 	defer func() {
@@ -264,7 +275,11 @@ func (w *worker) run(ctx context.Context) {
 			continue // never sent: not a request; the same input goes next time
 		}
 		if p == phaseMeasure {
-			recordResponse(w.rec, i, w.expects[i], out, latency, 0)
+			expect := w.expects[i]
+			if w.judging != nil {
+				expect = w.judging.expect(i, expect, out, start, start+latency, latency)
+			}
+			recordResponse(w.rec, i, expect, out, latency, 0)
 			sent++
 		}
 		i = (i + w.step) % n

@@ -48,6 +48,7 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	warmEnd := start.Add(c.Warmup)
 	end := warmEnd.Add(c.Duration)
 	giveUp := end.Add(max(0, c.Timeout))
+	wd := c.newWorld(giveUp.Sub(time.Now()) + max(c.Timeout, 5*time.Second) + time.Second)
 
 	// Every connection's decider, made before the engine is chosen: the event loop serves them
 	// when every one is plain keep-alive HTTP/1.1 (kinds.PlainHTTP), the goroutines otherwise
@@ -56,7 +57,11 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	for id := range deciders {
 		deciders[id] = t.Worker()
 	}
-	xs := plainExchanges(deciders)
+	// A run with changes judges each answer by its send and receipt: the goroutine engine's.
+	var xs []kinds.HTTPExchange
+	if wd == nil {
+		xs = plainExchanges(deciders)
+	}
 	// Connections can number in the thousands, so they share a few recorders (a short lock at
 	// the end of each request) rather than each holding its own histograms; an event loop has
 	// one of its own.
@@ -69,6 +74,8 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 		shards[i] = &shard{rec: metrics.NewOpenRecorderUpTo(c.Ceiling)}
 		shards[i].rec.ShareTimedSample(len(shards))
 		shards[i].intervals = newIntervals(c.Warmup, c.Duration, c.Intervals, shards[i].rec.Ceiling())
+		shards[i].judging = wd.worker()
+		shards[i].judging.from(start)
 	}
 	// How every connection's attempts end, so a target that stopped answering, or a timeout too
 	// short to send anything, ends the run as a dead server would (failing.go).
@@ -96,6 +103,7 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
 	}
 	WatchFailing(ctx, cancel, attempts, c.Timeout)
+	wd.write(ctx, cancel, warmEnd.Sub(wd.base()), end.Sub(wd.base()))
 
 	var usageStart metrics.Usage
 	measuring := false
@@ -192,7 +200,9 @@ wait:
 		}
 	}
 	unsent := int64(rec.Counts[verify.Unsent])
+	changes := wd.outcome()
 	return Outcome{
+		Changes:  changes,
 		Recorder: rec, Elapsed: elapsed, Stopped: stopped, UsageStart: usageStart, UsageEnd: usageEnd, MeasuredFrom: warmEnd,
 		Schedule: &Schedule{Intended: pastDue - firstMeasured, Sent: int64(rec.Requests()) - unsent, Unsent: unsent,
 			Late: int64(rec.Late), GeneratorLate: int64(rec.GeneratorLate), Sender: sender, Together: together},
@@ -262,6 +272,7 @@ type shard struct {
 	mu        sync.Mutex
 	rec       *metrics.Recorder
 	intervals *intervals // nil unless the run is accounted interval by interval
+	judging   *judging   // nil in a frozen world
 }
 
 // dueSend is one send the pacer hands to a connection.
@@ -335,7 +346,11 @@ func (w *openWorker) run(ctx context.Context) {
 			generatorLateness = sent - d.ready
 		}
 		w.shard.mu.Lock()
-		class := recordResponse(w.shard.rec, i, w.expects[i], out, done-intended, sent-intended)
+		expect := w.expects[i]
+		if w.shard.judging != nil {
+			expect = w.shard.judging.expect(i, expect, out, sent, done, done-intended)
+		}
+		class := recordResponse(w.shard.rec, i, expect, out, done-intended, sent-intended)
 		w.shard.rec.RecordSend(class == verify.OK, sent-intended, generatorLateness, done-sent, LateAfter)
 		w.shard.intervals.sent(intended, class == verify.OK, done-intended, sent-intended, generatorLateness)
 		w.shard.mu.Unlock()

@@ -69,6 +69,9 @@ type Spec struct {
 	// lateness, and in its latency, as any lateness is). 0: every send at its own time. The
 	// goroutine engine sends each at its time whatever this says.
 	Coalesce time.Duration
+	// Changes, when set, changes the world during the measured phase and judges every answer
+	// against the versions it may reflect (changes.go); nil for a frozen world.
+	Changes *Changes
 }
 
 // MaxCoalesce bounds Spec.Coalesce: more would add more lateness than the generator is allowed
@@ -223,6 +226,9 @@ type Outcome struct {
 	Schedule *Schedule
 	// Intervals is the measured window interval by interval, when Spec.Intervals asked for it.
 	Intervals []Interval
+	// Changes is what became of the run's changes and how its answers were judged; nil for a
+	// run without changes.
+	Changes *ChangesOutcome
 }
 
 // Schedule says how an open-loop generator kept to its intended send times. Every send due

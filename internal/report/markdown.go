@@ -49,5 +49,8 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	if err := writeRamps(w, v, true); err != nil {
 		return err
 	}
+	if err := writeChanges(w, doc, true); err != nil {
+		return err
+	}
 	return writeCapacity(w, doc.Capacity, true)
 }

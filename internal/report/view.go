@@ -256,7 +256,12 @@ func runNotes(r *result.Run) []string {
 	if s.Errors > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %d responses were not served decisions: %s", s.Errors, s.Requests, ClassList(s.ErrorClasses)))
 		notes = append(notes, firstMessages(s.ErrorClasses, s.ErrorMessages)...)
-		if len(s.Mismatches) > 0 {
+		if len(s.Mismatches) > 0 && r.Changes != nil {
+			// Judged against every version, not the input's own expectation.
+			m := s.Mismatches[0]
+			notes = append(notes, fmt.Sprintf("first wrong decision: %s: the engine decided %s, which no version of the world it may have seen gave (or not the version it named): see the Changes table",
+				m.Where(), m.Got))
+		} else if len(s.Mismatches) > 0 {
 			m := s.Mismatches[0]
 			notes = append(notes, fmt.Sprintf("first wrong decision: %s expects %s, the engine decided %s (the result's summary.mismatches names the first %d)",
 				m.Where(), m.Expected, m.Got, len(s.Mismatches)))

@@ -100,6 +100,11 @@ type Run struct {
 	// Scale is the point of a scaling series the run is (its workload was generated for a size,
 	// rules-path-1000); nil for any other run.
 	Scale *Scale `json:"scale,omitempty"`
+	// Operations are the requests sent beside the decisions (a run with changes: its writes),
+	// each with its own counts and histogram; none in a decision run.
+	Operations []Operation `json:"operations,omitempty"`
+	// Changes says how the world changed during the run and how its answers were judged.
+	Changes *Changes `json:"changes,omitempty"`
 }
 
 // Scale places a run in a scaling series: Series names the family and the engine's style

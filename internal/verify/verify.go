@@ -52,9 +52,13 @@ const (
 
 // Outcome is what a target reports for one request.
 type Outcome struct {
-	Kind   Kind
-	Allow  bool
-	Status int
+	Kind  Kind
+	Allow bool
+	// Versioned: the answer named the version of the world it was decided at (Version), in a
+	// run whose world changes; judged by that version exactly.
+	Versioned bool
+	Status    int
+	Version   int64
 	// The server's own timers, when it reported them (OPA's ?metrics=true): the policy
 	// evaluation and the whole request handler, in nanoseconds; 0 when not reported.
 	ServerEvalNS, ServerHandlerNS int64

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/engine"
+	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// changeFlags change the world during a run: a writer applies the changes beside the load and
+// every answer is judged against the versions it may reflect.
+type changeFlags struct {
+	file         string
+	rate         string
+	staleAllowed time.Duration
+}
+
+func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
+	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
+		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number); `+
+		"every answer is judged fresh, stale or wrong against the versions it may reflect")
+	fl.StringVar(&f.rate, "change-rate", "1/s", "with --changes: changes a second (10/s), one at a time")
+	fl.DurationVar(&f.staleAllowed, "stale-allowed", 0, "with --changes: how old a stale answer may be within the consistency the target promises (5.5s); older ones are counted as stale beyond the promise (0: none may be stale)")
+}
+
+// parseChangeRate reads "10/s" or "10".
+func parseChangeRate(s string) (float64, error) {
+	n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "/s"), 64)
+	if err == nil {
+		err = change.CheckRate(n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("--change-rate %q: want changes a second, such as 10/s", s)
+	}
+	return n, nil
+}
+
+// readChanges reads --changes against the workload it changes, before any load: a bad line,
+// an input that is not there, a target that takes no writes, or a run that cannot carry a
+// stream (repetitions, shards) is refused here, naming the file and line or the flag.
+func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded bool) (*bench.Changes, error) {
+	if f.file == "" {
+		for _, name := range []string{"change-rate", "stale-allowed"} {
+			if fl.Changed(name) {
+				return nil, fmt.Errorf("--%s applies to a run with --changes", name)
+			}
+		}
+		return nil, nil
+	}
+	rate, err := parseChangeRate(f.rate)
+	if err != nil {
+		return nil, err
+	}
+	if f.staleAllowed < 0 {
+		return nil, fmt.Errorf("--stale-allowed %s: want 0 or more", f.staleAllowed)
+	}
+	var changed []*workload.Workload
+	for _, w := range plan.Workloads {
+		if w.Name != "nop" {
+			changed = append(changed, w)
+		}
+	}
+	if len(changed) != 1 {
+		return nil, fmt.Errorf("--changes: its expectations name the inputs of one workload, and the run has %d: give one", len(changed))
+	}
+	if plan.Scenario.Repeat > 1 {
+		return nil, fmt.Errorf("--changes with --repeat %d: a stream changes the world once; run one repetition", plan.Scenario.Repeat)
+	}
+	if sharded {
+		return nil, fmt.Errorf("--changes with --shard: one writer applies the stream; run it on one machine")
+	}
+	for _, t := range plan.Scenario.Targets {
+		writes, requests := kinds.TakesWrites(t.Name, t.Settings())
+		switch {
+		case !writes:
+			return nil, fmt.Errorf("--changes: target %s takes no writes yet (the http target does, and opa/server with --changes builtin)", t.Name)
+		case !requests && f.file != builtinChanges:
+			return nil, fmt.Errorf("--changes %s: target %s takes its engine's writes, not requests: give --changes builtin (a file of its own write form is to come)", f.file, t.Name)
+		}
+	}
+	w := changed[0]
+	expects := make([]workload.Expect, len(w.Inputs))
+	for i, in := range w.Inputs {
+		expects[i] = in.Expect
+	}
+	out := &bench.Changes{Source: f.file, Workload: w.Name, Rate: rate, Allowed: f.staleAllowed}
+	if f.file == builtinChanges {
+		var longest time.Duration
+		for _, t := range plan.Scenario.Targets {
+			longest = max(longest, t.Load.Duration+t.Load.Warmup)
+		}
+		n := min(100000, int(rate*longest.Seconds())+1)
+		made, err := workload.BuiltinChanges(w, n)
+		if err != nil {
+			return nil, fmt.Errorf("--changes builtin: %w", err)
+		}
+		out.Source = w.Name + " (built-in)"
+		out.ByEngine = map[string]*change.Stream{}
+		for _, t := range plan.Scenario.Targets {
+			name := t.Kind().Engine
+			if out.ByEngine[name] != nil {
+				continue
+			}
+			cs := make([]change.Change, len(made))
+			for k, c := range made {
+				form, err := engine.WriteFor(name, w, c)
+				if err != nil {
+					return nil, fmt.Errorf("--changes builtin: target %s: %w", t.Name, err)
+				}
+				cs[k] = change.Change{Source: c.What, Sets: c.Sets, Form: form}
+			}
+			if out.ByEngine[name], err = change.NewStream(expects, cs); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	cs, err := change.ReadFile(f.file, len(w.Inputs))
+	if err != nil {
+		return nil, err
+	}
+	if out.Stream, err = change.NewStream(expects, cs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// builtinChanges is --changes's word for the workload's own stream, from its family's
+// reference model.
+const builtinChanges = "builtin"

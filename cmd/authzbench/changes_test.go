@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/change/changetest"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// changesFiles writes 4 inputs (0 and 2 allowed, 1 and 3 denied) and n changes, change k
+// flipping input k%4 and telling the service which version it makes; it returns the stream the
+// service answers by.
+func changesFiles(t *testing.T, dir string, n int) (inputs, changes string, s *change.Stream) {
+	t.Helper()
+	var in, ch strings.Builder
+	exp := make([]workload.Expect, 4)
+	now := make([]bool, 4)
+	for i := range 4 {
+		now[i] = i%2 == 0
+		exp[i] = workload.ExpectDeny
+		if now[i] {
+			exp[i] = workload.ExpectAllow
+		}
+		fmt.Fprintf(&in, `{"input": {"input": %d}, "expect": %t}`+"\n", i, now[i])
+	}
+	var cs []change.Change
+	for k := 1; k <= n; k++ {
+		i := k % 4
+		now[i] = !now[i]
+		fmt.Fprintf(&ch, `{"request": {"method": "POST", "path": "/write", "body": {"version": %d}}, "expect": {"%d": %t}}`+"\n", k, i+1, now[i])
+		cs = append(cs, change.Change{Sets: map[int]bool{i: now[i]}})
+	}
+	inputs, changes = filepath.Join(dir, "inputs.jsonl"), filepath.Join(dir, "changes.jsonl")
+	if err := os.WriteFile(inputs, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(changes, []byte(ch.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := change.NewStream(exp, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inputs, changes, s
+}
+
+// The http target against the project's own service whose writes become visible a known lag
+// after they are acknowledged, its answers naming their version: the run reads the lag as the
+// time to visible (within 10 %), counts the stale answers the service logged, and counts the
+// answers of versions the service never had as wrong decisions, exactly, failing the run.
+func TestChangesOverHTTPAgainstGroundTruth(t *testing.T) {
+	dir := t.TempDir()
+	inputs, changes, s := changesFiles(t, dir, 40)
+	const lag = 300 * time.Millisecond
+	// The hold outlasts the time from a client's clock read to its request's arrival, even on a
+	// busy machine; the pace outlasts the hold, so that some answers come after it, stale.
+	svc := &changetest.Service{Stream: s, Lag: lag, Hold: 15 * time.Millisecond, WrongEvery: 101, Pace: 30 * time.Millisecond}
+	srv := httptest.NewServer(svc.Handler())
+	defer srv.Close()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "http", "--url", srv.URL+"/check", "--decision-path", "/allow", "--version-path", "/version",
+		"--body", `{"input": {{input.input}}}`, "--inputs", inputs, "--changes", changes, "--change-rate", "2/s", "--stale-allowed", "1s",
+		"--workers", "8", "--duration", "4s", "--warmup", "0s", "--no-progress", "-o", out)
+	logged := svc.Logged()
+	if code != 1 || !strings.Contains(stderr, "not served decisions") {
+		t.Fatalf("exit %d, want 1 for the wrong answers\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	doc := readResult(t, out)
+	r := doc.Runs[0]
+	c := r.Changes
+	if c == nil || len(r.Operations) != 1 || r.Operations[0].Name != "write" {
+		t.Fatalf("changes %+v, operations %+v", c, r.Operations)
+	}
+	if c.Answers["stale"]+c.Answers["stale_beyond_promise"] != uint64(logged.Stale) || logged.Stale == 0 {
+		t.Errorf("stale %d + %d, the service logged %d", c.Answers["stale"], c.Answers["stale_beyond_promise"], logged.Stale)
+	}
+	if c.Answers["wrong"] != uint64(logged.Wrong) || r.Summary.WrongDecision != uint64(logged.Wrong) || logged.Wrong == 0 {
+		t.Errorf("wrong %d (wrong decisions %d), the service logged %d", c.Answers["wrong"], r.Summary.WrongDecision, logged.Wrong)
+	}
+	total := c.Answers["fresh"] + c.Answers["stale"] + c.Answers["stale_beyond_promise"] + c.Answers["wrong"]
+	// The service also answered the target's probe, before the run.
+	if total != uint64(logged.Answers-1) || !c.VersionNamed {
+		t.Errorf("%d answers judged (named %v), the service gave %d and the probe", total, c.VersionNamed, logged.Answers-1)
+	}
+	if c.Visible < 5 || c.TimeToVisibleUS == nil {
+		t.Fatalf("%d changes seen of %d applied", c.Visible, c.Applied)
+	}
+	if p50 := time.Duration(c.TimeToVisibleUS.P50 * 1e3); p50 < lag*9/10 || p50 > lag*11/10 {
+		t.Errorf("time to visible p50 %s, want %s within 10%%", p50, lag)
+	}
+	if w := r.Operations[0]; w.OK != uint64(c.Applied) || w.Errors != 0 {
+		t.Errorf("writes %+v, %d applied", w, c.Applied)
+	}
+	for _, want := range []string{"write", "time to visible", "fresh", "closed loop"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the table does not say %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// A run with changes that cannot be carried out is refused before any load, exit 2, naming the
+// file and line or the flag.
+func TestChangesRefusedBeforeLoad(t *testing.T) {
+	dir := t.TempDir()
+	inputs, changes, _ := changesFiles(t, dir, 3)
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"request": {"path": "/w"}, "expect": {}}`+"\n"+`{"request": {"path": "/w"}, "expect": {"9": "deny"}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing listens here: a run that got as far as its load would fail otherwise.
+	httpArgs := []string{"run", "--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-path", "/allow", "--inputs", inputs, "--no-progress", "-o", filepath.Join(dir, "r.json")}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a bad line", append(httpArgs, "--changes", bad), "bad.jsonl:2: \"expect\": \"9\": want an input number from 1 to 4"},
+		{"a missing file", append(httpArgs, "--changes", filepath.Join(dir, "none.jsonl")), "none.jsonl"},
+		{"a bad rate", append(httpArgs, "--changes", changes, "--change-rate", "fast"), `--change-rate "fast"`},
+		{"a rate without changes", append(httpArgs, "--change-rate", "5/s"), "--change-rate applies to a run with --changes"},
+		{"repetitions", append(httpArgs, "--changes", changes, "--repeat", "2"), "--changes with --repeat 2"},
+		{"a target without writes", []string{"run", "--target", "opa/inproc", "--workload", "rbac", "--changes", changes, "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"target opa/inproc takes no writes"},
+		{"a version path beside a status decision", []string{"run", "--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-status", "200=allow,403=deny",
+			"--version-path", "/v", "--inputs", inputs, "--changes", changes, "--no-progress", "-o", filepath.Join(dir, "r.json")}, "--version-path reads the version"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(t, c.args...)
+			if code != 2 || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %s; want 2 and %q", code, stderr, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "r.json")); err == nil {
+				t.Errorf("a result was written")
+			}
+		})
+	}
+}
+
+// OPA's server with rbac's own stream (grants and revokes of roles, from its reference model)
+// applied by Data API PATCH: OPA commits a patch before it answers it, so a check sent after
+// the acknowledgement is never stale, and none is wrong.
+func TestChangesOPAServerNeverStaleAfterAck(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	doc, stdout := runOK(t, out, "run", "--target", "opa/server", "--workload", "rbac", "--changes", "builtin", "--change-rate", "20/s",
+		"--workers", "4", "--duration", "2s", "--warmup", "0s", "--no-progress")
+	r := doc.Runs[0]
+	c := r.Changes
+	if c == nil || c.Applied < 10 {
+		t.Fatalf("changes %+v: want at least 10 applied in 2s at 20/s", c)
+	}
+	if c.Answers["stale"] != 0 || c.Answers["stale_beyond_promise"] != 0 || c.Answers["wrong"] != 0 {
+		t.Errorf("answers %v: a check sent after OPA acknowledged a patch must see it", c.Answers)
+	}
+	if c.Answers["fresh"] != r.Summary.OK || r.Summary.OK == 0 {
+		t.Errorf("%d fresh of %d ok decisions", c.Answers["fresh"], r.Summary.OK)
+	}
+	if c.Visible == 0 || c.NewEnemyWindowUS == nil || c.NewEnemyWindowUS.Max != 0 {
+		t.Errorf("visible %d, new-enemy window %+v: want changes seen and none missed after its acknowledgement", c.Visible, c.NewEnemyWindowUS)
+	}
+	if w := r.Operations[0]; w.OK != uint64(c.Applied) || w.Errors != 0 {
+		t.Errorf("writes %+v", w)
+	}
+	if !strings.Contains(stdout, "rbac (built-in)") {
+		t.Errorf("the table does not name the stream:\n%s", stdout)
+	}
+}
+
+// A change the service refuses stops the stream and the run: exit 1, the result kept and
+// marked partial, the refused write counted as an error of its class, never as applied.
+func TestChangesRefusedWriteStopsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	inputs, _, s := changesFiles(t, dir, 3)
+	// The third change names version 5: the service refuses it, out of order (409).
+	changes := filepath.Join(dir, "gap.jsonl")
+	lines := `{"request": {"path": "/write", "body": {"version": 1}}, "expect": {"2": true}}
+{"request": {"path": "/write", "body": {"version": 2}}, "expect": {"3": true}}
+{"request": {"path": "/write", "body": {"version": 5}}, "expect": {"4": true}}
+{"request": {"path": "/write", "body": {"version": 4}}, "expect": {"1": false}}
+`
+	if err := os.WriteFile(changes, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svc := &changetest.Service{Stream: s, Lag: 0}
+	srv := httptest.NewServer(svc.Handler())
+	defer srv.Close()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, "run", "--target", "http", "--url", srv.URL+"/check", "--decision-path", "/allow",
+		"--body", `{"input": {{input.input}}}`, "--inputs", inputs, "--changes", changes, "--change-rate", "20/s",
+		"--workers", "2", "--duration", "3s", "--warmup", "0s", "--no-progress", "-o", out)
+	if code != 1 || !strings.Contains(stderr, "change 3 (") || !strings.Contains(stderr, "gap.jsonl:3) not applied (http_409)") {
+		t.Fatalf("exit %d, want 1 naming the refused change\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	r := readResult(t, out).Runs[0]
+	if !r.Partial || r.Changes == nil || r.Changes.Applied != 2 || r.Changes.WriteError == "" {
+		t.Fatalf("partial %v, changes %+v", r.Partial, r.Changes)
+	}
+	if w := r.Operations[0]; w.OK != 2 || w.Errors != 1 || w.ErrorClasses["http_409"] != 1 || !strings.Contains(w.ErrorMessages["http_409"], "out of order") {
+		t.Errorf("writes %+v", w)
+	}
+	if r.Load.DurationS > 0 && r.Repetitions[0].ElapsedS > 2.5 {
+		t.Errorf("the run went on %gs after the refused write", r.Repetitions[0].ElapsedS)
+	}
+}
