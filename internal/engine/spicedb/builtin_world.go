@@ -45,9 +45,12 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 		return nil, stats, err
 	}
 	rw := w.Relationships
-	if len(rw.Checks) != len(w.Inputs) {
+	// Inputs cut to their first n (a test's, a verify of the first inputs) keep the world's
+	// checks: the first n are theirs.
+	if len(rw.Checks) < len(w.Inputs) {
 		return nil, stats, fmt.Errorf("workload %s: %d relationship checks for %d inputs", w.Name, len(rw.Checks), len(w.Inputs))
 	}
+	checks := rw.Checks[:len(w.Inputs)]
 	stored := make([]located, len(rw.Relationships))
 	for i, r := range rw.Relationships {
 		stored[i] = located{r, fmt.Sprintf("workload %s relationship %d", w.Name, i+1)}
@@ -67,7 +70,7 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 		add(t)
 	}
 	carried := map[workload.Relationship]bool{}
-	for i, c := range rw.Checks {
+	for i, c := range checks {
 		if len(c.Carried) > 0 {
 			stats.requests++
 		}
@@ -78,8 +81,8 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 	}
 	stats.carried = len(carried)
 
-	own := ownWorlds(w.Name, stored, world, rw.Checks)
-	for i := range rw.Checks {
+	own := ownWorlds(w.Name, stored, world, checks)
+	for i := range checks {
 		if o, ok := own[i]; ok {
 			stats.ownInputs++
 			stats.ownRels += len(o.tuples)
@@ -94,8 +97,8 @@ func builtinWorld(w *workload.Workload, fam builtinFamily) (*Fixture, worldStats
 			return nil, stats, err
 		}
 	}
-	f.Assertions = make([]Assertion, len(rw.Checks))
-	for i, c := range rw.Checks {
+	f.Assertions = make([]Assertion, len(checks))
+	for i, c := range checks {
 		if o, ok := own[i]; ok {
 			c = o.ask(i, c)
 		}
