@@ -1,9 +1,17 @@
 package opa
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/result"
@@ -215,4 +223,113 @@ func checkDroppedByBuffer(t *testing.T, a *result.DecisionLogAccount) {
 	if a.Received < 10 || a.DroppedBuffer < a.Logged/2 || a.Received+a.DroppedBuffer != a.Logged || a.DroppedBuffer != a.OPACounters[counterBuffer] {
 		t.Errorf("want 10 (or a few more) received and the rest dropped by buffer as OPA counted, got %s; OPA's counters %v", a, a.OPACounters)
 	}
+}
+
+// An upload of OPA's final flush that the failing service reads only after OPA reported the
+// flush over (a loaded machine runs its handler late) is refused as the behaviour says, not
+// taken as the drain: OPA, never answered, puts its chunk back and sends it again in the drain,
+// which would otherwise count every decision of the chunk twice.
+func TestLogServiceLateUploadOfFinalFlush(t *testing.T) {
+	s, err := startLogService("127.0.0.1:0", ServiceFailing, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	body := gzipEvents(t, "d1", "d2", "d3")
+
+	// The final flush's upload: headers and half its body before the report, the rest after.
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /logs HTTP/1.1\r\nHost: %s\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n", s.addr, len(body))
+	conn.Write(body[:len(body)/2])
+	waitFor(t, "the upload's handler", func() bool { return activeUploads(s) })
+	report(t, s.controlURL+"/flushed", countReport{Logged: 3, BufferType: bufferTypeSize, Buffer: int64(len(body))})
+	conn.Write(body[len(body)/2:])
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("the final flush's late upload was answered %d, want the failing service's 500", resp.StatusCode)
+	}
+
+	// The drain sends the chunk again, on a connection of its own.
+	dr, err := http.DefaultClient.Do(gzipRequest(t, s.URL()+"/logs", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr.Body.Close()
+	report(t, s.controlURL+"/drained", countReport{Logged: 3, BufferType: bufferTypeSize})
+	if !s.wait(5 * time.Second) {
+		t.Fatal("no final report")
+	}
+	s.settle()
+	a := s.account()
+	if a.StillBuffered != 3 || a.Duplicated != 0 || a.Received != 0 || a.Uploads.Refused != 1 || a.Uploads.Drained != 1 {
+		t.Errorf("want 3 still buffered, none twice, the late upload refused; got %s, uploads %+v", a, a.Uploads)
+	}
+}
+
+func gzipEvents(t *testing.T, ids ...string) []byte {
+	t.Helper()
+	var events []map[string]string
+	for _, id := range ids {
+		events = append(events, map[string]string{"decision_id": id})
+	}
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	if err := json.NewEncoder(z).Encode(events); err != nil {
+		t.Fatal(err)
+	}
+	z.Close()
+	return b.Bytes()
+}
+
+func gzipRequest(t *testing.T, url string, body []byte) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Encoding", "gzip")
+	return req
+}
+
+func report(t *testing.T, url string, rep countReport) {
+	t.Helper()
+	b, _ := json.Marshal(rep)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %s", url, resp.Status)
+	}
+}
+
+// activeUploads says whether an upload's handler is running.
+func activeUploads(s *logService) bool {
+	done := make(chan struct{})
+	go func() { s.active.Wait(); close(done) }()
+	select {
+	case <-done:
+		return false
+	case <-time.After(10 * time.Millisecond):
+		return true
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatalf("%s did not come within 5s", what)
 }

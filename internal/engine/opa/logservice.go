@@ -121,7 +121,12 @@ func listenLoopback(addr string) (net.Listener, error) {
 
 func (s *logService) serveUploads(ln net.Listener) {
 	s.dataLn = ln
-	s.data = &http.Server{Handler: http.HandlerFunc(s.upload), ReadHeaderTimeout: 10 * time.Second}
+	s.data = &http.Server{Handler: http.HandlerFunc(s.upload), ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return context.WithValue(ctx, drainConn{}, s.draining)
+		}}
 	go s.data.Serve(ln) //nolint:errcheck // ends with close
 }
 
@@ -133,18 +138,23 @@ func (s *logService) URL() string {
 	return "http://" + s.addr
 }
 
+// drainConn keys whether a connection to the service was opened in the drain.
+type drainConn struct{}
+
 // upload takes one of OPA's uploads as the behaviour says; during the drain it takes every one.
+// An upload belongs to the drain by its connection, opened after OPA reported its final flush
+// over, not by the moment its handler runs: an upload of the final flush that OPA abandoned at
+// its deadline may be read only after that report, and accepting it then would count chunks
+// that OPA, never answered, puts back and sends again in the drain (twice drained).
 func (s *logService) upload(w http.ResponseWriter, r *http.Request) {
 	s.active.Add(1)
 	defer s.active.Done()
+	draining, _ := r.Context().Value(drainConn{}).(bool)
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		s.count(func(u *result.DecisionLogUploads) { u.Abandoned++ })
 		return
 	}
-	s.mu.Lock()
-	draining := s.draining
-	s.mu.Unlock()
 	if !draining {
 		switch s.behaviour {
 		case ServiceFailing:
@@ -176,7 +186,7 @@ func (s *logService) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	into := s.received
-	if s.draining {
+	if draining {
 		into = s.drained
 		s.uploads.Drained++
 	} else {
@@ -222,9 +232,9 @@ func decisionIDs(encoding string, body []byte) ([]string, error) {
 	return ids, nil
 }
 
-// onFlushed is OPA's report after its own final flush: from now on every upload is the drain
-// of what OPA still holds, accepted whatever the behaviour (a service that was down listens
-// again on the same address).
+// onFlushed is OPA's report after its own final flush: from now on every upload on a new
+// connection is the drain of what OPA still holds, accepted whatever the behaviour (a service
+// that was down listens again on the same address).
 func (s *logService) onFlushed(w http.ResponseWriter, r *http.Request) {
 	var rep countReport
 	if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
@@ -234,6 +244,11 @@ func (s *logService) onFlushed(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.flushed, s.draining = &rep, true
 	reopen := s.addr != "" && s.data == nil
+	if s.data != nil {
+		// OPA's connections of the final flush are closed once idle (or once answered), so
+		// that the drain's uploads come on connections of their own.
+		s.data.SetKeepAlivesEnabled(false)
+	}
 	s.mu.Unlock()
 	if reopen {
 		ln, err := net.Listen("tcp", s.addr)
