@@ -394,7 +394,9 @@ func TestEventLoopCoalescesSendsDueTogether(t *testing.T) {
 // run can tell the user that a window sent none together. At 5,000/s on one loop, a 500 µs
 // window sends them in threes; at 200/s (sends 5 ms apart) a 100 µs one has nothing to send
 // together: sends caught up after a late wake-up on a busy machine are due 5 ms apart, and are
-// not counted. Never asked, a loop sends none together.
+// not counted. Never asked, a loop sends none together. The 5,000/s bound is wide (a quarter,
+// where a quiet machine sends about two thirds together): on a loaded one (a full `go test ./...`
+// on two cores) late wake-ups were seen sending 43 % together, still far from none.
 func TestEventLoopCountsSendsSentTogether(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for _, c := range []struct {
@@ -403,7 +405,7 @@ func TestEventLoopCountsSendsSentTogether(t *testing.T) {
 		atLeast  float64 // of the sends, went out after another at their wake-up
 		atMost   float64
 	}{
-		{rate: 5000, coalesce: 500 * time.Microsecond, atLeast: 0.5, atMost: 1},
+		{rate: 5000, coalesce: 500 * time.Microsecond, atLeast: 0.25, atMost: 1},
 		{rate: 200, coalesce: 100 * time.Microsecond, atLeast: 0, atMost: 0},
 		{rate: 200, atLeast: 0, atMost: 0},
 	} {
