@@ -41,6 +41,8 @@ type flagGroup struct {
 	strip []string
 	// flags are described in --help; more are named there, and described in --help-all.
 	flags, more []string
+	// fold: the short help names a run of More flags of one family by its prefix (foldedFlags).
+	fold bool
 }
 
 // helpWidth is the width help is wrapped to: $COLUMNS, else the terminal's w writes to, else
@@ -147,10 +149,7 @@ func writeHelp(w io.Writer, c *cobra.Command, all bool, width int) {
 		}
 		if !all && len(g.more) > 0 {
 			more = true
-			names := make([]string, len(g.more))
-			for i, m := range g.more {
-				names[i] = "--" + m
-			}
+			names := foldedFlags(g.more, g.fold)
 			label := "  More: "
 			if len(g.flags) == 0 {
 				label = "  " // a group only named here
@@ -389,4 +388,35 @@ func reflow(p string, width int) string {
 		}
 	}
 	return wrapText(p, width, "")
+}
+
+// foldedFlags names a group's More flags for the short help; a group that folds names a run of
+// three or more neighbours sharing their first word (--decision-logs, --decision-log-reporting,
+// ...; --datastore, --datastore-uri, ...) once, by their common prefix: "--decision-log*". The
+// family is what a reader looks for there; --help-all names each in full.
+func foldedFlags(more []string, fold bool) []string {
+	firstWord := func(s string) string { w, _, _ := strings.Cut(s, "-"); return w }
+	var names []string
+	for i := 0; i < len(more); {
+		j := i + 1
+		for fold && j < len(more) && firstWord(more[j]) == firstWord(more[i]) {
+			j++
+		}
+		if j-i < 3 {
+			names = append(names, "--"+more[i])
+			i++
+			continue
+		}
+		prefix := more[i]
+		for _, m := range more[i+1 : j] {
+			n := 0
+			for n < len(prefix) && n < len(m) && prefix[n] == m[n] {
+				n++
+			}
+			prefix = prefix[:n]
+		}
+		names = append(names, "--"+strings.TrimRight(prefix, "-")+"*")
+		i = j
+	}
+	return names
 }

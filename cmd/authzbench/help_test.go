@@ -316,3 +316,17 @@ func TestEveryOptionsHelpNamesItsKinds(t *testing.T) {
 		t.Fatal("no option names its kinds: the test checks nothing")
 	}
 }
+
+// A folding group names a family of three or more neighbouring flags once, by their prefix; two
+// of a family, or a group that does not fold, keep every name.
+func TestFoldedFlagsNameAFamilyOnce(t *testing.T) {
+	more := []string{"port", "openfga-bin", "openfga-api", "decision-logs", "decision-log-mask", "decision-log-service",
+		"datastore", "datastore-uri", "datastore-overwrite"}
+	got := strings.Join(foldedFlags(more, true), ", ")
+	if want := "--port, --openfga-bin, --openfga-api, --decision-log*, --datastore*"; got != want {
+		t.Errorf("folded: %s, want %s", got, want)
+	}
+	if got := foldedFlags(more, false); len(got) != len(more) || got[3] != "--decision-logs" {
+		t.Errorf("not folding: %v", got)
+	}
+}

@@ -134,7 +134,7 @@ func userFilesGroup() flagGroup {
 // serversGroup are the target options of the servers a target starts or measures.
 func serversGroup() flagGroup {
 	return flagGroup{title: "Servers", intro: "those authzbench starts, or the running one --url names",
-		flags: []string{"url", "opa-bin"},
+		flags: []string{"url", "opa-bin"}, fold: true,
 		more: []string{"replicas", "port", "sut-arg", "log-level", "server-metrics", "no-reuse", "grpc-connections",
 			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written",
 			"decision-logs", "decision-log-reporting", "decision-log-mask", "decision-log-service", "decision-log-latency",
