@@ -58,7 +58,10 @@ func changesFiles(t *testing.T, dir string, n int) (inputs, changes string, s *c
 func TestChangesOverHTTPAgainstGroundTruth(t *testing.T) {
 	dir := t.TempDir()
 	inputs, changes, s := changesFiles(t, dir, 40)
-	const lag = 300 * time.Millisecond
+	// The lag is long beside what the run can resolve: a first answer reflecting a change comes
+	// back up to a pace after the change is visible, later still on a busy machine (CI saw 37 ms
+	// of overshoot at 300 ms), so 10 % of the lag must outlast that.
+	const lag = time.Second
 	// The hold outlasts the time from a client's clock read to its request's arrival, even on a
 	// busy machine; the pace outlasts the hold, so that some answers come after it, stale.
 	svc := &changetest.Service{Stream: s, Lag: lag, Hold: 15 * time.Millisecond, WrongEvery: 101, Pace: 30 * time.Millisecond}
@@ -67,7 +70,7 @@ func TestChangesOverHTTPAgainstGroundTruth(t *testing.T) {
 	out := filepath.Join(dir, "r.json")
 	code, stdout, stderr := run(t, "run", "--target", "http", "--url", srv.URL+"/check", "--decision-path", "/allow", "--version-path", "/version",
 		"--body", `{"input": {{input.input}}}`, "--inputs", inputs, "--changes", changes, "--change-rate", "2/s", "--stale-allowed", "1s",
-		"--workers", "8", "--duration", "4s", "--warmup", "0s", "--no-progress", "-o", out)
+		"--workers", "8", "--duration", "6s", "--warmup", "0s", "--no-progress", "-o", out)
 	logged := svc.Logged()
 	if code != 1 || !strings.Contains(stderr, "not served decisions") {
 		t.Fatalf("exit %d, want 1 for the wrong answers\nstdout %s\nstderr %s", code, stdout, stderr)
@@ -92,7 +95,9 @@ func TestChangesOverHTTPAgainstGroundTruth(t *testing.T) {
 	if c.Visible < 5 || c.TimeToVisibleUS == nil {
 		t.Fatalf("%d changes seen of %d applied", c.Visible, c.Applied)
 	}
-	if p50 := time.Duration(c.TimeToVisibleUS.P50 * 1e3); p50 < lag*9/10 || p50 > lag*11/10 {
+	p50 := time.Duration(c.TimeToVisibleUS.P50 * 1e3)
+	t.Logf("time to visible p50 %s of %d changes seen", p50, c.Visible)
+	if p50 < lag*9/10 || p50 > lag*11/10 {
 		t.Errorf("time to visible p50 %s, want %s within 10%%", p50, lag)
 	}
 	if w := r.Operations[0]; w.OK != uint64(c.Applied) || w.Errors != 0 {
