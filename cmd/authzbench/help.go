@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+
+	"github.com/authzbench/authzbench/internal/textwrap"
 )
 
 // Every command's help has one shape, by task rather than by alphabet: what the command does in
@@ -137,7 +139,7 @@ func writeHelp(w io.Writer, c *cobra.Command, all bool, width int) {
 		if g.intro != "" {
 			heading += ": " + g.intro
 		}
-		b.WriteString("\n" + wrapText(heading, width, "  "))
+		b.WriteString("\n" + textwrap.Fill(heading, width, "  "))
 		shown := g.flags
 		if all {
 			shown = append(slices.Clone(g.flags), g.more...)
@@ -166,10 +168,10 @@ func writeHelp(w io.Writer, c *cobra.Command, all bool, width int) {
 	}
 	b.WriteString("\n")
 	if more && !all {
-		b.WriteString(wrapText(c.CommandPath()+" --help-all: every flag in full, and the rest of what "+c.Name()+" does.", width, ""))
+		b.WriteString(textwrap.Fill(c.CommandPath()+" --help-all: every flag in full, and the rest of what "+c.Name()+" does.", width, ""))
 	}
 	if c.HasAvailableSubCommands() {
-		b.WriteString(wrapText(c.CommandPath()+" [command] --help: a command's own help; --help-all: every flag in full.", width, ""))
+		b.WriteString(textwrap.Fill(c.CommandPath()+" [command] --help: a command's own help; --help-all: every flag in full.", width, ""))
 	}
 	io.WriteString(w, b.String())
 }
@@ -331,9 +333,9 @@ func hanging(lead, text string, width int) string {
 	room := width - len(indent)
 	if room < 20 {
 		// No room beside the lead: the text goes under it.
-		return strings.TrimRight(lead, " ") + "\n" + wrapText(text, width, "        ")
+		return strings.TrimRight(lead, " ") + "\n" + textwrap.Fill(text, width, "        ")
 	}
-	lines := strings.Split(strings.TrimRight(wrapText(text, room, ""), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(textwrap.Fill(text, room, ""), "\n"), "\n")
 	var b strings.Builder
 	for i, l := range lines {
 		if i == 0 {
@@ -341,29 +343,6 @@ func hanging(lead, text string, width int) string {
 		} else {
 			b.WriteString(indent + l + "\n")
 		}
-	}
-	return b.String()
-}
-
-// wrapText breaks text into lines of at most width characters at spaces, the lines after the
-// first indented by indent; a word longer than a line keeps a line of its own whole.
-func wrapText(text string, width int, indent string) string {
-	var b strings.Builder
-	line, n := "", 0
-	for _, word := range strings.Fields(text) {
-		k := utf8.RuneCountInString(word)
-		switch {
-		case n == 0:
-			line, n = word, k
-		case n+1+k <= width:
-			line, n = line+" "+word, n+1+k
-		default:
-			b.WriteString(line + "\n")
-			line, n = indent+word, utf8.RuneCountInString(indent)+k
-		}
-	}
-	if n > 0 {
-		b.WriteString(line + "\n")
 	}
 	return b.String()
 }
@@ -387,7 +366,7 @@ func reflow(p string, width int) string {
 			return p + "\n"
 		}
 	}
-	return wrapText(p, width, "")
+	return textwrap.Fill(p, width, "")
 }
 
 // foldedFlags names a group's More flags for the short help; a group that folds names a run of

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/textwrap"
 )
 
 // The capacity searches of a document (authzbench capacity) are one table after the runs: a
@@ -121,7 +122,7 @@ func writeCapacity(w io.Writer, searches []result.Search, markdown bool) error {
 		return err
 	}
 	for _, n := range capacityNotes(searches) {
-		line := wrap("- "+n, TerminalWidth, "  ")
+		line := textwrap.Fill("- "+n, TerminalWidth, "  ")
 		if markdown {
 			line = "- " + n + "\n"
 		}

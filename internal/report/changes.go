@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/textwrap"
 )
 
 // Runs with changes: each operation beside the decisions (the writes) gets rows of its own,
@@ -135,7 +136,7 @@ func writeChanges(w io.Writer, doc *result.Document, markdown bool) error {
 		}
 	}
 	for _, n := range notes {
-		text := wrap("- "+n, TerminalWidth, "  ")
+		text := textwrap.Fill("- "+n, TerminalWidth, "  ")
 		if markdown {
 			text = "- " + n + "\n"
 		}

@@ -98,17 +98,6 @@ func TestRatioText(t *testing.T) {
 	}
 }
 
-func TestWrapHangsAndKeepsWords(t *testing.T) {
-	got := wrap("- alpha beta gamma delta epsilon", 12, "  ")
-	want := "- alpha beta\n  gamma\n  delta\n  epsilon\n"
-	if got != want {
-		t.Errorf("wrap = %q, want %q", got, want)
-	}
-	if got := wrap("averyveryverylongword x", 8, "  "); got != "averyveryverylongword\n  x\n" {
-		t.Errorf("a word longer than the line is cut: %q", got)
-	}
-}
-
 // A rate matrix runs one target per workload: × vs first would divide a rate by a smaller one
 // (10× the rate, 10× the req/s), so the default view leaves it out and --wide keeps it.
 func TestDefaultViewDropsARatioThatComparesNoTargets(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/textwrap"
 )
 
 // Layers is one run's latency in three layers, for a run whose responses reported the server's
@@ -245,7 +246,7 @@ func writeLayers(w io.Writer, v *View, markdown bool) error {
 		return err
 	}
 	for _, n := range layerNotes(v) {
-		if _, err := io.WriteString(w, wrap("- "+n, TerminalWidth, "  ")); err != nil {
+		if _, err := io.WriteString(w, textwrap.Fill("- "+n, TerminalWidth, "  ")); err != nil {
 			return err
 		}
 	}

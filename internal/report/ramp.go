@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/textwrap"
 )
 
 // Ramp is one run read interval by interval (a capacity ramp's): a table of its own after the
@@ -125,7 +126,7 @@ func writeRamps(w io.Writer, v *View, markdown bool) error {
 		return err
 	}
 	for _, n := range rampNotes(v) {
-		line := wrap("- "+n, TerminalWidth, "  ")
+		line := textwrap.Fill("- "+n, TerminalWidth, "  ")
 		if markdown {
 			line = "- " + n + "\n"
 		}

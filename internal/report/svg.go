@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/authzbench/authzbench/internal/textwrap"
 )
 
 // Hand-written SVG charts for the HTML report: a line chart with log or linear axes and a
@@ -172,7 +174,7 @@ func legendLayout(series []chartSeries) ([]legendPlace, int) {
 		if col == 1 {
 			row, col = row+1, 0
 		}
-		lines := strings.Split(strings.TrimSuffix(wrap(s.Name, legendLine, ""), "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(textwrap.Fill(s.Name, legendLine, ""), "\n"), "\n")
 		places[i] = legendPlace{row: row, lines: lines}
 		row += len(lines)
 	}

@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/authzbench/authzbench/internal/result"
+	"github.com/authzbench/authzbench/internal/textwrap"
 )
 
 func init() {
@@ -31,7 +31,7 @@ func table(w io.Writer, doc *result.Document, wide bool) error {
 	list := func(title string, items []string) {
 		b.WriteString(title + "\n")
 		for _, it := range items {
-			b.WriteString(wrap("- "+it, TerminalWidth, "  "))
+			b.WriteString(textwrap.Fill("- "+it, TerminalWidth, "  "))
 		}
 	}
 	if len(v.Findings) > 0 {
@@ -66,27 +66,4 @@ func table(w io.Writer, doc *result.Document, wide bool) error {
 		return err
 	}
 	return writeCapacity(w, doc.Capacity, false)
-}
-
-// wrap breaks text into lines of at most width characters at spaces, the lines after the
-// first indented by indent (a hanging indent, so each note still starts at the margin); a word
-// longer than a line keeps its own line whole rather than being cut. Every line ends in a
-// newline.
-func wrap(text string, width int, indent string) string {
-	var b strings.Builder
-	line, lineLen := "", 0
-	for _, word := range strings.Fields(text) {
-		n := utf8.RuneCountInString(word)
-		switch {
-		case lineLen == 0:
-			line, lineLen = word, n
-		case lineLen+1+n <= width:
-			line, lineLen = line+" "+word, lineLen+1+n
-		default:
-			b.WriteString(line + "\n")
-			line, lineLen = indent+word, utf8.RuneCountInString(indent)+n
-		}
-	}
-	b.WriteString(line + "\n")
-	return b.String()
 }
