@@ -136,3 +136,10 @@ func (s *Service) Handler() http.Handler {
 	})
 	return mux
 }
+
+// Acked is how many writes the service acknowledged so far.
+func (s *Service) Acked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.acks)
+}
