@@ -439,13 +439,14 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 			}
 			sl.sayUncoalesced(*sc)
 		}
-		if len(out.Intervals) > 0 {
+		// A run with changes reads its intervals as the changes' timeline, not as a ramp's.
+		if len(out.Intervals) > 0 && out.Changes == nil {
 			if r.Intervals, err = intervalsOf(sl.ref.Load, out.Intervals); err != nil {
 				return err
 			}
 		}
 		if out.Changes != nil {
-			changes, writes, err := changesOf(sl.ref.Load.Changes, out.Changes)
+			changes, writes, err := changesOf(sl.ref.Load.Changes, out.Changes, out.Intervals)
 			if err != nil {
 				return err
 			}

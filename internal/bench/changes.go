@@ -41,14 +41,28 @@ func (sl *slot) withChanges() error {
 	if s, ok := c.ByEngine[sl.kind.Engine]; ok {
 		stream = s
 	}
+	if sl.ref.Load.Rate > 0 && sl.ref.Load.Intervals == 0 {
+		sl.ref.Load.Intervals = TimelineStep(sl.ref.Load.Duration)
+	}
 	sl.ref.Load.Changes = &load.Changes{Source: c.Source, Stream: stream, Applier: applier, Rate: c.Rate, Allowed: c.Allowed,
 		WriteTimeout: sl.ref.Timeout}
 	return nil
 }
 
+// TimelineStep is how finely an open-loop run with changes is read over time: a tenth of a
+// second, coarser where that would take more than MaxRampIntervals steps, which bounds the
+// histograms the run holds.
+func TimelineStep(window time.Duration) time.Duration {
+	step := 100 * time.Millisecond
+	if n := (window + step - 1) / step; n > MaxRampIntervals {
+		step = (window + MaxRampIntervals - 1) / MaxRampIntervals
+	}
+	return step
+}
+
 // changesOf records what became of a run's changes: its writes as an operation of their own,
-// and how its answers were judged.
-func changesOf(c *load.Changes, out *load.ChangesOutcome) (*result.Changes, result.Operation, error) {
+// and how its answers were judged; an open loop's intervals are its timeline.
+func changesOf(c *load.Changes, out *load.ChangesOutcome, intervals []load.Interval) (*result.Changes, result.Operation, error) {
 	writes := result.Operation{Name: "write", ErrorClasses: map[string]uint64{}, ErrorMessages: map[string]string{}}
 	latency := metrics.NewHistogram()
 	for _, w := range out.Log.Writes {
@@ -101,7 +115,37 @@ func changesOf(c *load.Changes, out *load.ChangesOutcome) (*result.Changes, resu
 	if out.WriteErr != nil {
 		rc.WriteError = out.WriteErr.Error()
 	}
+	rc.Writes, rc.WritesOmitted = writesOf(out)
+	rc.Timeline = timelineOf(intervals)
 	return rc, writes, nil
+}
+
+func writesOf(out *load.ChangesOutcome) ([]result.ChangeWrite, int) {
+	ws := out.Log.Writes
+	omitted := max(0, len(ws)-result.MaxChangeWrites)
+	ws = ws[:len(ws)-omitted]
+	list := make([]result.ChangeWrite, len(ws))
+	for i, w := range ws {
+		list[i] = result.ChangeWrite{Version: w.Version, SentS: (w.Start - out.MeasuredFrom).Seconds(), Class: w.Class}
+		if w.Acknowledged() {
+			list[i].AckS = (w.Ack - out.MeasuredFrom).Seconds()
+		}
+	}
+	return list, omitted
+}
+
+func timelineOf(intervals []load.Interval) []result.TimelineStep {
+	var steps []result.TimelineStep
+	for _, iv := range intervals {
+		st := result.TimelineStep{FromS: iv.From.Seconds(), ToS: iv.To.Seconds(), Due: iv.Due, OK: iv.OK, Errors: iv.Errors}
+		if iv.Latency != nil && iv.Latency.TotalCount() > 0 {
+			st.P50US = float64(iv.Latency.ValueAtQuantile(50)) / 1e3
+			st.P99US = float64(iv.Latency.ValueAtQuantile(99)) / 1e3
+			st.MaxUS = float64(iv.Latency.Max()) / 1e3
+		}
+		steps = append(steps, st)
+	}
+	return steps
 }
 
 func percentilesOrNil(h *hdrhistogram.Histogram) *result.Percentiles {

@@ -32,6 +32,9 @@ type ChangesOutcome struct {
 	Tally *change.Tally // every worker's, merged
 	// WriteErr is the write that failed, which stopped the stream and the run; nil when none.
 	WriteErr error
+	// MeasuredFrom is the start of the measured window, from the log's base: the log's times
+	// less it are the window's, as the run's intervals are.
+	MeasuredFrom time.Duration
 }
 
 // world is a run's changes under way: the log the writer fills and the judge every worker
@@ -46,6 +49,7 @@ type world struct {
 	done    chan struct{}
 	loadEnd chan struct{} // closed when the load is over: the writer starts no more writes
 	err     error
+	from    time.Duration // the measured window's start, from the log's base
 }
 
 func (c Spec) newWorld(span time.Duration) *world {
@@ -81,7 +85,7 @@ func (w *world) write(ctx context.Context, cancel context.CancelCauseFunc, from,
 	if w == nil {
 		return
 	}
-	w.done, w.loadEnd = make(chan struct{}), make(chan struct{})
+	w.done, w.loadEnd, w.from = make(chan struct{}), make(chan struct{}), from
 	wr := change.Writer{Stream: w.changes.Stream, Log: w.log, Applier: w.changes.Applier, Rate: w.changes.Rate, Timeout: w.changes.WriteTimeout,
 		Done: w.loadEnd}
 	go func() {
@@ -108,7 +112,7 @@ func (w *world) outcome() *ChangesOutcome {
 	for _, t := range w.tallies {
 		merged.Merge(t)
 	}
-	return &ChangesOutcome{Log: w.log, Judge: w.judge, Tally: merged, WriteErr: w.err}
+	return &ChangesOutcome{Log: w.log, Judge: w.judge, Tally: merged, WriteErr: w.err, MeasuredFrom: w.from}
 }
 
 // judging is one worker's share of a run with changes.

@@ -780,7 +780,11 @@ func (l *eventLoop) finishing(c *loopConn, out verify.Outcome, done time.Duratio
 	if !d.waited {
 		generatorLateness = c.sent - d.ready
 	}
-	class := recordResponse(s.rec, c.input, l.expects[c.input], out, done-d.intended, c.sent-d.intended)
+	expect := l.expects[c.input]
+	if s.judging != nil {
+		expect = s.judging.expect(c.input, expect, out, c.sent, done, done-d.intended)
+	}
+	class := recordResponse(s.rec, c.input, expect, out, done-d.intended, c.sent-d.intended)
 	s.rec.RecordSend(class == verify.OK, c.sent-d.intended, generatorLateness, done-c.sent, LateAfter)
 	s.intervals.sent(d.intended, class == verify.OK, done-d.intended, c.sent-d.intended, generatorLateness)
 }

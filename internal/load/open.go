@@ -57,11 +57,8 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	for id := range deciders {
 		deciders[id] = t.Worker()
 	}
-	// A run with changes judges each answer by its send and receipt: the goroutine engine's.
-	var xs []kinds.HTTPExchange
-	if wd == nil {
-		xs = plainExchanges(deciders)
-	}
+	// A run with changes judges each answer by its send and receipt, which either engine knows.
+	xs := plainExchanges(deciders)
 	// Connections can number in the thousands, so they share a few recorders (a short lock at
 	// the end of each request) rather than each holding its own histograms; an event loop has
 	// one of its own.

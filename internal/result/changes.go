@@ -59,4 +59,40 @@ type Changes struct {
 	SteadyUS     *Percentiles `json:"steady_latency_us,omitempty"`
 	// WriteError is the write that failed and stopped the stream, if one did.
 	WriteError string `json:"write_error,omitempty"`
+	// Writes is each change sent, in order, its times from the start of the measured window
+	// (the first MaxChangeWrites; WritesOmitted counts the rest): what the report's timeline
+	// marks.
+	Writes        []ChangeWrite `json:"writes,omitempty"`
+	WritesOmitted int           `json:"writes_omitted,omitempty"`
+	// Timeline is an open loop's measured window, step by step by the sends' intended times:
+	// how the decisions' latency followed the changes. A closed loop has none (its workers wait
+	// out a pause and send nothing to time it by).
+	Timeline []TimelineStep `json:"timeline,omitempty"`
+}
+
+// MaxChangeWrites bounds the writes a result lists one by one: 10 changes a second for 100 s.
+const MaxChangeWrites = 1000
+
+// ChangeWrite is one change as it was sent.
+type ChangeWrite struct {
+	Version int     `json:"version"`
+	SentS   float64 `json:"sent_s"`
+	// AckS is when it was acknowledged; Class, empty then, names the error when it was not
+	// ("interrupted" for one in flight when the run stopped).
+	AckS  float64 `json:"ack_s,omitempty"`
+	Class string  `json:"class,omitempty"`
+}
+
+// TimelineStep is the sends due in [FromS, ToS) of the measured window: how many, how many were
+// answered as decisions, and the latency of every due one from its intended send (an unsent one
+// at its lower bound), as the run's summary counts them.
+type TimelineStep struct {
+	FromS  float64 `json:"from_s"`
+	ToS    float64 `json:"to_s"`
+	Due    int64   `json:"due"`
+	OK     int64   `json:"ok"`
+	Errors int64   `json:"errors,omitempty"`
+	P50US  float64 `json:"p50_us"`
+	P99US  float64 `json:"p99_us"`
+	MaxUS  float64 `json:"max_us"`
 }
