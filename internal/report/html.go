@@ -99,7 +99,9 @@ type section struct {
 	// the lines alone do not say (capacity.go); nil when the document holds none.
 	Capacity      *htmlTable
 	CapacityNotes []string
-	Env           [][2]string
+	// Changes are the runs whose world changed: their operations, judging and timeline.
+	Changes []changesBlock
+	Env     [][2]string
 }
 
 type htmlTable struct {
@@ -156,6 +158,7 @@ func htmlSection(doc *result.Document, file, idPrefix string) (section, error) {
 		sec.Capacity = &htmlTable{Header: capacityHeader, Rows: capacityRows(doc.Capacity)}
 		sec.CapacityNotes = capacityNotes(doc.Capacity)
 	}
+	sec.Changes = htmlChanges(doc, idPrefix)
 	sec.Env = provenance(doc)
 	return sec, nil
 }
@@ -755,6 +758,7 @@ svg .grid { stroke: var(--grid); stroke-width: 1; } svg .frame { stroke: var(--m
 svg .series polyline, svg .legend line { stroke-width: 2; fill: none; }
 svg .whisker { stroke: var(--fg); stroke-width: 1.5; }
 svg .knee line { stroke: var(--warn-fg); stroke-width: 1.5; stroke-dasharray: 2 3; }
+svg .marks line { stroke: var(--warn-fg); stroke-width: 1; opacity: 0.45; }
 `
 
 const styleEnd = `dl.env { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; } dl.env dt { color: var(--muted); } dl.env dd { margin: 0; }
@@ -820,7 +824,20 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></div>
 {{end}}{{with .CapacityNotes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>
-{{end}}<h2>Notes</h2>
+{{end}}{{if .Changes}}<h2>Changes during the run, every answer judged</h2>
+{{range .Changes}}<h3 class="notes">{{.Title}}</h3>
+<div class="scroll"><table class="summary wide">
+<thead><tr>{{range .Operations.Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Operations.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div>
+{{with .Changes}}<div class="scroll"><table class="summary wide changes">
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></div>
+{{end}}{{if .Timeline}}<div class="charts"><figure class="full">{{.Timeline}}<figcaption>Each point is a step of the sends due in it (a tenth of a second; coarser in long runs), each vertical line a change's acknowledgement: a change that stops the reads shows as a rise that starts at its line, on every line alike.</figcaption></figure></div>
+{{end}}{{with .TimelineNote}}<p class="notes">{{.}}</p>
+{{end}}<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}<h2>Notes</h2>
 {{range .Notes}}<h3 class="notes">{{.Title}}</h3>
 <ul class="notes">{{range .Items}}<li>{{.}}</li>{{end}}</ul>
 {{end}}

@@ -58,6 +58,9 @@ type axis struct {
 	Include []float64
 	// Marks are values marked across the plot with their label: where a target saturates.
 	Marks []tick
+	// Lines are values marked across the plot without a label, too many to name one by one:
+	// the acknowledgements of a run's changes.
+	Lines []float64
 }
 
 type tick struct {
@@ -112,6 +115,15 @@ func lineChart(id, class, title string, x, y axis, series []chartSeries) string 
 	xScale := newScale(xs, x, marginLeft, chartWidth-marginRight)
 	yScale := newScale(ys, y, plotBottom, marginTop)
 	frame(&b, xScale, yScale, x, y)
+	if len(x.Lines) > 0 {
+		b.WriteString(`<g class="marks">`)
+		for _, v := range x.Lines {
+			if px := xScale.at(v); usable(v, x.Log) && px >= marginLeft && px <= chartWidth-marginRight {
+				fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, px, px, marginTop, plotBottom)
+			}
+		}
+		b.WriteString("</g>")
+	}
 	for k, m := range x.Marks {
 		px := xScale.at(m.V)
 		anchor, tx := "start", px+4
