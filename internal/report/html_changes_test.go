@@ -12,7 +12,7 @@ import (
 // decisions, the judging of its answers) and, for an open loop, a timeline with a line at each
 // acknowledged change; a closed loop's says why it has none.
 func TestHTMLShowsChangesAndTheirTimeline(t *testing.T) {
-	doc := committedDoc(t, "change-judging-cost-2026-11-29/changing-r1.json")
+	doc := committedDoc(t, "change-judging-cost-2026-11-28/changing-r1.json")
 	var page bytes.Buffer
 	if err := HTML(&page, doc); err != nil {
 		t.Fatal(err)
