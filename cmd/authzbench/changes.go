@@ -81,7 +81,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		writes, requests := kinds.TakesWrites(t.Name, t.Settings())
 		switch {
 		case !writes:
-			return nil, fmt.Errorf("--changes: target %s takes no writes yet (the http target does, and opa/server with --changes builtin)", t.Name)
+			return nil, fmt.Errorf("--changes: target %s takes no writes yet; those that do: %s", t.Name, strings.Join(writableKinds(), ", "))
 		case !requests && f.file != builtinChanges:
 			return nil, fmt.Errorf("--changes %s: target %s takes its engine's writes, not requests: give --changes builtin (a file of its own write form is to come)", f.file, t.Name)
 		}
@@ -131,6 +131,17 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		return nil, err
 	}
 	return out, nil
+}
+
+// writableKinds are the kinds whose targets take writes, for a message.
+func writableKinds() []string {
+	var out []string
+	for _, k := range kinds.Kinds() {
+		if writes, _ := kinds.TakesWrites(k.Name, nil); writes {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // builtinChanges is --changes's word for the workload's own stream, from its family's
