@@ -1,6 +1,7 @@
 package casbin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,31 @@ func (registered) Write(w *workload.Workload, c workload.Change) (json.RawMessag
 	return json.Marshal(out)
 }
 
+// CheckWrite reads a changes file's write as casbin/inproc takes it: {"roles": {"user":
+// ["role", ...]}}, the roles each user's g links hold afterwards (engine.WriteChecker).
+func (registered) CheckWrite(form json.RawMessage) error {
+	_, err := readRoleLinks(form)
+	return err
+}
+
+func readRoleLinks(form []byte) (roleLinks, error) {
+	var links roleLinks
+	dec := json.NewDecoder(bytes.NewReader(form))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&links); err != nil {
+		return roleLinks{}, fmt.Errorf(`want {"roles": {"user": ["role", ...]}}, the roles each user holds afterwards: %v`, err)
+	}
+	if len(links.Roles) == 0 {
+		return roleLinks{}, errors.New(`no "roles": want {"roles": {"user": ["role", ...]}}, the roles each user holds afterwards`)
+	}
+	for user, roles := range links.Roles {
+		if slices.Contains(roles, activeLink) {
+			return roleLinks{}, fmt.Errorf("user %s: a role is called %q, which the Casbin version's role links reserve", user, activeLink)
+		}
+	}
+	return links, nil
+}
+
 // activeLink is the g link of a user who is not suspended (rbacFiles).
 const activeLink = "active"
 
@@ -91,9 +117,9 @@ type linkWriter struct{ l *Loaded }
 // removes links is two calls, and a decision between them sees the removal alone: rbac's
 // changes each do one.
 func (a linkWriter) Apply(_ context.Context, _ int, c change.Change) change.Ack {
-	var links roleLinks
-	if err := json.Unmarshal(c.Form, &links); err != nil || len(links.Roles) == 0 {
-		return change.Ack{Class: "refused", Err: fmt.Errorf(`want {"roles": {"user": ["role", ...]}}: %v`, err)}
+	links, err := readRoleLinks(c.Form)
+	if err != nil {
+		return change.Ack{Class: "refused", Err: err}
 	}
 	e := a.l.Enforcer
 	users := make([]string, 0, len(links.Roles))

@@ -85,6 +85,28 @@ func rbacRolesPath(p string) (string, error) {
 	return name, nil
 }
 
+// CheckWrite reads a changes file's write as the Cedar targets take it: an update of the
+// entities, {"entities": [...], "delete": [...]} (engine.WriteChecker). The entities are read by
+// the policy set's schema only when applied: one the schema refuses stops the run there.
+func (cedar) CheckWrite(form json.RawMessage) error {
+	u, err := cedarengine.ReadUpdate(form)
+	if err != nil {
+		return err
+	}
+	if len(u.Entities) > 0 {
+		var es []map[string]json.RawMessage
+		if err := json.Unmarshal(u.Entities, &es); err != nil {
+			return fmt.Errorf(`"entities": want an array of entities, as an entities file holds: %v`, err)
+		}
+		for i, e := range es {
+			if _, ok := e["uid"]; !ok {
+				return fmt.Errorf(`"entities": entity %d has no "uid"`, i+1)
+			}
+		}
+	}
+	return nil
+}
+
 // Writer applies each change by building a new engine with it and swapping it in
 // (kinds.Writable), as services built on cedar-go do. Asked for before the first worker, it
 // moves the target's decisions onto the swapped engine: a run without changes never asks.

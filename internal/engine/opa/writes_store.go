@@ -3,6 +3,7 @@ package opa
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -230,4 +231,11 @@ func (t *sdkTarget) Writer() (change.Applier, error) {
 		return nil, errors.New("opa/sdk is not started")
 	}
 	return &storePatcher{store: t.store}, nil
+}
+
+// CheckWrite reads a changes file's write as OPA's targets take it: a JSON Patch of the data
+// (engine.WriteChecker).
+func (opa) CheckWrite(form json.RawMessage) error {
+	_, err := readPatch(form)
+	return err
 }
