@@ -16,7 +16,7 @@ import (
 // none wrong, and none stale (in process a write acknowledged is committed or swapped in, and
 // the Cedar server swaps before it answers): a check sent after the acknowledgement sees it.
 func TestChangesLocalEnginesNeverStaleAfterAck(t *testing.T) {
-	for _, target := range []string{"opa/inproc", "opa/sdk", "cedar/inproc", "cedar/server", "casbin/inproc"} {
+	for _, target := range []string{"opa/inproc", "opa/sdk", "cedar/inproc", "cedar/server", "casbin/inproc", "casbin/server"} {
 		t.Run(target, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
 			doc, _ := runOK(t, out, "run", "--target", target, "--workload", "rbac", "--changes", "builtin", "--change-rate", "20/s",

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
+	casbinv3 "github.com/casbin/casbin/v3"
+
 	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -112,16 +116,23 @@ func (t *casbinInproc) Writer() (change.Applier, error) {
 
 type linkWriter struct{ l *Loaded }
 
-// Apply adds and removes the user's g links; the SyncedEnforcer takes its write lock for each
-// call, so decisions wait for it as they wait for OPA's commit. A change that both adds and
-// removes links is two calls, and a decision between them sees the removal alone: rbac's
-// changes each do one.
+// Apply adds and removes the user's g links (applyRoleLinks).
 func (a linkWriter) Apply(_ context.Context, _ int, c change.Change) change.Ack {
 	links, err := readRoleLinks(c.Form)
+	if err == nil {
+		err = applyRoleLinks(a.l.Enforcer, links)
+	}
 	if err != nil {
 		return change.Ack{Class: "refused", Err: err}
 	}
-	e := a.l.Enforcer
+	return change.Ack{}
+}
+
+// applyRoleLinks adds and removes each user's g links to hold the roles links gives. The
+// SyncedEnforcer takes its write lock for each call, so decisions wait for it as they wait for
+// OPA's commit. A change that both adds and removes links is two calls, and a decision between
+// them sees the removal alone: rbac's changes each do one.
+func applyRoleLinks(e *casbinv3.SyncedEnforcer, links roleLinks) error {
 	users := make([]string, 0, len(links.Roles))
 	for u := range links.Roles {
 		users = append(users, u)
@@ -131,7 +142,7 @@ func (a linkWriter) Apply(_ context.Context, _ int, c change.Change) change.Ack 
 		want := links.Roles[user]
 		held, err := e.GetFilteredGroupingPolicy(0, user)
 		if err != nil {
-			return change.Ack{Class: "refused", Err: err}
+			return err
 		}
 		var remove, add [][]string
 		have := map[string]bool{}
@@ -151,14 +162,37 @@ func (a linkWriter) Apply(_ context.Context, _ int, c change.Change) change.Ack 
 		}
 		if len(remove) > 0 {
 			if _, err := e.RemoveGroupingPolicies(remove); err != nil {
-				return change.Ack{Class: "refused", Err: fmt.Errorf("remove %s's roles %v: %w", user, remove, err)}
+				return fmt.Errorf("remove %s's roles %v: %w", user, remove, err)
 			}
 		}
 		if len(add) > 0 {
 			if _, err := e.AddGroupingPolicies(add); err != nil {
-				return change.Ack{Class: "refused", Err: fmt.Errorf("add %s's roles %v: %w", user, add, err)}
+				return fmt.Errorf("add %s's roles %v: %w", user, add, err)
 			}
 		}
 	}
-	return change.Ack{}
+	return nil
+}
+
+// Writer sends each change to the server's roles endpoint (kinds.Writable), which changes its
+// enforcer's links as casbin/inproc does before it answers, 204.
+func (t *casbinServer) Writer() (change.Applier, error) {
+	if t.URL() == "" {
+		return nil, errors.New("the Casbin server is not started")
+	}
+	return &rolesPoster{client: t.WriteClient(), url: t.URL() + RolesPath}, nil
+}
+
+type rolesPoster struct {
+	client *http.Client
+	url    string
+}
+
+func (p *rolesPoster) Apply(ctx context.Context, _ int, c change.Change) change.Ack {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(c.Form))
+	if err != nil {
+		return change.Ack{Class: "refused", Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return kinds.SendWrite(p.client, req)
 }
