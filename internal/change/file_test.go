@@ -67,6 +67,7 @@ func TestReadChangesRejects(t *testing.T) {
 func FuzzReadChanges(f *testing.F) {
 	f.Add([]byte(`{"request": {"path": "/a", "body": {"u": 1}}, "expect": {"1": "deny"}}`))
 	f.Add([]byte(`{"expect": {"2": true}, "request": {"method": "PUT", "path": "/b"}}`))
+	f.Add([]byte(`{"write": [{"op": "remove", "path": "/a"}], "expect": {"3": "allow"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cs, err := Read("f", data, 3)
 		if err != nil {
