@@ -80,6 +80,8 @@ Serves a Cedar policy set (cedar-go) over HTTP:
   POST %s  {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"},
                            "resource": {"type": "Photo", "id": "p1"}, "context": {}, "entities": []}
     -> {"decision": "allow"|"deny", "reasons": [policy ids], "errors": [evaluation errors]}
+  POST %s  {"entities": [entities put whole], "delete": [uids]} -> 204 once a new engine
+    with the change is swapped in (400 naming what the schema or the store refuses)
   GET  /health -> 200
 With --grpc-addr, Envoy's ext_authz Check over gRPC too: the Basic Authorization user is the
 principal (User), the method the action, the host the resource (Service), path and host the
@@ -88,7 +90,7 @@ has TLS settings of its own (--grpc-tls-*), apart from the HTTP API's.
 Add ?metrics=true to a decision request for the server's own timers (evaluation, handler) in ns.
 
 Flags:
-`, Arg, Path)
+`, Arg, Path, UpdatePath)
 		fs.PrintDefaults()
 	}
 	if code, ok := decisionserver.ParseFlags(fs, args, stderr, Arg); !ok {
