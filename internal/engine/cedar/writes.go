@@ -85,13 +85,19 @@ func rbacRolesPath(p string) (string, error) {
 	return name, nil
 }
 
-// CheckWrite reads a changes file's write as the Cedar targets take it: an update of the
-// entities, {"entities": [...], "delete": [...]} (engine.WriteChecker). The entities are read by
-// the policy set's schema only when applied: one the schema refuses stops the run there.
+// CheckWrite reads a changes file's write as the Cedar targets take it: an update,
+// {"entities": [...], "delete": [...], "policies": [...]} (engine.WriteChecker), the policies
+// parsed. The entities and policies are validated by the schema only when applied: one the
+// schema refuses stops the run there.
 func (cedar) CheckWrite(form json.RawMessage) error {
 	u, err := cedarengine.ReadUpdate(form)
 	if err != nil {
 		return err
+	}
+	if u.Policies != nil {
+		if err := cedarengine.CheckPolicies("the change's", u.Policies); err != nil {
+			return err
+		}
 	}
 	if len(u.Entities) > 0 {
 		var es []map[string]json.RawMessage

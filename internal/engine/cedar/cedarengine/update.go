@@ -13,15 +13,19 @@ import (
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
+	expast "github.com/cedar-policy/cedar-go/x/exp/ast"
 )
 
-// Update is a change to a loaded policy set's entities, as the Cedar server's update endpoint
-// and the in-process target take it: {"entities": [...], "delete": [...]}. Entities are put
-// whole (added, or replacing the entity of the same uid), in the form of an entities file;
-// delete names the uids to remove, in the forms a request's principal takes.
+// Update is a change to a loaded policy set and its entities, as the Cedar server's update
+// endpoint and the in-process target take it: {"entities": [...], "delete": [...], "policies":
+// [...]}. Entities are put whole (added, or replacing the entity of the same uid), in the form of
+// an entities file; delete names the uids to remove, in the forms a request's principal takes;
+// policies, when given, replace the whole policy set, each a policy file's text (static policies
+// only: an update links no template).
 type Update struct {
 	Entities json.RawMessage   `json:"entities,omitempty"`
 	Delete   []json.RawMessage `json:"delete,omitempty"`
+	Policies []string          `json:"policies,omitempty"`
 }
 
 // ReadUpdate reads an update document strictly: an unknown key, or neither entities nor
@@ -33,16 +37,46 @@ func ReadUpdate(b []byte) (Update, error) {
 	if err := dec.Decode(&u); err != nil {
 		return Update{}, fmt.Errorf(`not an update {"entities": [...], "delete": [...]}: %v`, err)
 	}
-	if len(bytes.TrimSpace(u.Entities)) == 0 && len(u.Delete) == 0 {
-		return Update{}, errors.New(`an update with no "entities" to put and nothing to "delete"`)
+	if len(bytes.TrimSpace(u.Entities)) == 0 && len(u.Delete) == 0 && u.Policies == nil {
+		return Update{}, errors.New(`an update with no "entities" to put, nothing to "delete" and no "policies"`)
+	}
+	if u.Policies != nil && len(u.Policies) == 0 {
+		return Update{}, errors.New(`"policies": [] would leave no policy: give the policy files' texts`)
 	}
 	return u, nil
 }
 
+// CheckPolicies reads policy texts as an update's "policies" are read, without a schema: the
+// check a changes file's line gets before anything is loaded.
+func CheckPolicies(name string, texts []string) error {
+	e := &Engine{policies: cedar.NewPolicySet()}
+	return e.replacePolicies(name, texts)
+}
+
+// replacePolicies puts a new policy set of texts in e, numbered as files given at start are.
+func (e *Engine) replacePolicies(name string, texts []string) error {
+	e.policies, e.ids = cedar.NewPolicySet(), nil
+	n := 0
+	for i, text := range texts {
+		src := Source{Name: fmt.Sprintf("%s policies %d", name, i+1), Text: []byte(text)}
+		templates, err := e.addPolicies(src, &n)
+		if err != nil {
+			return err
+		}
+		if len(templates) > 0 {
+			return fmt.Errorf("%s: policy %s is a template: an update links no template", templates[0].where, templates[0].id)
+		}
+	}
+	if len(e.ids) == 0 {
+		return fmt.Errorf("%s: no policies in \"policies\"", name)
+	}
+	return nil
+}
+
 // With is e with u applied, as a new Engine: e is left as it was, so what decides with it goes
-// on deciding with the world before u until it is handed the new one. The policies and schema
-// are shared (nothing writes them); the entity store is copied, as a service that builds its
-// store anew for each change does. Entities put are read and validated as an entities file's
+// on deciding with the world before u until it is handed the new one. The schema is shared, and
+// the policy set too unless u replaces it (nothing writes either); the entity store is copied,
+// as a service that builds its store anew for each change does. Entities put are read and validated as an entities file's
 // are (name names the update in errors), and the store stays acyclic.
 func (e *Engine) With(name string, u Update) (*Engine, error) {
 	put := cedar.EntityMap{}
@@ -56,6 +90,23 @@ func (e *Engine) With(name string, u Update) (*Engine, error) {
 	}
 	n := *e
 	n.warnings = nil
+	if u.Policies != nil {
+		if err := n.replacePolicies(name, u.Policies); err != nil {
+			return nil, err
+		}
+		if n.validator != nil {
+			var errs []error
+			for _, id := range n.ids {
+				pol := n.policies.Get(id)
+				if err := n.validator.Policy(string(id), (*expast.Policy)(pol.AST())); err != nil {
+					errs = append(errs, fmt.Errorf("%s: policy %s does not validate against the schema: %w", positionOf(pol), id, err))
+				}
+			}
+			if err := errors.Join(errs...); err != nil {
+				return nil, err
+			}
+		}
+	}
 	n.entities = maps.Clone(e.entities)
 	for i, raw := range u.Delete {
 		uid, err := readUID(raw)

@@ -46,7 +46,22 @@ func TestWithLeavesTheEngineBeforeIt(t *testing.T) {
 	if err := live.Update("u", u); err != nil || live.Engine() == e || !ask(live.Engine(), &bob) {
 		t.Errorf("Live.Update: %v", err)
 	}
+	// A new policy set, and the old engine still deciding with its own.
+	forbid, err := ReadUpdate([]byte(`{"policies": ["permit (principal in Group::\"staff\", action, resource);\nforbid (principal == User::\"ann\", action, resource);"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.With("u", forbid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ask(f, &ann) || !ask(e, &ann) || f.Policies() != 2 {
+		t.Errorf("policies replaced: ann %v, before %v, %d policies", ask(f, &ann), ask(e, &ann), f.Policies())
+	}
 	for _, c := range []struct{ update, want string }{
+		{`{"policies": ["permit (principal, action, resource"]}`, "u policies 1:1:"},
+		{`{"policies": ["permit (principal == ?principal, action, resource);"]}`, "an update links no template"},
+		{`{"policies": []}`, "would leave no policy"},
 		{`{"entities": [{"uid": {"type": "Group", "id": "staff"}, "attrs": {}, "parents": [{"type": "User", "id": "ann"}]}]}`, "cycle"},
 		{`{"delete": [{"type": "User", "id": "zed"}]}`, `no entity User::"zed"`},
 		{`{"entity": []}`, `unknown field "entity"`},
