@@ -82,6 +82,9 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		if writes, _ := kinds.TakesWrites(t.Name, t.Settings()); !writes {
 			return nil, fmt.Errorf("--changes: target %s takes no writes yet; those that do: %s", t.Name, strings.Join(writableKinds(), ", "))
 		}
+		if err := kinds.WritesRefused(t.Name, t.Settings()); err != nil {
+			return nil, fmt.Errorf("--changes: target %s: %w", t.Name, err)
+		}
 	}
 	w := changed[0]
 	expects := make([]workload.Expect, len(w.Inputs))

@@ -99,9 +99,9 @@ func TestChangesFileOfEngineWrites(t *testing.T) {
 	}
 }
 
-// A changes file whose writes its targets cannot take is refused before any load, exit 2,
-// naming the file and line.
-func TestChangesFileOfEngineWritesRefused(t *testing.T) {
+// A changes file whose writes its targets cannot take, or a target whose settings refuse
+// writes, is refused before any load, exit 2, naming the file and line or the flag.
+func TestChangesEngineWritesRefusedBeforeLoad(t *testing.T) {
 	dir := t.TempDir()
 	opaFile := engineChanges(t, dir, "opa", 2)
 	bad := filepath.Join(dir, "bad.jsonl")
@@ -119,6 +119,7 @@ func TestChangesFileOfEngineWritesRefused(t *testing.T) {
 	}{
 		{"a bad patch and a request", []string{"--target", "opa/inproc", "--changes", bad}, []string{`bad.jsonl:2: target opa/inproc: operation 1: op "move"`, `bad.jsonl:3: target opa/inproc takes its engine's own write`}},
 		{"OPA's patches to Cedar", []string{"--target", "cedar/inproc", "--changes", opaFile}, []string{`opa.jsonl:1: target cedar/inproc: not an update`}},
+		{"a Cedar server of replicas", []string{"--target", "cedar/server", "--replicas", "2", "--changes", "builtin"}, []string{"--changes: target cedar/server: cedar/server with 2 replicas"}},
 		{"writes to the http target", []string{"--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-path", "/allow", "--changes", opaFile}, []string{`opa.jsonl:1: target http sends each change's "request"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

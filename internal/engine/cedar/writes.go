@@ -145,13 +145,21 @@ func (s swapper) Apply(_ context.Context, version int, c change.Change) change.A
 // new engine with it and swaps it in before it answers, 204. Replicas each hold their own
 // engine, and a write reaches one: refused.
 func (t *server) Writer() (change.Applier, error) {
-	if t.replicas > 1 {
-		return nil, fmt.Errorf("cedar/server with %d replicas: each holds its own entities and a write reaches one; run one", t.replicas)
+	if err := t.RefusesWrites(); err != nil {
+		return nil, err
 	}
 	if t.URL() == "" {
 		return nil, errors.New("the Cedar server is not started")
 	}
 	return &updatePoster{client: t.WriteClient(), url: t.URL() + cedarserver.UpdatePath}, nil
+}
+
+// RefusesWrites refuses a server of several replicas before it starts (kinds.WritesRefuser).
+func (t *server) RefusesWrites() error {
+	if t.replicas > 1 {
+		return fmt.Errorf("cedar/server with %d replicas: each holds its own entities and a write reaches one; run one", t.replicas)
+	}
+	return nil
 }
 
 type updatePoster struct {
