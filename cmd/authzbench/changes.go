@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ type changeFlags struct {
 
 func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
 	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
-		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number); `+
+		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number), or {"write": ..., "expect": ...} in an engine's own write form (docs/changes.md); `+
 		"every answer is judged fresh, stale or wrong against the versions it may reflect")
 	fl.StringVar(&f.rate, "change-rate", "1/s", "with --changes: changes a second (10/s), one at a time")
 	fl.DurationVar(&f.staleAllowed, "stale-allowed", 0, "with --changes: how old a stale answer may be within the consistency the target promises (5.5s); older ones are counted as stale beyond the promise (0: none may be stale)")
@@ -78,12 +79,11 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		return nil, fmt.Errorf("--changes with --shard: one writer applies the stream; run it on one machine")
 	}
 	for _, t := range plan.Scenario.Targets {
-		writes, requests := kinds.TakesWrites(t.Name, t.Settings())
-		switch {
-		case !writes:
-			return nil, fmt.Errorf("--changes: target %s takes no writes yet (the http target does, and opa/server with --changes builtin)", t.Name)
-		case !requests && f.file != builtinChanges:
-			return nil, fmt.Errorf("--changes %s: target %s takes its engine's writes, not requests: give --changes builtin (a file of its own write form is to come)", f.file, t.Name)
+		if writes, _ := kinds.TakesWrites(t.Name, t.Settings()); !writes {
+			return nil, fmt.Errorf("--changes: target %s takes no writes yet; those that do: %s", t.Name, strings.Join(writableKinds(), ", "))
+		}
+		if err := kinds.WritesRefused(t.Name, t.Settings()); err != nil {
+			return nil, fmt.Errorf("--changes: target %s: %w", t.Name, err)
 		}
 	}
 	w := changed[0]
@@ -127,10 +127,48 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 	if err != nil {
 		return nil, err
 	}
+	if err := checkWrites(plan, cs); err != nil {
+		return nil, err
+	}
 	if out.Stream, err = change.NewStream(expects, cs); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkWrites checks every line of a changes file against every target: the http target sends
+// each line's "request", an engine's target takes its "write", read by the engine; every line at
+// fault is named at once.
+func checkWrites(plan *bench.Plan, cs []change.Change) error {
+	var errs []error
+	for _, t := range plan.Scenario.Targets {
+		_, requests := kinds.TakesWrites(t.Name, t.Settings())
+		name := t.Kind().Engine
+		for _, c := range cs {
+			switch {
+			case requests && c.Request == nil:
+				errs = append(errs, fmt.Errorf("%s: target %s sends each change's \"request\", and the line gives a \"write\"", c.Source, t.Name))
+			case !requests && c.Request != nil:
+				errs = append(errs, fmt.Errorf("%s: target %s takes its engine's own write (\"write\"), not a \"request\"", c.Source, t.Name))
+			case !requests:
+				if err := engine.CheckWriteFor(name, c.Form); err != nil {
+					errs = append(errs, fmt.Errorf("%s: target %s: %w", c.Source, t.Name, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writableKinds are the kinds whose targets take writes, for a message.
+func writableKinds() []string {
+	var out []string
+	for _, k := range kinds.Kinds() {
+		if writes, _ := kinds.TakesWrites(k.Name, nil); writes {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // builtinChanges is --changes's word for the workload's own stream, from its family's

@@ -15,8 +15,9 @@ import (
 // ReadFile reads a changes file: JSON lines, one change each, in the order they are applied.
 // Each line holds "expect", the decisions the change sets (input number, from 1 among the
 // workload's inputs, to "allow" or "deny"; {} for a change that sets none), and the write in a
-// target's form: "request" for the http target (method, path, body, header). Blank lines are
-// skipped. Every bad line is reported, each by file and line, before anything runs.
+// target's form: "request" for the http target (method, path, body, header), or "write", the
+// change in the engine's own write form (a JSON Patch of OPA's data, an update of Cedar's
+// entities), which the engine checks (engine.WriteChecker). Blank lines are skipped. Every bad line is reported, each by file and line, before anything runs.
 func ReadFile(path string, inputs int) ([]Change, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -65,8 +66,8 @@ func readLine(text []byte, inputs int) (Change, error) {
 	}
 	var c Change
 	for key := range raw {
-		if key != "expect" && key != "request" {
-			return Change{}, fmt.Errorf("unknown key %q: a change holds \"expect\" and the write (\"request\" for the http target)", key)
+		if key != "expect" && key != "request" && key != "write" {
+			return Change{}, fmt.Errorf("unknown key %q: a change holds \"expect\" and the write (\"request\" for the http target, \"write\" in an engine's own form)", key)
 		}
 	}
 	exp, ok := raw["expect"]
@@ -78,9 +79,19 @@ func readLine(text []byte, inputs int) (Change, error) {
 		return Change{}, err
 	}
 	c.Sets = sets
+	if w, ok := raw["write"]; ok {
+		if _, both := raw["request"]; both {
+			return Change{}, errors.New(`both "request" and "write": give the http target's request or the engine's write`)
+		}
+		if t := bytes.TrimSpace(w); len(t) == 0 || string(t) == "null" {
+			return Change{}, errors.New(`"write" is empty: give the change in the engine's write form`)
+		}
+		c.Form = w
+		return c, nil
+	}
 	req, ok := raw["request"]
 	if !ok {
-		return Change{}, errors.New(`no "request": the http target sends each change's request ({"method": "POST", "path": "/grant", "body": {...}})`)
+		return Change{}, errors.New(`no "request": the http target sends each change's request ({"method": "POST", "path": "/grant", "body": {...}}); an engine's target takes "write", the change in its own form`)
 	}
 	if c.Request, err = readRequest(req); err != nil {
 		return Change{}, err

@@ -23,6 +23,10 @@ func TestReadChanges(t *testing.T) {
 	if s := cs[0].Sets; len(s) != 2 || !s[1] || s[0] {
 		t.Errorf("sets %v, want input 2 allowed and input 1 denied (0-based 1 and 0)", s)
 	}
+	w, err := Read("w.jsonl", []byte(`{"write": [{"op": "remove", "path": "/a"}], "expect": {"1": "deny"}}`), 3)
+	if err != nil || len(w) != 1 || w[0].Request != nil || string(w[0].Form) != `[{"op": "remove", "path": "/a"}]` || w[0].Sets[0] {
+		t.Errorf("a write in an engine's form: %+v, %v", w, err)
+	}
 	if cs[1].Request.Method != "POST" {
 		t.Errorf("default method %q, want POST", cs[1].Request.Method)
 	}
@@ -41,6 +45,8 @@ func TestReadChangesRejects(t *testing.T) {
 		{`{"request": {"path": "/a", "verb": "GET"}, "expect": {}}`, `unknown field "verb"`},
 		{`{"request": {"path": "/a", "method": "get"}, "expect": {}}`, `method "get"`},
 		{`{"request": {"path": "/a"}, "expect": {}, "tuple": {}}`, `unknown key "tuple"`},
+		{`{"request": {"path": "/a"}, "write": [], "expect": {}}`, `both "request" and "write"`},
+		{`{"write": null, "expect": {}}`, `"write" is empty`},
 	} {
 		data := `{"request": {"path": "/ok"}, "expect": {}}` + "\n" + c.line + "\n"
 		_, err := Read("c.jsonl", []byte(data), 3)
@@ -61,14 +67,15 @@ func TestReadChangesRejects(t *testing.T) {
 func FuzzReadChanges(f *testing.F) {
 	f.Add([]byte(`{"request": {"path": "/a", "body": {"u": 1}}, "expect": {"1": "deny"}}`))
 	f.Add([]byte(`{"expect": {"2": true}, "request": {"method": "PUT", "path": "/b"}}`))
+	f.Add([]byte(`{"write": [{"op": "remove", "path": "/a"}], "expect": {"3": "allow"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cs, err := Read("f", data, 3)
 		if err != nil {
 			return
 		}
 		for _, c := range cs {
-			if c.Request == nil || c.Request.Method == "" {
-				t.Fatalf("change without a request: %+v", c)
+			if (c.Request == nil || c.Request.Method == "") == (len(c.Form) == 0) {
+				t.Fatalf("change without a request or a write, or with both: %+v", c)
 			}
 			for i := range c.Sets {
 				if i < 0 || i >= 3 {

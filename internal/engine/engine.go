@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer), checked for where
+// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer, WriteChecker), checked for where
 // it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
@@ -159,6 +159,23 @@ func WriteFor(name string, w *workload.Workload, c workload.Change) (json.RawMes
 		return wr.Write(w, c)
 	}
 	return nil, fmt.Errorf("engine %s takes no built-in changes yet", name)
+}
+
+// WriteChecker is implemented by an engine whose targets take the lines of a changes file in
+// the engine's own write form ("write": a JSON Patch of OPA's data, an update of Cedar's
+// entities): it reads one strictly before any load, so a bad line is refused naming its file
+// and line.
+type WriteChecker interface {
+	CheckWrite(form json.RawMessage) error
+}
+
+// CheckWriteFor checks a changes file's write in the form of the engine called name; an error
+// when the engine takes none (see WriteChecker).
+func CheckWriteFor(name string, form json.RawMessage) error {
+	if c, ok := For(name).(WriteChecker); ok {
+		return c.CheckWrite(form)
+	}
+	return fmt.Errorf("engine %s takes no changes file in its own form yet: give --changes builtin", name)
 }
 
 // Preparer is implemented by an engine that builds something from a workload before any clock

@@ -109,6 +109,29 @@ func TakesWrites(name string, c Config) (writes, requests bool) {
 	return writes, requests
 }
 
+// WritesRefuser is a Writable target whose settings refuse writes before it starts (a server
+// of several replicas, each holding its own store, where a write would reach one).
+type WritesRefuser interface {
+	RefusesWrites() error
+}
+
+// WritesRefused says why targets of the kind called name, with settings c, refuse writes; nil
+// when they take them or take none at all (TakesWrites says which). Asked before anything
+// starts, as TakesWrites is.
+func WritesRefused(name string, c Config) error {
+	k, err := LookupAny(name)
+	if err != nil {
+		return nil
+	}
+	if c == nil {
+		c = k.NewConfig()
+	}
+	if r, ok := k.New(Common{}, c).(WritesRefuser); ok {
+		return r.RefusesWrites()
+	}
+	return nil
+}
+
 // CloseDecider releases what d holds, if it is a Closer.
 func CloseDecider(d Decider) {
 	if c, ok := d.(Closer); ok {

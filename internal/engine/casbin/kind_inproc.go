@@ -16,6 +16,8 @@ type casbinInproc struct {
 	kinds.NoWatch
 	common kinds.Common
 	loaded *Loaded
+	// own says loaded holds an enforcer of the target's own, which takes the run's writes.
+	own bool
 }
 
 func init() {

@@ -36,6 +36,10 @@ const ServerArg = "casbin-server"
 // ServerPath is where the server takes decisions.
 const ServerPath = "/v1/enforce"
 
+// RolesPath is where the server takes changes of users' role links: {"roles": {"user":
+// ["role", ...]}}, the g links each user holds afterwards, applied before the answer, 204.
+const RolesPath = "/v1/roles"
+
 // maxRequestBody bounds a request body: a request's values are rarely more than a few KB.
 const maxRequestBody = 1 << 20
 
@@ -47,8 +51,9 @@ func init() {
 		Long: `Casbin ships no server as a Go module, so authzbench serves a Casbin SyncedEnforcer itself, in its
 own process, over a small JSON API: POST ` + ServerPath + ` with the request's values as a JSON array,
 in the order of the model's request definition, answered {"allow":true} or {"allow":false}
-({"error": "..."} when Enforce fails). The casbin/server target starts it; run it yourself to
-put your own load tool in front of Casbin.`,
+({"error": "..."} when Enforce fails); POST ` + RolesPath + ` {"roles": {"alice": ["admin"]}} sets
+users' g links (role links), answered 204 once applied. The casbin/server target starts it; run
+it yourself to put your own load tool in front of Casbin.`,
 		Example: `  authzbench casbin-server --model model.conf --policy policy.csv
   curl -s localhost:8180` + ServerPath + ` -d '["alice", "data1", "read"]'`,
 		Main: ServerMain,
@@ -69,11 +74,12 @@ func ServerMain(args []string, stderr io.Writer) int {
 Serves a Casbin model and policy (a SyncedEnforcer) over HTTP:
   POST %s  ["alice", "data1", "read"]  (the request's values, as the model's request definition orders them)
     -> {"allow":true} | {"allow":false} | {"error": "..."}
+  POST %s  {"roles": {"alice": ["admin"]}}  (the g links each user holds afterwards) -> 204
   GET  /health -> 200
 Add ?metrics=true to a decision request for the server's own timers (enforce, handler) in ns.
 
 Flags:
-`, ServerArg, ServerPath)
+`, ServerArg, ServerPath, RolesPath)
 		fs.PrintDefaults()
 	}
 	if code, ok := decisionserver.ParseFlags(fs, args, stderr, ServerArg); !ok {
@@ -111,6 +117,37 @@ Flags:
 // Handler answers decision and health requests with the enforcer e, shared by every request as
 // a service shares one.
 func Handler(e *casbinv3.SyncedEnforcer) http.Handler {
+	decisions := decide(e)
+	// The policy is text read once, as in process: links change in memory, not in the adapter.
+	e.EnableAutoSave(false)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != RolesPath {
+			decisions.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			decisionserver.WriteError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+		if err != nil {
+			decisionserver.WriteError(w, http.StatusBadRequest, "read body: "+err.Error())
+			return
+		}
+		links, err := readRoleLinks(body)
+		if err == nil {
+			err = applyRoleLinks(e, links)
+		}
+		if err != nil {
+			decisionserver.WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func decide(e *casbinv3.SyncedEnforcer) http.Handler {
 	size := len(RequestTokens(e.GetModel()))
 	return decisionserver.Handler(ServerPath, maxRequestBody, func(body []byte, answer *bytes.Buffer) (time.Duration, error) {
 		vals, err := ParseRequest(body)

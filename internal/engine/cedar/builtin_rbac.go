@@ -31,11 +31,7 @@ func rbacVersion(d *workload.RBACData) builtin {
 	}
 	sort.Strings(roles)
 	for name, u := range d.Users {
-		parents := []uid{}
-		for _, r := range u.Roles {
-			parents = append(parents, uid{"Role", r})
-		}
-		es = append(es, entity{UID: uid{"User", name}, Attrs: map[string]any{"suspended": u.Suspended}, Parents: parents})
+		es = append(es, rbacUser(name, u))
 	}
 	for typ, byID := range d.Resources {
 		for id, res := range byID {
@@ -76,6 +72,15 @@ func rbacVersion(d *workload.RBACData) builtin {
 		},
 		request: requestOf(rbacRequest),
 	}
+}
+
+// rbacUser is a user's entity: its roles are its parents.
+func rbacUser(name string, u workload.RBACUser) entity {
+	parents := []uid{}
+	for _, r := range u.Roles {
+		parents = append(parents, uid{"Role", r})
+	}
+	return entity{UID: uid{"User", name}, Attrs: map[string]any{"suspended": u.Suspended}, Parents: parents}
 }
 
 // rbacRequest is the Cedar request for one rbac input. A resource type the schema does not

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	cedargo "github.com/cedar-policy/cedar-go"
+
 	"github.com/authzbench/authzbench/internal/buildinfo"
 	"github.com/authzbench/authzbench/internal/engine/cedar/cedarengine"
 	"github.com/authzbench/authzbench/internal/kinds"
@@ -20,6 +22,9 @@ type inproc struct {
 	common   kinds.Common
 	engine   *cedarengine.Engine
 	requests []cedarengine.Request
+	// live, once Writer was asked for, holds the engine the run's writes swap in; its workers
+	// decide with the one current at each decision.
+	live *cedarengine.Live
 }
 
 func init() {
@@ -37,12 +42,28 @@ func (t *inproc) Start(ctx context.Context, w *workload.Workload) error {
 	return nil
 }
 
-func (t *inproc) Worker() kinds.Decider { return worker{t} }
+func (t *inproc) Worker() kinds.Decider {
+	if t.live != nil {
+		return liveWorker{t}
+	}
+	return worker{t}
+}
 
 type worker struct{ t *inproc }
 
 func (w worker) Decide(_ context.Context, i int) verify.Outcome {
-	decision, diag := w.t.engine.Decide(&w.t.requests[i])
+	return outcomeOf(w.t.engine.Decide(&w.t.requests[i]))
+}
+
+// liveWorker decides with the engine current when the decision starts: a run whose world
+// changes.
+type liveWorker struct{ t *inproc }
+
+func (w liveWorker) Decide(_ context.Context, i int) verify.Outcome {
+	return outcomeOf(w.t.live.Engine().DecideCurrent(&w.t.requests[i]))
+}
+
+func outcomeOf(decision cedargo.Decision, diag cedargo.Diagnostic) verify.Outcome {
 	if len(diag.Errors) > 0 {
 		// Cedar skips a policy that fails to evaluate and decides without it: that decision is
 		// not the policies' answer, so it is an evaluation error, not a success.

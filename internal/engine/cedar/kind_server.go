@@ -15,7 +15,7 @@ func init() {
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			cfg := c.(*ServerConfig)
 			return &server{Server: kinds.NewServer(common, Engine, &cfg.ServerConfig, kinds.WithHTTP2(&cfg.HTTP2Config), kinds.WithReplicas(cfg.Replicas)),
-				cfg: &cfg.ServerConfig}
+				cfg: &cfg.ServerConfig, replicas: cfg.Replicas}
 		}})
 }
 
@@ -43,7 +43,8 @@ func refusesMTLSAuthz(n func(string) string) string {
 // a URL it measures a running server that speaks the same API.
 type server struct {
 	*kinds.Server
-	cfg *kinds.ServerConfig
+	cfg      *kinds.ServerConfig
+	replicas int
 }
 
 func (t *server) Start(ctx context.Context, w *workload.Workload) error {

@@ -33,6 +33,10 @@ type inproc struct {
 	// inputOpts hands each input to Eval, built once: an option is a closure, and building it
 	// per decision would allocate on the measured path.
 	inputOpts []rego.EvalOption
+	w         *workload.Workload
+	// live, once Writer was asked for, is the store of the target's own that takes the run's
+	// writes; its workers decide over it.
+	live *liveStore
 }
 
 func (t *inproc) Start(ctx context.Context, w *workload.Workload) error {
@@ -40,6 +44,7 @@ func (t *inproc) Start(ctx context.Context, w *workload.Workload) error {
 	if t.query, err = Compiled(ctx, t.common.Prepared, w); err != nil {
 		return err
 	}
+	t.w = w
 	t.inputs = make([]ast.Value, len(w.Inputs))
 	for i, in := range w.Inputs {
 		v, err := ast.ValueFromReader(bytes.NewReader(in.JSON))
@@ -66,7 +71,14 @@ type inprocWorker struct {
 
 func (w *inprocWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	w.deadline.start(ctx)
-	rs, err := w.t.query.Eval(ctx, w.t.inputOpts[i], w.cancelOpt)
+	query := &w.t.query
+	if w.t.live != nil {
+		var err error
+		if query, err = w.t.live.current(ctx); err != nil {
+			return verify.Outcome{Kind: verify.EvalFailed, Err: err}
+		}
+	}
+	rs, err := query.Eval(ctx, w.t.inputOpts[i], w.cancelOpt)
 	if err != nil {
 		if w.deadline.cancelled.Load() || ctx.Err() != nil {
 			return verify.Outcome{Kind: verify.TimedOut, Err: err}

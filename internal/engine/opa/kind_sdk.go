@@ -20,6 +20,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/logging"
 	"github.com/open-policy-agent/opa/v1/plugins"
 	"github.com/open-policy-agent/opa/v1/sdk"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/util"
 	"github.com/open-policy-agent/opa/v1/version"
 
@@ -61,6 +63,8 @@ type sdkTarget struct {
 	// bundles serves the workload's bundle to the SDK's bundle plugin.
 	bundles *http.Server
 	logging *decisionLogging
+	// store is the SDK's store, the one it would make itself, kept to take the run's writes.
+	store storage.Store
 }
 
 // sdkBundleService names the bundle server among the SDK's services.
@@ -102,8 +106,10 @@ func (t *sdkTarget) Start(ctx context.Context, w *workload.Workload) error {
 	console.SetOutput(io.Discard)
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	t.store = inmem.New()
 	t.opa, err = sdk.New(startCtx, sdk.Options{
 		ID:            "authzbench",
+		Store:         t.store,
 		Config:        bytes.NewReader(conf),
 		Logger:        logging.NewNoOpLogger(),
 		ConsoleLogger: console,

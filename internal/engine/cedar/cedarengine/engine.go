@@ -389,6 +389,8 @@ type Request struct {
 	cedar.Request
 	// entities are the store plus any entities the request carried (these win on a clash).
 	entities types.EntityGetter
+	// own are the entities the request carried; nil for none.
+	own cedar.EntityMap
 }
 
 // CheckRequest reports whether b is a well-formed request document, without a policy set: the
@@ -487,6 +489,7 @@ func (e *Engine) parseRequest(b []byte, warn func(string)) (Request, error) {
 			return Request{}, err
 		}
 		if len(own) > 0 {
+			r.own = own
 			r.entities = layered{request: own, store: e.entities}
 			if warn != nil {
 				// Checked where requests are checked before any load, not where a server reads

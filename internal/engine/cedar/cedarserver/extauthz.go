@@ -19,18 +19,27 @@ import (
 // User::"name", the HTTP method as Action::"GET", the host as Service::"host", and the path and
 // host in the context. Cedar cannot decode base64 itself, so this decoding is the mapping's,
 // as an Envoy filter or a gateway in front of Cedar would do it.
-type ExtAuthz struct{ Engine *cedarengine.Engine }
+type ExtAuthz struct {
+	Engine *cedarengine.Engine
+	// Live, when set, is the engine the HTTP API's updates swap: each check decides with the
+	// one current then, not Engine.
+	Live *cedarengine.Live
+}
 
 // Decide maps the check to a Cedar request and authorizes it. A request the policy set's
 // schema rejects is INVALID_ARGUMENT, as the HTTP server answers it 400. Only Cedar's
 // authorization is the eval timer, as in the HTTP server.
 func (c ExtAuthz) Decide(_ context.Context, req *authv3.CheckRequest) (extauthz.Decision, int64, error) {
-	r, err := c.Engine.ParseRequest(CheckRequest(req))
+	e := c.Engine
+	if c.Live != nil {
+		e = c.Live.Engine()
+	}
+	r, err := e.ParseRequest(CheckRequest(req))
 	if err != nil {
 		return extauthz.Decision{}, 0, status.Errorf(codes.InvalidArgument, "cedar request: %v", err)
 	}
 	start := time.Now()
-	decision, _ := c.Engine.Decide(&r)
+	decision, _ := e.Decide(&r)
 	return extauthz.Decision{Allow: bool(decision)}, time.Since(start).Nanoseconds(), nil
 }
 

@@ -8,6 +8,7 @@
 //	                         "resource": {...}, "context": {...}, "entities": [...]}
 //	→ 200 {"decision": "allow"|"deny", "reasons": ["policy id", ...], "errors": [...]}
 //	GET  /health            → 200 {}
+//	POST /v1/update         {"entities": [...], "delete": [...]} → 204 once swapped in
 //
 // It is built like OPA's REST server (net/http, one JSON document in and one out per request) so
 // that comparing the two compares the engines and not the plumbing.
@@ -42,6 +43,10 @@ const Arg = "cedar-server"
 // Path is where decisions are asked for.
 const Path = "/v1/is_authorized"
 
+// UpdatePath is where the entity store is changed (cedarengine.Update): a new engine is built
+// with the change and swapped in before the answer, so a decision asked after it sees it.
+const UpdatePath = "/v1/update"
+
 // maxBody bounds a request body; a request with its own entities is rarely more than a few KB.
 const maxBody = 8 << 20
 
@@ -75,6 +80,8 @@ Serves a Cedar policy set (cedar-go) over HTTP:
   POST %s  {"principal": {"type": "User", "id": "alice"}, "action": {"type": "Action", "id": "view"},
                            "resource": {"type": "Photo", "id": "p1"}, "context": {}, "entities": []}
     -> {"decision": "allow"|"deny", "reasons": [policy ids], "errors": [evaluation errors]}
+  POST %s  {"entities": [entities put whole], "delete": [uids]} -> 204 once a new engine
+    with the change is swapped in (400 naming what the schema or the store refuses)
   GET  /health -> 200
 With --grpc-addr, Envoy's ext_authz Check over gRPC too: the Basic Authorization user is the
 principal (User), the method the action, the host the resource (Service), path and host the
@@ -83,7 +90,7 @@ has TLS settings of its own (--grpc-tls-*), apart from the HTTP API's.
 Add ?metrics=true to a decision request for the server's own timers (evaluation, handler) in ns.
 
 Flags:
-`, Arg, Path)
+`, Arg, Path, UpdatePath)
 		fs.PrintDefaults()
 	}
 	if code, ok := decisionserver.ParseFlags(fs, args, stderr, Arg); !ok {
@@ -125,7 +132,8 @@ Flags:
 	for _, w := range engine.Warnings() {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", Arg, w)
 	}
-	srv := &http.Server{Handler: Handler(engine), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
+	live := cedarengine.NewLive(engine)
+	srv := &http.Server{Handler: LiveHandler(live), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
 	if *h2c {
 		srv.Protocols = new(http.Protocols)
 		srv.Protocols.SetHTTP1(true)
@@ -135,7 +143,7 @@ Flags:
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if grpcListener != nil {
-		grpcServer := extauthz.NewServer(ExtAuthz{Engine: engine}, extauthz.ServerOptions(grpcTLSConfig)...)
+		grpcServer := extauthz.NewServer(ExtAuthz{Engine: engine, Live: live}, extauthz.ServerOptions(grpcTLSConfig)...)
 		grpcServer.SetServing(true)
 		go func() {
 			if err := grpcServer.Serve(grpcListener); err != nil {
@@ -184,9 +192,14 @@ func (f tlsFlags) config() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// Handler answers decision and health requests for the engine.
-func Handler(e *cedarengine.Engine) http.Handler {
-	return decisionserver.Handler(Path, maxBody, func(body []byte, answer *bytes.Buffer) (time.Duration, error) {
+// Handler answers decision and health requests for the engine, and takes updates of it.
+func Handler(e *cedarengine.Engine) http.Handler { return LiveHandler(cedarengine.NewLive(e)) }
+
+// LiveHandler answers decision and health requests with the engine current at each, and takes
+// updates at UpdatePath, each swapping in a new engine.
+func LiveHandler(l *cedarengine.Live) http.Handler {
+	decisions := decisionserver.Handler(Path, maxBody, func(body []byte, answer *bytes.Buffer) (time.Duration, error) {
+		e := l.Engine()
 		req, err := e.ParseRequest(body)
 		if err != nil {
 			return 0, err
@@ -212,5 +225,30 @@ func Handler(e *cedarengine.Engine) http.Handler {
 		}
 		answer.WriteByte(']')
 		return eval, nil
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != UpdatePath {
+			decisions.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			decisionserver.WriteError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			decisionserver.WriteError(w, http.StatusBadRequest, "read body: "+err.Error())
+			return
+		}
+		u, err := cedarengine.ReadUpdate(body)
+		if err == nil {
+			err = l.Update("update", u)
+		}
+		if err != nil {
+			decisionserver.WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 	})
 }
