@@ -165,6 +165,10 @@ func TestChangesRefusedBeforeLoad(t *testing.T) {
 		{"a bad rate", append(httpArgs, "--changes", changes, "--change-rate", "fast"), `--change-rate "fast"`},
 		{"a rate without changes", append(httpArgs, "--change-rate", "5/s"), "--change-rate applies to a run with --changes"},
 		{"repetitions", append(httpArgs, "--changes", changes, "--repeat", "2"), "--changes with --repeat 2"},
+		// One writer applies the stream: a shard on another machine could not judge by its log.
+		{"a shard", append(httpArgs, "--changes", changes, "--shard", "1/2", "--rate", "100"), "--changes with --shard"},
+		{"two workloads", []string{"run", "--target", "opa/server", "--workload", "rbac,api", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"give one"},
 		{"a target without writes", []string{"run", "--target", "opa/cli", "--workload", "rbac", "--changes", changes, "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"target opa/cli takes no writes yet; those that do: "},
 		{"a version path beside a status decision", []string{"run", "--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-status", "200=allow,403=deny",
