@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -78,12 +79,9 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		return nil, fmt.Errorf("--changes with --shard: one writer applies the stream; run it on one machine")
 	}
 	for _, t := range plan.Scenario.Targets {
-		writes, requests := kinds.TakesWrites(t.Name, t.Settings())
-		switch {
-		case !writes:
-			return nil, fmt.Errorf("--changes: target %s takes no writes yet (the http target does, and opa/server with --changes builtin)", t.Name)
-		case !requests && f.file != builtinChanges:
-			return nil, fmt.Errorf("--changes %s: target %s takes its engine's writes, not requests: give --changes builtin (a file of its own write form is to come)", f.file, t.Name)
+		// A file's lines are checked against each target's form once read (checkFileForms).
+		if writes, _ := kinds.TakesWrites(t.Name, t.Settings()); !writes {
+			return nil, fmt.Errorf("--changes: target %s takes no writes yet (the http target does; opa/server, openfga/* and spicedb/* with --changes builtin or a file in their own write form)", t.Name)
 		}
 	}
 	w := changed[0]
@@ -91,7 +89,8 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 	for i, in := range w.Inputs {
 		expects[i] = in.Expect
 	}
-	out := &bench.Changes{Source: f.file, Workload: w.Name, Rate: rate, Allowed: f.staleAllowed}
+	// Without --stale-allowed, each target's consistency says how stale an answer may be.
+	out := &bench.Changes{Source: f.file, Workload: w.Name, Rate: rate, Allowed: f.staleAllowed, AllowedGiven: fl.Changed("stale-allowed")}
 	if f.file == builtinChanges {
 		var longest time.Duration
 		for _, t := range plan.Scenario.Targets {
@@ -112,6 +111,9 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 			cs := make([]change.Change, len(made))
 			for k, c := range made {
 				form, err := engine.WriteFor(name, w, c)
+				if err == nil && len(form) == 0 {
+					err = fmt.Errorf("engine %s cannot write change %d (%s) of workload %s", name, k+1, c.What, w.Name)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("--changes builtin: target %s: %w", t.Name, err)
 				}
@@ -127,6 +129,9 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 	if err != nil {
 		return nil, err
 	}
+	if err := checkFileForms(plan, cs); err != nil {
+		return nil, err
+	}
 	if out.Stream, err = change.NewStream(expects, cs); err != nil {
 		return nil, err
 	}
@@ -136,3 +141,29 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 // builtinChanges is --changes's word for the workload's own stream, from its family's
 // reference model.
 const builtinChanges = "builtin"
+
+// checkFileForms refuses, naming the file and line, a change whose write is not in the form of
+// a target of the run: the http target sends a line's "request", an engine's target its "write",
+// read as the engine reads it (engine.WriteChecker).
+func checkFileForms(plan *bench.Plan, cs []change.Change) error {
+	var errs []error
+	for _, t := range plan.Scenario.Targets {
+		_, requests := kinds.TakesWrites(t.Name, t.Settings())
+		for _, c := range cs {
+			switch {
+			case requests && c.Request == nil:
+				errs = append(errs, fmt.Errorf("%s: target %s sends each change's \"request\"; this line has none", c.Source, t.Name))
+			case !requests && c.Form == nil:
+				errs = append(errs, fmt.Errorf("%s: target %s takes its engine's writes, not requests: give \"write\" in %s's own form, or --changes builtin", c.Source, t.Name, t.Kind().Engine))
+			case !requests:
+				if err := engine.CheckWriteFor(t.Kind().Engine, c.Form); err != nil {
+					errs = append(errs, fmt.Errorf("%s: \"write\" for target %s: %w", c.Source, t.Name, err))
+				}
+			}
+			if len(errs) >= 10 {
+				return errors.Join(errs...)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -15,7 +15,9 @@ import (
 // ReadFile reads a changes file: JSON lines, one change each, in the order they are applied.
 // Each line holds "expect", the decisions the change sets (input number, from 1 among the
 // workload's inputs, to "allow" or "deny"; {} for a change that sets none), and the write in a
-// target's form: "request" for the http target (method, path, body, header). Blank lines are
+// target's form: "request" for the http target (method, path, body, header), or "write" in an
+// engine's own write form (an OpenFGA Write's body, a SpiceDB WriteRelationships request), which
+// the engine reads (engine.WriteChecker) and its applier sends. Blank lines are
 // skipped. Every bad line is reported, each by file and line, before anything runs.
 func ReadFile(path string, inputs int) ([]Change, error) {
 	data, err := os.ReadFile(path)
@@ -65,8 +67,8 @@ func readLine(text []byte, inputs int) (Change, error) {
 	}
 	var c Change
 	for key := range raw {
-		if key != "expect" && key != "request" {
-			return Change{}, fmt.Errorf("unknown key %q: a change holds \"expect\" and the write (\"request\" for the http target)", key)
+		if key != "expect" && key != "request" && key != "write" {
+			return Change{}, fmt.Errorf("unknown key %q: a change holds \"expect\" and the write (\"request\" for the http target, \"write\" in an engine's own form)", key)
 		}
 	}
 	exp, ok := raw["expect"]
@@ -78,6 +80,17 @@ func readLine(text []byte, inputs int) (Change, error) {
 		return Change{}, err
 	}
 	c.Sets = sets
+	if form, ok := raw["write"]; ok {
+		if _, both := raw["request"]; both {
+			return Change{}, errors.New(`both "request" and "write": a change is one write, the http target's request or an engine's own`)
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, form); err != nil || buf.Len() == 0 || buf.Bytes()[0] != '{' {
+			return Change{}, errors.New(`"write": want the engine's own write as a JSON object (an OpenFGA Write's body, a SpiceDB WriteRelationships request)`)
+		}
+		c.Form = buf.Bytes()
+		return c, nil
+	}
 	req, ok := raw["request"]
 	if !ok {
 		return Change{}, errors.New(`no "request": the http target sends each change's request ({"method": "POST", "path": "/grant", "body": {...}})`)

@@ -41,6 +41,8 @@ func TestReadChangesRejects(t *testing.T) {
 		{`{"request": {"path": "/a", "verb": "GET"}, "expect": {}}`, `unknown field "verb"`},
 		{`{"request": {"path": "/a", "method": "get"}, "expect": {}}`, `method "get"`},
 		{`{"request": {"path": "/a"}, "expect": {}, "tuple": {}}`, `unknown key "tuple"`},
+		{`{"request": {"path": "/a"}, "write": {}, "expect": {}}`, `both "request" and "write"`},
+		{`{"write": [1], "expect": {}}`, `"write": want the engine's own write as a JSON object`},
 	} {
 		data := `{"request": {"path": "/ok"}, "expect": {}}` + "\n" + c.line + "\n"
 		_, err := Read("c.jsonl", []byte(data), 3)

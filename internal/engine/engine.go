@@ -152,6 +152,22 @@ type Writer interface {
 	Write(w *workload.Workload, c workload.Change) (json.RawMessage, error)
 }
 
+// WriteChecker is implemented by a Writer engine whose targets take a changes file's lines in
+// its own write form ("write": an OpenFGA Write's body, a SpiceDB WriteRelationships request):
+// it reads one strictly, before any load, so that a bad line is refused naming its file and line.
+type WriteChecker interface {
+	CheckWrite(form json.RawMessage) error
+}
+
+// CheckWriteFor reads form as the engine called name's write; an error when the engine takes
+// no writes of its own form (see WriteChecker).
+func CheckWriteFor(name string, form json.RawMessage) error {
+	if wc, ok := For(name).(WriteChecker); ok {
+		return wc.CheckWrite(form)
+	}
+	return fmt.Errorf("engine %s takes no writes in its own form from a changes file yet", name)
+}
+
 // WriteFor is change c of w's stream in the form of the engine called name; an error when the
 // engine takes no built-in changes (see Writer).
 func WriteFor(name string, w *workload.Workload, c workload.Change) (json.RawMessage, error) {
