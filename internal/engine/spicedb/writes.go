@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,18 +33,55 @@ func (registered) Write(w *workload.Workload, c workload.Change) (json.RawMessag
 	if len(c.Writes)+len(c.Deletes) == 0 {
 		return nil, fmt.Errorf("workload %s: change %q writes no relationships, and SpiceDB takes relationship updates", w.Name, c.What)
 	}
-	req := &v1.WriteRelationshipsRequest{}
-	add := func(op v1.RelationshipUpdate_Operation, rs []workload.Relationship) {
-		for _, r := range rs {
-			rel := tuple.Relationship{RelationshipReference: tuple.RelationshipReference{
-				Resource: tuple.ObjectAndRelation{ObjectType: r.Resource.Type, ObjectID: r.Resource.ID, Relation: r.Relation},
-				Subject:  subjectOf(r.Subject)}}
-			req.Updates = append(req.Updates, &v1.RelationshipUpdate{Operation: op, Relationship: tuple.ToV1Relationship(rel)})
-		}
+	if w.Relationships == nil {
+		return nil, fmt.Errorf("workload %s has no relationships for SpiceDB", w.Name)
 	}
-	add(v1.RelationshipUpdate_OPERATION_DELETE, c.Deletes)
-	add(v1.RelationshipUpdate_OPERATION_TOUCH, c.Writes)
+	relations, err := familyRelations(w.Relationships.Family)
+	if err != nil {
+		return nil, err
+	}
+	req := &v1.WriteRelationshipsRequest{}
+	add := func(op v1.RelationshipUpdate_Operation, rs []workload.Relationship) error {
+		for _, r := range rs {
+			// Written as the workload's load writes it (a relation the family also computes is
+			// direct_<name> in the schema).
+			rel, err := relationshipOf(located{r, fmt.Sprintf("workload %s change %q", w.Name, c.What)}, relations)
+			if err != nil {
+				return err
+			}
+			req.Updates = append(req.Updates, &v1.RelationshipUpdate{Operation: op, Relationship: tuple.ToV1Relationship(rel.Rel)})
+		}
+		return nil
+	}
+	if err := errors.Join(add(v1.RelationshipUpdate_OPERATION_DELETE, c.Deletes), add(v1.RelationshipUpdate_OPERATION_TOUCH, c.Writes)); err != nil {
+		return nil, err
+	}
 	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(req)
+}
+
+// relationsByFamily caches each built-in family's schema relations: a stream writes thousands of
+// changes of one family.
+var relationsByFamily sync.Map // family → map[string]map[string]bool
+
+// familyRelations are the relations (not permissions) of a built-in family's schema.
+func familyRelations(family string) (map[string]map[string]bool, error) {
+	if r, ok := relationsByFamily.Load(family); ok {
+		return r.(map[string]map[string]bool), nil
+	}
+	fam, ok := builtinFamilies[family]
+	if !ok {
+		return nil, fmt.Errorf("SpiceDB has no schema for the %s family", family)
+	}
+	text, err := builtinSchemas.ReadFile("builtin/" + fam.schema)
+	if err != nil {
+		return nil, err
+	}
+	relations, err := schemaRelations(fam.schema, string(text))
+	if err != nil {
+		return nil, err
+	}
+	relationsByFamily.Store(family, relations)
+	return relations, nil
 }
 
 // CheckWrite reads a changes file's write as SpiceDB's (engine.WriteChecker): a
