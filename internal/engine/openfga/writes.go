@@ -100,15 +100,23 @@ func writeFailed(ctx context.Context, err error) change.Ack {
 	if !ok {
 		return change.Ack{Class: "error", Err: err}
 	}
-	err = fmt.Errorf("openfga write: %s (%s)", st.Message(), st.Code())
-	switch st.Code() {
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.NotFound:
+	code := st.Code()
+	err = fmt.Errorf("openfga write: %s (%s)", st.Message(), code)
+	// In process, OpenFGA's server answers with its own codes (openfgav1.ErrorCode and kin):
+	// 2000s its validation (write_failed_due_to_invalid_input, 2017), 3500 throttling, 4000s
+	// internal (4004 deadline, 4005 already exists, 4008 aborted, 4010 unavailable), 5000s not
+	// found; over the wire, gRPC's.
+	switch {
+	case code == codes.InvalidArgument || code == codes.FailedPrecondition || code == codes.NotFound,
+		code >= 2000 && code < 3000, code >= 5000 && code < 6000, code == 4007:
 		return change.Ack{Class: "refused", Err: err}
-	case codes.Aborted, codes.AlreadyExists:
+	case code == codes.Aborted || code == codes.AlreadyExists || code == 4005 || code == 4008:
 		return change.Ack{Class: "conflict", Err: err}
-	case codes.DeadlineExceeded:
+	case code == codes.DeadlineExceeded || code == 4004:
 		return change.Ack{Class: "timeout", Err: err}
-	case codes.Unavailable:
+	case code == codes.ResourceExhausted || code == 3500 || code == 4006:
+		return change.Ack{Class: "throttled", Err: err}
+	case code == codes.Unavailable || code == 4010:
 		return change.Ack{Class: "transport", Err: err}
 	}
 	return change.Ack{Class: "error", Err: err}
