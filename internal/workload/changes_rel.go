@@ -15,10 +15,11 @@ import (
 // model decides every input again in the mutated world, so the decisions a change sets are the
 // model's, never guessed from the relationships.
 //
-// A stream alternates: change 2j-1 makes toggle j (an unshare, a share, a group membership
-// removed, a document moved to another folder), change 2j undoes it, so every other version is
-// version 0 and each change flips the decisions it names. Toggles are chosen from the inputs:
-// only a mutation that flips some input's decision is kept, and kinds of mutation take turns.
+// A stream makes toggles (an unshare, a share, a group membership removed, a document moved to
+// another folder) one on top of the other, then undoes them last first, and again: each change
+// flips the decisions it names, and the world is version 0's at the end of each cycle. Toggles
+// are chosen from the inputs: only a mutation that flips some input's decision where it is made
+// is kept, and kinds of mutation take turns.
 
 // maxToggles bounds the distinct toggles a stream cycles through: enough that a stream reaches
 // many users and objects, few enough that building it (the world's relationships once per
@@ -71,19 +72,25 @@ func relationshipChanges(w *Workload, n int) ([]Change, bool, error) {
 	return cs, true, nil
 }
 
-// toggled is a toggle with what it does to the world's relationships and decisions.
+// toggled is a toggle with what it does to the world's relationships and decisions, made on
+// top of the toggles chosen before it.
 type toggled struct {
 	relToggle
 	writes, deletes []Relationship
 	sets, back      map[int]bool // the decisions it sets, and those its undoing sets back
 }
 
-// toggleStream chooses the toggles and writes the n changes that make and undo them in turn.
+// toggleStream chooses the toggles and writes the n changes that make them one on top of the
+// other and then undo them, last first: change k of a cycle of 2K makes toggle k (k <= K) or
+// undoes toggle 2K+1-k, so a toggle made early stays made for most of the cycle (long enough to
+// be seen by an answer that misses it, stale) and the world is version 0's again at each
+// cycle's end. Undoing last first makes each undoing flip exactly what its making flipped, so
+// every change flips some decision.
 func toggleStream(f relFamily, inputs []Input, n int) ([]Change, error) {
 	base := f.relationships()
-	inBase := make(map[Relationship]bool, len(base))
+	held := make(map[Relationship]bool, len(base))
 	for _, r := range base {
-		inBase[r] = true
+		held[r] = true
 	}
 	now := make([]bool, len(inputs))
 	for i, in := range inputs {
@@ -118,8 +125,15 @@ func toggleStream(f relFamily, inputs []Input, n int) ([]Change, error) {
 			byKind[t.kind] = append(byKind[t.kind], t)
 		}
 	}
-	// Each candidate tried, kinds taking turns, until enough flip something.
+	// Each candidate tried on top of those chosen, kinds taking turns, until enough flip
+	// something there; the world is put back, last first, once chosen.
 	var chosen []toggled
+	var undos []func()
+	defer func() {
+		for i := len(undos) - 1; i >= 0; i-- {
+			undos[i]()
+		}
+	}()
 	for round := 0; len(chosen) < maxToggles; round++ {
 		left := false
 		for _, k := range kinds {
@@ -133,11 +147,11 @@ func toggleStream(f relFamily, inputs []Input, n int) ([]Change, error) {
 			inAfter := make(map[Relationship]bool, len(after))
 			for _, r := range after {
 				inAfter[r] = true
-				if !inBase[r] {
+				if !held[r] {
 					t.writes = append(t.writes, r)
 				}
 			}
-			for _, r := range base {
+			for r := range held {
 				if !inAfter[r] {
 					t.deletes = append(t.deletes, r)
 				}
@@ -150,9 +164,14 @@ func toggleStream(f relFamily, inputs []Input, n int) ([]Change, error) {
 					t.sets[i], t.back[i] = d, now[i]
 				}
 			}
-			undo()
-			if len(t.sets) > 0 && len(t.writes)+len(t.deletes) > 0 && len(t.writes)+len(t.deletes) <= MaxRelationshipsPerChange {
-				chosen = append(chosen, t)
+			if touched := len(t.writes) + len(t.deletes); len(t.sets) == 0 || touched == 0 || touched > MaxRelationshipsPerChange {
+				undo()
+				continue
+			}
+			sortRelationships(t.deletes)
+			chosen, undos, held = append(chosen, t), append(undos, undo), inAfter
+			for i, d := range t.sets {
+				now[i] = d
 			}
 		}
 		if !left {
@@ -163,15 +182,23 @@ func toggleStream(f relFamily, inputs []Input, n int) ([]Change, error) {
 		return nil, fmt.Errorf("no share, unshare, membership or move flips any input's decision: nothing to change")
 	}
 	out := make([]Change, 0, n)
+	cycle := 2 * len(chosen)
 	for k := range n {
-		t := chosen[(k/2)%len(chosen)]
-		if k%2 == 0 {
+		if p := k % cycle; p < len(chosen) {
+			t := chosen[p]
 			out = append(out, Change{Writes: t.writes, Deletes: t.deletes, Sets: t.sets, What: t.what})
 		} else {
+			t := chosen[cycle-1-p]
 			out = append(out, Change{Writes: t.deletes, Deletes: t.writes, Sets: t.back, What: t.undo})
 		}
 	}
 	return out, nil
+}
+
+// sortRelationships orders relationships by their notation, so that a change found by walking a
+// map reads the same in every build of the stream.
+func sortRelationships(rs []Relationship) {
+	slices.SortFunc(rs, func(a, b Relationship) int { return strings.Compare(a.String(), b.String()) })
 }
 
 // MaxRelationshipsPerChange bounds the relationships one change writes and deletes together:
