@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer), checked for where
+// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer, WriteChecker), checked for where
 // it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
