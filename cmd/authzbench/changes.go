@@ -25,11 +25,11 @@ type changeFlags struct {
 }
 
 func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
-	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
-		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number), or {"write": ..., "expect": ...} in an engine's own write form (docs/changes.md); `+
+	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes; gdrive's, github's and tinytodo's shares, unshares, memberships and moves), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
+		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number), or {"write": ..., "expect": {...}} in the engine's own form (a JSON Patch of OPA's data, Cedar's entities, an OpenFGA Write body, a SpiceDB WriteRelationships request; docs/changes.md); `+
 		"every answer is judged fresh, stale or wrong against the versions it may reflect")
 	fl.StringVar(&f.rate, "change-rate", "1/s", "with --changes: changes a second (10/s), one at a time")
-	fl.DurationVar(&f.staleAllowed, "stale-allowed", 0, "with --changes: how old a stale answer may be within the consistency the target promises (5.5s); older ones are counted as stale beyond the promise (0: none may be stale)")
+	fl.DurationVar(&f.staleAllowed, "stale-allowed", 0, "with --changes: how old a stale answer may be within the consistency the target promises (5.5s); older ones are counted as stale beyond the promise (0: none may be stale; by default the promise of the consistency OpenFGA's and SpiceDB's targets ask)")
 }
 
 // parseChangeRate reads "10/s" or "10".
@@ -79,6 +79,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		return nil, fmt.Errorf("--changes with --shard: one writer applies the stream; run it on one machine")
 	}
 	for _, t := range plan.Scenario.Targets {
+		// A file's lines are checked against each target's form once read (checkWrites).
 		if writes, _ := kinds.TakesWrites(t.Name, t.Settings()); !writes {
 			return nil, fmt.Errorf("--changes: target %s takes no writes yet; those that do: %s", t.Name, strings.Join(writableKinds(), ", "))
 		}
@@ -91,7 +92,8 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 	for i, in := range w.Inputs {
 		expects[i] = in.Expect
 	}
-	out := &bench.Changes{Source: f.file, Workload: w.Name, Rate: rate, Allowed: f.staleAllowed}
+	// Without --stale-allowed, each target's consistency says how stale an answer may be.
+	out := &bench.Changes{Source: f.file, Workload: w.Name, Rate: rate, Allowed: f.staleAllowed, AllowedGiven: fl.Changed("stale-allowed")}
 	if f.file == builtinChanges {
 		var longest time.Duration
 		for _, t := range plan.Scenario.Targets {
@@ -112,6 +114,9 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 			cs := make([]change.Change, len(made))
 			for k, c := range made {
 				form, err := engine.WriteFor(name, w, c)
+				if err == nil && len(form) == 0 {
+					err = fmt.Errorf("engine %s cannot write change %d (%s) of workload %s", name, k+1, c.What, w.Name)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("--changes builtin: target %s: %w", t.Name, err)
 				}
@@ -147,13 +152,17 @@ func checkWrites(plan *bench.Plan, cs []change.Change) error {
 		for _, c := range cs {
 			switch {
 			case requests && c.Request == nil:
-				errs = append(errs, fmt.Errorf("%s: target %s sends each change's \"request\", and the line gives a \"write\"", c.Source, t.Name))
-			case !requests && c.Request != nil:
-				errs = append(errs, fmt.Errorf("%s: target %s takes its engine's own write (\"write\"), not a \"request\"", c.Source, t.Name))
+				errs = append(errs, fmt.Errorf("%s: target %s sends each change's \"request\"; this line has none", c.Source, t.Name))
+			case !requests && c.Form == nil:
+				errs = append(errs, fmt.Errorf("%s: target %s takes its engine's own writes, not requests: give \"write\" in %s's own form, or --changes builtin", c.Source, t.Name, name))
 			case !requests:
 				if err := engine.CheckWriteFor(name, c.Form); err != nil {
-					errs = append(errs, fmt.Errorf("%s: target %s: %w", c.Source, t.Name, err))
+					errs = append(errs, fmt.Errorf("%s: \"write\" for target %s: %w", c.Source, t.Name, err))
 				}
+			}
+			// Ten are enough to show what is wrong with a long file.
+			if len(errs) >= 10 {
+				return errors.Join(errs...)
 			}
 		}
 	}

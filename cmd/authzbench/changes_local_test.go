@@ -117,8 +117,8 @@ func TestChangesEngineWritesRefusedBeforeLoad(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"a bad patch and a request", []string{"--target", "opa/inproc", "--changes", bad}, []string{`bad.jsonl:2: target opa/inproc: operation 1: op "move"`, `bad.jsonl:3: target opa/inproc takes its engine's own write`}},
-		{"OPA's patches to Cedar", []string{"--target", "cedar/inproc", "--changes", opaFile}, []string{`opa.jsonl:1: target cedar/inproc: not an update`}},
+		{"a bad patch and a request", []string{"--target", "opa/inproc", "--changes", bad}, []string{`bad.jsonl:2: "write" for target opa/inproc: operation 1: op "move"`, `bad.jsonl:3: target opa/inproc takes its engine's own writes`}},
+		{"OPA's patches to Cedar", []string{"--target", "cedar/inproc", "--changes", opaFile}, []string{`opa.jsonl:1: "write" for target cedar/inproc: not an update`}},
 		{"a Cedar server of replicas", []string{"--target", "cedar/server", "--replicas", "2", "--changes", "builtin"}, []string{"--changes: target cedar/server: cedar/server with 2 replicas"}},
 		{"writes to the http target", []string{"--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-path", "/allow", "--changes", opaFile}, []string{`opa.jsonl:1: target http sends each change's "request"`}},
 	} {

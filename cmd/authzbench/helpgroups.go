@@ -139,7 +139,8 @@ func serversGroup() flagGroup {
 			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written",
 			"decision-logs", "decision-log-reporting", "decision-log-mask", "decision-log-service", "decision-log-latency",
 			"decision-log-service-addr", "decision-log-flush-timeout",
-			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-max-conns", "datastore-min-conns"}}
+			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-max-conns", "datastore-min-conns",
+			"consistency"}}
 }
 
 // tlsGroup are the target options of TLS and HTTP/2; each names the targets that take it.

@@ -450,6 +450,9 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 			if err != nil {
 				return err
 			}
+			if p := sl.run.SUT.Consistency; p != nil {
+				changes.Consistency = p.Name
+			}
 			sl.run.Changes, sl.run.Operations = changes, []result.Operation{writes}
 		}
 		r.Turn, r.Started = seq, begun.UTC()

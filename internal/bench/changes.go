@@ -25,6 +25,9 @@ type Changes struct {
 	Rate     float64
 	// Allowed is how old a stale answer may be within the promise of the targets' consistency.
 	Allowed time.Duration
+	// AllowedGiven: the user gave Allowed (--stale-allowed); otherwise a target that records its
+	// consistency (sut.consistency) is judged by its engine's promise.
+	AllowedGiven bool
 }
 
 // withChanges gives the slot's load the stream, applied through its started target's writes.
@@ -44,7 +47,11 @@ func (sl *slot) withChanges() error {
 	if sl.ref.Load.Rate > 0 && sl.ref.Load.Intervals == 0 {
 		sl.ref.Load.Intervals = TimelineStep(sl.ref.Load.Duration)
 	}
-	sl.ref.Load.Changes = &load.Changes{Source: c.Source, Stream: stream, Applier: applier, Rate: c.Rate, Allowed: c.Allowed,
+	allowed := c.Allowed
+	if p := sl.run.SUT.Consistency; p != nil && !c.AllowedGiven {
+		allowed = time.Duration(p.PromiseMS * float64(time.Millisecond))
+	}
+	sl.ref.Load.Changes = &load.Changes{Source: c.Source, Stream: stream, Applier: applier, Rate: c.Rate, Allowed: allowed,
 		WriteTimeout: sl.ref.Timeout}
 	return nil
 }

@@ -17,7 +17,9 @@ import (
 // workload's inputs, to "allow" or "deny"; {} for a change that sets none), and the write in a
 // target's form: "request" for the http target (method, path, body, header), or "write", the
 // change in the engine's own write form (a JSON Patch of OPA's data, an update of Cedar's
-// entities), which the engine checks (engine.WriteChecker). Blank lines are skipped. Every bad line is reported, each by file and line, before anything runs.
+// entities, an OpenFGA Write's body, a SpiceDB WriteRelationships request), which the engine
+// checks (engine.WriteChecker) and its applier sends. Blank lines are skipped. Every bad line is
+// reported, each by file and line, before anything runs.
 func ReadFile(path string, inputs int) ([]Change, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -83,10 +85,11 @@ func readLine(text []byte, inputs int) (Change, error) {
 		if _, both := raw["request"]; both {
 			return Change{}, errors.New(`both "request" and "write": give the http target's request or the engine's write`)
 		}
-		if t := bytes.TrimSpace(w); len(t) == 0 || string(t) == "null" {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, w); err != nil || buf.Len() == 0 || buf.String() == "null" {
 			return Change{}, errors.New(`"write" is empty: give the change in the engine's write form`)
 		}
-		c.Form = w
+		c.Form = buf.Bytes()
 		return c, nil
 	}
 	req, ok := raw["request"]

@@ -24,7 +24,7 @@ func TestReadChanges(t *testing.T) {
 		t.Errorf("sets %v, want input 2 allowed and input 1 denied (0-based 1 and 0)", s)
 	}
 	w, err := Read("w.jsonl", []byte(`{"write": [{"op": "remove", "path": "/a"}], "expect": {"1": "deny"}}`), 3)
-	if err != nil || len(w) != 1 || w[0].Request != nil || string(w[0].Form) != `[{"op": "remove", "path": "/a"}]` || w[0].Sets[0] {
+	if err != nil || len(w) != 1 || w[0].Request != nil || string(w[0].Form) != `[{"op":"remove","path":"/a"}]` || w[0].Sets[0] {
 		t.Errorf("a write in an engine's form: %+v, %v", w, err)
 	}
 	if cs[1].Request.Method != "POST" {
@@ -47,6 +47,7 @@ func TestReadChangesRejects(t *testing.T) {
 		{`{"request": {"path": "/a"}, "expect": {}, "tuple": {}}`, `unknown key "tuple"`},
 		{`{"request": {"path": "/a"}, "write": [], "expect": {}}`, `both "request" and "write"`},
 		{`{"write": null, "expect": {}}`, `"write" is empty`},
+		{`{"request": {"path": "/a"}, "write": {}, "expect": {}}`, `both "request" and "write"`},
 	} {
 		data := `{"request": {"path": "/ok"}, "expect": {}}` + "\n" + c.line + "\n"
 		_, err := Read("c.jsonl", []byte(data), 3)

@@ -152,6 +152,23 @@ type Writer interface {
 	Write(w *workload.Workload, c workload.Change) (json.RawMessage, error)
 }
 
+// WriteChecker is implemented by a Writer engine whose targets take a changes file's lines in
+// its own write form ("write": a JSON Patch of OPA's data, an update of Cedar's entities, an
+// OpenFGA Write's body, a SpiceDB WriteRelationships request): it reads one strictly, before any
+// load, so that a bad line is refused naming its file and line.
+type WriteChecker interface {
+	CheckWrite(form json.RawMessage) error
+}
+
+// CheckWriteFor reads form as the engine called name's write; an error when the engine takes
+// no writes of its own form (see WriteChecker).
+func CheckWriteFor(name string, form json.RawMessage) error {
+	if wc, ok := For(name).(WriteChecker); ok {
+		return wc.CheckWrite(form)
+	}
+	return fmt.Errorf("engine %s takes no changes file in its own form yet: give --changes builtin", name)
+}
+
 // WriteFor is change c of w's stream in the form of the engine called name; an error when the
 // engine takes no built-in changes (see Writer).
 func WriteFor(name string, w *workload.Workload, c workload.Change) (json.RawMessage, error) {
@@ -159,23 +176,6 @@ func WriteFor(name string, w *workload.Workload, c workload.Change) (json.RawMes
 		return wr.Write(w, c)
 	}
 	return nil, fmt.Errorf("engine %s takes no built-in changes yet", name)
-}
-
-// WriteChecker is implemented by an engine whose targets take the lines of a changes file in
-// the engine's own write form ("write": a JSON Patch of OPA's data, an update of Cedar's
-// entities): it reads one strictly before any load, so a bad line is refused naming its file
-// and line.
-type WriteChecker interface {
-	CheckWrite(form json.RawMessage) error
-}
-
-// CheckWriteFor checks a changes file's write in the form of the engine called name; an error
-// when the engine takes none (see WriteChecker).
-func CheckWriteFor(name string, form json.RawMessage) error {
-	if c, ok := For(name).(WriteChecker); ok {
-		return c.CheckWrite(form)
-	}
-	return fmt.Errorf("engine %s takes no changes file in its own form yet: give --changes builtin", name)
 }
 
 // Preparer is implemented by an engine that builds something from a workload before any clock

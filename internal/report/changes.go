@@ -88,6 +88,13 @@ func changesNotes(r *result.Run) []string {
 	if r.Load.Model != result.OpenLoop {
 		notes = append(notes, "a closed loop hides a pause: its workers wait out a write that stops reads and send nothing meanwhile; an open loop (--rate) shows it")
 	}
+	if p := r.SUT.Consistency; p != nil {
+		asked := ""
+		if p.Default {
+			asked = " (the default: no --consistency given)"
+		}
+		notes = append(notes, fmt.Sprintf("the checks asked consistency %s%s: %s", p.Name, asked, p.Why))
+	}
 	if n := c.Answers["stale_beyond_promise"]; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d answers were staler than the %s the consistency promises (--stale-allowed)", n, Duration(c.AllowedStaleMS*1e3)))
 	}

@@ -152,6 +152,22 @@ type SUT struct {
 	// which, how it was set up, and what loading the workload into it cost; nil for an engine's
 	// default, or an engine that has none.
 	Datastore *Datastore `json:"datastore,omitempty"`
+	// Consistency is how fresh the checks asked the engine to be (OpenFGA's and SpiceDB's
+	// consistency), and how stale an answer may be under the engine's promise; nil for an engine
+	// that is asked none.
+	Consistency *Consistency `json:"consistency,omitempty"`
+}
+
+// Consistency is what a target's checks asked of the engine's freshness.
+type Consistency struct {
+	// Name is the consistency in the engine's words: "minimize_latency", "HIGHER_CONSISTENCY".
+	Name string `json:"name"`
+	// Default: none was asked for (--consistency); the target's default stood.
+	Default bool `json:"default,omitempty"`
+	// PromiseMS is how old an answer may be under it, by the engine's documentation (0: none may
+	// be stale); Why says what that rests on.
+	PromiseMS float64 `json:"promise_ms"`
+	Why       string  `json:"why,omitempty"`
 }
 
 // Datastore is the database an engine ran over, and the load of the workload into it.

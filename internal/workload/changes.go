@@ -17,6 +17,9 @@ type Change struct {
 	Sets  map[int]bool
 	// What says what the change does, for messages: "revoke editor from u-0007".
 	What string
+	// Writes and Deletes are the change as relationships, for a family whose world is
+	// relationships too (changes_rel.go): what a relationship engine writes and deletes.
+	Writes, Deletes []Relationship
 }
 
 // BuiltinChanges is the change stream of a built-in family, n changes long, from its
@@ -24,9 +27,13 @@ type Change struct {
 // when the workload's family has no stream yet.
 func BuiltinChanges(w *Workload, n int) ([]Change, error) {
 	if d, ok := w.Model.(*RBACData); ok {
-		return rbacChanges(d, w.Inputs, n)
+		cs, err := rbacChanges(d, w.Inputs, n)
+		return withRBACRelationships(d, cs, err)
 	}
-	return nil, fmt.Errorf("workload %s has no built-in change stream yet (rbac and rbac-data-N have one: grants and revokes of roles)", w.Name)
+	if cs, ok, err := relationshipChanges(w, n); ok {
+		return cs, err
+	}
+	return nil, fmt.Errorf("workload %s has no built-in change stream yet (rbac, rbac-data-N, gdrive-N, github-N and tinytodo-N have one)", w.Name)
 }
 
 // rbacChanges revokes and grants back roles: change 2j-1 revokes a role from a user some

@@ -7,6 +7,7 @@ import (
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/authzbench/authzbench/internal/datastore"
 	"github.com/authzbench/authzbench/internal/kinds"
@@ -28,6 +29,10 @@ type openfgaInproc struct {
 	// shared memory one. record is what the result says of it.
 	over   *Over
 	record *result.Datastore
+	// fixture is the workload as loaded; own the stores of the target's own that a run whose
+	// world changes writes into (writes.go), deleted when it stops.
+	fixture *Fixture
+	own     *Stores
 }
 
 func init() {
@@ -41,10 +46,12 @@ func init() {
 // OpenFGAInprocConfig is openfga/inproc's settings: the datastore it decides over.
 type OpenFGAInprocConfig struct {
 	datastore.Settings `yaml:",inline"`
+	ConsistencySetting `yaml:",inline"`
 }
 
 func (c *OpenFGAInprocConfig) Check() error {
-	return errors.Join(c.Settings.Check("openfga/inproc", datastore.Memory, datastore.SQLite, datastore.Postgres)...)
+	errs := c.Settings.Check("openfga/inproc", datastore.Memory, datastore.SQLite, datastore.Postgres)
+	return errors.Join(append(errs, c.ConsistencySetting.check("openfga/inproc"))...)
 }
 
 // Probe refuses, before any load, a database --datastore-uri names that does not answer, holds
@@ -56,8 +63,17 @@ func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
+	t.fixture = l.Fixture
 	if !t.settings.Chosen() {
 		t.engine, t.requests = l.Engine, l.Requests
+		if pref := t.settings.preference(); pref != openfgav1.ConsistencyPreference_UNSPECIFIED {
+			// The shared requests carry none: copies that ask the consistency.
+			t.requests = make([]*openfgav1.CheckRequest, len(l.Requests))
+			for i, r := range l.Requests {
+				t.requests[i] = proto.Clone(r).(*openfgav1.CheckRequest)
+				t.requests[i].Consistency = pref
+			}
+		}
 		return nil
 	}
 	// A datastore asked for: an engine of this target's own over it, loaded now. The run's
@@ -71,6 +87,7 @@ func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 		if t.requests[i], err = t.engine.Prepare(a); err != nil {
 			return err
 		}
+		t.requests[i].Consistency = t.settings.preference()
 	}
 	return nil
 }
@@ -92,12 +109,20 @@ func (w openfgaWorker) Decide(ctx context.Context, i int) verify.Outcome {
 func (t *openfgaInproc) Info() kinds.Info {
 	info := kinds.Info{Engine: "openfga", Mode: "inproc", Version: "openfga " + Version()}
 	info.Datastore = t.record
+	info.Consistency = t.settings.Promise().Record()
 	return info
 }
 
 // Stop closes an engine of the target's own, over the datastore it chose; the shared memory
 // one it leaves to the run's preparations, which every openfga/inproc target of the run shares.
 func (t *openfgaInproc) Stop(ctx context.Context) error {
+	if t.own != nil && t.engine != nil {
+		own := t.own
+		t.own = nil
+		if err := own.Delete(ctx, t.engine.Server()); err != nil {
+			return err
+		}
+	}
 	if t.over == nil {
 		return nil
 	}

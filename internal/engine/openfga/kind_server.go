@@ -40,7 +40,7 @@ func init() {
 			// Prometheus metrics, on a port of their own.
 			common.ServerMetricsEvery = 0
 			return &openfgaServer{Server: kinds.NewServer(common, Registered, &cfg.ServerConfig), cfg: &cfg.ServerConfig, api: cfg.API, bin: cfg.OpenFGABin,
-				keep: cfg.KeepWritten, store: cfg.Settings}
+				keep: cfg.KeepWritten, store: cfg.Settings, consistency: cfg.ConsistencySetting, promise: cfg.Promise()}
 		}})
 }
 
@@ -58,6 +58,7 @@ type OpenFGAServerConfig struct {
 	// The datastore the server authzbench starts runs over: memory (OpenFGA's default),
 	// sqlite or postgres.
 	datastore.Settings `yaml:",inline"`
+	ConsistencySetting `yaml:",inline"`
 }
 
 func init() {
@@ -71,7 +72,7 @@ func init() {
 // Check refuses an API OpenFGA does not serve, TLS, which openfga/server does not set up for
 // the server it starts yet, and an openfga_bin that is not an OpenFGA server binary.
 func (c *OpenFGAServerConfig) Check() error {
-	errs := []error{c.ServerConfig.CheckRefusing(openfgaRefusesMTLSAuthz)}
+	errs := []error{c.ServerConfig.CheckRefusing(openfgaRefusesMTLSAuthz), c.ConsistencySetting.check("openfga/server")}
 	switch c.API {
 	case "", "http", "grpc":
 	default:
@@ -202,6 +203,12 @@ type openfgaServer struct {
 	db        *datastore.DB
 	sqliteDir string
 	record    *result.Datastore
+
+	// consistency is what each Check asks (promise what OpenFGA promises under it); loaded the
+	// stores the workload was written into, which a run whose world changes writes into.
+	consistency ConsistencySetting
+	promise     kinds.Consistency
+	loaded      *Stores
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -222,6 +229,7 @@ func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
 		if err != nil {
 			return nil, nil, fmt.Errorf("write the workload into OpenFGA at %s: %w", t.URL(), err)
 		}
+		t.loaded = stores
 		bodies := make([][]byte, len(l.Fixture.Assertions))
 		paths := make([]string, len(bodies))
 		for i, a := range l.Fixture.Assertions {
@@ -229,6 +237,7 @@ func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
 			if err != nil {
 				return nil, nil, err
 			}
+			req.Consistency = t.consistency.preference()
 			if bodies[i], err = HTTPBody(req); err != nil {
 				return nil, nil, err
 			}
@@ -261,11 +270,13 @@ func (t *openfgaServer) startGRPC(ctx context.Context, f *Fixture) error {
 	if err != nil {
 		return fmt.Errorf("write the workload into OpenFGA at %s (gRPC): %w", t.grpcAddr, err)
 	}
+	t.loaded = stores
 	t.checks = make([]*openfgav1.CheckRequest, len(f.Assertions))
 	for i, a := range f.Assertions {
 		if t.checks[i], err = stores.Prepare(a); err != nil {
 			return err
 		}
+		t.checks[i].Consistency = t.consistency.preference()
 	}
 	return nil
 }
@@ -365,6 +376,7 @@ func (t *openfgaServer) Info() kinds.Info {
 	}
 	info := t.BaseInfo("openfga", "openfga "+version)
 	info.Datastore = t.record
+	info.Consistency = t.promise.Record()
 	if t.written != nil {
 		w := *t.written
 		info.Written = &w

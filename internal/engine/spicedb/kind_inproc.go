@@ -19,12 +19,29 @@ type spicedbInproc struct {
 	common   kinds.Common
 	loaded   *Loaded
 	requests []embedded.CheckRequest
+	// checker is the engine asked: the run's shared one, or own, the target's own that a run
+	// whose world changes writes into (writes.go), closed when the target stops.
+	checker  *Engine
+	own      *Engine
+	settings *SpiceDBInprocConfig
 }
 
 func init() {
 	kinds.Register(kinds.Kind{Name: "spicedb/inproc", Engine: Name, Placement: kinds.InProcess, LoadsPolicy: true, Order: 59,
-		NewConfig: func() kinds.Config { return &kinds.NoConfig{} },
-		New:       func(common kinds.Common, _ kinds.Config) kinds.Target { return &spicedbInproc{common: common} }})
+		NewConfig: func() kinds.Config { return &SpiceDBInprocConfig{} },
+		New: func(common kinds.Common, c kinds.Config) kinds.Target {
+			return &spicedbInproc{common: common, settings: c.(*SpiceDBInprocConfig)}
+		}})
+}
+
+// SpiceDBInprocConfig is spicedb/inproc's settings: the consistency it is asked, which its
+// checker has one of.
+type SpiceDBInprocConfig struct {
+	ConsistencySetting `yaml:",inline"`
+}
+
+func (c *SpiceDBInprocConfig) Check() error {
+	return c.ConsistencySetting.check("spicedb/inproc", fullyConsistent)
 }
 
 func (t *spicedbInproc) Start(ctx context.Context, w *workload.Workload) error {
@@ -32,7 +49,7 @@ func (t *spicedbInproc) Start(ctx context.Context, w *workload.Workload) error {
 	if err != nil {
 		return err
 	}
-	t.loaded, t.requests = l, l.Requests
+	t.loaded, t.requests, t.checker = l, l.Requests, l.Engine
 	return nil
 }
 
@@ -43,7 +60,7 @@ type spicedbWorker struct{ t *spicedbInproc }
 // Decide asks the checker; what its answer means against the input's assertion (a conditional
 // answer is a decision only where assertCaveated asks for one) is Outcome's.
 func (w spicedbWorker) Decide(ctx context.Context, i int) verify.Outcome {
-	allowed, err := w.t.loaded.Engine.Check(ctx, w.t.requests[i])
+	allowed, err := w.t.checker.Check(ctx, w.t.requests[i])
 	if err == nil && w.t.loaded.Fixture.Assertions[i].Expect != ExpectConditional {
 		return verify.Outcome{Kind: verify.Decided, Allow: allowed}
 	}
@@ -51,9 +68,15 @@ func (w spicedbWorker) Decide(ctx context.Context, i int) verify.Outcome {
 }
 
 func (t *spicedbInproc) Info() kinds.Info {
-	return kinds.Info{Engine: Name, Mode: "inproc", Version: "spicedb " + Version()}
+	return kinds.Info{Engine: Name, Mode: "inproc", Version: "spicedb " + Version(), Consistency: t.settings.Promise().Record()}
 }
 
 // Stop leaves the checker to the run's preparations, which every spicedb/inproc target of the
 // run shares.
-func (t *spicedbInproc) Stop(context.Context) error { return nil }
+func (t *spicedbInproc) Stop(context.Context) error {
+	if t.own != nil {
+		t.own.Close()
+		t.own = nil
+	}
+	return nil
+}

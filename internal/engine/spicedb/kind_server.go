@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	v1 "github.com/authzed/authzed-go/proto/authzed/api/v1"
@@ -69,13 +70,14 @@ type SpiceDBServerConfig struct {
 	// The datastore the server authzbench starts runs over: memory (SpiceDB's default) or
 	// postgres.
 	datastore.Settings `yaml:",inline"`
+	ConsistencySetting `yaml:",inline"`
 }
 
 // Check refuses what spicedb/server cannot do (TLS, a URL that is not a gRPC address in
 // clear, a key for no running server) and, when it is to start a server, a server binary
 // that is missing or is none, saying how to get one: all before any load.
 func (c *SpiceDBServerConfig) Check() error {
-	errs := c.CheckLaunch()
+	errs := append(c.CheckLaunch(), c.ConsistencySetting.check("spicedb/server", minimizeLatency, atLeastAsFresh, fullyConsistent))
 	if key := cmp.Or(c.TLSServer.ModeKey(), c.TLSClient.ModeKey()); key != "" {
 		errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
 			return n(key) + ": spicedb/server speaks gRPC in clear, to the SpiceDB it starts and to a running one"
@@ -196,6 +198,11 @@ type spicedbServer struct {
 	// records of it; record is also kept for --datastore memory.
 	db     *datastore.DB
 	record *result.Datastore
+
+	// fresh, for checks asked at_least_as_fresh, is the consistency naming the last
+	// acknowledged write's token (the load's before any): the writer stores it, every check
+	// reads it (writes.go).
+	fresh *atomic.Pointer[v1.Consistency]
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -239,9 +246,15 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 		return fmt.Errorf("write the workload into SpiceDB at %s: %w", t.grpcAddr, err)
 	}
 	t.recordLoad(ctx, len(l.Fixture.Relationships), time.Since(began))
-	// At least as fresh as the write, as SpiceDB's clients ask after one: every check sees
-	// the whole workload, and no more recent revision than that is asked for.
-	consistency := &v1.Consistency{Requirement: &v1.Consistency_AtLeastAsFresh{AtLeastAsFresh: written}}
+	// By default at least as fresh as the write, as SpiceDB's clients ask after one: every
+	// check sees the whole workload, and no more recent revision than that is asked for. Asked
+	// minimize_latency, the clock waits until SpiceDB's snapshot holds the workload.
+	consistency := t.checkConsistency(written)
+	if t.settings.Consistency == minimizeLatency {
+		if err := awaitSnapshot(ctx, conn, l.Fixture); err != nil {
+			return err
+		}
+	}
 	t.checks = make([]*v1.CheckPermissionRequest, len(l.Fixture.Assertions))
 	for i, a := range l.Fixture.Assertions {
 		if t.checks[i], err = checkRequest(a, consistency); err != nil {
@@ -500,7 +513,7 @@ func (t *spicedbServer) Worker() kinds.Decider {
 		return kinds.FailedDecider(err)
 	}
 	return &spicedbGRPCWorker{client: v1.NewPermissionsServiceClient(conn), checks: t.checks,
-		assertions: t.loaded.Fixture.Assertions, timeout: t.Common().RequestTimeout()}
+		assertions: t.loaded.Fixture.Assertions, timeout: t.Common().RequestTimeout(), fresh: t.fresh}
 }
 
 // spicedbGRPCWorker asks PermissionsService.CheckPermission over one gRPC connection.
@@ -509,12 +522,20 @@ type spicedbGRPCWorker struct {
 	checks     []*v1.CheckPermissionRequest
 	assertions []Assertion
 	timeout    time.Duration
+	// fresh, when checks ask at_least_as_fresh, names the last acknowledged write's token: each
+	// check is the prepared one with it, one allocation of the request's shell.
+	fresh *atomic.Pointer[v1.Consistency]
 }
 
 func (w *spicedbGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	resp, err := w.client.CheckPermission(ctx, w.checks[i])
+	req := w.checks[i]
+	if w.fresh != nil {
+		req = &v1.CheckPermissionRequest{Consistency: w.fresh.Load(), Resource: req.Resource, Permission: req.Permission,
+			Subject: req.Subject, Context: req.Context}
+	}
+	resp, err := w.client.CheckPermission(ctx, req)
 	if err != nil {
 		// A failed check (a depth limit, a caveat's error): no decision, never a deny.
 		return kinds.GRPCCheckFailed(ctx, "spicedb check", err)
@@ -544,6 +565,7 @@ func (t *spicedbServer) Info() kinds.Info {
 	}
 	info := t.BaseInfo(Name, "spicedb "+version)
 	info.Datastore = t.record
+	info.Consistency = t.settings.Promise().Record()
 	if t.written != nil {
 		w := *t.written
 		info.Written = &w
