@@ -15,7 +15,7 @@ var helpGroups = map[string]func() []flagGroup{
 				strip: []string{"open loop: ", "open loop, "},
 				flags: []string{"workers", "rate", "duration", "repeat"},
 				more: []string{"rates", "load-points", "stages", "connections", "warmup", "requests", "order", "timeout", "coalesce",
-					"changes", "change-rate", "stale-allowed"}},
+					"input-skew", "changes", "change-rate", "stale-allowed"}},
 			serversGroup(),
 			tlsGroup(),
 			httpTargetGroup(),

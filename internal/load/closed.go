@@ -28,6 +28,7 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 	defer cancel(nil)
 	watchDied(ctx, t, cancel)
 	expects := expectsOf(inputs)
+	draws := c.Draw.Sequence(len(inputs))
 	// A shard runs its share of the workers under their numbers in the whole, so that the
 	// shards together send the inputs the whole would have, each from the same place.
 	firstWorker, workersHere := c.Segment.Workers(c.Workers)
@@ -53,7 +54,7 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 	for id := range workersHere {
 		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
 		recorders[id].ShareTimedSample(workersHere)
-		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, attempts: attempts[id], timeout: c.Timeout,
+		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, draws: draws, attempts: attempts[id], timeout: c.Timeout,
 			first: (firstWorker + id) % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase,
 			judging: wd.worker()}
 		workers.start(w.decider, func() { w.run(ctx) })
@@ -221,6 +222,7 @@ type worker struct {
 	decider kinds.Decider
 	rec     *metrics.Recorder
 	expects []workload.Expect
+	draws   []int32 // the inputs drawn (Draw.Sequence); nil: each in turn
 	first   int
 	step    int
 	limited bool  // a request budget is set: stop after quota measured requests
@@ -235,10 +237,11 @@ type worker struct {
 }
 
 // run sends requests back to back. Worker k takes inputs k, k+W, k+2W ... so that together the
-// workers walk the inputs round-robin in file order.
+// workers walk the inputs round-robin in file order, or the drawn sequence in its order.
 func (w *worker) run(ctx context.Context) {
 	n := len(w.expects)
-	i := w.first
+	next := int64(w.first) // the place in the walk
+	i := pick(w.draws, next, n)
 	var sent int64
 	// Latency is the difference of two offsets from a fixed time: time.Since reads the monotonic
 	// clock alone, where time.Now reads the wall clock as well. Two clock reads a decision
@@ -282,7 +285,8 @@ func (w *worker) run(ctx context.Context) {
 			recordResponse(w.rec, i, expect, out, latency, 0)
 			sent++
 		}
-		i = (i + w.step) % n
+		next += int64(w.step)
+		i = pick(w.draws, next, n)
 	}
 }
 

@@ -72,6 +72,9 @@ type Spec struct {
 	// Changes, when set, changes the world during the measured phase and judges every answer
 	// against the versions it may reflect (changes.go); nil for a frozen world.
 	Changes *Changes
+	// Draw is how each request's input is picked (draw.go): each in turn, the zero value, or a
+	// drawn sequence, uniform or skewed, that sets how often an input is asked again.
+	Draw Draw
 }
 
 // MaxCoalesce bounds Spec.Coalesce: more would add more lateness than the generator is allowed
@@ -137,6 +140,9 @@ func (c Spec) Problems() []Problem {
 		if err := CheckRate(c.Rate); err != nil {
 			bad("rate", "%v", err)
 		}
+	}
+	if c.Draw.Random() && c.Replay != nil {
+		out = append(out, Problem{Setting: "input_skew", With: "speed", Msg: "given together: a replay asks its events in their recorded order; give one or the other"})
 	}
 	if c.Coalesce < 0 || c.Coalesce > MaxCoalesce {
 		bad("coalesce", "%s: want 0 (each send at its time) to %s", c.Coalesce, MaxCoalesce)

@@ -431,6 +431,9 @@ type Load struct {
 	// ShardWorkers is, in a closed-loop shard (--shard i/N), the workers this shard ran of
 	// Workers, the scenario's whole.
 	ShardWorkers int `json:"shard_workers,omitempty"`
+	// InputSkew is how the inputs were drawn (--input-skew: uniform, zipf:S or hot:K/H), from a
+	// fixed seed; empty for each input in turn, the default.
+	InputSkew string `json:"input_skew,omitempty"`
 }
 
 // Open reports whether the load was open loop: sent on a schedule, not by workers.
