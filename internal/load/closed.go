@@ -185,6 +185,9 @@ func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, ou
 	rec.RecordMismatch(class, input, expect, out)
 	rec.RecordConnectParts(out.ConnectNS, out.TLSNS, latency-queued)
 	if class == verify.OK {
+		if out.Kind == verify.Decided {
+			rec.RecordDecision(out.Allow, latency)
+		}
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
 		rec.RecordTimed(latency, queued, out.ServerEvalNS, out.ServerHandlerNS)
 		if expect == workload.Unverified {

@@ -147,6 +147,12 @@ func TestLoopsFollowTheDraw(t *testing.T) {
 			if out.Stopped != nil {
 				t.Fatal(out.Stopped)
 			}
+			// Allowed and denied apart, adding up to the ok responses: the even inputs allow.
+			rec := out.Recorder
+			if ok := rec.Counts[verify.OK]; ok == 0 || rec.Allowed == nil || rec.Denied == nil ||
+				uint64(rec.Allowed.TotalCount()+rec.Denied.TotalCount()) != ok {
+				t.Errorf("ok %d, allowed %v, denied %v: want the two adding up to ok", ok, rec.Allowed, rec.Denied)
+			}
 			var sorted []int
 			total := 0
 			for _, n := range tg.counts {

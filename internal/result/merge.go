@@ -331,6 +331,7 @@ func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
 // histograms are a run's distributions, each the sum of its repetitions'.
 type histograms struct {
 	ok, errors, unsent, late, uncorrected, connect, tls, exchange, eval, handler *hdrhistogram.Histogram
+	allow, deny                                                                  *hdrhistogram.Histogram
 }
 
 // add decodes a repetition's histograms and adds them in.
@@ -357,6 +358,7 @@ func (h *histograms) add(rep Repetition) error {
 		{"connect_hdr", rep.ConnectHDR, &h.connect}, {"tls_hdr", rep.TLSHDR, &h.tls},
 		{"exchange_hdr", rep.ExchangeHDR, &h.exchange}, {"server_eval_hdr", rep.ServerEvalHDR, &h.eval},
 		{"server_handler_hdr", rep.ServerHandlerHDR, &h.handler},
+		{"allow_hdr", rep.AllowHDR, &h.allow}, {"deny_hdr", rep.DenyHDR, &h.deny},
 	} {
 		if x.encoded == "" {
 			continue
@@ -530,6 +532,11 @@ func mergeSummaries(runs []*Run, load Load, reps []Repetition) (Summary, error) 
 	if total(h.errors) > 0 {
 		p := PercentilesOf(h.errors, 0)
 		s.ErrorLatencyUS = &p
+	}
+	// Apart by decision only where every ok response was kept so: a file written before they
+	// were would leave some out, and the split would not add up to ok.
+	if d := DecisionsOf(h.allow, h.deny); d != nil && d.Allow.Count+d.Deny.Count == s.OK {
+		s.Decisions = d
 	}
 	if connections {
 		if err := stored("connect times", h.connect, opened); err != nil {
