@@ -152,6 +152,10 @@ type SUT struct {
 	// which, how it was set up, and what loading the workload into it cost; nil for an engine's
 	// default, or an engine that has none.
 	Datastore *Datastore `json:"datastore,omitempty"`
+	// Caches are the caches of an engine that has some (OpenFGA, SpiceDB), each on or off as the
+	// run had it (the engine's default or a flag), and what the engine's own metrics counted
+	// of its lookups and hits (caches.go); nil for an engine without caches.
+	Caches []Cache `json:"caches,omitempty"`
 }
 
 // Datastore is the database an engine ran over, and the load of the workload into it.

@@ -127,7 +127,7 @@ func TestRunningDatabaseRefused(t *testing.T) {
 		return o.Named(func(key string) string { return "--" + strings.ReplaceAll(key, "_", "-") })
 	}
 	t.Run("does not answer", func(t *testing.T) {
-		c := &OpenFGAInprocConfig{datastore.Settings{URI: "postgres://nobody@127.0.0.1:1/none?sslmode=disable"}}
+		c := &OpenFGAInprocConfig{Settings: datastore.Settings{URI: "postgres://nobody@127.0.0.1:1/none?sslmode=disable"}}
 		err := c.Probe(ctx)
 		if msg := named(err); !strings.Contains(msg, "--datastore-uri") || !strings.Contains(msg, "does not answer") {
 			t.Errorf("got %s", msg)
@@ -136,7 +136,7 @@ func TestRunningDatabaseRefused(t *testing.T) {
 	t.Run("another schema", func(t *testing.T) {
 		uri := postgresDB(t)
 		execSQL(t, uri, "CREATE TABLE invoices (id int)")
-		err := (&OpenFGAInprocConfig{datastore.Settings{URI: uri, Overwrite: true}}).Probe(ctx)
+		err := (&OpenFGAInprocConfig{Settings: datastore.Settings{URI: uri, Overwrite: true}}).Probe(ctx)
 		if msg := named(err); !strings.Contains(msg, "holds another schema") || !strings.Contains(msg, "invoices") {
 			t.Errorf("got %s", msg)
 		}
@@ -162,11 +162,11 @@ func TestRunningDatabaseRefused(t *testing.T) {
 		}
 		e.Close()
 		before := count(t, uri, "SELECT count(*) FROM tuple")
-		err = (&OpenFGAInprocConfig{datastore.Settings{URI: uri}}).Probe(ctx)
+		err = (&OpenFGAInprocConfig{Settings: datastore.Settings{URI: uri}}).Probe(ctx)
 		if msg := named(err); !strings.Contains(msg, "already holds a OpenFGA store") || !strings.Contains(msg, "--datastore-overwrite") {
 			t.Errorf("got %s", msg)
 		}
-		if err := (&OpenFGAInprocConfig{datastore.Settings{URI: uri, Overwrite: true}}).Probe(ctx); err != nil {
+		if err := (&OpenFGAInprocConfig{Settings: datastore.Settings{URI: uri, Overwrite: true}}).Probe(ctx); err != nil {
 			t.Errorf("with overwrite: %v", err)
 		}
 		if after := count(t, uri, "SELECT count(*) FROM tuple"); after != before {
@@ -174,7 +174,7 @@ func TestRunningDatabaseRefused(t *testing.T) {
 		}
 	})
 	t.Run("empty", func(t *testing.T) {
-		if err := (&OpenFGAInprocConfig{datastore.Settings{URI: postgresDB(t)}}).Probe(ctx); err != nil {
+		if err := (&OpenFGAInprocConfig{Settings: datastore.Settings{URI: postgresDB(t)}}).Probe(ctx); err != nil {
 			t.Errorf("an empty database refused: %v", err)
 		}
 	})
@@ -193,7 +193,7 @@ func TestDatastoreSettingsRefused(t *testing.T) {
 		{datastore.Settings{Datastore: "memory", MaxConns: 4}, "datastore_max_conns configures PostgreSQL"},
 		{datastore.Settings{Datastore: "postgres", MaxConns: 2, MinConns: 4}, "want 0 <= min <= max"},
 	} {
-		err := (&OpenFGAInprocConfig{c.s}).Check()
+		err := (&OpenFGAInprocConfig{Settings: c.s}).Check()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want %q", c.s, err, c.want)
 		}
