@@ -248,7 +248,7 @@ func runSettings(r *Run) []setting {
 		{"load.model", l.Model}, {"load." + sched.Kind(), scheduleValue(sched.Value(exact))},
 		{"load.connections", l.Connections}, {"load.duration_s", l.DurationS}, {"load.warmup_s", l.WarmupS},
 		{"load.requests", l.Requests}, {"load.timeout_s", l.TimeoutS}, {"load.generator_procs", l.GeneratorProcs},
-		{"load.coalesce_us", l.CoalesceUS},
+		{"load.coalesce_us", l.CoalesceUS}, {"load.input_skew", l.InputSkew}, {"sut.caches", cachesSetting(u.Caches)},
 		{"workload_info.description", w.Description}, {"workload_info.handed", w.Handed.String()},
 		{"workload_info.query", w.Query}, {"workload_info.inputs", w.Inputs},
 		{"workload_info.expect_allow", w.ExpectAllow}, {"workload_info.expect_deny", w.ExpectDeny},
@@ -325,7 +325,40 @@ func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
 	out.Summary = s
 	out.Harness = mergeHarness(runs, s.Requests)
 	out.SUTResources = mergeResources(runs)
+	out.SUT.Caches = mergeCaches(runs)
 	return out, nil
+}
+
+// cachesSetting is what runs merged must share of their caches: which were on, with which TTL
+// (their counts add up).
+func cachesSetting(caches []Cache) string {
+	parts := make([]string, len(caches))
+	for i, c := range caches {
+		parts[i] = fmt.Sprintf("%s on=%t ttl=%gs", c.Name, c.On, c.TTLS)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mergeCaches is the runs' caches with their lookups and hits added up; a cache is counted only
+// where every run counted it.
+func mergeCaches(runs []*Run) []Cache {
+	if len(runs) == 0 || runs[0].SUT.Caches == nil {
+		return nil
+	}
+	out := append([]Cache(nil), runs[0].SUT.Caches...)
+	for _, r := range runs[1:] {
+		for i := range out {
+			if i >= len(r.SUT.Caches) || !r.SUT.Caches[i].Counted {
+				out[i].Counted, out[i].Lookups, out[i].Hits, out[i].Metrics = false, 0, 0, ""
+				continue
+			}
+			if out[i].Counted {
+				out[i].Lookups += r.SUT.Caches[i].Lookups
+				out[i].Hits += r.SUT.Caches[i].Hits
+			}
+		}
+	}
+	return out
 }
 
 // histograms are a run's distributions, each the sum of its repetitions'.
