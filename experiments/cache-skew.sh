@@ -7,8 +7,8 @@
 #
 #   experiments/cache-skew.sh RESULTS_DIR [seconds] [workers]
 #
-# Each run: rbac, WORKERS (default 2), --warmup 0s (so that the hit ratio, counted around each
-# repetition, is the measured phase's), SECONDS (default 5) measured; kept as
+# Each run: rbac, WORKERS (default 2), --warmup 0s (the caches start cold, and the hit ratio
+# counts the whole window), SECONDS (default 5) measured; kept as
 # cache-CACHE-SKEW-rROUND.json (both targets, each with its sut.caches, hit ratio included, and
 # summary.decisions) and .txt (the table). Needs authzbench and authzbench-spicedb on PATH, or
 # AUTHZBENCH naming a built authzbench with authzbench-spicedb beside it.

@@ -126,8 +126,8 @@ func ReconnectsOf(d Decider) int64 {
 }
 
 // CacheCounter is a started target whose engine counts its cache lookups and hits in its own
-// metrics: read before and after each repetition, for the hit ratio the run reports beside its
-// latency. By cache name, as Info's caches are named; a cache it cannot count is left out. A
+// metrics: read as each repetition's measured phase begins and after it, for the hit ratio the
+// run reports beside its latency. By cache name, as Info's caches are named; a cache it cannot count is left out. A
 // wrapper around a target forwards it (CacheCountsOf).
 type CacheCounter interface {
 	CacheCounts(ctx context.Context) (map[string]result.CacheCount, error)

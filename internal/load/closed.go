@@ -40,6 +40,9 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 	var phase atomic.Int32
 	if c.Warmup == 0 {
 		phase.Store(phaseMeasure) // no warm-up: not a single request may go unrecorded
+		if c.Measuring != nil {
+			c.Measuring()
+		}
 	}
 	limit := c.Duration
 	if c.Requests > 0 {
@@ -96,6 +99,9 @@ warm:
 	}
 
 	if c.Warmup > 0 {
+		if c.Measuring != nil {
+			c.Measuring() // the warm-up's requests still going, counted as the warm-up's
+		}
 		usageStart = metrics.SelfUsage()
 		measureStart = time.Now()
 		phase.Store(phaseMeasure)

@@ -174,3 +174,40 @@ func TestLoopsFollowTheDraw(t *testing.T) {
 		})
 	}
 }
+
+// Measuring is called once, as the measured phase begins: after the warm-up's requests, before
+// the measured ones end, and before Run returns, in both loops.
+func TestMeasuringCalledAtTheWarmupsEnd(t *testing.T) {
+	inputs := make([]workload.Input, 10)
+	for _, tc := range []struct {
+		name string
+		spec Spec
+	}{
+		{"closed", Spec{Workers: 2, Warmup: 300 * time.Millisecond, Duration: 300 * time.Millisecond}},
+		{"open", Spec{Rate: 500, Connections: 2, Warmup: 300 * time.Millisecond, Duration: 300 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := &countingTarget{counts: map[int]int{}}
+			asked := func() int {
+				tg.mu.Lock()
+				defer tg.mu.Unlock()
+				n := 0
+				for _, c := range tg.counts {
+					n += c
+				}
+				return n
+			}
+			calls, atCall := 0, 0
+			tc.spec.Measuring = func() { calls++; atCall = asked() }
+			out := tc.spec.Run(context.Background(), tg, inputs, nil)
+			if out.Stopped != nil {
+				t.Fatal(out.Stopped)
+			}
+			measured := int(out.Recorder.Requests())
+			if calls != 1 || atCall == 0 || atCall+measured > asked()+2*4 || measured == 0 {
+				t.Errorf("called %d times, with %d asked then; %d measured of %d asked in all: want once, after the warm-up's requests, before the measured ones",
+					calls, atCall, measured, asked())
+			}
+		})
+	}
+}

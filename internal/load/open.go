@@ -47,6 +47,7 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	start := time.Now().Add(startLead)
 	warmEnd := start.Add(c.Warmup)
 	end := warmEnd.Add(c.Duration)
+	defer atMeasure(c.Measuring, warmEnd)()
 	giveUp := end.Add(max(0, c.Timeout))
 	wd := c.newWorld(giveUp.Sub(time.Now()) + max(c.Timeout, 5*time.Second) + time.Second)
 

@@ -75,6 +75,30 @@ type Spec struct {
 	// Draw is how each request's input is picked (draw.go): each in turn, the zero value, or a
 	// drawn sequence, uniform or skewed, that sets how often an input is asked again.
 	Draw Draw
+	// Measuring, when set, is called once as the measured phase begins, at the warm-up's end (at
+	// the start without one), and has returned before Run does: what must be read at that
+	// moment, an engine's own counters, is read there. A run stopped in its warm-up may not call
+	// it.
+	Measuring func()
+}
+
+// atMeasure calls f at the measured phase's start, from a goroutine of its own, and returns a
+// wait that returns once f has, or cancels it if it has not begun.
+func atMeasure(f func(), at time.Time) (wait func()) {
+	if f == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	timer := time.AfterFunc(time.Until(at), func() {
+		defer close(done)
+		f()
+	})
+	return func() {
+		if timer.Stop() {
+			close(done)
+		}
+		<-done
+	}
 }
 
 // MaxCoalesce bounds Spec.Coalesce: more would add more lateness than the generator is allowed

@@ -1,8 +1,8 @@
 // Package promcount reads counters from an engine's own Prometheus metrics: a server's
 // /metrics text, or a registry in this process. authzbench reads an engine's cache lookups and
-// hits there, before and after each repetition, for the hit ratio a run reports beside its
-// latency. It sums a counter over its label sets (OpenFGA labels its iterator cache's counters
-// by operation and method) and knows no engine: each names its own counters.
+// hits there, as each repetition's measured phase begins and after it, for the hit ratio a run
+// reports beside its latency. It sums a counter over its label sets (OpenFGA labels its
+// iterator cache's counters by operation and method) and knows no engine: each names its own.
 //
 // It is not a Prometheus client: it reads plain counters in the text format, no histograms.
 package promcount

@@ -21,7 +21,7 @@ type Cache struct {
 	// Why says what fixes it where no setting can (spicedb/inproc's checker has no cache).
 	Why string `json:"why,omitempty"`
 	// Counted: Lookups and Hits were read from the engine's own metrics (Metrics names them),
-	// before and after each repetition, warm-up included, and summed over the run.
+	// as each repetition's measured phase began and after it, and summed over the run.
 	Counted bool    `json:"counted,omitempty"`
 	Metrics string  `json:"metrics,omitempty"`
 	Lookups float64 `json:"lookups,omitempty"`
