@@ -15,7 +15,7 @@ var helpGroups = map[string]func() []flagGroup{
 				strip: []string{"open loop: ", "open loop, "},
 				flags: []string{"workers", "rate", "duration", "repeat"},
 				more: []string{"rates", "load-points", "stages", "connections", "warmup", "requests", "order", "timeout", "coalesce",
-					"changes", "change-rate", "stale-allowed"}},
+					"input-skew", "changes", "change-rate", "stale-allowed"}},
 			serversGroup(),
 			tlsGroup(),
 			httpTargetGroup(),
@@ -140,7 +140,8 @@ func serversGroup() flagGroup {
 			"decision-logs", "decision-log-reporting", "decision-log-mask", "decision-log-service", "decision-log-latency",
 			"decision-log-service-addr", "decision-log-flush-timeout",
 			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-max-conns", "datastore-min-conns",
-			"consistency"}}
+			"consistency", "openfga-check-query-cache", "openfga-check-query-cache-ttl", "openfga-check-iterator-cache", "openfga-check-iterator-cache-ttl",
+			"openfga-cache-controller", "openfga-cache-controller-ttl", "spicedb-dispatch-cache"}}
 }
 
 // tlsGroup are the target options of TLS and HTTP/2; each names the targets that take it.

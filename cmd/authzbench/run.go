@@ -58,6 +58,7 @@ type runFlags struct {
 	duration    time.Duration
 	warmup      time.Duration
 	coalesce    time.Duration
+	inputSkew   string
 	requests    int64
 	repeat      int
 	timeout     time.Duration
@@ -251,6 +252,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.DurationVar(&f.duration, "duration", scenario.DefaultDuration, "measured time per repetition")
 	fl.DurationVar(&f.warmup, "warmup", scenario.DefaultWarmup, "load sent and discarded before measuring")
 	fl.DurationVar(&f.coalesce, "coalesce", 0, "open loop, plain HTTP/1.1 targets (the event loop): send together the sends due within this of one another (0 to 1ms, e.g. 100us), at the last one's time: less generator CPU at high rates, each earlier send up to this late, which its latency counts (0: each send at its own time)")
+	fl.StringVar(&f.inputSkew, "input-skew", "cycle", "how each request's input is picked: cycle (each in turn, in the file's order), uniform (drawn at random), zipf:S (the input of rank k drawn with weight 1/k^S; 0.99 as YCSB) or hot:K/H (K % of the requests on H % of the inputs, e.g. hot:90/10); drawn from a fixed seed, recorded: how often an input repeats sets an engine's cache hit ratio")
 	fl.Int64Var(&f.requests, "requests", 0, "measured requests per repetition, instead of --duration (still bounded by 10m)")
 	fl.IntVar(&f.repeat, "repeat", 1, "repetitions: throughput is reported as mean ± sd with a 95% CI, percentiles from all merged")
 	fl.StringVar(&f.order, "order", "", "interleaved: with --repeat, the targets of a workload take turns, one repetition each, servers staying up (the default, for flags and scenario files); sequential: each target's repetitions back to back")
@@ -520,6 +522,13 @@ func buildScenario(fl *pflag.FlagSet, f runFlags) (*scenario.Scenario, error) {
 	}
 	if fl.Changed("coalesce") {
 		o.Coalesce = &f.coalesce
+	}
+	if fl.Changed("input-skew") {
+		d, err := load.ParseDraw(f.inputSkew)
+		if err != nil {
+			return nil, fmt.Errorf("--input-skew %w", err)
+		}
+		o.InputSkew = &d
 	}
 	if fl.Changed("warmup") {
 		o.Warmup = &f.warmup

@@ -419,7 +419,20 @@ func (sl *slot) turn(ctx context.Context, rep, reps, seq int) error {
 		sampler = sut.StartSampler(pid, 250*time.Millisecond)
 	}
 	begun := time.Now()
-	out := sl.ref.Load.Run(ctx, sl.tg, sl.w.Inputs, progress)
+	// The engine's cache counters around the measured phase: read as it begins (the warm-up
+	// having filled the caches) and after it, outside the clock, they cost the load nothing.
+	// One that cannot be read leaves its cache uncounted.
+	var cachesBefore map[string]result.CacheCount
+	spec := sl.ref.Load
+	if len(sl.run.SUT.Caches) > 0 {
+		spec.Measuring = func() { cachesBefore, _ = kinds.CacheCountsOf(context.WithoutCancel(ctx), sl.tg) }
+	}
+	out := spec.Run(ctx, sl.tg, sl.w.Inputs, progress)
+	if cachesBefore != nil {
+		if after, err := kinds.CacheCountsOf(context.WithoutCancel(ctx), sl.tg); err == nil {
+			result.AddCounts(sl.run.SUT.Caches, cachesBefore, after)
+		}
+	}
 	replicas.stop(sl, out)
 	if sampler != nil {
 		if res, ok := sut.Summarise(sampler.Stop(), out.MeasuredFrom, out.MeasuredFrom.Add(out.Elapsed)); ok && out.Elapsed > 0 {

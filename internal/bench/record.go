@@ -58,6 +58,8 @@ func newRepetition(rec *metrics.Recorder, elapsed time.Duration, partial bool) (
 		{rec.Exchange, &rep.ExchangeHDR, true},
 		{rec.ServerEval, &rep.ServerEvalHDR, true},
 		{rec.ServerHandler, &rep.ServerHandlerHDR, true},
+		{rec.Allowed, &rep.AllowHDR, true},
+		{rec.Denied, &rep.DenyHDR, true},
 	} {
 		if h.from == nil || (!h.kept && h.from.TotalCount() == 0) {
 			continue
@@ -149,6 +151,10 @@ func summarise(under result.Load, reps []result.Repetition, merged *metrics.Reco
 	if merged.Errors.TotalCount() > 0 {
 		p := result.PercentilesOf(merged.Errors, 0)
 		s.ErrorLatencyUS = &p
+	}
+	// As result.Merge has it: apart by decision only where every ok response carried one.
+	if d := result.DecisionsOf(merged.Allowed, merged.Denied); d != nil && d.Allow.Count+d.Deny.Count == s.OK {
+		s.Decisions = d
 	}
 	if merged.Connect != nil {
 		s.Connections = &result.Connections{Opened: merged.Connect.TotalCount(), ConnectUS: result.PercentilesOf(merged.Connect, 0),

@@ -256,8 +256,10 @@ func TestSummariseCeilingAndMessages(t *testing.T) {
 func TestNewRepetitionStoresEveryHistogram(t *testing.T) {
 	rec := metrics.NewOpenRecorder()
 	rec.Record(verify.OK, 0, 300*time.Microsecond)
+	rec.RecordDecision(true, 300*time.Microsecond)
 	rec.RecordSend(true, 2*time.Millisecond, 0, 100*time.Microsecond, load.LateAfter)
 	rec.Record(verify.OK, 0, 500*time.Microsecond)
+	rec.RecordDecision(false, 500*time.Microsecond)
 	rec.RecordSend(true, 0, 0, 500*time.Microsecond, load.LateAfter)
 	rec.RecordConnect(int64(80 * time.Microsecond))
 	rec.RecordServer(int64(20*time.Microsecond), int64(40*time.Microsecond))
@@ -277,7 +279,7 @@ func TestNewRepetitionStoresEveryHistogram(t *testing.T) {
 	}{
 		{"hdr", rep.HDR, 2}, {"connect_hdr", rep.ConnectHDR, 1}, {"server_eval_hdr", rep.ServerEvalHDR, 1},
 		{"server_handler_hdr", rep.ServerHandlerHDR, 1}, {"late_hdr", rep.LateHDR, 2}, {"uncorrected_hdr", rep.Uncorrected, 2},
-		{"unsent_hdr", rep.UnsentHDR, 1},
+		{"unsent_hdr", rep.UnsentHDR, 1}, {"allow_hdr", rep.AllowHDR, 1}, {"deny_hdr", rep.DenyHDR, 1},
 	} {
 		checkHDR(t, h.name, h.encoded, h.count)
 	}
@@ -342,6 +344,7 @@ func syntheticRecorder(open bool, n, seed int) *metrics.Recorder {
 	for i := range n {
 		latency := time.Duration(10_000+(i*7919+seed*104729)%5_000_000) * time.Nanosecond
 		rec.Record(verify.OK, 0, latency)
+		rec.RecordDecision(i%3 == 0, latency)
 		if open {
 			lateness := time.Duration((i*31+seed)%3000) * time.Microsecond
 			rec.RecordSend(true, lateness, lateness/3, latency-latency/4, load.LateAfter)
@@ -438,6 +441,11 @@ func TestMergeEqualsOneRunOfEveryRepetition(t *testing.T) {
 			}
 			if open && (s.Open == nil || s.Open.Unsent != 2+3+4 || !s.Open.LatencyIncludesUnsent) {
 				t.Errorf("open: %+v", s.Open)
+			}
+			// Allowed and denied apart: every third ok response allowed, the counts adding up to ok.
+			if d := s.Decisions; d == nil || d.Allow.Count != 1000+167+400 || d.Allow.Count+d.Deny.Count != s.OK ||
+				d.Allow.LatencyUS == nil || d.Deny.LatencyUS == nil || d.Allow.LatencyUS.P50 == d.Deny.LatencyUS.P50 && d.Allow.LatencyUS.P99 == d.Deny.LatencyUS.P99 {
+				t.Errorf("decisions %+v: want 1,567 allowed and 3,133 denied, each with its own latency", d)
 			}
 			if len(s.Mismatches) != 6 || s.Mismatches[0].Input != 2 {
 				t.Errorf("mismatches %+v, want inputs 2, 3, 4, 5, 6, 7 (1-based)", s.Mismatches)

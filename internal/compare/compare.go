@@ -9,6 +9,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -428,6 +429,11 @@ func environmentWarnings(base, new *result.Document, rows []Row) []string {
 		differ(r.Name()+": generator GOMAXPROCS", r.base.Load.GeneratorProcs, r.new.Load.GeneratorProcs)
 		differ(r.Name()+": pinning", r.base.Pinning, r.new.Pinning)
 		differ(r.Name()+": duration (s)", r.base.Load.DurationS, r.new.Load.DurationS)
+		// A cache answers repeated checks without the work; how often inputs repeat sets how often.
+		if r.base.SUT.Caches != nil && r.new.SUT.Caches != nil {
+			differ(r.Name()+": caches on", cmp.Or(result.CachesOn(r.base.SUT.Caches), "none"), cmp.Or(result.CachesOn(r.new.SUT.Caches), "none"))
+		}
+		differ(r.Name()+": input skew", cmp.Or(r.base.Load.InputSkew, "cycle"), cmp.Or(r.new.Load.InputSkew, "cycle"))
 		if bo, no := r.base.Summary.Open, r.new.Summary.Open; bo != nil && no != nil {
 			// The engines keep one schedule by different means (lateness differs by design).
 			differ(r.Name()+": open-loop sender", bo.Sender, no.Sender)

@@ -426,3 +426,23 @@ func TestWriteHTML(t *testing.T) {
 		t.Errorf("a workload's name is not escaped:\n%s", page)
 	}
 }
+
+// Sides whose engine had other caches on, or whose inputs were drawn otherwise, are compared
+// with a warning that says so: a cache answers repeated checks without the work, and the skew
+// sets how often they repeat. The same on both sides is no warning.
+func TestEnvironmentWarningsNameOtherCachesAndSkew(t *testing.T) {
+	a, b := docOf(runOf(t, shape{"openfga/inproc", "rbac", 500, 2000, 3000, 5})), docOf(runOf(t, shape{"openfga/inproc", "rbac", 500, 2000, 3000, 5}))
+	a.Runs[0].SUT.Caches = []result.Cache{{Name: "check_query_cache"}}
+	b.Runs[0].SUT.Caches = []result.Cache{{Name: "check_query_cache", On: true, TTLS: 10}}
+	b.Runs[0].Load.InputSkew = "hot:90/10"
+	joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n")
+	for _, want := range []string{"caches on differs: base none, new check_query_cache", "input skew differs: base cycle, new hot:90/10"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	b.Runs[0].SUT.Caches[0].On, b.Runs[0].Load.InputSkew = false, ""
+	if joined := strings.Join(Compare("a", a, "b", b, Options{}).Warnings, "\n"); strings.Contains(joined, "caches") || strings.Contains(joined, "skew") {
+		t.Errorf("the same caches and draw on both sides are called a difference:\n%s", joined)
+	}
+}

@@ -148,6 +148,22 @@ func ReconnectsOf(d Decider) int64 {
 	return 0
 }
 
+// CacheCounter is a started target whose engine counts its cache lookups and hits in its own
+// metrics: read as each repetition's measured phase begins and after it, for the hit ratio the
+// run reports beside its latency. By cache name, as Info's caches are named; a cache it cannot count is left out. A
+// wrapper around a target forwards it (CacheCountsOf).
+type CacheCounter interface {
+	CacheCounts(ctx context.Context) (map[string]result.CacheCount, error)
+}
+
+// CacheCountsOf reads t's cache counters; nil for a target that has none to read.
+func CacheCountsOf(ctx context.Context, t Target) (map[string]result.CacheCount, error) {
+	if c, ok := t.(CacheCounter); ok {
+		return c.CacheCounts(ctx)
+	}
+	return nil, nil
+}
+
 // Info is recorded with each run, so a result says exactly what was measured: the result
 // document's own record of the system under test; the run fills in its placement.
 type Info = result.SUT

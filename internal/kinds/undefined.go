@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -28,6 +29,11 @@ func (u undefinedAs) Worker() Decider { return undefinedDecider{u.Target.Worker(
 
 // Writer forwards the wrapped target's writes (Writable).
 func (u undefinedAs) Writer() (change.Applier, error) { return WriterOf(u.Target) }
+
+// CacheCounts forwards the wrapped target's cache counters (CacheCounter).
+func (u undefinedAs) CacheCounts(ctx context.Context) (map[string]result.CacheCount, error) {
+	return CacheCountsOf(ctx, u.Target)
+}
 
 type undefinedDecider struct {
 	Decider

@@ -28,6 +28,7 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 	defer cancel(nil)
 	watchDied(ctx, t, cancel)
 	expects := expectsOf(inputs)
+	draws := c.Draw.Sequence(len(inputs))
 	// A shard runs its share of the workers under their numbers in the whole, so that the
 	// shards together send the inputs the whole would have, each from the same place.
 	firstWorker, workersHere := c.Segment.Workers(c.Workers)
@@ -39,6 +40,9 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 	var phase atomic.Int32
 	if c.Warmup == 0 {
 		phase.Store(phaseMeasure) // no warm-up: not a single request may go unrecorded
+		if c.Measuring != nil {
+			c.Measuring()
+		}
 	}
 	limit := c.Duration
 	if c.Requests > 0 {
@@ -53,7 +57,7 @@ func (c Spec) runClosed(ctx context.Context, t kinds.Target, inputs []workload.I
 	for id := range workersHere {
 		recorders[id] = metrics.NewRecorderUpTo(c.Ceiling)
 		recorders[id].ShareTimedSample(workersHere)
-		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, attempts: attempts[id], timeout: c.Timeout,
+		w := worker{decider: t.Worker(), rec: recorders[id], expects: expects, draws: draws, attempts: attempts[id], timeout: c.Timeout,
 			first: (firstWorker + id) % len(expects), step: c.Workers, limited: c.Requests > 0, quota: quotas[id], phase: &phase,
 			judging: wd.worker()}
 		workers.start(w.decider, func() { w.run(ctx) })
@@ -95,6 +99,9 @@ warm:
 	}
 
 	if c.Warmup > 0 {
+		if c.Measuring != nil {
+			c.Measuring() // the warm-up's requests still going, counted as the warm-up's
+		}
 		usageStart = metrics.SelfUsage()
 		measureStart = time.Now()
 		phase.Store(phaseMeasure)
@@ -184,6 +191,9 @@ func recordResponse(rec *metrics.Recorder, input int, expect workload.Expect, ou
 	rec.RecordMismatch(class, input, expect, out)
 	rec.RecordConnectParts(out.ConnectNS, out.TLSNS, latency-queued)
 	if class == verify.OK {
+		if out.Kind == verify.Decided {
+			rec.RecordDecision(out.Allow, latency)
+		}
 		rec.RecordServer(out.ServerEvalNS, out.ServerHandlerNS)
 		rec.RecordTimed(latency, queued, out.ServerEvalNS, out.ServerHandlerNS)
 		if expect == workload.Unverified {
@@ -221,6 +231,7 @@ type worker struct {
 	decider kinds.Decider
 	rec     *metrics.Recorder
 	expects []workload.Expect
+	draws   []int32 // the inputs drawn (Draw.Sequence); nil: each in turn
 	first   int
 	step    int
 	limited bool  // a request budget is set: stop after quota measured requests
@@ -235,10 +246,11 @@ type worker struct {
 }
 
 // run sends requests back to back. Worker k takes inputs k, k+W, k+2W ... so that together the
-// workers walk the inputs round-robin in file order.
+// workers walk the inputs round-robin in file order, or the drawn sequence in its order.
 func (w *worker) run(ctx context.Context) {
 	n := len(w.expects)
-	i := w.first
+	next := int64(w.first) // the place in the walk
+	i := pick(w.draws, next, n)
 	var sent int64
 	// Latency is the difference of two offsets from a fixed time: time.Since reads the monotonic
 	// clock alone, where time.Now reads the wall clock as well. Two clock reads a decision
@@ -282,7 +294,8 @@ func (w *worker) run(ctx context.Context) {
 			recordResponse(w.rec, i, expect, out, latency, 0)
 			sent++
 		}
-		i = (i + w.step) % n
+		next += int64(w.step)
+		i = pick(w.draws, next, n)
 	}
 }
 

@@ -136,6 +136,7 @@ type eventLoop struct {
 	// from the intended time counts. So it is the user's choice, 0 by default.
 	coalesce  time.Duration
 	expects   []workload.Expect
+	draws     []int32 // the inputs drawn (Draw.Sequence); nil: each in turn
 	shard     *shard
 	blocked   bool          // the next send came due with every connection busy
 	unblocked time.Duration // when a busy connection last came free for a waiting send
@@ -463,7 +464,7 @@ func (l *eventLoop) sendDue(now time.Duration) {
 
 // begin starts a send on c: dial if its socket is closed, then write.
 func (l *eventLoop) begin(c *loopConn, d dueSend, now time.Duration) {
-	c.due, c.input = d, int(d.send%int64(len(l.expects)))
+	c.due, c.input = d, pick(l.draws, d.send, len(l.expects))
 	c.req, c.written = c.x.Request(c.input), 0
 	c.sent, c.resent, c.connectNS = now, false, 0
 	c.reconnect, c.closedIdle = c.closedIdle, false
@@ -810,6 +811,7 @@ func (c Spec) startLoops(ctx context.Context, xs []kinds.HTTPExchange, attempts 
 	var running sync.WaitGroup
 	for i, l := range loops {
 		l.start, l.pl, l.giveUp, l.timeout, l.coalesce, l.expects = w.start, w.pl, w.giveUp.Sub(w.start), c.Timeout, c.Coalesce, expects
+		l.draws = w.draws
 		l.next, l.stride, l.firstMeasured, l.pastLast = int64(i), int64(len(loops)), w.firstMeasured, w.pastLast
 		running.Add(1)
 		go func() {

@@ -47,6 +47,7 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	start := time.Now().Add(startLead)
 	warmEnd := start.Add(c.Warmup)
 	end := warmEnd.Add(c.Duration)
+	defer atMeasure(c.Measuring, warmEnd)()
 	giveUp := end.Add(max(0, c.Timeout))
 	wd := c.newWorld(giveUp.Sub(time.Now()) + max(c.Timeout, 5*time.Second) + time.Second)
 
@@ -80,7 +81,7 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	for id := range attempts {
 		attempts[id] = new(Attempts)
 	}
-	w := openWindow{start: start, giveUp: giveUp, pl: pl, firstMeasured: firstMeasured, pastLast: pastLast}
+	w := openWindow{start: start, giveUp: giveUp, pl: pl, firstMeasured: firstMeasured, pastLast: pastLast, draws: c.Draw.Sequence(len(inputs))}
 	var allDone <-chan struct{}
 	var ends func() []sendingEnd
 	var err error
@@ -214,6 +215,7 @@ type openWindow struct {
 	start, giveUp           time.Time
 	pl                      plan
 	firstMeasured, pastLast int64
+	draws                   []int32 // the inputs drawn (Draw.Sequence); nil: each in turn
 }
 
 // sendingEnd is where one engine's sending stopped: the plan's sends from next on, every
@@ -249,7 +251,7 @@ func (c Spec) startGoroutines(ctx context.Context, deciders []kinds.Decider, att
 	}()
 	var workers group
 	for id, d := range deciders {
-		w := openWorker{decider: d, shard: shards[id%len(shards)], expects: expects,
+		w := openWorker{decider: d, shard: shards[id%len(shards)], expects: expects, draws: w.draws,
 			due: due, start: w.start, attempts: attempts[id], timeout: c.Timeout}
 		workers.start(w.decider, func() { w.run(ctx) })
 	}
@@ -291,6 +293,7 @@ type openWorker struct {
 	decider kinds.Decider
 	shard   *shard
 	expects []workload.Expect
+	draws   []int32 // the inputs drawn; nil: each in turn
 	due     <-chan dueSend
 	start   time.Time
 	// attempts counts how every attempt ended, for WatchFailing; timeout is --timeout, which a
@@ -300,7 +303,7 @@ type openWorker struct {
 }
 
 func (w *openWorker) run(ctx context.Context) {
-	n := int64(len(w.expects))
+	n := len(w.expects)
 	measuring := false
 	var reconnectsBefore int64
 	defer func() {
@@ -318,7 +321,7 @@ func (w *openWorker) run(ctx context.Context) {
 		// worker does).
 		intended := d.intended
 		sent := time.Since(w.start)
-		i := int(d.send % n)
+		i := pick(w.draws, d.send, n)
 		out := w.decider.Decide(ctx, i)
 		done := time.Since(w.start)
 		if ctx.Err() != nil {

@@ -89,6 +89,9 @@ func (c Spec) ModelFor(inputs []workload.Input) (Model, error) {
 // loop alone, and its run says why it did not run.
 func (c Spec) Record(l *result.Load, inputs []workload.Input) {
 	l.DurationS, l.WarmupS, l.Requests = c.Duration.Seconds(), c.Warmup.Seconds(), c.Requests
+	if c.Draw.Random() {
+		l.InputSkew = c.Draw.String()
+	}
 	if c.Open() {
 		l.Connections, l.CoalesceUS = c.Connections, float64(c.Coalesce)/float64(time.Microsecond)
 	}

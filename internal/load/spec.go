@@ -72,6 +72,33 @@ type Spec struct {
 	// Changes, when set, changes the world during the measured phase and judges every answer
 	// against the versions it may reflect (changes.go); nil for a frozen world.
 	Changes *Changes
+	// Draw is how each request's input is picked (draw.go): each in turn, the zero value, or a
+	// drawn sequence, uniform or skewed, that sets how often an input is asked again.
+	Draw Draw
+	// Measuring, when set, is called once as the measured phase begins, at the warm-up's end (at
+	// the start without one), and has returned before Run does: what must be read at that
+	// moment, an engine's own counters, is read there. A run stopped in its warm-up may not call
+	// it.
+	Measuring func()
+}
+
+// atMeasure calls f at the measured phase's start, from a goroutine of its own, and returns a
+// wait that returns once f has, or cancels it if it has not begun.
+func atMeasure(f func(), at time.Time) (wait func()) {
+	if f == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	timer := time.AfterFunc(time.Until(at), func() {
+		defer close(done)
+		f()
+	})
+	return func() {
+		if timer.Stop() {
+			close(done)
+		}
+		<-done
+	}
 }
 
 // MaxCoalesce bounds Spec.Coalesce: more would add more lateness than the generator is allowed
@@ -137,6 +164,9 @@ func (c Spec) Problems() []Problem {
 		if err := CheckRate(c.Rate); err != nil {
 			bad("rate", "%v", err)
 		}
+	}
+	if c.Draw.Random() && c.Replay != nil {
+		out = append(out, Problem{Setting: "input_skew", With: "speed", Msg: "given together: a replay asks its events in their recorded order; give one or the other"})
 	}
 	if c.Coalesce < 0 || c.Coalesce > MaxCoalesce {
 		bad("coalesce", "%s: want 0 (each send at its time) to %s", c.Coalesce, MaxCoalesce)

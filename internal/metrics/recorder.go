@@ -91,6 +91,10 @@ type Recorder struct {
 	// server and went out on a new one (counted in Connect too, never as errors).
 	Reconnects uint64
 
+	// Allowed and Denied are the ok responses' latencies apart by the decision they carried;
+	// nil until one did. A denied check walks every branch, an allowed one may stop early.
+	Allowed, Denied *hdrhistogram.Histogram
+
 	// The server's own timers for the ok responses that reported them; nil until one did.
 	ServerEval, ServerHandler *hdrhistogram.Histogram
 	// Timed is a bounded sample of those responses with their client latency, for the
@@ -272,6 +276,18 @@ func (r *Recorder) Record(c verify.Class, status int, latency time.Duration) {
 	r.liveErrors.Add(1)
 }
 
+// RecordDecision adds an ok response's latency to its decision's histogram.
+func (r *Recorder) RecordDecision(allow bool, latency time.Duration) {
+	h := &r.Denied
+	if allow {
+		h = &r.Allowed
+	}
+	if *h == nil {
+		*h = newHistogram(r.ceiling)
+	}
+	(*h).RecordValue(r.clamp(int64(latency))) //nolint:errcheck // clamped into range
+}
+
 // RecordMessage keeps what went wrong with a response Record has just counted, if it was the
 // first of its error class: the target's error (the OS's words, the engine's, the start of an
 // error page) or, for a wrong decision, what was expected and what came. Past a class's first
@@ -393,7 +409,8 @@ func (r *Recorder) Merge(other *Recorder) {
 	}
 	r.Reconnects += other.Reconnects
 	for _, h := range []struct{ into, from **hdrhistogram.Histogram }{
-		{&r.Connect, &other.Connect}, {&r.TLS, &other.TLS}, {&r.Exchange, &other.Exchange}} {
+		{&r.Connect, &other.Connect}, {&r.TLS, &other.TLS}, {&r.Exchange, &other.Exchange},
+		{&r.Allowed, &other.Allowed}, {&r.Denied, &other.Denied}} {
 		if *h.from != nil {
 			if *h.into == nil {
 				*h.into = newHistogram(r.ceiling)
@@ -432,7 +449,7 @@ func (r *Recorder) Merge(other *Recorder) {
 // significant figures, so the same buckets, and nothing recorded moves.
 func (r *Recorder) raiseCeiling(ceiling int64) {
 	r.ceiling = ceiling
-	for _, h := range []**hdrhistogram.Histogram{&r.OK, &r.Errors, &r.Uncorrected, &r.Lateness, &r.Unsent, &r.Connect, &r.TLS, &r.Exchange, &r.ServerEval, &r.ServerHandler} {
+	for _, h := range []**hdrhistogram.Histogram{&r.OK, &r.Errors, &r.Uncorrected, &r.Lateness, &r.Unsent, &r.Connect, &r.TLS, &r.Exchange, &r.ServerEval, &r.ServerHandler, &r.Allowed, &r.Denied} {
 		if *h == nil {
 			continue
 		}

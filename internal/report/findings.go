@@ -22,6 +22,61 @@ func findings(doc *result.Document, v *View, comparisons []result.Comparison) []
 	out = append(out, uslFindings(doc)...)
 	out = append(out, plateauFindings(doc)...)
 	out = append(out, comparisonFindings(doc, v, comparisons)...)
+	out = append(out, cacheFindings(doc)...)
+	return out
+}
+
+// cacheFindings say, for each workload measured on engines with caches (OpenFGA, SpiceDB) of
+// which some ran with a cache on and some with none, that their comparison is partly one of
+// caches: an engine that answers from a cache skips the work another does on every check, never
+// silently. Engines that both cached are compared cache against cache (their notes say each
+// one's hit ratio).
+func cacheFindings(doc *result.Document) []string {
+	type side struct{ target, on, ratio string }
+	var workloads []string
+	by := map[string][]side{}
+	for i := range doc.Runs {
+		r := &doc.Runs[i]
+		if r.SUT.Caches == nil {
+			continue
+		}
+		on, ratio := result.CachesOn(r.SUT.Caches), ""
+		for _, c := range r.SUT.Caches {
+			if x, ok := c.HitRatio(); ok && c.On {
+				ratio += fmt.Sprintf(", %s hit %.0f %%", c.Name, 100*x)
+			}
+		}
+		if by[r.Workload] == nil {
+			workloads = append(workloads, r.Workload)
+		}
+		by[r.Workload] = append(by[r.Workload], side{r.Label(), on, ratio})
+	}
+	var out []string
+	for _, w := range workloads {
+		sides, engines, ons := by[w], map[string]bool{}, map[bool]bool{}
+		for _, s := range sides {
+			e, _ := result.EngineMode(s.target)
+			engines[e], ons[s.on != ""] = true, true
+		}
+		if len(engines) < 2 || len(ons) < 2 {
+			continue
+		}
+		var parts []string
+		seen := map[string]bool{}
+		for _, s := range sides {
+			on := "no cache"
+			if s.on != "" {
+				on = s.on + " on"
+			}
+			p := s.target + " with " + on + s.ratio
+			if !seen[p] {
+				seen[p] = true
+				parts = append(parts, p)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: the engines ran with different caches (%s): their latencies differ by their caches as well as by the engines",
+			w, strings.Join(parts, "; ")))
+	}
 	return out
 }
 

@@ -49,6 +49,9 @@ func Markdown(w io.Writer, doc *result.Document) error {
 	if err := writeRamps(w, v, true); err != nil {
 		return err
 	}
+	if err := writeDecisions(w, doc, true); err != nil {
+		return err
+	}
 	if err := writeChanges(w, doc, true); err != nil {
 		return err
 	}

@@ -62,6 +62,9 @@ func table(w io.Writer, doc *result.Document, wide bool) error {
 	if err := writeRamps(w, v, false); err != nil {
 		return err
 	}
+	if err := writeDecisions(w, doc, false); err != nil {
+		return err
+	}
 	if err := writeChanges(w, doc, false); err != nil {
 		return err
 	}

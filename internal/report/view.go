@@ -289,6 +289,9 @@ func runNotes(r *result.Run) []string {
 	if ds := r.SUT.Datastore; ds != nil {
 		notes = append(notes, datastoreNote(ds))
 	}
+	if len(r.SUT.Caches) > 0 {
+		notes = append(notes, "caches: "+result.DescribeCaches(r.SUT.Caches))
+	}
 	if r.Error != "" {
 		notes = append(notes, r.Error)
 	}

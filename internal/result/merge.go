@@ -248,7 +248,7 @@ func runSettings(r *Run) []setting {
 		{"load.model", l.Model}, {"load." + sched.Kind(), scheduleValue(sched.Value(exact))},
 		{"load.connections", l.Connections}, {"load.duration_s", l.DurationS}, {"load.warmup_s", l.WarmupS},
 		{"load.requests", l.Requests}, {"load.timeout_s", l.TimeoutS}, {"load.generator_procs", l.GeneratorProcs},
-		{"load.coalesce_us", l.CoalesceUS},
+		{"load.coalesce_us", l.CoalesceUS}, {"load.input_skew", l.InputSkew}, {"sut.caches", cachesSetting(u.Caches)},
 		{"workload_info.description", w.Description}, {"workload_info.handed", w.Handed.String()},
 		{"workload_info.query", w.Query}, {"workload_info.inputs", w.Inputs},
 		{"workload_info.expect_allow", w.ExpectAllow}, {"workload_info.expect_deny", w.ExpectDeny},
@@ -325,12 +325,58 @@ func mergeRuns(g []placed, turnOffsets []int) (Run, error) {
 	out.Summary = s
 	out.Harness = mergeHarness(runs, s.Requests)
 	out.SUTResources = mergeResources(runs)
+	out.SUT.Caches = mergeCaches(runs)
+	// A run whose world changed judged its answers against its own writer's log: alone it is
+	// kept whole; beside another document's run nothing can add them (a run with changes is
+	// refused shards and repetitions for the same reason).
+	for _, p := range g {
+		if p.r.Changes == nil && len(p.r.Operations) == 0 {
+			continue
+		}
+		if len(g) > 1 {
+			return Run{}, fmt.Errorf("%s on %s in document %d changed its world during the run (--changes): its answers were judged against its own writes, and no other run's can be added to them", p.r.Workload, p.r.Target, p.doc+1)
+		}
+		out.Changes, out.Operations = p.r.Changes, p.r.Operations
+	}
 	return out, nil
+}
+
+// cachesSetting is what runs merged must share of their caches: which were on, with which TTL
+// (their counts add up).
+func cachesSetting(caches []Cache) string {
+	parts := make([]string, len(caches))
+	for i, c := range caches {
+		parts[i] = fmt.Sprintf("%s on=%t ttl=%gs", c.Name, c.On, c.TTLS)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mergeCaches is the runs' caches with their lookups and hits added up; a cache is counted only
+// where every run counted it.
+func mergeCaches(runs []*Run) []Cache {
+	if len(runs) == 0 || runs[0].SUT.Caches == nil {
+		return nil
+	}
+	out := append([]Cache(nil), runs[0].SUT.Caches...)
+	for _, r := range runs[1:] {
+		for i := range out {
+			if i >= len(r.SUT.Caches) || !r.SUT.Caches[i].Counted {
+				out[i].Counted, out[i].Lookups, out[i].Hits, out[i].Metrics = false, 0, 0, ""
+				continue
+			}
+			if out[i].Counted {
+				out[i].Lookups += r.SUT.Caches[i].Lookups
+				out[i].Hits += r.SUT.Caches[i].Hits
+			}
+		}
+	}
+	return out
 }
 
 // histograms are a run's distributions, each the sum of its repetitions'.
 type histograms struct {
 	ok, errors, unsent, late, uncorrected, connect, tls, exchange, eval, handler *hdrhistogram.Histogram
+	allow, deny                                                                  *hdrhistogram.Histogram
 }
 
 // add decodes a repetition's histograms and adds them in.
@@ -357,6 +403,7 @@ func (h *histograms) add(rep Repetition) error {
 		{"connect_hdr", rep.ConnectHDR, &h.connect}, {"tls_hdr", rep.TLSHDR, &h.tls},
 		{"exchange_hdr", rep.ExchangeHDR, &h.exchange}, {"server_eval_hdr", rep.ServerEvalHDR, &h.eval},
 		{"server_handler_hdr", rep.ServerHandlerHDR, &h.handler},
+		{"allow_hdr", rep.AllowHDR, &h.allow}, {"deny_hdr", rep.DenyHDR, &h.deny},
 	} {
 		if x.encoded == "" {
 			continue
@@ -530,6 +577,11 @@ func mergeSummaries(runs []*Run, load Load, reps []Repetition) (Summary, error) 
 	if total(h.errors) > 0 {
 		p := PercentilesOf(h.errors, 0)
 		s.ErrorLatencyUS = &p
+	}
+	// Apart by decision only where every ok response was kept so: a file written before they
+	// were would leave some out, and the split would not add up to ok.
+	if d := DecisionsOf(h.allow, h.deny); d != nil && d.Allow.Count+d.Deny.Count == s.OK {
+		s.Decisions = d
 	}
 	if connections {
 		if err := stored("connect times", h.connect, opened); err != nil {

@@ -155,6 +155,10 @@ func TestMergeRefusesMismatchedSettings(t *testing.T) {
 			"load.duration_s is 10 in document 2, 1 in document 1"},
 		{"coalesce", func(d *Document) { d.Runs[0].Load.CoalesceUS = 100 },
 			"load.coalesce_us is 100 in document 2, 0 in document 1"},
+		{"input skew", func(d *Document) { d.Runs[0].Load.InputSkew = "hot:90/10" },
+			`load.input_skew is "hot:90/10" in document 2, "" in document 1`},
+		{"caches", func(d *Document) { d.Runs[0].SUT.Caches = []Cache{{Name: "dispatch_cache", On: true}} },
+			`sut.caches is "dispatch_cache on=true ttl=0s" in document 2, "" in document 1`},
 		{"engine version", func(d *Document) { d.Runs[0].SUT.Version = "1.0.0" },
 			`merge: run 1 (rbac on opa/server): sut.version is "1.0.0" in document 2, "" in document 1`},
 		{"inputs", func(d *Document) { d.Runs[0].WorkloadDoc.Inputs = 7 }, "workload_info.inputs is 7 in document 2, 0 in document 1"},
@@ -265,6 +269,13 @@ func TestMergeRebuildsCommittedResults(t *testing.T) {
 				t.Fatalf("merged with itself: %v, want every repetition refused as counted twice", err)
 			}
 			twice, err := Merge(doc, remeasured(t, doc))
+			if changed(doc) {
+				// Its answers were judged against its own writes: nothing can be added to them.
+				if err == nil || !strings.Contains(err.Error(), "(--changes)") {
+					t.Fatalf("a run with changes merged with another measurement: %v, want it refused", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,6 +293,16 @@ func TestMergeRebuildsCommittedResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// changed reports whether a run of doc changed its world during the run (--changes).
+func changed(doc *Document) bool {
+	for _, r := range doc.Runs {
+		if r.Changes != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // remeasured is another measurement with the same figures as doc: a copy whose repetitions have
@@ -401,5 +422,20 @@ func TestMergeAddsConnectionParts(t *testing.T) {
 	}
 	if c := doc.Runs[0].Summary.Connections; c.TLSUS != nil || c.ExchangeUS == nil {
 		t.Errorf("in clear: tls %+v, exchange %+v; want no TLS part and the exchange", c.TLSUS, c.ExchangeUS)
+	}
+}
+
+// Runs merged with the same caches add up their lookups and hits; one that did not count them
+// leaves the merge uncounted rather than short.
+func TestMergeAddsCacheCounts(t *testing.T) {
+	run := func(lookups, hits float64, counted bool) *Run {
+		return &Run{SUT: SUT{Caches: []Cache{{Name: "check_query_cache", On: true, TTLS: 10, Counted: counted, Lookups: lookups, Hits: hits}}}}
+	}
+	got := mergeCaches([]*Run{run(100, 60, true), run(300, 240, true)})
+	if r, ok := got[0].HitRatio(); !ok || got[0].Lookups != 400 || got[0].Hits != 300 || r != 0.75 {
+		t.Errorf("merged %+v: want 400 lookups, 300 hits", got[0])
+	}
+	if got := mergeCaches([]*Run{run(100, 60, true), run(0, 0, false)}); got[0].Counted || got[0].Lookups != 0 {
+		t.Errorf("merged with an uncounted run: %+v, want uncounted", got[0])
 	}
 }

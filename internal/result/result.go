@@ -152,6 +152,10 @@ type SUT struct {
 	// which, how it was set up, and what loading the workload into it cost; nil for an engine's
 	// default, or an engine that has none.
 	Datastore *Datastore `json:"datastore,omitempty"`
+	// Caches are the caches of an engine that has some (OpenFGA, SpiceDB), each on or off as the
+	// run had it (the engine's default or a flag), and what the engine's own metrics counted
+	// of its lookups and hits (caches.go); nil for an engine without caches.
+	Caches []Cache `json:"caches,omitempty"`
 	// Consistency is how fresh the checks asked the engine to be (OpenFGA's and SpiceDB's
 	// consistency), and how stale an answer may be under the engine's promise; nil for an engine
 	// that is asked none.
@@ -447,10 +451,34 @@ type Load struct {
 	// ShardWorkers is, in a closed-loop shard (--shard i/N), the workers this shard ran of
 	// Workers, the scenario's whole.
 	ShardWorkers int `json:"shard_workers,omitempty"`
+	// InputSkew is how the inputs were drawn (--input-skew: uniform, zipf:S or hot:K/H), from a
+	// fixed seed; empty for each input in turn, the default.
+	InputSkew string `json:"input_skew,omitempty"`
 }
 
 // Open reports whether the load was open loop: sent on a schedule, not by workers.
 func (l Load) Open() bool { return l.Model == OpenLoop }
+
+// Decisions are a run's ok responses apart by the decision they carried.
+type Decisions struct {
+	Allow DecisionLatency `json:"allow"`
+	Deny  DecisionLatency `json:"deny"`
+}
+
+// DecisionLatency is the responses of one decision: how many, and their latency (nil for none).
+type DecisionLatency struct {
+	Count     uint64       `json:"count"`
+	LatencyUS *Percentiles `json:"latency_us,omitempty"`
+}
+
+// DecisionsOf is the split of the allow and deny histograms (ns); nil when both are empty.
+func DecisionsOf(allow, deny *hdrhistogram.Histogram) *Decisions {
+	if total(allow) == 0 && total(deny) == 0 {
+		return nil
+	}
+	return &Decisions{Allow: DecisionLatency{Count: uint64(total(allow)), LatencyUS: PartOf(allow)},
+		Deny: DecisionLatency{Count: uint64(total(deny)), LatencyUS: PartOf(deny)}}
+}
 
 // Summary merges all repetitions of a run.
 type Summary struct {
@@ -475,6 +503,10 @@ type Summary struct {
 	LatencyBeyond *Beyond `json:"latency_beyond,omitempty"`
 	// ErrorLatencyUS is over the other responses, kept apart.
 	ErrorLatencyUS *Percentiles `json:"error_latency_us,omitempty"`
+	// Decisions are the ok responses apart by their decision, allow and deny: their counts add
+	// up to ok, and each has its own latency. Nil where no response carried a decision (nop),
+	// and in files written before they were kept.
+	Decisions *Decisions `json:"decisions,omitempty"`
 	// ErrorMessages is what went wrong with the first response of each error class that said,
 	// by class (transport: the OS's words; http_503: the start of the body).
 	ErrorMessages map[string]string `json:"error_messages,omitempty"`
@@ -636,6 +668,11 @@ type Repetition struct {
 	// reported them, ns.
 	ServerEvalHDR    string `json:"server_eval_hdr,omitempty"`
 	ServerHandlerHDR string `json:"server_handler_hdr,omitempty"`
+	// AllowHDR and DenyHDR hold the ok responses' latencies apart by the decision they carried,
+	// ns: together, hdr's. A denied check walks every branch where an allowed one may stop at
+	// the first, so their latencies differ, and a mix of both hides it.
+	AllowHDR string `json:"allow_hdr,omitempty"`
+	DenyHDR  string `json:"deny_hdr,omitempty"`
 	// ServerSample is a bounded sample of those responses' (client, handler, evaluation)
 	// times, EncodeSample's text: what summary.attribution is computed from.
 	ServerSample string `json:"server_sample,omitempty"`

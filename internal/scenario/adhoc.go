@@ -21,6 +21,7 @@ type Overrides struct {
 	Duration    *time.Duration
 	Warmup      *time.Duration
 	Coalesce    *time.Duration
+	InputSkew   *load.Draw // --input-skew: how each request's input is picked
 	Requests    *int64
 	Stages      []load.Stage // --stages: the open-loop schedule, over their total unless Duration says
 	Timeout     *time.Duration
@@ -269,6 +270,9 @@ func (s *Scenario) Apply(o Overrides) error {
 		if o.Coalesce != nil {
 			t.Load.Coalesce = *o.Coalesce
 		}
+		if o.InputSkew != nil {
+			t.Load.Draw = *o.InputSkew
+		}
 		if o.Timeout != nil {
 			t.Timeout = *o.Timeout
 		}
@@ -310,7 +314,7 @@ func (s *Scenario) Apply(o Overrides) error {
 
 // flagsOf are the command-line flags that set each load setting load.Problem names.
 var flagsOf = map[string]string{"workers": "--workers", "rate": "--rate", "connections": "--connections",
-	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard", "stages": "--stages", "coalesce": "--coalesce"}
+	"duration": "--duration", "warmup": "--warmup", "requests": "--requests", "segment": "--shard", "stages": "--stages", "coalesce": "--coalesce", "input_skew": "--input-skew"}
 
 // flagWords says a load problem in the command line's words, by the flags that set each setting.
 func flagWords(p load.Problem, flags map[string]string) string {

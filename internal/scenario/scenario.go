@@ -199,6 +199,8 @@ type loadSpec struct {
 	// Stages is an open-loop schedule of stages, as --stages writes them: one string
 	// ("30s:0-2000,1m:2000") or a list of stages.
 	Stages *at[stagesKey] `yaml:"stages"`
+	// InputSkew is how each request's input is drawn, as --input-skew writes it (load.Draw).
+	InputSkew *at[drawKey] `yaml:"input_skew"`
 	// Sweeps: one step per value, each a run of its own with its own warm-up.
 	WorkerSweep *at[[]int]     `yaml:"workers_sweep"`
 	Rates       *at[[]float64] `yaml:"rates"`
@@ -224,6 +226,21 @@ func (k *stagesKey) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: stages: %v", n.Line, err)
 	}
 	*k = stages
+	return nil
+}
+
+// drawKey is a load's input_skew key: cycle, uniform, zipf:S or hot:K/H.
+type drawKey load.Draw
+
+func (k *drawKey) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: input_skew: want cycle, uniform, zipf:S or hot:K/H", n.Line)
+	}
+	d, err := load.ParseDraw(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: input_skew %v", n.Line, err)
+	}
+	*k = drawKey(d)
 	return nil
 }
 
@@ -737,6 +754,9 @@ func resolveLoad(base TargetRef, l loadSpec) TargetRef {
 	if l.Coalesce != nil {
 		base.Load.Coalesce = l.Coalesce.V
 	}
+	if l.InputSkew != nil {
+		base.Load.Draw = load.Draw(l.InputSkew.V)
+	}
 	return base
 }
 
@@ -772,7 +792,7 @@ func loadKeyLines(s loadSpec) map[string]int {
 		"workers": max(lineOfAt(s.Workers), lineOfAt(s.WorkerSweep)), "rate": max(lineOfAt(s.Rate), lineOfAt(s.Rates), lineOfAt(s.LoadPoints)),
 		"connections": max(lineOfAt(s.Connections), lineOfAt(s.LoadPoints)), "duration": lineOfAt(s.Duration),
 		"warmup": lineOfAt(s.Warmup), "requests": lineOfAt(s.Requests), "timeout": lineOfAt(s.Timeout), "stages": lineOfAt(s.Stages),
-		"coalesce": lineOfAt(s.Coalesce),
+		"coalesce": lineOfAt(s.Coalesce), "input_skew": lineOfAt(s.InputSkew),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openfga/openfga/pkg/encoder"
 	"github.com/openfga/openfga/pkg/logger"
+	"github.com/openfga/openfga/pkg/server"
 	serverconfig "github.com/openfga/openfga/pkg/server/config"
 	"github.com/openfga/openfga/pkg/storage"
 	"github.com/openfga/openfga/pkg/storage/memory"
@@ -199,7 +200,9 @@ type Over struct {
 // StartOverSettings opens the datastore s chooses for the target named name (a new SQLite
 // file, a database on the run's PostgreSQL or the one s.URI names), runs OpenFGA's migrations
 // into it, and writes f into it through OpenFGA's Write, timed: all before the clock.
-func StartOverSettings(ctx context.Context, s datastore.Settings, name string, f *Fixture) (_ *Over, err error) {
+//
+// opts are pkg/server's settings beyond OpenFGA's defaults (its caches).
+func StartOverSettings(ctx context.Context, s datastore.Settings, name string, f *Fixture, opts ...server.OpenFGAServiceV1Option) (_ *Over, err error) {
 	o := &Over{}
 	defer func() {
 		if err != nil {
@@ -234,7 +237,7 @@ func StartOverSettings(ctx context.Context, s datastore.Settings, name string, f
 		tuples += len(set.Tuples)
 	}
 	began := time.Now()
-	if o.Engine, err = StartOver(ctx, f, ds, tokens); err != nil {
+	if o.Engine, err = StartOver(ctx, f, ds, tokens, opts...); err != nil {
 		return nil, err
 	}
 	elapsed := time.Since(began)

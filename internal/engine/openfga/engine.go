@@ -61,12 +61,14 @@ func Start(ctx context.Context, f *Fixture) (*Engine, error) {
 // StartOver builds an OpenFGA server over ds (OpenFGA's defaults otherwise, as Start), with
 // the continuation tokens ds needs, and writes f into it through OpenFGA's Write, in batches
 // of its per-write limit. The engine owns ds from here: Close closes it, even on an error.
-func StartOver(ctx context.Context, f *Fixture, ds storage.OpenFGADatastore, tokens encoder.ContinuationTokenSerializer) (*Engine, error) {
+//
+// opts are pkg/server's settings beyond OpenFGA's defaults (its caches, CacheSettings).
+func StartOver(ctx context.Context, f *Fixture, ds storage.OpenFGADatastore, tokens encoder.ContinuationTokenSerializer, opts ...server.OpenFGAServiceV1Option) (*Engine, error) {
 	if f.Model == nil {
 		ds.Close()
 		return nil, errors.New("start openfga: no model")
 	}
-	srv, err := server.NewServerWithOpts(server.WithDatastore(ds), server.WithContinuationTokenSerializer(tokens))
+	srv, err := server.NewServerWithOpts(append([]server.OpenFGAServiceV1Option{server.WithDatastore(ds), server.WithContinuationTokenSerializer(tokens)}, opts...)...)
 	if err != nil {
 		ds.Close()
 		return nil, fmt.Errorf("start openfga: %w", err)

@@ -43,14 +43,17 @@ func init() {
 		}})
 }
 
-// OpenFGAInprocConfig is openfga/inproc's settings: the datastore it decides over.
+// OpenFGAInprocConfig is openfga/inproc's settings: the datastore it decides over, and its
+// caches.
 type OpenFGAInprocConfig struct {
 	datastore.Settings `yaml:",inline"`
 	ConsistencySetting `yaml:",inline"`
+	CacheSettings      `yaml:",inline"`
 }
 
 func (c *OpenFGAInprocConfig) Check() error {
 	errs := c.Settings.Check("openfga/inproc", datastore.Memory, datastore.SQLite, datastore.Postgres)
+	errs = append(errs, c.CacheSettings.Check()...)
 	return errors.Join(append(errs, c.ConsistencySetting.check("openfga/inproc"))...)
 }
 
@@ -64,7 +67,7 @@ func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 		return err
 	}
 	t.fixture = l.Fixture
-	if !t.settings.Chosen() {
+	if !t.settings.Settings.Chosen() && !t.settings.CacheSettings.Chosen() {
 		t.engine, t.requests = l.Engine, l.Requests
 		if pref := t.settings.preference(); pref != openfgav1.ConsistencyPreference_UNSPECIFIED {
 			// The shared requests carry none: copies that ask the consistency.
@@ -76,12 +79,16 @@ func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 		}
 		return nil
 	}
-	// A datastore asked for: an engine of this target's own over it, loaded now. The run's
-	// shared memory engine has already had OpenFGA refuse a bad model or tuple by its line.
-	if t.over, err = StartOverSettings(ctx, t.settings.Settings, "openfga_inproc", l.Fixture); err != nil {
+	// A datastore or caches asked for: an engine of this target's own, with them, loaded now.
+	// The run's shared memory engine has already had OpenFGA refuse a bad model or tuple by
+	// its line.
+	if t.over, err = StartOverSettings(ctx, t.settings.Settings, "openfga_inproc", l.Fixture, t.settings.CacheSettings.ServerOptions()...); err != nil {
 		return err
 	}
-	t.engine, t.record = t.over.Engine, t.over.Record
+	t.engine = t.over.Engine
+	if t.settings.Settings.Chosen() {
+		t.record = t.over.Record
+	}
 	t.requests = make([]*openfgav1.CheckRequest, len(l.Fixture.Assertions))
 	for i, a := range l.Fixture.Assertions {
 		if t.requests[i], err = t.engine.Prepare(a); err != nil {
@@ -110,7 +117,13 @@ func (t *openfgaInproc) Info() kinds.Info {
 	info := kinds.Info{Engine: "openfga", Mode: "inproc", Version: "openfga " + Version()}
 	info.Datastore = t.record
 	info.Consistency = t.settings.Promise().Record()
+	info.Caches = t.settings.CacheSettings.Record()
 	return info
+}
+
+// CacheCounts reads OpenFGA's cache counters in this process (kinds.CacheCounter).
+func (t *openfgaInproc) CacheCounts(ctx context.Context) (map[string]result.CacheCount, error) {
+	return inProcessCounts(ctx)
 }
 
 // Stop closes an engine of the target's own, over the datastore it chose; the shared memory

@@ -40,7 +40,7 @@ func init() {
 			// Prometheus metrics, on a port of their own.
 			common.ServerMetricsEvery = 0
 			return &openfgaServer{Server: kinds.NewServer(common, Registered, &cfg.ServerConfig), cfg: &cfg.ServerConfig, api: cfg.API, bin: cfg.OpenFGABin,
-				keep: cfg.KeepWritten, store: cfg.Settings, consistency: cfg.ConsistencySetting, promise: cfg.Promise()}
+				keep: cfg.KeepWritten, store: cfg.Settings, consistency: cfg.ConsistencySetting, promise: cfg.Promise(), caches: cfg.CacheSettings}
 		}})
 }
 
@@ -59,6 +59,8 @@ type OpenFGAServerConfig struct {
 	// sqlite or postgres.
 	datastore.Settings `yaml:",inline"`
 	ConsistencySetting `yaml:",inline"`
+	// Its caches, OpenFGA's defaults (all off) unless set.
+	CacheSettings `yaml:",inline"`
 }
 
 func init() {
@@ -91,6 +93,18 @@ func (c *OpenFGAServerConfig) Check() error {
 		}))
 	} else if c.Settings.Chosen() {
 		errs = append(errs, c.Settings.Check("openfga/server", datastore.Memory, datastore.SQLite, datastore.Postgres)...)
+	}
+	if c.URL != "" && c.CacheSettings.Chosen() {
+		for _, key := range []string{"openfga_check_query_cache", "openfga_check_iterator_cache", "openfga_cache_controller"} {
+			if c.CacheSettings.value(key) != "" || c.CacheSettings.value(key+"_ttl") != "" {
+				errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
+					return fmt.Sprintf("%s sets a cache of the OpenFGA authzbench starts; the running one %s names has its own settings", n(key), n("url"))
+				}))
+				break
+			}
+		}
+	} else {
+		errs = append(errs, c.CacheSettings.Check()...)
 	}
 	if c.KeepWritten && c.URL == "" {
 		errs = append(errs, kinds.KeepWrittenWithoutURL())
@@ -209,6 +223,10 @@ type openfgaServer struct {
 	consistency ConsistencySetting
 	promise     kinds.Consistency
 	loaded      *Stores
+	// caches are the started server's caches; metricsURL its metrics endpoint, where their
+	// counters are read ("" for a running server a URL names).
+	caches     CacheSettings
+	metricsURL string
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -314,6 +332,7 @@ func (t *openfgaServer) launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	args = append(args, t.caches.Args()...)
 	cmd := server.Command(append(append(args, dbArgs...), t.cfg.Args...)...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
@@ -321,7 +340,7 @@ func (t *openfgaServer) launch(ctx context.Context) error {
 	if err := t.Launch(ctx, "openfga server", httpAddr, cmd); err != nil {
 		return err
 	}
-	t.grpcAddr = grpcAddr
+	t.grpcAddr, t.metricsURL = grpcAddr, "http://"+metricsAddr+"/metrics"
 	if t.api == "grpc" {
 		t.url = "grpc://" + grpcAddr
 	}
@@ -377,6 +396,10 @@ func (t *openfgaServer) Info() kinds.Info {
 	info := t.BaseInfo("openfga", "openfga "+version)
 	info.Datastore = t.record
 	info.Consistency = t.promise.Record()
+	if t.cfg.URL == "" {
+		// A running server's caches are its own settings, which its API does not say.
+		info.Caches = t.caches.Record()
+	}
 	if t.written != nil {
 		w := *t.written
 		info.Written = &w
@@ -385,6 +408,15 @@ func (t *openfgaServer) Info() kinds.Info {
 		return kinds.OverGRPC(info, t.url)
 	}
 	return info
+}
+
+// CacheCounts reads the started server's cache counters from its metrics (kinds.CacheCounter);
+// a running server a URL names is not asked.
+func (t *openfgaServer) CacheCounts(ctx context.Context) (map[string]result.CacheCount, error) {
+	if t.metricsURL == "" {
+		return nil, nil
+	}
+	return servedCounts(ctx, t.metricsURL)
 }
 
 // wrote notes the stores written into a server the user runs; into the one authzbench starts,

@@ -274,14 +274,17 @@ func (c ConsistencySetting) promise(ttl time.Duration) kinds.Consistency {
 	return p
 }
 
-// Promise is openfga/inproc's consistency: the engine it links keeps OpenFGA's defaults, check
-// caches off.
-func (c *OpenFGAInprocConfig) Promise() kinds.Consistency { return c.ConsistencySetting.promise(0) }
+// Promise is openfga/inproc's consistency, with the check caches its settings turn on
+// (--openfga-check-query-cache): OpenFGA's defaults otherwise, caches off.
+func (c *OpenFGAInprocConfig) Promise() kinds.Consistency {
+	return c.ConsistencySetting.promise(c.CacheSettings.checkTTL())
+}
 
-// Promise is openfga/server's consistency, with the check caches its server arguments turn on
-// (--sut-arg=--check-query-cache-enabled): OpenFGA's defaults otherwise, caches off.
+// Promise is openfga/server's consistency, with the check caches its settings or its server
+// arguments turn on (--openfga-check-query-cache, --sut-arg=--check-query-cache-enabled):
+// OpenFGA's defaults otherwise, caches off.
 func (c *OpenFGAServerConfig) Promise() kinds.Consistency {
-	return c.ConsistencySetting.promise(cacheTTL(c.Args))
+	return c.ConsistencySetting.promise(max(cacheTTL(c.ServerConfig.Args), c.CacheSettings.checkTTL()))
 }
 
 // cacheTTL is the longest TTL of the check caches args turn on (OpenFGA's run flags), 0 when

@@ -6,6 +6,7 @@ import (
 	"github.com/authzed/spicedb/pkg/embedded"
 
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -68,7 +69,10 @@ func (w spicedbWorker) Decide(ctx context.Context, i int) verify.Outcome {
 }
 
 func (t *spicedbInproc) Info() kinds.Info {
-	return kinds.Info{Engine: Name, Mode: "inproc", Version: "spicedb " + Version(), Consistency: t.settings.Promise().Record()}
+	// pkg/embedded's checker reads the head revision on every call, through no dispatch
+	// cache: said, so that a comparison with a cached engine says so too.
+	return kinds.Info{Engine: Name, Mode: "inproc", Version: "spicedb " + Version(), Consistency: t.settings.Promise().Record(),
+		Caches: []result.Cache{{Name: DispatchCache, Why: "pkg/embedded's checker has none"}}}
 }
 
 // Stop leaves the checker to the run's preparations, which every spicedb/inproc target of the

@@ -71,13 +71,17 @@ type SpiceDBServerConfig struct {
 	// postgres.
 	datastore.Settings `yaml:",inline"`
 	ConsistencySetting `yaml:",inline"`
+	// DispatchCache is on or off for the server authzbench starts; "" leaves SpiceDB's
+	// default, on.
+	DispatchCache string `yaml:"spicedb_dispatch_cache"`
 }
 
 // Check refuses what spicedb/server cannot do (TLS, a URL that is not a gRPC address in
 // clear, a key for no running server) and, when it is to start a server, a server binary
 // that is missing or is none, saying how to get one: all before any load.
 func (c *SpiceDBServerConfig) Check() error {
-	errs := append(c.CheckLaunch(), c.ConsistencySetting.check("spicedb/server", minimizeLatency, atLeastAsFresh, fullyConsistent))
+	errs := append(c.CheckLaunch(), c.checkDispatchCache()...)
+	errs = append(errs, c.ConsistencySetting.check("spicedb/server", minimizeLatency, atLeastAsFresh, fullyConsistent))
 	if key := cmp.Or(c.TLSServer.ModeKey(), c.TLSClient.ModeKey()); key != "" {
 		errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
 			return n(key) + ": spicedb/server speaks gRPC in clear, to the SpiceDB it starts and to a running one"
@@ -203,6 +207,9 @@ type spicedbServer struct {
 	// acknowledged write's token (the load's before any): the writer stores it, every check
 	// reads it (writes.go).
 	fresh *atomic.Pointer[v1.Consistency]
+	// metricsURL is the started server's metrics endpoint, where its dispatch cache's counters
+	// are read ("" for a running server a URL names).
+	metricsURL string
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -476,13 +483,25 @@ func (t *spicedbServer) launch(ctx context.Context) error {
 	if engine == datastore.Postgres {
 		args = append(args, poolArgs(t.settings.Settings)...)
 	}
+	if v := t.settings.DispatchCache; v != "" {
+		args = append(args, fmt.Sprintf("--dispatch-cache-enabled=%t", v == "on"))
+	}
 	cmd := server.Command(append(args, t.settings.Args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	if err := t.Launch(ctx, "spicedb server", grpcAddr, cmd); err != nil {
 		return err
 	}
-	t.grpcAddr, t.url = grpcAddr, "grpc://"+grpcAddr
+	t.grpcAddr, t.url, t.metricsURL = grpcAddr, "grpc://"+grpcAddr, "http://"+metricsAddr+"/metrics"
 	return nil
+}
+
+// CacheCounts reads the started server's dispatch cache counters from its metrics
+// (kinds.CacheCounter); a running server a URL names is not asked.
+func (t *spicedbServer) CacheCounts(ctx context.Context) (map[string]result.CacheCount, error) {
+	if t.metricsURL == "" {
+		return nil, nil
+	}
+	return servedCounts(ctx, t.metricsURL)
 }
 
 func (t *spicedbServer) dial() (*grpc.ClientConn, error) {
@@ -566,6 +585,10 @@ func (t *spicedbServer) Info() kinds.Info {
 	info := t.BaseInfo(Name, "spicedb "+version)
 	info.Datastore = t.record
 	info.Consistency = t.settings.Promise().Record()
+	if t.settings.URL == "" {
+		// A running server's caches are its own settings, which its API does not say.
+		info.Caches = dispatchCacheRecord(t.settings.DispatchCache)
+	}
 	if t.written != nil {
 		w := *t.written
 		info.Written = &w
