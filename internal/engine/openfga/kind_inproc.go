@@ -28,6 +28,7 @@ type openfgaInproc struct {
 	// shared memory one. record is what the result says of it.
 	over   *Over
 	record *result.Datastore
+	lists  listing // --operation list-objects (list.go)
 }
 
 func init() {
@@ -52,6 +53,9 @@ func (c *OpenFGAInprocConfig) Check() error {
 func (c *OpenFGAInprocConfig) Probe(ctx context.Context) error { return c.Settings.Probe(ctx, Marker) }
 
 func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
+	if err := t.lists.prepare(t.common.Operation, w); err != nil {
+		return err
+	}
 	l, err := Load(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
@@ -75,7 +79,12 @@ func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	return nil
 }
 
-func (t *openfgaInproc) Worker() kinds.Decider { return openfgaWorker{t} }
+func (t *openfgaInproc) Worker() kinds.Decider {
+	if t.lists.on() {
+		return t.listWorker()
+	}
+	return openfgaWorker{t}
+}
 
 type openfgaWorker struct{ t *openfgaInproc }
 

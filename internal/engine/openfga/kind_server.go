@@ -202,9 +202,16 @@ type openfgaServer struct {
 	db        *datastore.DB
 	sqliteDir string
 	record    *result.Datastore
+
+	// --operation list-objects (list.go): the queries, and the stores they ask.
+	lists      listing
+	listStores *Stores
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
+	if err := t.lists.prepare(t.Common().Operation, w); err != nil {
+		return err
+	}
 	l, err := Load(ctx, t.Common().Prepared, w)
 	if err != nil {
 		return err
@@ -327,6 +334,9 @@ func (t *openfgaServer) dial() (*grpc.ClientConn, error) {
 }
 
 func (t *openfgaServer) Worker() kinds.Decider {
+	if t.lists.on() {
+		return t.listWorker()
+	}
 	if t.api != "grpc" {
 		return t.HTTPWorker()
 	}
@@ -378,6 +388,7 @@ func (t *openfgaServer) Info() kinds.Info {
 // wrote notes the stores written into a server the user runs; into the one authzbench starts,
 // they go with it.
 func (t *openfgaServer) wrote(s *Stores) {
+	t.listStores = s
 	if t.cfg.URL == "" || s == nil || len(s.Stores) == 0 {
 		return
 	}

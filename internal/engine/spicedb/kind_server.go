@@ -196,6 +196,9 @@ type spicedbServer struct {
 	// records of it; record is also kept for --datastore memory.
 	db     *datastore.DB
 	record *result.Datastore
+
+	// lookups are the list queries of --operation list-objects (list.go).
+	lookups *lookups
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -248,7 +251,7 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 			return err
 		}
 	}
-	return nil
+	return t.startLookups(w)
 }
 
 // checkRequest is the CheckPermission asking a.
@@ -495,6 +498,9 @@ func (presharedKey) RequireTransportSecurity() bool { return false }
 // Worker is a connection of its own, dialled before the clock and connected by the first
 // request, as the other servers' workers have.
 func (t *spicedbServer) Worker() kinds.Decider {
+	if t.lookups != nil {
+		return t.lookupWorker()
+	}
 	conn, err := t.dial()
 	if err != nil {
 		return kinds.FailedDecider(err)
