@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/authzbench/authzbench/internal/bench"
+	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/workload"
+)
+
+// addOperationFlag declares --operation: what each request of the run asks.
+func addOperationFlag(fl *pflag.FlagSet, op *string) {
+	fl.StringVar(op, "operation", "check", "what each request asks, one of "+strings.Join(kinds.OperationNames(), ", ")+
+		": check, one decision per input; list-objects, every object of the input's resource type its subject has the permission on "+
+		"(OpenFGA's ListObjects, SpiceDB's LookupResources), each answer compared whole with the reference model's set: an object "+
+		"missing or extra is a wrong answer, one the engine cut short (its deadline, its cap on results, a stream ending early) is "+
+		"counted as truncated, never ok. list-objects: openfga/inproc, openfga/server, spicedb/server, over rbac and rbac-data-N")
+}
+
+// readOperation reads --operation against the run, before any load: an unknown operation, a
+// target that cannot answer it, a workload without list queries, or a run whose world changes
+// is refused here, naming the flag.
+func readOperation(name string, plan *bench.Plan, changes *bench.Changes) (kinds.Operation, error) {
+	op, err := kinds.ParseOperation(name)
+	if err != nil {
+		return kinds.Check, fmt.Errorf("--operation: %w", err)
+	}
+	if op == kinds.Check {
+		return op, nil
+	}
+	if changes != nil {
+		return kinds.Check, fmt.Errorf("--operation %s with --changes: answers under changes are judged as decisions; a list under changes is to come", op)
+	}
+	for _, t := range plan.Scenario.Targets {
+		if err := kinds.TakesOperation(t.Name, t.Settings(), op); err != nil {
+			return kinds.Check, fmt.Errorf("--operation %s: %w", op, err)
+		}
+	}
+	for _, w := range plan.Workloads {
+		if _, err := workload.ListQueriesOf(w); err != nil {
+			return kinds.Check, fmt.Errorf("--operation %s: %w", op, err)
+		}
+	}
+	return op, nil
+}
