@@ -27,8 +27,10 @@ import (
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
-// bins are the reach ranges, by the number of objects expected: [lo, hi].
-var bins = [][2]int{{0, 0}, {1, 50}, {51, 150}, {151, 300}, {301, 500}}
+// bins are the reach ranges, by the number of objects expected: [lo, hi]. rbac's answers
+// cluster (a user's roles grant whole kinds: 0, 1 to 7 owned, about 120, 200, 273, 300, 420, or
+// all 500 resources), and each bin holds one cluster.
+var bins = [][2]int{{0, 0}, {1, 10}, {100, 150}, {190, 210}, {250, 310}, {400, 430}, {500, 500}}
 
 // Sample is one query's median latency in one round on one target.
 type Sample struct {
