@@ -15,9 +15,10 @@ import (
 func addOperationFlag(fl *pflag.FlagSet, op *string) {
 	fl.StringVar(op, "operation", "check", "what each request asks, one of "+strings.Join(kinds.OperationNames(), ", ")+
 		": check, one decision per input; list-objects, every object of the input's resource type its subject has the permission on "+
-		"(OpenFGA's ListObjects, SpiceDB's LookupResources), each answer compared whole with the reference model's set: an object "+
+		"(OpenFGA's ListObjects, SpiceDB's LookupResources); list-users, every user with the input's permission on its resource "+
+		"(OpenFGA's ListUsers, SpiceDB's LookupSubjects). Each list is compared whole with the reference model's set: a member "+
 		"missing or extra is a wrong answer, one the engine cut short (its deadline, its cap on results, a stream ending early) is "+
-		"counted as truncated, never ok. list-objects: openfga/inproc, openfga/server, spicedb/server, over rbac and rbac-data-N")
+		"counted as truncated, never ok. Lists: openfga/inproc, openfga/server, spicedb/server, over rbac and rbac-data-N")
 }
 
 // readOperation reads --operation against the run, before any load: an unknown operation, a
@@ -40,7 +41,7 @@ func readOperation(name string, plan *bench.Plan, changes *bench.Changes) (kinds
 		}
 	}
 	for _, w := range plan.Workloads {
-		if _, err := workload.ListQueriesOf(w); err != nil {
+		if _, err := workload.ListQueriesOf(w, op.Lists()); err != nil {
 			return kinds.Check, fmt.Errorf("--operation %s: %w", op, err)
 		}
 	}

@@ -24,7 +24,8 @@ func TestOperationRefusedBeforeLoad(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown", args("openfga/inproc", "rbac", "--operation", "lists"), `--operation: unknown operation "lists"; known: check, list-objects`},
+		{"unknown", args("openfga/inproc", "rbac", "--operation", "lists"), `--operation: unknown operation "lists"; known: check, list-objects, list-users`},
+		{"users, checks only", args("cedar/inproc", "rbac", "--operation", "list-users"), "--operation list-users: target cedar/inproc answers checks only"},
 		{"checks only", args("opa/inproc", "rbac", "--operation", "list-objects"), "--operation list-objects: target opa/inproc answers checks only"},
 		{"spicedb in process", args("spicedb/inproc", "rbac", "--operation", "list-objects"), "spicedb/inproc answers checks only (SpiceDB's pkg/embedded has Check alone)"},
 		{"no list queries", args("openfga/inproc", "docshare-10", "--operation", "list-objects"), "--operation list-objects: workload docshare-10 has no list queries yet"},
@@ -42,11 +43,17 @@ func TestOperationRefusedBeforeLoad(t *testing.T) {
 	}
 }
 
-// A list-objects run over OpenFGA in process: every answer the reference model's set, the
-// result and the table naming the operation.
-func TestOperationListObjectsRun(t *testing.T) {
+// A list-objects and a list-users run over OpenFGA in process: every answer the reference
+// model's set, the result and the table naming the operation.
+func TestOperationListRuns(t *testing.T) {
+	for _, op := range []string{"list-objects", "list-users"} {
+		t.Run(op, func(t *testing.T) { listRun(t, op) })
+	}
+}
+
+func listRun(t *testing.T, op string) {
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, "run", "--target", "openfga/inproc", "--workload", "rbac", "--operation", "list-objects",
+	code, stdout, stderr := run(t, "run", "--target", "openfga/inproc", "--workload", "rbac", "--operation", op,
 		"--workers", "1", "--warmup", "0s", "--requests", "60", "--no-progress", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -60,10 +67,10 @@ func TestOperationListObjectsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := doc.Runs[0]
-	if s := r.Summary; r.Operation != "list-objects" || s.Requests != 60 || s.OK != 60 || s.WrongDecision != 0 || s.Errors != 0 {
-		t.Errorf("operation %q, summary %+v: want 60 list-objects answers, all ok", r.Operation, s)
+	if s := r.Summary; r.Operation != op || s.Requests != 60 || s.OK != 60 || s.WrongDecision != 0 || s.Errors != 0 {
+		t.Errorf("operation %q, summary %+v: want 60 %s answers, all ok", r.Operation, s, op)
 	}
-	if !strings.Contains(stdout, "openfga/inproc list-objects") {
+	if !strings.Contains(stdout, "openfga/inproc "+op) {
 		t.Errorf("the table does not name the operation:\n%s", stdout)
 	}
 }

@@ -74,7 +74,7 @@ func run(rounds, asks, perBin int, out string) error {
 	if err != nil {
 		return err
 	}
-	lists, err := workload.ListQueriesOf(w)
+	lists, err := workload.ListQueriesOf(w, workload.Objects)
 	if err != nil {
 		return err
 	}

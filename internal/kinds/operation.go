@@ -3,6 +3,8 @@ package kinds
 import (
 	"fmt"
 	"strings"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // Operation is what each request of a run asks the engine: a check (one decision, the default)
@@ -17,10 +19,21 @@ const (
 	// ListObjects asks every object of a type the subject has the permission on: OpenFGA's
 	// ListObjects, SpiceDB's LookupResources.
 	ListObjects
+	// ListUsers asks every subject of a type with the permission on an object: OpenFGA's
+	// ListUsers, SpiceDB's LookupSubjects.
+	ListUsers
 	numOperations
 )
 
-var operationNames = [numOperations]string{"check", "list-objects"}
+var operationNames = [numOperations]string{"check", "list-objects", "list-users"}
+
+// Lists is what a list operation lists, for its queries (workload.ListQueriesOf).
+func (o Operation) Lists() workload.ListOf {
+	if o == ListUsers {
+		return workload.Subjects
+	}
+	return workload.Objects
+}
 
 func (o Operation) String() string {
 	if o < numOperations {

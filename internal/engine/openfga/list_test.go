@@ -60,7 +60,7 @@ func TestListObjectsJudgedWhole(t *testing.T) {
 		t.Cleanup(func() { tg.Stop(context.Background()) })
 		return tg
 	}
-	lists, err := workload.ListQueriesOf(w)
+	lists, err := workload.ListQueriesOf(w, workload.Objects)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +211,101 @@ func ownedOnly(t *testing.T, w *workload.Workload, lists *workload.ListQueries) 
 	}
 	t.Fatal("no list query's user reads an object only as its owner")
 	return nil, 0, ""
+}
+
+// ListUsers in process and served over gRPC answers every rbac list-users query (every user who
+// may act on the input's resource) with the reference model's set; one user added to an
+// expectation is counted wrong; a cap on results below an answer's size counts it truncated.
+func TestListUsersJudgedWhole(t *testing.T) {
+	w := listWorkload(t, 30)
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 1, Operation: kinds.ListUsers}
+	lists, err := workload.ListQueriesOf(w, workload.Subjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		kind string
+		cfg  kinds.Config
+	}{{"inproc", "openfga/inproc", nil}, {"server-grpc", "openfga/server", &OpenFGAServerConfig{API: "grpc"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := kinds.New(tc.kind, common, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tg.Start(context.Background(), w); err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Stop(context.Background())
+			d := tg.Worker()
+			if got := askAll(t, d, len(w.Inputs)); got[verify.Listed] != len(w.Inputs) {
+				t.Fatalf("%v: want all %d answers the reference model's set", got, len(w.Inputs))
+			}
+			lw := d.(*listWorker)
+			first := lists.ByInput[0]
+			orig := lw.l.sets[first]
+			defer func() { lw.l.sets[first] = orig }()
+			ids := []string{"user-9999"}
+			for _, u := range lists.Queries[first].Expected {
+				ids = append(ids, strings.TrimPrefix(u, "user:"))
+			}
+			lw.l.sets[first] = verify.NewSet(ids)
+			if out := d.Decide(context.Background(), 0); out.Kind != verify.WrongSet || !strings.Contains(out.Err.Error(), "1 missing (user-9999)") {
+				t.Errorf("one user added to the expectation: %+v, want a wrong set naming it", out)
+			}
+		})
+	}
+	t.Run("cut at max results", func(t *testing.T) {
+		l, err := Load(context.Background(), common.Prepared, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := startListing(context.Background(), l.Fixture, listLimits{MaxResults: 5, Deadline: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		tg := &openfgaInproc{common: common, engine: e}
+		if err := tg.lists.prepare(kinds.ListUsers, w); err != nil {
+			t.Fatal(err)
+		}
+		cut := 0
+		for _, q := range lists.ByInput {
+			if len(lists.Queries[q].Expected) > 5 {
+				cut++
+			}
+		}
+		if cut == 0 {
+			t.Fatal("no answer longer than 5: the cut tests nothing")
+		}
+		if got := askAll(t, tg.Worker(), len(w.Inputs)); got[verify.Cut] != cut || got[verify.Listed] != len(w.Inputs)-cut {
+			t.Errorf("max results 5: %v, want the %d answers longer than 5 truncated and the rest listed", got, cut)
+		}
+	})
+}
+
+// OpenFGA's limits as a served run reads them from the server's arguments, and what counts as
+// possibly cut: the cap reached, an answer larger than the cap, or 90 % of the deadline gone.
+func TestListLimits(t *testing.T) {
+	if l := serverListLimits(kinds.ListObjects, []string{"--log-level", "error", "--listObjects-max-results", "50", "--listUsers-deadline=1s"}); l != (listLimits{50, 3 * time.Second}) {
+		t.Errorf("list-objects limits %+v, want 50 results and the default 3s", l)
+	}
+	if l := serverListLimits(kinds.ListUsers, []string{"--listObjects-max-results", "50", "--listUsers-deadline=1s"}); l != (listLimits{1000, time.Second}) {
+		t.Errorf("list-users limits %+v, want the default 1,000 results and 1s", l)
+	}
+	l := listLimits{MaxResults: 10, Deadline: time.Second}
+	for _, tc := range []struct {
+		n, want int
+		elapsed time.Duration
+		cut     bool
+	}{
+		{3, 5, 0, false}, {10, 20, 0, true}, {4, 20, 0, true}, {4, 10, 0, false}, {4, 5, 950 * time.Millisecond, true}, {4, 5, 850 * time.Millisecond, false},
+	} {
+		if got := l.cut(tc.n, tc.want, tc.elapsed); got != tc.cut {
+			t.Errorf("%d of %d after %s: cut %t, want %t", tc.n, tc.want, tc.elapsed, got, tc.cut)
+		}
+	}
+	if (listLimits{}).cut(1, 1000, time.Hour) {
+		t.Error("no limits: nothing is cut")
+	}
 }

@@ -39,7 +39,7 @@ func TestLookupResourcesJudgedWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Inputs, w.Relationships.Checks = w.Inputs[:40], w.Relationships.Checks[:40]
-	lists, err := workload.ListQueriesOf(w)
+	lists, err := workload.ListQueriesOf(w, workload.Objects)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestLookupResourcesJudgedWhole(t *testing.T) {
 		at := write(v1.RelationshipUpdate_OPERATION_DELETE)
 		t.Cleanup(func() { write(v1.RelationshipUpdate_OPERATION_TOUCH) })
 		// The lookups ask at least as fresh as the load; this one as fresh as the delete.
-		req := lw.l.reqs[n]
+		req := lw.l.resources[n]
 		saved := req.Consistency
 		req.Consistency = &v1.Consistency{Requirement: &v1.Consistency_AtLeastAsFresh{AtLeastAsFresh: at}}
 		t.Cleanup(func() { req.Consistency = saved })
@@ -199,4 +199,85 @@ func ownedOnly(t *testing.T, w *workload.Workload, lists *workload.ListQueries) 
 	}
 	t.Fatal("no list query's user reads an object only as its owner")
 	return nil, 0, ""
+}
+
+// LookupSubjects answers every rbac list-users query (every user who may act on the input's
+// resource) with the reference model's set; one user added to an expectation is counted wrong,
+// and a stream that ends early is counted truncated.
+func TestLookupSubjectsJudgedWhole(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Inputs, w.Relationships.Checks = w.Inputs[:30], w.Relationships.Checks[:30]
+	lists, err := workload.ListQueriesOf(w, workload.Subjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 1, Operation: kinds.ListUsers}
+	tg, err := kinds.New("spicedb/server", common, &SpiceDBServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Stop(context.Background()) })
+	d := tg.Worker()
+	defer kinds.CloseDecider(d)
+	if got := askLists(t, d, len(w.Inputs)); got[verify.Listed] != len(w.Inputs) {
+		t.Fatalf("%v: want all %d answers the reference model's set", got, len(w.Inputs))
+	}
+	lw := d.(*lookupWorker)
+	first := lists.ByInput[0]
+	orig := lw.l.sets[first]
+	ids := []string{"user-9999"}
+	for _, u := range lists.Queries[first].Expected {
+		ids = append(ids, strings.TrimPrefix(u, "user:"))
+	}
+	lw.l.sets[first] = verify.NewSet(ids)
+	if out := d.Decide(context.Background(), 0); out.Kind != verify.WrongSet || !strings.Contains(out.Err.Error(), "1 missing (user-9999)") {
+		t.Errorf("one user added to the expectation: %+v, want a wrong set naming it", out)
+	}
+	lw.l.sets[first] = orig
+	lw.client = cutSubjects{PermissionsServiceClient: lw.client}
+	cut := 0
+	for _, q := range lists.ByInput {
+		if len(lists.Queries[q].Expected) > 3 {
+			cut++
+		}
+	}
+	if got := askLists(t, d, len(w.Inputs)); got[verify.Cut] != cut || got[verify.Listed] != len(w.Inputs)-cut {
+		t.Errorf("streams cut after 3: %v, want the %d answers longer than 3 truncated and the rest listed", got, cut)
+	}
+}
+
+// cutSubjects cancels each LookupSubjects call once 3 subjects have come, as cutAfter does
+// LookupResources.
+type cutSubjects struct{ v1.PermissionsServiceClient }
+
+func (c cutSubjects) LookupSubjects(ctx context.Context, in *v1.LookupSubjectsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[v1.LookupSubjectsResponse], error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s, err := c.PermissionsServiceClient.LookupSubjects(ctx, in, opts...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cutSubjectStream{ServerStreamingClient: s, left: 3, ctx: ctx, cancel: cancel}, nil
+}
+
+type cutSubjectStream struct {
+	grpc.ServerStreamingClient[v1.LookupSubjectsResponse]
+	left   int
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (s *cutSubjectStream) Recv() (*v1.LookupSubjectsResponse, error) {
+	if s.left == 0 {
+		s.cancel()
+		return nil, status.FromContextError(s.ctx.Err()).Err()
+	}
+	s.left--
+	return s.ServerStreamingClient.Recv()
 }
