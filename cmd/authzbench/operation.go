@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -16,9 +17,11 @@ func addOperationFlag(fl *pflag.FlagSet, op *string) {
 	fl.StringVar(op, "operation", "check", "what each request asks, one of "+strings.Join(kinds.OperationNames(), ", ")+
 		": check, one decision per input; list-objects, every object of the input's resource type its subject has the permission on "+
 		"(OpenFGA's ListObjects, SpiceDB's LookupResources); list-users, every user with the input's permission on its resource "+
-		"(OpenFGA's ListUsers, SpiceDB's LookupSubjects). Each list is compared whole with the reference model's set: a member "+
-		"missing or extra is a wrong answer, one the engine cut short (its deadline, its cap on results, a stream ending early) is "+
-		"counted as truncated, never ok. Lists: openfga/inproc, openfga/server, spicedb/server, over rbac and rbac-data-N")
+		"(OpenFGA's ListUsers, SpiceDB's LookupSubjects); batch-check, "+strconv.Itoa(kinds.BatchSize)+" checks a request, the input's and those after it "+
+		"(OpenFGA's BatchCheck, SpiceDB's CheckBulkPermissions). Each answer is judged whole: a list against the reference model's set, "+
+		"a member missing or extra a wrong answer; a batch against each check's expectation, one decision otherwise a wrong answer; "+
+		"one the engine cut short (its deadline, its cap on results, a stream ending early, a check left without a decision) is "+
+		"counted as truncated, never ok. On openfga/inproc, openfga/server and spicedb/server; lists over rbac and rbac-data-N")
 }
 
 // readOperation reads --operation against the run, before any load: an unknown operation, a
@@ -41,6 +44,9 @@ func readOperation(name string, plan *bench.Plan, changes *bench.Changes) (kinds
 		}
 	}
 	for _, w := range plan.Workloads {
+		if !op.IsList() {
+			break
+		}
 		if _, err := workload.ListQueriesOf(w, op.Lists()); err != nil {
 			return kinds.Check, fmt.Errorf("--operation %s: %w", op, err)
 		}

@@ -24,7 +24,7 @@ func TestOperationRefusedBeforeLoad(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown", args("openfga/inproc", "rbac", "--operation", "lists"), `--operation: unknown operation "lists"; known: check, list-objects, list-users`},
+		{"unknown", args("openfga/inproc", "rbac", "--operation", "lists"), `--operation: unknown operation "lists"; known: check, list-objects, list-users, batch-check`},
 		{"users, checks only", args("cedar/inproc", "rbac", "--operation", "list-users"), "--operation list-users: target cedar/inproc answers checks only"},
 		{"checks only", args("opa/inproc", "rbac", "--operation", "list-objects"), "--operation list-objects: target opa/inproc answers checks only"},
 		{"spicedb in process", args("spicedb/inproc", "rbac", "--operation", "list-objects"), "spicedb/inproc answers checks only (SpiceDB's pkg/embedded has Check alone)"},
@@ -43,10 +43,10 @@ func TestOperationRefusedBeforeLoad(t *testing.T) {
 	}
 }
 
-// A list-objects and a list-users run over OpenFGA in process: every answer the reference
-// model's set, the result and the table naming the operation.
+// A list-objects, a list-users and a batch-check run over OpenFGA in process: every answer as
+// the reference model has it, the result and the table naming the operation.
 func TestOperationListRuns(t *testing.T) {
-	for _, op := range []string{"list-objects", "list-users"} {
+	for _, op := range []string{"list-objects", "list-users", "batch-check"} {
 		t.Run(op, func(t *testing.T) { listRun(t, op) })
 	}
 }

@@ -22,10 +22,21 @@ const (
 	// ListUsers asks every subject of a type with the permission on an object: OpenFGA's
 	// ListUsers, SpiceDB's LookupSubjects.
 	ListUsers
+	// BatchCheck asks BatchSize checks in one request, the input's and those after it, judged
+	// whole: OpenFGA's BatchCheck, SpiceDB's CheckBulkPermissions.
+	BatchCheck
 	numOperations
 )
 
-var operationNames = [numOperations]string{"check", "list-objects", "list-users"}
+// BatchSize is how many checks a batch-check request asks: OpenFGA's default cap on one
+// BatchCheck (--max-checks-per-batch-check).
+const BatchSize = 50
+
+var operationNames = [numOperations]string{"check", "list-objects", "list-users", "batch-check"}
+
+// IsList reports whether o is a list query, judged against the reference model's set
+// (workload.ListQueriesOf).
+func (o Operation) IsList() bool { return o == ListObjects || o == ListUsers }
 
 // Lists is what a list operation lists, for its queries (workload.ListQueriesOf).
 func (o Operation) Lists() workload.ListOf {
@@ -53,6 +64,14 @@ func ParseOperation(s string) (Operation, error) {
 		}
 	}
 	return Check, fmt.Errorf("unknown operation %q; known: %s", s, strings.Join(operationNames[:], ", "))
+}
+
+// Batches lays out one item per input so that the batch of input i is out[i:i+size]: the input's
+// item and the size-1 after it, wrapping around; size is BatchSize, or every input when fewer.
+func Batches[T any](items []T) (out []T, size int) {
+	size = min(BatchSize, len(items))
+	out = append(append(make([]T, 0, len(items)+size-1), items...), items[:max(0, size-1)]...)
+	return out, size
 }
 
 // Lister is a target that answers operations beside the check: with Common.Operation set, its

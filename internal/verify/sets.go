@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 // A list query's answer is judged whole: the set the engine gave against the set expected. A
@@ -101,4 +103,46 @@ func some(ms []string) string {
 		return " (" + strings.Join(ms[:3], ", ") + ", ...)"
 	}
 	return " (" + strings.Join(ms, ", ") + ")"
+}
+
+// A batch of checks (OpenFGA's BatchCheck, SpiceDB's CheckBulkPermissions) is judged whole too:
+// every decision as its input expects is ok; one decision otherwise is a wrong answer; a check
+// the answer holds no decision for (left out, or an error in its place) makes it a partial
+// answer, truncated, never ok.
+
+// BatchItem is what a batch answer says of one check: its decision, or none (Err says why,
+// when the answer said).
+type BatchItem struct {
+	Decided, Allow bool
+	Err            error
+}
+
+// JudgeBatch judges the answers got[k] to checks expecting expects[k].
+func JudgeBatch(expects []workload.Expect, got []BatchItem) Outcome {
+	var partial error
+	for k, e := range expects {
+		g := got[k]
+		switch {
+		case !g.Decided:
+			if partial == nil {
+				partial = fmt.Errorf("check %d of %d: no decision", k+1, len(expects))
+				if g.Err != nil {
+					partial = fmt.Errorf("check %d of %d: no decision: %w", k+1, len(expects), g.Err)
+				}
+			}
+		case e != workload.Unverified && g.Allow != (e == workload.ExpectAllow):
+			return Outcome{Kind: WrongSet, Err: fmt.Errorf("check %d of %d: expected %s, decided %s", k+1, len(expects), e, decision(g.Allow))}
+		}
+	}
+	if partial != nil {
+		return Outcome{Kind: Cut, Err: partial}
+	}
+	return Outcome{Kind: Listed}
+}
+
+func decision(allow bool) string {
+	if allow {
+		return "allow"
+	}
+	return "deny"
 }

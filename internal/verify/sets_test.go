@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -68,5 +69,33 @@ func TestJudgeRoundWraps(t *testing.T) {
 	}
 	if out := j.Judge(want, []string{"b", "a"}, false); out.Kind != Listed {
 		t.Errorf("%+v", out)
+	}
+}
+
+// A batch is judged whole: every decision as expected is ok (an unverified input takes any); one
+// decision otherwise is wrong, naming the check; a check without a decision makes the answer
+// truncated, unless another is wrong.
+func TestJudgeBatch(t *testing.T) {
+	allow, deny := workload.ExpectAllow, workload.ExpectDeny
+	expects := []workload.Expect{allow, deny, workload.Unverified}
+	yes, no := BatchItem{Decided: true, Allow: true}, BatchItem{Decided: true}
+	for _, tc := range []struct {
+		name string
+		got  []BatchItem
+		kind Kind
+		msg  string
+	}{
+		{"as expected", []BatchItem{yes, no, yes}, Listed, ""},
+		{"one wrong", []BatchItem{yes, yes, no}, WrongSet, "check 2 of 3: expected deny, decided allow"},
+		{"one missing", []BatchItem{yes, {}, no}, Cut, "check 2 of 3: no decision"},
+		{"one failed", []BatchItem{{Err: errors.New("depth exceeded")}, no, no}, Cut, "check 1 of 3: no decision: depth exceeded"},
+		{"missing and wrong", []BatchItem{{}, yes, no}, WrongSet, "check 2 of 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := JudgeBatch(expects, tc.got)
+			if out.Kind != tc.kind || (tc.msg == "") != (out.Err == nil) || tc.msg != "" && !strings.Contains(out.Err.Error(), tc.msg) {
+				t.Errorf("%+v, want kind %d and %q", out, tc.kind, tc.msg)
+			}
+		})
 	}
 }

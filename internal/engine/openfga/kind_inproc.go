@@ -53,7 +53,7 @@ func (c *OpenFGAInprocConfig) Check() error {
 func (c *OpenFGAInprocConfig) Probe(ctx context.Context) error { return c.Settings.Probe(ctx, Marker) }
 
 func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
-	if err := t.lists.prepare(t.common.Operation, w); err != nil {
+	if err := t.lists.prepare(ctx, t.common.Prepared, t.common.Operation, w); err != nil {
 		return err
 	}
 	l, err := Load(ctx, t.common.Prepared, w)

@@ -209,7 +209,7 @@ type openfgaServer struct {
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
-	if err := t.lists.prepare(t.Common().Operation, w); err != nil {
+	if err := t.lists.prepare(ctx, t.Common().Prepared, t.Common().Operation, w); err != nil {
 		return err
 	}
 	l, err := Load(ctx, t.Common().Prepared, w)

@@ -14,6 +14,7 @@ import (
 	"github.com/openfga/openfga/pkg/storage/memory"
 	"google.golang.org/grpc/status"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
 	"github.com/authzbench/authzbench/internal/workload"
@@ -56,12 +57,18 @@ type listing struct {
 	op      kinds.Operation
 	queries *workload.ListQueries
 	sets    []*verify.Set
+	// A batch-check run's checks (batch.go), one per input, and what each expects.
+	assertions []Assertion
+	expects    []workload.Expect
 }
 
 // prepare builds the list queries of w and their expected sets when op asks for them: objects
 // as OpenFGA names them (type:id), users by their id alone, as ListUsers answers them.
-func (l *listing) prepare(op kinds.Operation, w *workload.Workload) error {
-	if op != kinds.ListObjects && op != kinds.ListUsers {
+func (l *listing) prepare(ctx context.Context, p *engine.Prepared, op kinds.Operation, w *workload.Workload) error {
+	if op == kinds.BatchCheck {
+		return l.prepareBatch(ctx, p, w)
+	}
+	if !op.IsList() {
 		return nil
 	}
 	q, err := workload.ListQueriesOf(w, op.Lists())
@@ -82,7 +89,7 @@ func (l *listing) prepare(op kinds.Operation, w *workload.Workload) error {
 	return nil
 }
 
-func (l *listing) on() bool { return l.queries != nil }
+func (l *listing) on() bool { return l.queries != nil || l.expects != nil }
 
 // store is the store the workload was written into: a relationship family's world is one
 // tuple set, and a list query asks one store.
@@ -101,6 +108,7 @@ func (l *listing) store(s *Stores) (store, model string, err error) {
 type lister interface {
 	ListObjects(context.Context, *openfgav1.ListObjectsRequest) (*openfgav1.ListObjectsResponse, error)
 	ListUsers(context.Context, *openfgav1.ListUsersRequest) (*openfgav1.ListUsersResponse, error)
+	BatchCheck(context.Context, *openfgav1.BatchCheckRequest) (*openfgav1.BatchCheckResponse, error)
 }
 
 // grpcLister is a gRPC client of OpenFGA as a lister (its calls take call options).
@@ -112,12 +120,19 @@ func (g grpcLister) ListObjects(ctx context.Context, r *openfgav1.ListObjectsReq
 	return g.c.ListObjects(ctx, r)
 }
 
+func (g grpcLister) BatchCheck(ctx context.Context, r *openfgav1.BatchCheckRequest) (*openfgav1.BatchCheckResponse, error) {
+	return g.c.BatchCheck(ctx, r)
+}
+
 func (g grpcLister) ListUsers(ctx context.Context, r *openfgav1.ListUsersRequest) (*openfgav1.ListUsersResponse, error) {
 	return g.c.ListUsers(ctx, r)
 }
 
 // worker is a decider asking the queries of l of api in store s, within limits.
 func (l *listing) worker(api lister, s *Stores, limits listLimits, timeout time.Duration, grpc bool) kinds.Decider {
+	if l.op == kinds.BatchCheck {
+		return l.batchWorker(api, s, timeout, grpc)
+	}
 	store, model, err := l.store(s)
 	if err != nil {
 		return kinds.FailedDecider(err)
@@ -199,9 +214,9 @@ func (e *Engine) ListUsers(ctx context.Context, req *openfgav1.ListUsersRequest)
 	return e.srv.ListUsers(ctx, req)
 }
 
-// Lists: openfga/inproc asks ListObjects and ListUsers of its server in process.
+// Lists: openfga/inproc asks ListObjects, ListUsers and BatchCheck of its server in process.
 func (t *openfgaInproc) Lists(op kinds.Operation) error {
-	if op == kinds.ListObjects || op == kinds.ListUsers {
+	if op.IsList() || op == kinds.BatchCheck {
 		return nil
 	}
 	return fmt.Errorf("openfga/inproc does not answer %s yet", op)
@@ -222,10 +237,11 @@ func (e *Engine) listLimits(op kinds.Operation) listLimits {
 	return defaultListLimits[op]
 }
 
-// Lists: openfga/server asks ListObjects and ListUsers over gRPC, of the server it starts
-// (whose gRPC address it chose) or of a running one whose gRPC API the URL names (api grpc).
+// Lists: openfga/server asks ListObjects, ListUsers and BatchCheck over gRPC, of the server it
+// starts (whose gRPC address it chose) or of a running one whose gRPC API the URL names (api
+// grpc).
 func (t *openfgaServer) Lists(op kinds.Operation) error {
-	if op != kinds.ListObjects && op != kinds.ListUsers {
+	if !op.IsList() && op != kinds.BatchCheck {
 		return fmt.Errorf("openfga/server does not answer %s yet", op)
 	}
 	if t.cfg.URL != "" && t.api != "grpc" {

@@ -149,7 +149,7 @@ func TestListObjectsJudgedWhole(t *testing.T) {
 		}
 		defer e.Close()
 		tg := &openfgaInproc{common: common, engine: e}
-		if err := tg.lists.prepare(kinds.ListObjects, w); err != nil {
+		if err := tg.lists.prepare(context.Background(), common.Prepared, kinds.ListObjects, w); err != nil {
 			t.Fatal(err)
 		}
 		cut := 0
@@ -266,7 +266,7 @@ func TestListUsersJudgedWhole(t *testing.T) {
 		}
 		defer e.Close()
 		tg := &openfgaInproc{common: common, engine: e}
-		if err := tg.lists.prepare(kinds.ListUsers, w); err != nil {
+		if err := tg.lists.prepare(context.Background(), common.Prepared, kinds.ListUsers, w); err != nil {
 			t.Fatal(err)
 		}
 		cut := 0
@@ -307,5 +307,51 @@ func TestListLimits(t *testing.T) {
 	}
 	if (listLimits{}).cut(1, 1000, time.Hour) {
 		t.Error("no limits: nothing is cut")
+	}
+}
+
+// BatchCheck in process and served over gRPC: every batch of 50 rbac checks decided as the
+// reference model expects; one expectation turned is a wrong answer in each batch holding it.
+func TestBatchCheckJudgedWhole(t *testing.T) {
+	w := listWorkload(t, 60)
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 1, Operation: kinds.BatchCheck}
+	for _, tc := range []struct {
+		name string
+		kind string
+		cfg  kinds.Config
+	}{{"inproc", "openfga/inproc", nil}, {"server-http", "openfga/server", &OpenFGAServerConfig{API: "http"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := kinds.New(tc.kind, common, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tg.Start(context.Background(), w); err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Stop(context.Background())
+			d := tg.Worker()
+			if got := askAll(t, d, len(w.Inputs)); got[verify.Listed] != len(w.Inputs) {
+				t.Fatalf("%v: want all %d batches decided as expected", got, len(w.Inputs))
+			}
+			// Input 30's expectation turned (laid out twice: the batches wrap around): the 50
+			// batches starting at 41 to 59 and 0 to 30 hold it.
+			bw := d.(*batchWorker)
+			turn := func() {
+				for _, k := range []int{30, 30 + len(w.Inputs)} {
+					if k < len(bw.expects) {
+						bw.expects[k] = map[workload.Expect]workload.Expect{workload.ExpectAllow: workload.ExpectDeny, workload.ExpectDeny: workload.ExpectAllow}[bw.expects[k]]
+					}
+				}
+			}
+			turn()
+			defer turn()
+			got := askAll(t, d, len(w.Inputs))
+			if got[verify.WrongSet] != kinds.BatchSize || got[verify.Listed] != len(w.Inputs)-kinds.BatchSize {
+				t.Errorf("one expectation turned: %v, want the %d batches holding it wrong", got, kinds.BatchSize)
+			}
+			if out := d.Decide(context.Background(), 41); out.Err == nil || !strings.Contains(out.Err.Error(), "check 50 of 50: expected") {
+				t.Errorf("batch 41: %v, want its 50th check named", out.Err)
+			}
+		})
 	}
 }

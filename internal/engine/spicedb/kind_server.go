@@ -197,8 +197,10 @@ type spicedbServer struct {
 	db     *datastore.DB
 	record *result.Datastore
 
-	// lookups are the list queries of --operation list-objects (list.go).
+	// lookups are the list queries of --operation list-objects and list-users (list.go), bulk
+	// the batches of --operation batch-check (batch.go).
 	lookups *lookups
+	bulk    *bulk
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -500,6 +502,9 @@ func (presharedKey) RequireTransportSecurity() bool { return false }
 func (t *spicedbServer) Worker() kinds.Decider {
 	if t.lookups != nil {
 		return t.lookupWorker()
+	}
+	if t.bulk != nil {
+		return t.bulkWorker()
 	}
 	conn, err := t.dial()
 	if err != nil {

@@ -21,9 +21,9 @@ import (
 // against the reference model's set. A stream that fails after it has sent some members is a
 // truncated answer, never ok; one that ends cleanly short of the set is wrong.
 
-// Lists: spicedb/server asks LookupResources and LookupSubjects over gRPC.
+// Lists: spicedb/server asks LookupResources, LookupSubjects and CheckBulkPermissions over gRPC.
 func (t *spicedbServer) Lists(op kinds.Operation) error {
-	if op == kinds.ListObjects || op == kinds.ListUsers {
+	if op.IsList() || op == kinds.BatchCheck {
 		return nil
 	}
 	return fmt.Errorf("spicedb/server does not answer %s yet", op)
@@ -32,7 +32,7 @@ func (t *spicedbServer) Lists(op kinds.Operation) error {
 // Lists: spicedb/inproc answers checks only: SpiceDB's pkg/embedded, which it runs, has Check
 // and nothing else.
 func (t *spicedbInproc) Lists(op kinds.Operation) error {
-	return fmt.Errorf("spicedb/inproc answers checks only (SpiceDB's pkg/embedded has Check alone); spicedb/server answers %s with LookupResources and LookupSubjects", op)
+	return fmt.Errorf("spicedb/inproc answers checks only (SpiceDB's pkg/embedded has Check alone); spicedb/server answers %s", op)
 }
 
 // lookups are the LookupResources or LookupSubjects requests of a workload's list queries, and
@@ -159,7 +159,10 @@ func (t *spicedbServer) lookupWorker() kinds.Decider {
 // checks ask.
 func (t *spicedbServer) startLookups(w *workload.Workload) error {
 	op := t.Common().Operation
-	if op != kinds.ListObjects && op != kinds.ListUsers {
+	if op == kinds.BatchCheck {
+		return t.startBulk(w)
+	}
+	if !op.IsList() {
 		return nil
 	}
 	var consistency *v1.Consistency

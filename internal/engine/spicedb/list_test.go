@@ -281,3 +281,34 @@ func (s *cutSubjectStream) Recv() (*v1.LookupSubjectsResponse, error) {
 	s.left--
 	return s.ServerStreamingClient.Recv()
 }
+
+// CheckBulkPermissions: every batch of 50 rbac checks decided as the reference model expects;
+// one expectation turned is a wrong answer in each of the 50 batches holding it.
+func TestCheckBulkPermissionsJudgedWhole(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Inputs, w.Relationships.Checks = w.Inputs[:60], w.Relationships.Checks[:60]
+	common := kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared(), Workers: 1, Operation: kinds.BatchCheck}
+	tg, err := kinds.New("spicedb/server", common, &SpiceDBServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Stop(context.Background()) })
+	d := tg.Worker()
+	defer kinds.CloseDecider(d)
+	if got := askLists(t, d, len(w.Inputs)); got[verify.Listed] != len(w.Inputs) {
+		t.Fatalf("%v: want all %d batches decided as expected", got, len(w.Inputs))
+	}
+	bw := d.(*bulkWorker)
+	for _, k := range []int{30, 90} { // input 30, laid out twice: the batches wrap around
+		bw.b.expects[k] = map[workload.Expect]workload.Expect{workload.ExpectAllow: workload.ExpectDeny, workload.ExpectDeny: workload.ExpectAllow}[bw.b.expects[k]]
+	}
+	if got := askLists(t, d, len(w.Inputs)); got[verify.WrongSet] != kinds.BatchSize || got[verify.Listed] != len(w.Inputs)-kinds.BatchSize {
+		t.Errorf("one expectation turned: %v, want the %d batches holding it wrong", got, kinds.BatchSize)
+	}
+}
