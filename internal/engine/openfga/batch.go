@@ -27,6 +27,10 @@ func (l *listing) prepareBatch(ctx context.Context, p *engine.Prepared, w *workl
 	if err != nil {
 		return err
 	}
+	if n := len(loaded.Fixture.TupleSets); n > 1 {
+		// Found at the start, before any load: each request would fail alike.
+		return fmt.Errorf("--operation batch-check: workload %s is written into %d OpenFGA stores (the entities its requests carry); a batch asks one", w.Name, n)
+	}
 	l.op, l.assertions = kinds.BatchCheck, loaded.Fixture.Assertions
 	l.expects = make([]workload.Expect, len(w.Inputs))
 	for i, in := range w.Inputs {
