@@ -44,7 +44,7 @@ type Common struct {
 	// compiled policy), shared by every target of the run; nil builds it at Start, unshared.
 	Prepared *engine.Prepared
 	// Operation is what each request asks (operation.go): a check unless a Lister is asked
-	// for a list.
+	// for a list or a batch.
 	Operation Operation
 }
 

@@ -22,7 +22,7 @@ func operationRows(r *result.Run) [][]string {
 	name := r.Workload + " on " + r.Label()
 	op := "decision"
 	if r.Operation != "" {
-		op = r.Operation // a list: its answers are what the summary counts
+		op = r.Operation // a list or a batch: its answers are what the summary counts
 	}
 	rows := [][]string{{name, op, strconv.FormatUint(s.Requests, 10), strconv.FormatUint(s.OK, 10), strconv.FormatUint(s.Errors, 10),
 		Duration(s.LatencyUS.P50), Duration(s.LatencyUS.P99), Duration(s.LatencyUS.Max)}}

@@ -105,10 +105,11 @@ type Run struct {
 	Operations []Operation `json:"operations,omitempty"`
 	// Changes says how the world changed during the run and how its answers were judged.
 	Changes *Changes `json:"changes,omitempty"`
-	// Operation is what each request asked when it was not a check ("list-objects": a whole
-	// set, judged against the reference model's): the run's counts and histogram are that
-	// operation's, its wrong answers sets with an object missing or extra, and a set the engine
-	// cut short the error class "truncated". Empty for checks.
+	// Operation is what each request asked when it was not a check: "list-objects" or
+	// "list-users" (a whole set, judged against the reference model's), "batch-check" (50
+	// checks, judged together). The run's counts and histogram are that operation's, its wrong
+	// answers sets with a member missing or extra (a batch with a decision not as expected),
+	// and an answer the engine cut short the error class "truncated". Empty for checks.
 	Operation string `json:"operation,omitempty"`
 }
 

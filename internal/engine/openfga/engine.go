@@ -36,7 +36,7 @@ type Engine struct {
 	srv *server.Server
 	*Stores
 	datastore storage.OpenFGADatastore // closed with the engine, when StartOver was given one
-	limits    *listLimits              // ListObjects' limits, when startListing set them (list.go)
+	limits    *listLimits              // the list calls' limits, when startListing set them (list.go)
 }
 
 // Start builds an OpenFGA server, and writes the model and every tuple set of f into its own

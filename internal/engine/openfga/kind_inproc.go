@@ -28,7 +28,7 @@ type openfgaInproc struct {
 	// shared memory one. record is what the result says of it.
 	over   *Over
 	record *result.Datastore
-	lists  listing // --operation list-objects (list.go)
+	lists  listing // --operation list-objects, list-users, batch-check (list.go, batch.go)
 }
 
 func init() {

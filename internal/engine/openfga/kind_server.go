@@ -203,7 +203,8 @@ type openfgaServer struct {
 	sqliteDir string
 	record    *result.Datastore
 
-	// --operation list-objects (list.go): the queries, and the stores they ask.
+	// --operation list-objects, list-users, batch-check (list.go, batch.go): the queries or
+	// checks, and the stores they ask.
 	lists      listing
 	listStores *Stores
 }
