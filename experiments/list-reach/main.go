@@ -20,6 +20,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/bench"
 	"github.com/authzbench/authzbench/internal/engine"
 	_ "github.com/authzbench/authzbench/internal/engine/all"
 	"github.com/authzbench/authzbench/internal/kinds"
@@ -153,8 +154,10 @@ func run(rounds, asks, perBin int, out string) error {
 			}
 		}
 	}
-	doc := map[string]any{"workload": "rbac", "asks_per_query": asks, "rounds": rounds, "bins": binned, "samples": samples,
-		"measured": time.Now().UTC().Format(time.RFC3339)}
+	// What a result document records of its machine and build, and the command, beside the
+	// figures.
+	doc := map[string]any{"created": time.Now().UTC().Format(time.RFC3339), "command": os.Args, "env": bench.CaptureEnv(),
+		"workload": "rbac", "asks_per_query": asks, "rounds": rounds, "bins": binned, "samples": samples}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
