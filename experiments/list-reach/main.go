@@ -5,7 +5,7 @@
 // whole as a run judges it. Rounds interleave the targets; each query's latency is the median of
 // its asks, each bin's the median of its queries'.
 //
-//	go run ./experiments/list-reach -rounds 3 -asks 15 -per-bin 8 -out docs/results/list-reach-DATE.json
+//	go run ./experiments/list-reach -rounds 3 -asks 15 -per-bin 8 -out docs/results/list-reach-DATE.txt
 //
 // spicedb/server needs authzbench-spicedb beside the go run binary or on PATH (go build -o DIR
 // ./cmd/authzbench-spicedb, DIR on PATH).
@@ -13,11 +13,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/authzbench/authzbench/internal/bench"
@@ -57,7 +57,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds, each asking every target in turn")
 	asks := flag.Int("asks", 15, "times each query is asked a round")
 	perBin := flag.Int("per-bin", 8, "queries per reach bin, at most")
-	out := flag.String("out", "", "the result file (JSON)")
+	out := flag.String("out", "", "the result file (text: the command, the machine, the bins and every query's median)")
 	flag.Parse()
 	if *out == "" || *rounds < 1 || *asks < 1 || *perBin < 1 {
 		fmt.Fprintln(os.Stderr, "list-reach: give -out FILE, and -rounds, -asks, -per-bin of 1 or more")
@@ -154,15 +154,24 @@ func run(rounds, asks, perBin int, out string) error {
 			}
 		}
 	}
-	// What a result document records of its machine and build, and the command, beside the
-	// figures.
-	doc := map[string]any{"created": time.Now().UTC().Format(time.RFC3339), "command": os.Args, "env": bench.CaptureEnv(),
-		"workload": "rbac", "asks_per_query": asks, "rounds": rounds, "bins": binned, "samples": samples}
-	data, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
+	// Not a result document: text, as docs/results keeps other tools' outputs, beginning with
+	// the command, then the machine and build as a result's env records them, the bins (the
+	// lines printed above) and every query's median.
+	env := bench.CaptureEnv()
+	var buf strings.Builder
+	fmt.Fprintf(&buf, "# go run ./experiments/list-reach %s\n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(&buf, "# created %s; %s, %d cores, GOMAXPROCS %d, %s %s, %s; authzbench %s (commit %s, modified %v); openfga %s, spicedb %s\n",
+		time.Now().UTC().Format(time.RFC3339), env.CPUModel, env.Cores, env.GOMAXPROCS, env.OS, env.Kernel, env.Go,
+		env.Authzbench, env.Commit, env.Modified, env.EngineVersion("openfga"), env.EngineVersion("spicedb"))
+	fmt.Fprintf(&buf, "# workload rbac; each query asked %d times a round; %d rounds\n\nround\ttarget\treach_from\treach_to\tqueries\tmedian_us\n", asks, rounds)
+	for _, b := range binned {
+		fmt.Fprintf(&buf, "%d\t%s\t%d\t%d\t%d\t%.0f\n", b.Round, b.Target, b.From, b.To, b.Queries, b.MedianUS)
 	}
-	return os.WriteFile(out, append(data, '\n'), 0o644)
+	buf.WriteString("\nround\ttarget\tquery\treach\tmedian_us\n")
+	for _, s := range samples {
+		fmt.Fprintf(&buf, "%d\t%s\t%s\t%d\t%.0f\n", s.Round, s.Target, s.Query, s.Reach, s.MedianUS)
+	}
+	return os.WriteFile(out, []byte(buf.String()), 0o644)
 }
 
 func median(ds []time.Duration) time.Duration {
