@@ -8,7 +8,7 @@ var helpGroups = map[string]func() []flagGroup{
 	"run": func() []flagGroup {
 		return []flagGroup{
 			{title: "What to measure", intro: "targets × workloads, or a scenario file; nothing: the quickstart",
-				flags: []string{"target", "workload", "file"}, more: []string{"floor"}},
+				flags: []string{"target", "workload", "file"}, more: []string{"floor", "operation"}},
 			userFilesGroup(),
 			{title: "Load", intro: "closed loop by default (--workers); open loop, sends at fixed times, with --rate, --rates, " +
 				"--load-points or --stages",

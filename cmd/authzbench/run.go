@@ -91,6 +91,8 @@ type runFlags struct {
 
 	// changes change the world during the run (changes.go).
 	changes changeFlags
+	// operation is what each request asks (operation.go).
+	operation string
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -280,6 +282,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.MarkHidden("check-only")
 	addScaleOutFlags(fl, &f.scaleOut)
 	addChangeFlags(fl, &f.changes)
+	addOperationFlag(fl, &f.operation)
 	f.options = addOptionFlags(fl)
 	markCounts(fl, "workers", "connections", "requests", "repeat")
 }
@@ -396,6 +399,9 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 		return exitFor(ctx, err, nil, true)
 	}
 	if opts.Changes, err = readChanges(fl, f.changes, resolved, shard != nil); err != nil {
+		return usageError(err)
+	}
+	if opts.Common.Operation, err = readOperation(f.operation, resolved, opts.Changes); err != nil {
 		return usageError(err)
 	}
 	if err := checkBeforeLoad(ctx, resolved, opts, f); err != nil {

@@ -264,6 +264,9 @@ func newSlot(s *scenario.Scenario, o Options, tmp string, w *workload.Workload, 
 		Load: result.Load{TimeoutS: t.Timeout.Seconds()},
 	}
 	t.Load.Record(&run.Load, w.Inputs)
+	if op := o.Common.Operation; op != kinds.Check {
+		run.Operation = op.String()
+	}
 	kind := t.Kind()
 	if series := seriesOf(kind.Engine, w); series != "" {
 		run.Scale = &result.Scale{Series: series, Param: w.Scale.Param, N: w.Scale.N}

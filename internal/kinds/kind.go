@@ -43,6 +43,9 @@ type Common struct {
 	// Prepared is what the run prepared from its workloads before any load (each engine's
 	// compiled policy), shared by every target of the run; nil builds it at Start, unshared.
 	Prepared *engine.Prepared
+	// Operation is what each request asks (operation.go): a check unless a Lister is asked
+	// for a list or a batch.
+	Operation Operation
 }
 
 // RequestTimeout is the per-request timeout: Timeout, 5 s when none is set.

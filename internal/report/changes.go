@@ -21,7 +21,11 @@ var changesHeader = []string{"Run", "Figure", "Value"}
 func operationRows(r *result.Run) [][]string {
 	s := r.Summary
 	name := r.Workload + " on " + r.Label()
-	rows := [][]string{{name, "decision", strconv.FormatUint(s.Requests, 10), strconv.FormatUint(s.OK, 10), strconv.FormatUint(s.Errors, 10),
+	op := "decision"
+	if r.Operation != "" {
+		op = r.Operation // a list or a batch: its answers are what the summary counts
+	}
+	rows := [][]string{{name, op, strconv.FormatUint(s.Requests, 10), strconv.FormatUint(s.OK, 10), strconv.FormatUint(s.Errors, 10),
 		Duration(s.LatencyUS.P50), Duration(s.LatencyUS.P99), Duration(s.LatencyUS.Max)}}
 	for _, o := range r.Operations {
 		row := []string{name, o.Name, strconv.FormatUint(o.Requests, 10), strconv.FormatUint(o.OK, 10), strconv.FormatUint(o.Errors, 10), "-", "-", "-"}
@@ -115,7 +119,7 @@ func writeChanges(w io.Writer, doc *result.Document, markdown bool) error {
 	var notes []string
 	for i := range doc.Runs {
 		r := &doc.Runs[i]
-		if r.Changes == nil && len(r.Operations) == 0 {
+		if r.Changes == nil && len(r.Operations) == 0 && r.Operation == "" {
 			continue
 		}
 		ops = append(ops, operationRows(r)...)

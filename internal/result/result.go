@@ -105,6 +105,12 @@ type Run struct {
 	Operations []Operation `json:"operations,omitempty"`
 	// Changes says how the world changed during the run and how its answers were judged.
 	Changes *Changes `json:"changes,omitempty"`
+	// Operation is what each request asked when it was not a check: "list-objects" or
+	// "list-users" (a whole set, judged against the reference model's), "batch-check" (50
+	// checks, judged together). The run's counts and histogram are that operation's, its wrong
+	// answers sets with a member missing or extra (a batch with a decision not as expected),
+	// and an answer the engine cut short the error class "truncated". Empty for checks.
+	Operation string `json:"operation,omitempty"`
 }
 
 // Scale places a run in a scaling series: Series names the family and the engine's style
@@ -279,6 +285,9 @@ func (r *Run) Label() string {
 	}
 	if k := len(r.SUT.Replicas); k > 1 {
 		label += fmt.Sprintf(" ×%d", k)
+	}
+	if r.Operation != "" {
+		label += " " + r.Operation
 	}
 	if d := r.SUT.DecisionLogs; d != nil {
 		// One word: where the decisions were logged, and a log service that was not healthy.

@@ -48,6 +48,11 @@ const (
 	// refused the HTTP/2 connection preface in HTTP/1.x: whatever the answer said, the
 	// protocol measured was not the one asked for.
 	NotHTTP2
+	// Listed, WrongSet and Cut are a list query's answers, judged whole against the expected
+	// set (sets.go): the same set, another set, or a set the engine cut short itself.
+	Listed
+	WrongSet
+	Cut
 )
 
 // Outcome is what a target reports for one request.
@@ -106,6 +111,9 @@ const (
 	// WrongProtocol: the answer did not come over HTTP/2 when HTTP/2 was asked for; never a
 	// success, even when it carried the expected decision.
 	WrongProtocol
+	// Truncated: a list answer the engine cut short (a deadline, a cap on its results, a stream
+	// that ended early): an outcome of its own, never a success, and no wrong answer either.
+	Truncated
 	NumClasses
 )
 
@@ -140,6 +148,12 @@ func Classify(expect workload.Expect, o Outcome) Class {
 		return GRPCError
 	case NotHTTP2:
 		return WrongProtocol
+	case Listed:
+		return OK
+	case WrongSet:
+		return WrongDecision
+	case Cut:
+		return Truncated
 	}
 	return Transport
 }
@@ -147,7 +161,7 @@ func Classify(expect workload.Expect, o Outcome) Class {
 // Name is the class name used in results and reports: ok, wrong_decision, undefined,
 // non_boolean, http_<code>, rate_limited, exit_<code>, transport, timeout, malformed_response,
 // eval_error, unsent, tls_handshake, grpc_<code> (grpc_unavailable, grpc_deadline_exceeded),
-// not_http2.
+// not_http2, truncated.
 func Name(c Class, status int) string {
 	switch c {
 	case OK:
@@ -176,6 +190,8 @@ func Name(c Class, status int) string {
 		return "tls_handshake"
 	case WrongProtocol:
 		return "not_http2"
+	case Truncated:
+		return "truncated"
 	case GRPCError:
 		if status >= 0 && status < len(grpcCodes) {
 			return "grpc_" + grpcCodes[status]

@@ -36,6 +36,7 @@ type Engine struct {
 	srv *server.Server
 	*Stores
 	datastore storage.OpenFGADatastore // closed with the engine, when StartOver was given one
+	limits    *listLimits              // the list calls' limits, when startListing set them (list.go)
 }
 
 // Start builds an OpenFGA server, and writes the model and every tuple set of f into its own
@@ -46,7 +47,7 @@ func Start(ctx context.Context, f *Fixture) (*Engine, error) {
 	}
 	// OpenFGA's own defaults throughout: pkg/server takes them from serverconfig, as its run
 	// command's flags do, so the engine in process decides with the settings its server has.
-	srv, err := server.NewServerWithOpts(server.WithDatastore(memory.New()))
+	srv, err := server.NewServerWithOpts(server.WithDatastore(memory.New()), defaultExperimentals())
 	if err != nil {
 		return nil, fmt.Errorf("start openfga: %w", err)
 	}
@@ -68,7 +69,7 @@ func StartOver(ctx context.Context, f *Fixture, ds storage.OpenFGADatastore, tok
 		ds.Close()
 		return nil, errors.New("start openfga: no model")
 	}
-	srv, err := server.NewServerWithOpts(append([]server.OpenFGAServiceV1Option{server.WithDatastore(ds), server.WithContinuationTokenSerializer(tokens)}, opts...)...)
+	srv, err := server.NewServerWithOpts(append([]server.OpenFGAServiceV1Option{server.WithDatastore(ds), server.WithContinuationTokenSerializer(tokens), defaultExperimentals()}, opts...)...)
 	if err != nil {
 		ds.Close()
 		return nil, fmt.Errorf("start openfga: %w", err)

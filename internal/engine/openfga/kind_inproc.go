@@ -33,6 +33,7 @@ type openfgaInproc struct {
 	// world changes writes into (writes.go), deleted when it stops.
 	fixture *Fixture
 	own     *Stores
+	lists   listing // --operation list-objects, list-users, batch-check (list.go, batch.go)
 }
 
 func init() {
@@ -62,6 +63,9 @@ func (c *OpenFGAInprocConfig) Check() error {
 func (c *OpenFGAInprocConfig) Probe(ctx context.Context) error { return c.Settings.Probe(ctx, Marker) }
 
 func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
+	if err := t.lists.prepare(ctx, t.common.Prepared, t.common.Operation, w); err != nil {
+		return err
+	}
 	l, err := Load(ctx, t.common.Prepared, w)
 	if err != nil {
 		return err
@@ -99,7 +103,12 @@ func (t *openfgaInproc) Start(ctx context.Context, w *workload.Workload) error {
 	return nil
 }
 
-func (t *openfgaInproc) Worker() kinds.Decider { return openfgaWorker{t} }
+func (t *openfgaInproc) Worker() kinds.Decider {
+	if t.lists.on() {
+		return t.listWorker()
+	}
+	return openfgaWorker{t}
+}
 
 type openfgaWorker struct{ t *openfgaInproc }
 

@@ -227,9 +227,16 @@ type openfgaServer struct {
 	// counters are read ("" for a running server a URL names).
 	caches     CacheSettings
 	metricsURL string
+	// --operation list-objects, list-users, batch-check (list.go, batch.go): the queries or
+	// checks, and the stores they ask.
+	lists      listing
+	listStores *Stores
 }
 
 func (t *openfgaServer) Start(ctx context.Context, w *workload.Workload) error {
+	if err := t.lists.prepare(ctx, t.Common().Prepared, t.Common().Operation, w); err != nil {
+		return err
+	}
 	l, err := Load(ctx, t.Common().Prepared, w)
 	if err != nil {
 		return err
@@ -357,6 +364,9 @@ func (t *openfgaServer) dial() (*grpc.ClientConn, error) {
 }
 
 func (t *openfgaServer) Worker() kinds.Decider {
+	if t.lists.on() {
+		return t.listWorker()
+	}
 	if t.api != "grpc" {
 		return t.HTTPWorker()
 	}
@@ -422,6 +432,7 @@ func (t *openfgaServer) CacheCounts(ctx context.Context) (map[string]result.Cach
 // wrote notes the stores written into a server the user runs; into the one authzbench starts,
 // they go with it.
 func (t *openfgaServer) wrote(s *Stores) {
+	t.listStores = s
 	if t.cfg.URL == "" || s == nil || len(s.Stores) == 0 {
 		return
 	}

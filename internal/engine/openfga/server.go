@@ -168,6 +168,12 @@ is any other flag of OpenFGA's run (another datastore, TLS, authentication, trac
 	fl.DurationVar(&cfg.CheckIteratorCache.TTL, "check-iterator-cache-ttl", cfg.CheckIteratorCache.TTL, "if check-iterator-cache-enabled, this is the TTL of each value")
 	fl.BoolVar(&cfg.CacheController.Enabled, "cache-controller-enabled", cfg.CacheController.Enabled, "enable invalidation of the check query cache and iterator cache from recent tuple writes")
 	fl.DurationVar(&cfg.CacheController.TTL, "cache-controller-ttl", cfg.CacheController.TTL, "if cache-controller-enabled, the minimum time between two invalidations a Check triggers")
+	// Where ListObjects and ListUsers cut their answers without saying so: a list run counts an
+	// answer cut there as truncated (list.go).
+	fl.DurationVar(&cfg.ListObjectsDeadline, "listObjects-deadline", cfg.ListObjectsDeadline, "the timeout deadline for serving ListObjects requests")
+	fl.Uint32Var(&cfg.ListObjectsMaxResults, "listObjects-max-results", cfg.ListObjectsMaxResults, "the maximum results to return in non-streaming ListObjects API responses. If 0, all results can be returned")
+	fl.DurationVar(&cfg.ListUsersDeadline, "listUsers-deadline", cfg.ListUsersDeadline, "the timeout deadline for serving ListUsers requests. If 0s, there is no deadline")
+	fl.Uint32Var(&cfg.ListUsersMaxResults, "listUsers-max-results", cfg.ListUsersMaxResults, "the maximum results to return in ListUsers API responses. If 0, all results can be returned")
 	fl.Uint32Var(&cfg.ResolveNodeLimit, "resolve-node-limit", cfg.ResolveNodeLimit, "maximum resolution depth to attempt before throwing an error")
 	fl.Uint32Var(&cfg.ResolveNodeBreadthLimit, "resolve-node-breadth-limit", cfg.ResolveNodeBreadthLimit, "how many nodes on a given level can be evaluated concurrently in a Check resolution tree")
 	fl.Uint32Var(&cfg.MaxConcurrentReadsForCheck, "max-concurrent-reads-for-check", cfg.MaxConcurrentReadsForCheck, "the maximum allowed number of concurrent datastore reads in a single Check query")

@@ -210,6 +210,10 @@ type spicedbServer struct {
 	// metricsURL is the started server's metrics endpoint, where its dispatch cache's counters
 	// are read ("" for a running server a URL names).
 	metricsURL string
+	// lookups are the list queries of --operation list-objects and list-users (list.go), bulk
+	// the batches of --operation batch-check (batch.go).
+	lookups *lookups
+	bulk    *bulk
 }
 
 func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
@@ -268,7 +272,7 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 			return err
 		}
 	}
-	return nil
+	return t.startLookups(w)
 }
 
 // checkRequest is the CheckPermission asking a.
@@ -527,6 +531,12 @@ func (presharedKey) RequireTransportSecurity() bool { return false }
 // Worker is a connection of its own, dialled before the clock and connected by the first
 // request, as the other servers' workers have.
 func (t *spicedbServer) Worker() kinds.Decider {
+	if t.lookups != nil {
+		return t.lookupWorker()
+	}
+	if t.bulk != nil {
+		return t.bulkWorker()
+	}
 	conn, err := t.dial()
 	if err != nil {
 		return kinds.FailedDecider(err)
