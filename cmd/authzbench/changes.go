@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -127,7 +128,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWrites(plan, cs); err != nil {
+	if err := checkWrites(plan, w, filepath.Dir(f.file), cs); err != nil {
 		return nil, err
 	}
 	if out.Stream, err = change.NewStream(expects, cs); err != nil {
@@ -138,9 +139,31 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 
 // checkWrites checks every line of a changes file against every target: the http target sends
 // each line's "request", an engine's target takes its "write", read by the engine; every line at
-// fault is named at once.
-func checkWrites(plan *bench.Plan, cs []change.Change) error {
+// fault is named at once. A write that names files (OPA's policy replacement) is first read by
+// its engine, relative to dir (the changes file's), into the form its targets apply.
+func checkWrites(plan *bench.Plan, w *workload.Workload, dir string, cs []change.Change) error {
 	var errs []error
+	resolved := map[string]bool{}
+	for _, t := range plan.Scenario.Targets {
+		if _, requests := kinds.TakesWrites(t.Name, t.Settings()); requests || resolved[t.Kind().Engine] {
+			continue
+		}
+		resolved[t.Kind().Engine] = true
+		for i, c := range cs {
+			if c.Request != nil {
+				continue
+			}
+			form, err := engine.ResolveWriteFor(t.Kind().Engine, w, c.Form, dir)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: target %s: %w", c.Source, t.Name, err))
+				continue
+			}
+			cs[i].Form = form
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	for _, t := range plan.Scenario.Targets {
 		_, requests := kinds.TakesWrites(t.Name, t.Settings())
 		name := t.Kind().Engine

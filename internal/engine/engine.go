@@ -178,6 +178,23 @@ func CheckWriteFor(name string, form json.RawMessage) error {
 	return fmt.Errorf("engine %s takes no changes file in its own form yet: give --changes builtin", name)
 }
 
+// WriteResolver is implemented by an engine whose changes-file writes name files of their own
+// (OPA's policy replacement names a .rego file): ResolveWrite reads them, relative to dir (the
+// changes file's), checks the write against w before any load and returns the form its targets
+// apply, the files' texts in it. A form naming no file comes back as it was.
+type WriteResolver interface {
+	ResolveWrite(w *workload.Workload, form json.RawMessage, dir string) (json.RawMessage, error)
+}
+
+// ResolveWriteFor is ResolveWrite of the engine called name; the form as it is when the engine
+// names no files in its writes.
+func ResolveWriteFor(name string, w *workload.Workload, form json.RawMessage, dir string) (json.RawMessage, error) {
+	if r, ok := For(name).(WriteResolver); ok {
+		return r.ResolveWrite(w, form, dir)
+	}
+	return form, nil
+}
+
 // Preparer is implemented by an engine that builds something from a workload before any clock
 // runs (OPA's compiled query, Cedar's loaded policies and parsed requests), shared by every
 // target of the engine: see Prepared.
