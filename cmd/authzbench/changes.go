@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,20 +34,30 @@ func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
 
 // parseChangeRate reads "10/s" or "10".
 func parseChangeRate(s string) (float64, error) {
-	n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "/s"), 64)
-	if err == nil {
-		err = change.CheckRate(n)
-	}
+	n, err := change.ParseRate(s)
 	if err != nil {
-		return 0, fmt.Errorf("--change-rate %q: want changes a second, such as 10/s", s)
+		return 0, fmt.Errorf("--change-rate %w", err)
 	}
 	return n, nil
 }
 
 // readChanges reads --changes against the workload it changes, before any load: a bad line,
 // an input that is not there, a target that takes no writes, or a run that cannot carry a
-// stream (repetitions, shards) is refused here, naming the file and line or the flag.
+// stream (repetitions, shards) is refused here, naming the file and line or the flag. A scenario
+// file's changes, change_rate and stale_allowed keys stand where their flags are not given.
 func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded bool) (*bench.Changes, error) {
+	name := "--changes"
+	if sc := plan.Scenario.Changes; !fl.Changed("changes") && sc.File != "" {
+		f.file, name = sc.File, fmt.Sprintf("%s:%d: changes", plan.Scenario.Source, sc.Line)
+	}
+	if sc := plan.Scenario.Changes; sc.File != "" {
+		if sc.Rate != "" && !fl.Changed("change-rate") {
+			f.rate = sc.Rate
+		}
+		if sc.StaleAllowed != nil && !fl.Changed("stale-allowed") {
+			f.staleAllowed = *sc.StaleAllowed
+		}
+	}
 	if f.file == "" {
 		for _, name := range []string{"change-rate", "stale-allowed"} {
 			if fl.Changed(name) {
@@ -71,20 +80,24 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		}
 	}
 	if len(changed) != 1 {
-		return nil, fmt.Errorf("--changes: its expectations name the inputs of one workload, and the run has %d: give one", len(changed))
+		return nil, fmt.Errorf("%s: its expectations name the inputs of one workload, and the run has %d: give one", name, len(changed))
 	}
 	if plan.Scenario.Repeat > 1 {
-		return nil, fmt.Errorf("--changes with --repeat %d: a stream changes the world once; run one repetition", plan.Scenario.Repeat)
+		rep := "repeat" // the scenario file's key
+		if fl.Changed("repeat") {
+			rep = "--repeat"
+		}
+		return nil, fmt.Errorf("%s with %s %d: a stream changes the world once; run one repetition", name, rep, plan.Scenario.Repeat)
 	}
 	if sharded {
-		return nil, fmt.Errorf("--changes with --shard: one writer applies the stream; run it on one machine")
+		return nil, fmt.Errorf("%s with --shard: one writer applies the stream; run it on one machine", name)
 	}
 	for _, t := range plan.Scenario.Targets {
 		if writes, _ := kinds.TakesWrites(t.Name, t.Settings()); !writes {
-			return nil, fmt.Errorf("--changes: target %s takes no writes yet; those that do: %s", t.Name, strings.Join(writableKinds(), ", "))
+			return nil, fmt.Errorf("%s: target %s takes no writes yet; those that do: %s", name, t.Name, strings.Join(writableKinds(), ", "))
 		}
 		if err := kinds.WritesRefused(t.Name, t.Settings()); err != nil {
-			return nil, fmt.Errorf("--changes: target %s: %w", t.Name, err)
+			return nil, fmt.Errorf("%s: target %s: %w", name, t.Name, err)
 		}
 	}
 	w := changed[0]
@@ -101,7 +114,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		n := min(100000, int(rate*longest.Seconds())+1)
 		made, err := workload.BuiltinChanges(w, n)
 		if err != nil {
-			return nil, fmt.Errorf("--changes builtin: %w", err)
+			return nil, fmt.Errorf("%s builtin: %w", name, err)
 		}
 		out.Source = w.Name + " (built-in)"
 		out.ByEngine = map[string]*change.Stream{}
@@ -114,7 +127,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 			for k, c := range made {
 				form, err := engine.WriteFor(name, w, c)
 				if err != nil {
-					return nil, fmt.Errorf("--changes builtin: target %s: %w", t.Name, err)
+					return nil, fmt.Errorf("%s builtin: target %s: %w", name, t.Name, err)
 				}
 				cs[k] = change.Change{Source: c.What, Sets: c.Sets, Form: form}
 			}
