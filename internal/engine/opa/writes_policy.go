@@ -235,10 +235,13 @@ func (p *policyPutter) list(ctx context.Context) ([]string, error) {
 }
 
 // replacePolicy replaces a module of the live store's policy as OPA's server does a policy PUT:
-// in one write transaction, the module parsed, every module compiled with it (the paths checked
-// against the data), the module upserted into the store and the transaction committed. The
-// new compiler is in place before the commit, whose trigger drops the prepared query, so a
-// decision begun after the acknowledgement prepares against the new policy.
+// in one write transaction (other writes wait, decisions go on), the module parsed and every
+// module compiled with it (the paths checked against the data), the module upserted into the
+// store and the transaction committed. As on the server, whose plugin manager builds its compiler
+// again from the store in a commit trigger, the commit compiles every module once more while it
+// holds the store's lock exclusively (recompile), so decisions wait for that compilation: the
+// pause a policy PUT causes. A decision begun after the acknowledgement prepares its query
+// against the new compiler.
 func (l *liveStore) replacePolicy(ctx context.Context, form []byte) change.Ack {
 	pw, err := readPolicyWrite(form, true)
 	if err != nil {
@@ -253,11 +256,7 @@ func (l *liveStore) replacePolicy(ctx context.Context, form []byte) change.Ack {
 	if err != nil {
 		return change.Ack{Class: "refused", Err: err}
 	}
-	version := ast.RegoV1
-	if l.v0 {
-		version = ast.RegoV0
-	}
-	parsed, err := ast.ParseModuleWithOpts(id, pw.Module, ast.ParserOptions{RegoVersion: version})
+	parsed, err := ast.ParseModuleWithOpts(id, pw.Module, ast.ParserOptions{RegoVersion: l.version()})
 	if err != nil {
 		return change.Ack{Class: "refused", Err: err}
 	}
@@ -273,8 +272,7 @@ func (l *liveStore) replacePolicy(ctx context.Context, form []byte) change.Ack {
 		modules[k] = m
 	}
 	modules[id] = parsed
-	c := ast.NewCompiler().WithUseTypeCheckAnnotations(true).WithDefaultRegoVersion(version).
-		WithPathConflictsCheck(storage.NonEmpty(ctx, l.store, txn))
+	c := l.newCompiler().WithPathConflictsCheck(storage.NonEmpty(ctx, l.store, txn))
 	if c.Compile(modules); c.Failed() {
 		l.store.Abort(ctx, txn)
 		return change.Ack{Class: "refused", Err: c.Errors}
@@ -283,10 +281,44 @@ func (l *liveStore) replacePolicy(ctx context.Context, form []byte) change.Ack {
 		l.store.Abort(ctx, txn)
 		return ackOf(err)
 	}
-	l.compiler.Store(c)
+	l.pending = &pendingPolicy{modules: modules, checked: c}
+	defer func() { l.pending = nil }()
 	if err := l.store.Commit(ctx, txn); err != nil {
-		l.compiler.Store(old)
 		return ackOf(err)
 	}
 	return change.Ack{}
+}
+
+// pendingPolicy is a policy replacement being committed: its modules, and the compiler that
+// checked them in the write transaction.
+type pendingPolicy struct {
+	modules map[string]*ast.Module
+	checked *ast.Compiler
+}
+
+// recompile, run by the commit of a policy replacement under the store's lock, compiles the
+// committed modules again and puts the compiler in place; should that fail (the modules were
+// compiled once already), the one that checked them.
+func (l *liveStore) recompile() {
+	p := l.pending
+	if p == nil {
+		return
+	}
+	c := l.newCompiler()
+	if c.Compile(p.modules); c.Failed() {
+		c = p.checked
+	}
+	l.compiler.Store(c)
+}
+
+func (l *liveStore) version() ast.RegoVersion {
+	if l.v0 {
+		return ast.RegoV0
+	}
+	return ast.RegoV1
+}
+
+// newCompiler is a compiler as newLiveStore makes the first.
+func (l *liveStore) newCompiler() *ast.Compiler {
+	return ast.NewCompiler().WithUseTypeCheckAnnotations(true).WithDefaultRegoVersion(l.version())
 }

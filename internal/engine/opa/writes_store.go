@@ -37,6 +37,9 @@ type liveStore struct {
 	v0       bool
 	// prepared is the query prepared since the last commit; nil until a decision prepares it.
 	prepared atomic.Pointer[preparedQuery]
+	// pending is the policy a replacement commits, compiled again by the commit (recompile).
+	// Set and read by the writer's goroutine only: the commit runs its triggers in it.
+	pending *pendingPolicy
 }
 
 // preparedQuery is a query prepared with compiler: once a policy replacement has put another
@@ -78,7 +81,10 @@ func newLiveStore(ctx context.Context, common kinds.Common, w *workload.Workload
 		l.store.Abort(ctx, txn)
 		return nil, fmt.Errorf("load workload %s into a store that takes writes: %w", w.Name, err)
 	}
-	if _, err := l.store.Register(ctx, txn, storage.TriggerConfig{OnCommit: func(context.Context, storage.Transaction, storage.TriggerEvent) {
+	if _, err := l.store.Register(ctx, txn, storage.TriggerConfig{OnCommit: func(_ context.Context, _ storage.Transaction, ev storage.TriggerEvent) {
+		if ev.PolicyChanged() {
+			l.recompile()
+		}
 		l.prepared.Store(nil)
 	}}); err != nil {
 		l.store.Abort(ctx, txn)
