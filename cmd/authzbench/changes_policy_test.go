@@ -58,12 +58,13 @@ func policySwapChanges(t *testing.T, dir string) string {
 	return path
 }
 
-// A policy replacement as a change, on OPA's server (a policy PUT) and in process (the store's
-// policy upserted, the query prepared again): the swap flips every input rbac allows and the
+// A policy replacement as a change, on OPA's server (a policy PUT), in process (the store's
+// policy upserted, the query prepared again) and through the SDK (its store's policy upserted):
+// the swap flips every input rbac allows and the
 // module put back flips them again; every answer is judged, none wrong, and none stale (OPA
 // compiles and commits before it answers, so a check sent after the acknowledgement sees it).
 func TestChangesOPAPolicyReplacement(t *testing.T) {
-	for _, target := range []string{"opa/server", "opa/inproc"} {
+	for _, target := range []string{"opa/server", "opa/inproc", "opa/sdk"} {
 		t.Run(target, func(t *testing.T) {
 			dir := t.TempDir()
 			changes := policySwapChanges(t, dir)

@@ -322,3 +322,60 @@ func (l *liveStore) version() ast.RegoVersion {
 func (l *liveStore) newCompiler() *ast.Compiler {
 	return ast.NewCompiler().WithUseTypeCheckAnnotations(true).WithDefaultRegoVersion(l.version())
 }
+
+// replaceStorePolicy replaces a module of the SDK's store as OPA's server does a policy PUT: in
+// one write transaction, every module of the store parsed, compiled with the new one (the paths
+// checked against the data), the module upserted and the transaction committed. The SDK's plugin
+// manager compiles the modules again from the store in its commit trigger, under the store's
+// lock, and the SDK prepares its queries again for the new compiler.
+func replaceStorePolicy(ctx context.Context, store storage.Store, v0 bool, form []byte) change.Ack {
+	pw, err := readPolicyWrite(form, true)
+	if err != nil {
+		return change.Ack{Class: "refused", Err: err}
+	}
+	version := ast.RegoV1
+	if v0 {
+		version = ast.RegoV0
+	}
+	txn, err := store.NewTransaction(ctx, storage.WriteParams)
+	if err != nil {
+		return ackOf(err)
+	}
+	refuse := func(class string, err error) change.Ack {
+		store.Abort(ctx, txn)
+		return change.Ack{Class: class, Err: err}
+	}
+	ids, err := store.ListPolicies(ctx, txn)
+	if err != nil {
+		return refuse("error", err)
+	}
+	id, err := moduleID(ids, pw.Replaces)
+	if err != nil {
+		return refuse("refused", err)
+	}
+	modules := make(map[string]*ast.Module, len(ids))
+	for _, other := range ids {
+		text, err := store.GetPolicy(ctx, txn, other)
+		if err != nil {
+			return refuse("error", err)
+		}
+		if modules[other], err = ast.ParseModuleWithOpts(other, string(text), ast.ParserOptions{RegoVersion: version}); err != nil {
+			return refuse("error", err)
+		}
+	}
+	if modules[id], err = ast.ParseModuleWithOpts(id, pw.Module, ast.ParserOptions{RegoVersion: version}); err != nil || modules[id] == nil {
+		return refuse("refused", fmt.Errorf("parse the module: %v", err))
+	}
+	c := ast.NewCompiler().WithUseTypeCheckAnnotations(true).WithDefaultRegoVersion(version).
+		WithPathConflictsCheck(storage.NonEmpty(ctx, store, txn))
+	if c.Compile(modules); c.Failed() {
+		return refuse("refused", c.Errors)
+	}
+	if err := store.UpsertPolicy(ctx, txn, id, []byte(pw.Module)); err != nil {
+		return refuse("error", err)
+	}
+	if err := store.Commit(ctx, txn); err != nil {
+		return ackOf(err)
+	}
+	return change.Ack{}
+}

@@ -18,13 +18,18 @@ import (
 const denyAll = "package authzbench.rbac\n\ndefault allow := false\n"
 
 // A policy replacement OPA acknowledged is the policy of the next decision: on OPA's server (a
-// policy PUT) and in process (the store's policy upserted, the query prepared again), rbac's
+// policy PUT), in process (the store's policy upserted, the query prepared again) and through
+// the SDK (its store's policy upserted, its manager compiling again at the commit), rbac's
 // module swapped for one that denies everything denies every input rbac allows, on a worker
 // that decided before the write, and the original module put back allows them again.
 func TestPolicyReplacementSeenOnceAcknowledged(t *testing.T) {
-	for _, kind := range []string{"opa/inproc", "opa/server"} {
+	for _, kind := range []string{"opa/inproc", "opa/server", "opa/sdk"} {
 		t.Run(kind, func(t *testing.T) {
 			w := builtin(t, "rbac", 200)
+			var cfg kinds.Config
+			if kind == "opa/sdk" {
+				cfg = &SDKConfig{}
+			}
 			dir := t.TempDir()
 			if err := os.WriteFile(filepath.Join(dir, "deny.rego"), []byte(denyAll), 0o644); err != nil {
 				t.Fatal(err)
@@ -43,7 +48,7 @@ func TestPolicyReplacementSeenOnceAcknowledged(t *testing.T) {
 			if err := (opa{}).CheckWrite(deny); err != nil {
 				t.Fatalf("the resolved form is refused: %v", err)
 			}
-			tg := startTarget(t, kind, kinds.Common{TempDir: t.TempDir()}, nil, w)
+			tg := startTarget(t, kind, kinds.Common{TempDir: t.TempDir()}, cfg, w)
 			applier, err := kinds.WriterOf(tg)
 			if err != nil {
 				t.Fatal(err)

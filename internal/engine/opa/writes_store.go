@@ -126,12 +126,14 @@ type storePatcher struct {
 	// live, for opa/inproc, holds the compiler the paths are checked against and takes policy
 	// replacements; nil (the SDK's store): no check of the paths, no policy replacement.
 	live *liveStore
+	// v0 parses a policy replacement's module in Rego v0, for the SDK's store.
+	v0 bool
 }
 
 func (p *storePatcher) Apply(ctx context.Context, _ int, c change.Change) change.Ack {
 	if isPolicyWrite(c.Form) {
 		if p.live == nil {
-			return change.Ack{Class: "refused", Err: errors.New("opa/sdk takes no policy replacement: its policy comes from its bundle")}
+			return replaceStorePolicy(ctx, p.store, p.v0, c.Form)
 		}
 		return p.live.replacePolicy(ctx, c.Form)
 	}
@@ -255,7 +257,7 @@ func (t *sdkTarget) Writer() (change.Applier, error) {
 	if t.store == nil {
 		return nil, errors.New("opa/sdk is not started")
 	}
-	return &storePatcher{store: t.store}, nil
+	return &storePatcher{store: t.store, v0: t.v0}, nil
 }
 
 // CheckWrite reads a changes file's write as OPA's targets take it: a JSON Patch of the data,
