@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,20 +34,30 @@ func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
 
 // parseChangeRate reads "10/s" or "10".
 func parseChangeRate(s string) (float64, error) {
-	n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "/s"), 64)
-	if err == nil {
-		err = change.CheckRate(n)
-	}
+	n, err := change.ParseRate(s)
 	if err != nil {
-		return 0, fmt.Errorf("--change-rate %q: want changes a second, such as 10/s", s)
+		return 0, fmt.Errorf("--change-rate %w", err)
 	}
 	return n, nil
 }
 
 // readChanges reads --changes against the workload it changes, before any load: a bad line,
 // an input that is not there, a target that takes no writes, or a run that cannot carry a
-// stream (repetitions, shards) is refused here, naming the file and line or the flag.
+// stream (repetitions, shards) is refused here, naming the file and line or the flag. A scenario
+// file's changes, change_rate and stale_allowed keys stand where their flags are not given.
 func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded bool) (*bench.Changes, error) {
+	name := "--changes"
+	if sc := plan.Scenario.Changes; !fl.Changed("changes") && sc.File != "" {
+		f.file, name = sc.File, fmt.Sprintf("%s:%d: changes", plan.Scenario.Source, sc.Line)
+	}
+	if sc := plan.Scenario.Changes; sc.File != "" {
+		if sc.Rate != "" && !fl.Changed("change-rate") {
+			f.rate = sc.Rate
+		}
+		if sc.StaleAllowed != nil && !fl.Changed("stale-allowed") {
+			f.staleAllowed = *sc.StaleAllowed
+		}
+	}
 	if f.file == "" {
 		for _, name := range []string{"change-rate", "stale-allowed"} {
 			if fl.Changed(name) {
@@ -70,21 +80,25 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		}
 	}
 	if len(changed) != 1 {
-		return nil, fmt.Errorf("--changes: its expectations name the inputs of one workload, and the run has %d: give one", len(changed))
+		return nil, fmt.Errorf("%s: its expectations name the inputs of one workload, and the run has %d: give one", name, len(changed))
 	}
 	if plan.Scenario.Repeat > 1 {
-		return nil, fmt.Errorf("--changes with --repeat %d: a stream changes the world once; run one repetition", plan.Scenario.Repeat)
+		rep := "repeat" // the scenario file's key
+		if fl.Changed("repeat") {
+			rep = "--repeat"
+		}
+		return nil, fmt.Errorf("%s with %s %d: a stream changes the world once; run one repetition", name, rep, plan.Scenario.Repeat)
 	}
 	if sharded {
-		return nil, fmt.Errorf("--changes with --shard: one writer applies the stream; run it on one machine")
+		return nil, fmt.Errorf("%s with --shard: one writer applies the stream; run it on one machine", name)
 	}
 	for _, t := range plan.Scenario.Targets {
 		// A file's lines are checked against each target's form once read (checkWrites).
 		if writes, _ := kinds.TakesWrites(t.Name, t.Settings()); !writes {
-			return nil, fmt.Errorf("--changes: target %s takes no writes yet; those that do: %s", t.Name, strings.Join(writableKinds(), ", "))
+			return nil, fmt.Errorf("%s: target %s takes no writes yet; those that do: %s", name, t.Name, strings.Join(writableKinds(), ", "))
 		}
 		if err := kinds.WritesRefused(t.Name, t.Settings()); err != nil {
-			return nil, fmt.Errorf("--changes: target %s: %w", t.Name, err)
+			return nil, fmt.Errorf("%s: target %s: %w", name, t.Name, err)
 		}
 	}
 	w := changed[0]
@@ -102,7 +116,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 		n := min(100000, int(rate*longest.Seconds())+1)
 		made, err := workload.BuiltinChanges(w, n)
 		if err != nil {
-			return nil, fmt.Errorf("--changes builtin: %w", err)
+			return nil, fmt.Errorf("%s builtin: %w", name, err)
 		}
 		out.Source = w.Name + " (built-in)"
 		out.ByEngine = map[string]*change.Stream{}
@@ -118,7 +132,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 					err = fmt.Errorf("engine %s cannot write change %d (%s) of workload %s", name, k+1, c.What, w.Name)
 				}
 				if err != nil {
-					return nil, fmt.Errorf("--changes builtin: target %s: %w", t.Name, err)
+					return nil, fmt.Errorf("%s builtin: target %s: %w", name, t.Name, err)
 				}
 				cs[k] = change.Change{Source: c.What, Sets: c.Sets, Form: form}
 			}
@@ -132,7 +146,7 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWrites(plan, cs); err != nil {
+	if err := checkWrites(plan, w, filepath.Dir(f.file), cs); err != nil {
 		return nil, err
 	}
 	if out.Stream, err = change.NewStream(expects, cs); err != nil {
@@ -143,9 +157,31 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 
 // checkWrites checks every line of a changes file against every target: the http target sends
 // each line's "request", an engine's target takes its "write", read by the engine; every line at
-// fault is named at once.
-func checkWrites(plan *bench.Plan, cs []change.Change) error {
+// fault is named at once. A write that names files (OPA's policy replacement) is first read by
+// its engine, relative to dir (the changes file's), into the form its targets apply.
+func checkWrites(plan *bench.Plan, w *workload.Workload, dir string, cs []change.Change) error {
 	var errs []error
+	resolved := map[string]bool{}
+	for _, t := range plan.Scenario.Targets {
+		if _, requests := kinds.TakesWrites(t.Name, t.Settings()); requests || resolved[t.Kind().Engine] {
+			continue
+		}
+		resolved[t.Kind().Engine] = true
+		for i, c := range cs {
+			if c.Request != nil {
+				continue
+			}
+			form, err := engine.ResolveWriteFor(t.Kind().Engine, w, c.Form, dir)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: target %s: %w", c.Source, t.Name, err))
+				continue
+			}
+			cs[i].Form = form
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	for _, t := range plan.Scenario.Targets {
 		_, requests := kinds.TakesWrites(t.Name, t.Settings())
 		name := t.Kind().Engine

@@ -96,7 +96,12 @@ func run(rounds, asks, perBin int, out string) error {
 	}
 	defer os.RemoveAll(tmp)
 	common := kinds.Common{TempDir: tmp, Prepared: engine.NewPrepared(), Workers: 1, Operation: kinds.ListObjects, Timeout: 30 * time.Second}
-	targets := []struct{ name, kind string }{{"openfga/inproc", "openfga/inproc"}, {"openfga/server grpc", "openfga/server"}, {"spicedb/server", "spicedb/server"}}
+	// Each target with the options it is started with: OpenFGA's server over gRPC, as the
+	// engines' list queries are served there.
+	targets := []struct {
+		name, kind string
+		options    map[string]any
+	}{{"openfga/inproc", "openfga/inproc", nil}, {"openfga/server grpc", "openfga/server", map[string]any{"api": "grpc"}}, {"spicedb/server", "spicedb/server", nil}}
 	deciders := make([]kinds.Decider, len(targets))
 	for i, t := range targets {
 		k, err := kinds.LookupAny(t.kind)
@@ -104,8 +109,8 @@ func run(rounds, asks, perBin int, out string) error {
 			return err
 		}
 		c := k.NewConfig()
-		if t.kind == "openfga/server" {
-			if _, err := kinds.SetOptions(c, map[string]any{"api": "grpc"}); err != nil {
+		if t.options != nil {
+			if _, err := kinds.SetOptions(c, t.options); err != nil {
 				return err
 			}
 		}

@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer, WriteChecker), checked for where
+// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer, WriteChecker, WriteResolver), checked for where
 // it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
@@ -176,6 +176,23 @@ func WriteFor(name string, w *workload.Workload, c workload.Change) (json.RawMes
 		return wr.Write(w, c)
 	}
 	return nil, fmt.Errorf("engine %s takes no built-in changes yet", name)
+}
+
+// WriteResolver is implemented by an engine whose changes-file writes name files of their own
+// (OPA's policy replacement names a .rego file): ResolveWrite reads them, relative to dir (the
+// changes file's), checks the write against w before any load and returns the form its targets
+// apply, the files' texts in it. A form naming no file comes back as it was.
+type WriteResolver interface {
+	ResolveWrite(w *workload.Workload, form json.RawMessage, dir string) (json.RawMessage, error)
+}
+
+// ResolveWriteFor is ResolveWrite of the engine called name; the form as it is when the engine
+// names no files in its writes.
+func ResolveWriteFor(name string, w *workload.Workload, form json.RawMessage, dir string) (json.RawMessage, error) {
+	if r, ok := For(name).(WriteResolver); ok {
+		return r.ResolveWrite(w, form, dir)
+	}
+	return form, nil
 }
 
 // Preparer is implemented by an engine that builds something from a workload before any clock

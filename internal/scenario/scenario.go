@@ -52,6 +52,8 @@ type Scenario struct {
 	// Testbed names the machine the scenario runs on, kept in the result (result.Env.Testbed);
 	// "" when the scenario names none.
 	Testbed string
+	// Changes change the world during the run; zero when the scenario names none.
+	Changes Changes
 }
 
 // Skip is a workload and target pair left out: the workload has no version in the language the
@@ -183,6 +185,10 @@ type file struct {
 	Workloads   []workloadSpec `yaml:"workloads"`
 	Targets     []targetSpec   `yaml:"targets"`
 	Testbed     at[string]     `yaml:"testbed"`
+	// The world changing during the run: the flags of the same names (readChanges).
+	Changes      at[string]        `yaml:"changes"`
+	ChangeRate   at[string]        `yaml:"change_rate"`
+	StaleAllowed at[time.Duration] `yaml:"stale_allowed"`
 }
 
 type loadSpec struct {
@@ -433,6 +439,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 		}
 		s.Testbed = f.Testbed.V
 	}
+	s.Changes = readChanges(&f, baseDir, bad)
 	if len(f.Workloads) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no workloads: list at least one (known: %s)", source, strings.Join(workload.Names(), ", ")))
 	}

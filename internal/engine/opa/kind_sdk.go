@@ -65,12 +65,15 @@ type sdkTarget struct {
 	logging *decisionLogging
 	// store is the SDK's store, the one it would make itself, kept to take the run's writes.
 	store storage.Store
+	// v0: the workload's Rego is v0, as a policy replacement's module is parsed.
+	v0 bool
 }
 
 // sdkBundleService names the bundle server among the SDK's services.
 const sdkBundleService = "authzbench_bundles"
 
 func (t *sdkTarget) Start(ctx context.Context, w *workload.Workload) error {
+	t.v0 = regoV0(w)
 	dir, policies, data, err := workloadFiles(ctx, t.common, w)
 	if err != nil {
 		return err

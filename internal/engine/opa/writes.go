@@ -19,20 +19,26 @@ func (opa) Write(_ *workload.Workload, c workload.Change) (json.RawMessage, erro
 }
 
 // Writer applies each change with a PATCH of the server's data (kinds.Writable): OPA commits it
-// to its store before it answers, 204.
+// to its store before it answers, 204; a policy replacement with a PUT of the module.
 func (t *server) Writer() (change.Applier, error) {
 	if t.URL() == "" {
 		return nil, errors.New("the OPA server is not started")
 	}
-	return &dataPatcher{client: t.WriteClient(), url: t.URL() + "/v1/data"}, nil
+	return &dataPatcher{client: t.WriteClient(), url: t.URL() + "/v1/data",
+		policies: &policyPutter{client: t.WriteClient(), base: t.URL()}}, nil
 }
 
 type dataPatcher struct {
 	client *http.Client
 	url    string
+	// policies applies a changes file's policy replacements, with a PUT of the module.
+	policies *policyPutter
 }
 
 func (p *dataPatcher) Apply(ctx context.Context, _ int, c change.Change) change.Ack {
+	if isPolicyWrite(c.Form) {
+		return p.policies.apply(ctx, c)
+	}
 	if len(c.Form) == 0 {
 		return change.Ack{Class: "refused", Err: errors.New("the change has no JSON Patch of OPA's data")}
 	}

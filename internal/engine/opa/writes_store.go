@@ -30,12 +30,23 @@ import (
 // evaluations in flight and holds new ones until it is done: the pause the server shows, without
 // its transport.
 type liveStore struct {
-	store    storage.Store
-	compiler *ast.Compiler
+	store storage.Store
+	// compiler holds the policy compiled; a policy replacement puts a new one in.
+	compiler atomic.Pointer[ast.Compiler]
 	query    string
 	v0       bool
 	// prepared is the query prepared since the last commit; nil until a decision prepares it.
-	prepared atomic.Pointer[rego.PreparedEvalQuery]
+	prepared atomic.Pointer[preparedQuery]
+	// pending is the policy a replacement commits, compiled again by the commit (recompile).
+	// Set and read by the writer's goroutine only: the commit runs its triggers in it.
+	pending *pendingPolicy
+}
+
+// preparedQuery is a query prepared with compiler: once a policy replacement has put another
+// compiler in, it is prepared again, even if a decision stored it after the commit dropped it.
+type preparedQuery struct {
+	compiler *ast.Compiler
+	query    rego.PreparedEvalQuery
 }
 
 // newLiveStore loads the workload's policy and data into a store of its own, as OPA's loader
@@ -51,15 +62,16 @@ func newLiveStore(ctx context.Context, common kinds.Common, w *workload.Workload
 	l := &liveStore{store: inmem.NewWithOpts(inmem.OptRoundTripOnWrite(false)), query: w.Query, v0: regoV0(w)}
 	// The compiler rego.New would make itself, kept so that preparing the query again compiles
 	// the query alone, as the server does with its own compiler.
-	l.compiler = ast.NewCompiler().WithUseTypeCheckAnnotations(true)
+	compiler := ast.NewCompiler().WithUseTypeCheckAnnotations(true)
 	if l.v0 {
-		l.compiler = l.compiler.WithDefaultRegoVersion(ast.RegoV0)
+		compiler = compiler.WithDefaultRegoVersion(ast.RegoV0)
 	}
+	l.compiler.Store(compiler)
 	txn, err := l.store.NewTransaction(ctx, storage.WriteParams)
 	if err != nil {
 		return nil, err
 	}
-	opts := append([]func(*rego.Rego){rego.Query(w.Query), rego.Store(l.store), rego.Transaction(txn), rego.Compiler(l.compiler)},
+	opts := append([]func(*rego.Rego){rego.Query(w.Query), rego.Store(l.store), rego.Transaction(txn), rego.Compiler(compiler)},
 		LoadOptions(policies, data)...)
 	if l.v0 {
 		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
@@ -69,7 +81,10 @@ func newLiveStore(ctx context.Context, common kinds.Common, w *workload.Workload
 		l.store.Abort(ctx, txn)
 		return nil, fmt.Errorf("load workload %s into a store that takes writes: %w", w.Name, err)
 	}
-	if _, err := l.store.Register(ctx, txn, storage.TriggerConfig{OnCommit: func(context.Context, storage.Transaction, storage.TriggerEvent) {
+	if _, err := l.store.Register(ctx, txn, storage.TriggerConfig{OnCommit: func(_ context.Context, _ storage.Transaction, ev storage.TriggerEvent) {
+		if ev.PolicyChanged() {
+			l.recompile()
+		}
 		l.prepared.Store(nil)
 	}}); err != nil {
 		l.store.Abort(ctx, txn)
@@ -78,17 +93,18 @@ func newLiveStore(ctx context.Context, common kinds.Common, w *workload.Workload
 	if err := l.store.Commit(ctx, txn); err != nil {
 		return nil, err
 	}
-	l.prepared.Store(&pq)
+	l.prepared.Store(&preparedQuery{compiler: compiler, query: pq})
 	return l, nil
 }
 
 // current is the prepared query, prepared again when a commit has dropped it. Workers that miss
 // together each prepare one, as the server's requests do; any of them serves.
 func (l *liveStore) current(ctx context.Context) (*rego.PreparedEvalQuery, error) {
-	if pq := l.prepared.Load(); pq != nil {
-		return pq, nil
+	compiler := l.compiler.Load()
+	if p := l.prepared.Load(); p != nil && p.compiler == compiler {
+		return &p.query, nil
 	}
-	opts := []func(*rego.Rego){rego.Query(l.query), rego.Compiler(l.compiler), rego.Store(l.store)}
+	opts := []func(*rego.Rego){rego.Query(l.query), rego.Compiler(compiler), rego.Store(l.store)}
 	if l.v0 {
 		opts = append(opts, rego.SetRegoVersion(ast.RegoV0))
 	}
@@ -96,8 +112,9 @@ func (l *liveStore) current(ctx context.Context) (*rego.PreparedEvalQuery, error
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s again after a write: %w", l.query, err)
 	}
-	l.prepared.CompareAndSwap(nil, &pq)
-	return &pq, nil
+	p := &preparedQuery{compiler: compiler, query: pq}
+	l.prepared.Store(p)
+	return &p.query, nil
 }
 
 // storePatcher applies each change, a JSON Patch of OPA's data, as OPA's server applies a
@@ -105,11 +122,21 @@ func (l *liveStore) current(ctx context.Context) (*rego.PreparedEvalQuery, error
 // against the policy's rules (when a compiler is given), and the transaction committed.
 // Acknowledged means committed: a decision begun after it reads the new data.
 type storePatcher struct {
-	store    storage.Store
-	compiler *ast.Compiler // nil: no check of the paths against the rules
+	store storage.Store
+	// live, for opa/inproc, holds the compiler the paths are checked against and takes policy
+	// replacements; nil (the SDK's store): no check of the paths, no policy replacement.
+	live *liveStore
+	// v0 parses a policy replacement's module in Rego v0, for the SDK's store.
+	v0 bool
 }
 
 func (p *storePatcher) Apply(ctx context.Context, _ int, c change.Change) change.Ack {
+	if isPolicyWrite(c.Form) {
+		if p.live == nil {
+			return replaceStorePolicy(ctx, p.store, p.v0, c.Form)
+		}
+		return p.live.replacePolicy(ctx, c.Form)
+	}
 	ops, err := readPatch(c.Form)
 	if err != nil {
 		return change.Ack{Class: "refused", Err: err}
@@ -124,8 +151,8 @@ func (p *storePatcher) Apply(ctx context.Context, _ int, c change.Change) change
 			return change.Ack{Class: "refused", Err: fmt.Errorf("%s %s: %w", op.name, op.path, err)}
 		}
 	}
-	if p.compiler != nil {
-		if errs := ast.CheckPathConflicts(p.compiler, storage.NonEmpty(ctx, p.store, txn)); len(errs) > 0 {
+	if p.live != nil {
+		if errs := ast.CheckPathConflicts(p.live.compiler.Load(), storage.NonEmpty(ctx, p.store, txn)); len(errs) > 0 {
 			p.store.Abort(ctx, txn)
 			return change.Ack{Class: "refused", Err: errs}
 		}
@@ -219,7 +246,7 @@ func (t *inproc) Writer() (change.Applier, error) {
 		}
 		t.live = l
 	}
-	return &storePatcher{store: t.live.store, compiler: t.live.compiler}, nil
+	return &storePatcher{store: t.live.store, live: t.live}, nil
 }
 
 // Writer applies each change to the SDK's store, through OPA's storage API (kinds.Writable):
@@ -230,12 +257,16 @@ func (t *sdkTarget) Writer() (change.Applier, error) {
 	if t.store == nil {
 		return nil, errors.New("opa/sdk is not started")
 	}
-	return &storePatcher{store: t.store}, nil
+	return &storePatcher{store: t.store, v0: t.v0}, nil
 }
 
-// CheckWrite reads a changes file's write as OPA's targets take it: a JSON Patch of the data
-// (engine.WriteChecker).
+// CheckWrite reads a changes file's write as OPA's targets take it: a JSON Patch of the data,
+// or a policy replacement, its file read by ResolveWrite (engine.WriteChecker).
 func (opa) CheckWrite(form json.RawMessage) error {
+	if isPolicyWrite(form) {
+		_, err := readPolicyWrite(form, true)
+		return err
+	}
 	_, err := readPatch(form)
 	return err
 }
