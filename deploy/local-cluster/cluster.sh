@@ -7,6 +7,7 @@
 #   cluster.sh up       certificates, etcd, containerd, API server, controller-manager, scheduler, kubelet
 #   cluster.sh status   what runs, and the node
 #   cluster.sh env      the exports that point kubectl at the cluster
+#   cluster.sh paths    where the binaries, images and state are, one NAME=path a line (for tests)
 #   cluster.sh down     stop each process by its PID; remove containers, mounts, cgroups and state
 #
 # What it needs: root on Linux (containerd, runc and the kubelet manage namespaces, mounts and
@@ -147,10 +148,14 @@ build_kubernetes() {
 }
 
 # An image FROM scratch holding one static binary, written as an OCI archive. buildah keeps its
-# storage in a directory of its own that is removed afterwards, so a build leaves nothing under
-# /var/lib/containers.
+# storage in a directory of its own that is removed afterwards; the two directories it makes
+# outside it whatever its flags (a blob cache in /var/lib/containers, /run/containers/networks)
+# are removed too where the build made them.
 build_image() { # build_image NAME REF BINARY USER ARCHIVE
-	local name=$1 ref=$2 binary=$3 user=$4 archive=$5 store ctr
+	local name=$1 ref=$2 binary=$3 user=$4 archive=$5 store ctr made=() dir
+	for dir in /var/lib/containers /run/containers; do
+		[ -e "$dir" ] || made+=("$dir")
+	done
 	store=$(mktemp -d "$CACHE/buildah.XXXXXX")
 	local b=(buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs)
 	ctr=$("${b[@]}" from --quiet scratch)
@@ -161,7 +166,7 @@ build_image() { # build_image NAME REF BINARY USER ARCHIVE
 	"${b[@]}" commit --quiet --format oci "$ctr" "$ref" >/dev/null
 	"${b[@]}" push --quiet "$ref" "oci-archive:$archive.tmp:$ref"
 	"${b[@]}" rm "$ctr" >/dev/null
-	rm -rf "$store"
+	rm -rf "$store" "${made[@]}"
 	mv "$archive.tmp" "$archive"
 }
 
@@ -522,12 +527,18 @@ cmd_up() {
 	cmd_env
 }
 
+# shellcheck disable=SC2317 # called through wait_for
 node_ready() {
 	[ "$(kubectl_ get node "$NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 
 cmd_env() {
 	echo "export KUBECONFIG=$STATE/admin.kubeconfig PATH=$BIN:\$PATH"
+}
+
+cmd_paths() {
+	printf 'bin=%s\nimages=%s\nstate=%s\nkubeconfig=%s\nresults=%s\n' \
+		"$BIN" "$IMAGES" "$STATE" "$STATE/admin.kubeconfig" "$STATE/results"
 }
 
 cmd_status() {
@@ -649,12 +660,18 @@ check_clean() {
 	log "down: no process, mount, cgroup or file of the cluster is left"
 }
 
-case "${1:-}" in
-deps) cmd_deps ;;
-build) cmd_build ;;
-up) cmd_up ;;
-status) cmd_status ;;
-env) cmd_env ;;
-down) cmd_down ;;
-*) usage ;;
-esac
+# One compound command, read whole before it runs, ending in exit: bash reads a script as it
+# goes, and this one runs for minutes, so an edit made meanwhile must not be read into it.
+{
+	case "${1:-}" in
+	deps) cmd_deps ;;
+	build) cmd_build ;;
+	up) cmd_up ;;
+	status) cmd_status ;;
+	env) cmd_env ;;
+	paths) cmd_paths ;;
+	down) cmd_down ;;
+	*) usage ;;
+	esac
+	exit
+}
