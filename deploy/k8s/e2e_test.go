@@ -72,8 +72,10 @@ func TestLocalClusterEndToEnd(t *testing.T) {
 		phase = time.Now()
 	}
 
-	// Teardown runs however the test ends, and is checked: nothing the cluster started is left.
+	// Teardown runs however the test ends, and is checked: nothing the cluster started is left,
+	// and the machine is as it was.
 	var pids map[string]int
+	before := machineState()
 	t.Cleanup(func() {
 		start := time.Now()
 		out, err := script(t, 3*time.Minute, "down")
@@ -82,6 +84,9 @@ func TestLocalClusterEndToEnd(t *testing.T) {
 			return
 		}
 		checkDown(t, paths["state"], pids)
+		if after := machineState(); after != before {
+			t.Errorf("after down the machine differs:\n%s\nbefore up it was:\n%s", after, before)
+		}
 		t.Logf("%-44s %5.1f s (%5.1f s in all)", "down, nothing left", time.Since(start).Seconds(), time.Since(began).Seconds())
 	})
 	if out, err := script(t, 5*time.Minute, "up"); err != nil {
@@ -90,7 +95,7 @@ func TestLocalClusterEndToEnd(t *testing.T) {
 	pids = daemonPIDs(t, paths["state"])
 	step("up: node Ready")
 
-	k := kubectl{t: t, bin: filepath.Join(paths["bin"], "kubectl"), kubeconfig: paths["kubeconfig"]}
+	k := kubectl{t: t, bin: filepath.Join(paths["bin"], "kubectl"), kubeconfig: paths["kubeconfig"], cache: paths["kubecache"]}
 	k.run(time.Minute, "apply", "-k", "overlays/local-1-node")
 	k.run(4*time.Minute, "rollout", "status", "deployment/authzbench-opa", "--timeout=4m")
 	// Ready is the readiness probe's word; the server answers on the loopback it was told to.
@@ -112,7 +117,7 @@ func TestLocalClusterEndToEnd(t *testing.T) {
 
 	// The walk-through's start: an instant far enough ahead for both pods to be running, then
 	// the suspended Job let go.
-	startAt := time.Now().Add(40 * time.Second).UTC().Truncate(time.Second)
+	startAt := time.Now().Add(60 * time.Second).UTC().Truncate(time.Second)
 	k.run(time.Minute, "create", "configmap", "authzbench-start", "--from-literal=START_AT="+startAt.Format(time.RFC3339))
 	k.run(time.Minute, "patch", "job", "authzbench-loadgen", "--type=merge", "-p", `{"spec":{"suspend":false}}`)
 	gens := k.runningPods("app.kubernetes.io/name=authzbench-loadgen", 2, time.Until(startAt))
@@ -261,7 +266,7 @@ func clusterPaths(t *testing.T) map[string]string {
 			paths[k] = v
 		}
 	}
-	for _, k := range []string{"bin", "images", "state", "kubeconfig", "results"} {
+	for _, k := range []string{"bin", "images", "state", "kubeconfig", "results", "kubecache"} {
 		if paths[k] == "" {
 			t.Fatalf("cluster.sh paths gives no %s:\n%s", k, out)
 		}
@@ -295,6 +300,22 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// machineState is what the cluster changes outside its state directory while it runs: the
+// directories the kubelet and containerd's shims make if missing, and the kernel settings the
+// kubelet sets when it starts.
+func machineState() string {
+	var b strings.Builder
+	for _, dir := range []string{"/var/log/containers", "/var/lib/kubelet", "/run/containerd", "/root/.kube"} {
+		_, err := os.Stat(dir)
+		fmt.Fprintf(&b, "%s exists: %v\n", dir, err == nil)
+	}
+	for _, k := range []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"} {
+		v, _ := os.ReadFile("/proc/sys/" + k)
+		fmt.Fprintf(&b, "%s = %s\n", k, bytes.TrimSpace(v))
+	}
+	return b.String()
 }
 
 // checkDown asserts what cluster.sh down promises, independently of the script's own check:
@@ -418,15 +439,15 @@ func podReady(p *corev1.Pod) bool {
 
 // kubectl runs the kubectl cluster.sh built against the local cluster.
 type kubectl struct {
-	t               *testing.T
-	bin, kubeconfig string
+	t                      *testing.T
+	bin, kubeconfig, cache string
 }
 
 func (k kubectl) cmd(timeout time.Duration, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, k.bin, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, k.bin, append([]string{"--kubeconfig", k.kubeconfig, "--cache-dir", k.cache}, args...)...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -266,7 +266,8 @@ $(tail -n 20 "$STATE/logs/$name.log")
 	done
 }
 
-kubectl_() { "$BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" "$@"; }
+# kubectl caches what it discovers under ~/.kube unless told: the cluster's goes with its state.
+kubectl_() { "$BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" --cache-dir "$STATE/kube-cache" "$@"; }
 ctr_() { ctr --address "$SOCK" --namespace k8s.io "$@"; }
 
 # --- up: certificates ------------------------------------------------------------------------
@@ -351,8 +352,7 @@ write_containerd_config() {
 		root = "$STATE/containerd/root"
 		state = "$STATE/containerd/state"
 		disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-		  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper",
-		  "io.containerd.runtime.v1.linux"]
+		  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper"]
 
 		[grpc]
 		  address = "$SOCK"
@@ -379,8 +379,10 @@ write_containerd_config() {
 	TOML
 }
 
+# The archive names the image by its full reference, which --base-name keeps as it is; the
+# kubelet then finds the manifests' image without pulling it.
 import_image() { # import_image ARCHIVE REF
-	ctr_ images import "$1" >/dev/null
+	ctr_ images import --base-name "${2%:*}" "$1" >/dev/null
 	ctr_ images ls -q | grep -qxF "$2" || die "importing $1 did not give $2; containerd has: $(ctr_ images ls -q | tr '\n' ' ')"
 }
 
@@ -434,7 +436,7 @@ write_kubelet_config() {
 
 cmd_up() {
 	need_root up
-	need_commands etcd containerd containerd-shim-runc-v2 runc ctr openssl setsid ss
+	need_commands etcd containerd containerd-shim-runc-v2 runc ctr openssl setsid ss curl
 	need_built
 	[ -d /sys/fs/cgroup ] || die "no /sys/fs/cgroup: the kubelet needs cgroups"
 	if [ -d "$STATE" ]; then
@@ -453,10 +455,11 @@ cmd_up() {
 	# The local-1-node overlay's results volume. A hostPath is not chowned to the pods' fsGroup:
 	# every shard (UID 65532) must be able to write it.
 	chmod 0777 "$STATE/results"
-	# Paths outside $STATE that the kubelet and containerd's shims create if missing: `down`
-	# removes those this cluster created.
+	# Paths outside $STATE that the kubelet (its log links, its device-plugin socket, whatever
+	# --root-dir says) and containerd's shims (their sockets) create if missing: `down` removes
+	# those this cluster created.
 	local path
-	for path in /var/log/containers /run/containerd; do
+	for path in /var/log/containers /var/lib/kubelet /run/containerd; do
 		[ -e "$path" ] || echo "$path" >>"$STATE/run/created"
 	done
 	for path in "${SYSCTLS[@]}"; do
@@ -533,12 +536,12 @@ node_ready() {
 }
 
 cmd_env() {
-	echo "export KUBECONFIG=$STATE/admin.kubeconfig PATH=$BIN:\$PATH"
+	echo "export KUBECONFIG=$STATE/admin.kubeconfig KUBECACHEDIR=$STATE/kube-cache PATH=$BIN:\$PATH"
 }
 
 cmd_paths() {
-	printf 'bin=%s\nimages=%s\nstate=%s\nkubeconfig=%s\nresults=%s\n' \
-		"$BIN" "$IMAGES" "$STATE" "$STATE/admin.kubeconfig" "$STATE/results"
+	printf 'bin=%s\nimages=%s\nstate=%s\nkubeconfig=%s\nresults=%s\nkubecache=%s\n' \
+		"$BIN" "$IMAGES" "$STATE" "$STATE/admin.kubeconfig" "$STATE/results" "$STATE/kube-cache"
 }
 
 cmd_status() {
@@ -597,8 +600,10 @@ cmd_down() {
 	if pid_of containerd >/dev/null; then
 		local id
 		for id in $(ctr_ containers ls -q); do
-			if ctr_ tasks ls -q | grep -qxF "$id"; then
-				ctr_ tasks delete --force "$id" >/dev/null
+			# A pod's containers share one shim: deleting one task can take another with it,
+			# which is then gone, as wanted, though its own delete fails.
+			if ! ctr_ tasks delete --force "$id" >/dev/null 2>&1 && ctr_ tasks ls -q | grep -qxF "$id"; then
+				die "cannot delete container $id's task (see $STATE/logs/containerd.log)"
 			fi
 			ctr_ containers delete "$id"
 		done
@@ -641,7 +646,7 @@ cmd_down() {
 	local created=()
 	[ ! -s "$STATE/run/created" ] || mapfile -t created <"$STATE/run/created"
 	for path in "${created[@]}"; do
-		[ ! -d "$path" ] || find "$path" -depth -type d -empty -delete
+		rm -rf "$path"
 	done
 	rm -rf "$STATE"
 	check_clean "${created[@]}"
