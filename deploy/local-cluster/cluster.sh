@@ -12,9 +12,9 @@
 #
 # What it needs: root on Linux (containerd, runc and the kubelet manage namespaces, mounts and
 # cgroups); Debian's packages (`deps`); Go on PATH; about 5.5 GB of disk for a first build (Go's
-# build and module caches 4.5 GB, binaries and images 0.5 GB, a running cluster 0.35 GB); 5 to
-# 15 minutes for a first build on two cores, under a minute with a warm Go cache; `up` takes
-# about 10 seconds and the running cluster about 0.65 GiB of memory.
+# build and module caches 4.5 GB, binaries and images 0.5 GB, a running cluster 0.35 GB); a first
+# build takes 7 minutes on a quiet 2-core machine and took 56 on a busy one, under a minute with
+# a warm Go cache; `up` takes 10-20 seconds and the running cluster about 0.65 GiB of memory.
 #
 # Where things go (all outside the checkout):
 #   AUTHZBENCH_CLUSTER_CACHE  the build's outputs, kept between runs (default /var/cache/authzbench-cluster)
