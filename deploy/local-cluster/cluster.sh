@@ -2,7 +2,7 @@
 # cluster.sh: a real single-node Kubernetes on this machine, on 127.0.0.1 only, for running
 # deploy/k8s/overlays/local-1-node end to end (docs/kubernetes.md, "A local cluster").
 #
-#   cluster.sh deps     apt-get install etcd-server containerd runc buildah containernetworking-plugins openssl
+#   cluster.sh deps     apt-get install etcd-server containerd runc buildah containernetworking-plugins openssl curl
 #   cluster.sh build    Kubernetes's binaries at K8S_VERSION, a pause image, the authzbench image
 #   cluster.sh up       certificates, etcd, containerd, API server, controller-manager, scheduler, kubelet
 #   cluster.sh status   what runs, and the node
@@ -42,6 +42,7 @@ log() { printf '%s cluster: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
 
 usage() {
+	[ -z "${1:-}" ] || printf 'cluster: unknown command %q\n\n' "$1" >&2
 	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
 	exit 2
 }
@@ -83,7 +84,7 @@ cmd_deps() {
 	command -v apt-get >/dev/null || die "deps installs Debian's packages with apt-get; on another system install etcd (3.4+), containerd (1.6+), runc, buildah, the CNI plugins and openssl yourself"
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-		etcd-server containerd runc buildah containernetworking-plugins openssl iproute2
+		etcd-server containerd runc buildah containernetworking-plugins openssl iproute2 curl
 }
 
 # --- build -----------------------------------------------------------------------------------
@@ -140,7 +141,7 @@ build_kubernetes() {
 		ldflags+=" -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
 		ldflags+=" -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	done
-	log "building Kubernetes v$K8S_VERSION (5 binaries; 5-15 minutes on two cores with a cold Go cache)"
+	log "building Kubernetes v$K8S_VERSION (5 binaries, a cold Go cache: about 5 minutes on two quiet cores, much longer beside other builds)"
 	(cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$BIN/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl)
@@ -545,6 +546,7 @@ cmd_paths() {
 }
 
 cmd_status() {
+	need_root status
 	local name pid up=0
 	for name in "${DAEMONS[@]}"; do
 		if pid=$(pid_of "$name"); then
@@ -676,7 +678,7 @@ check_clean() {
 	env) cmd_env ;;
 	paths) cmd_paths ;;
 	down) cmd_down ;;
-	*) usage ;;
+	*) usage "${1:-}" ;;
 	esac
 	exit
 }
