@@ -29,7 +29,7 @@ import (
 //	sudo AUTHZBENCH_E2E_K8S=1 go test ./deploy/k8s -run TestLocalCluster -v -timeout 20m
 //
 // AUTHZBENCH_E2E_K8S_OUT=FILE also keeps the merged result there (docs/results' smoke run).
-const e2eScript = "../local-cluster/cluster.sh"
+const e2eScript = "../local-cluster/cluster.sh" // from this package's directory
 
 // e2eLoad is the local-1-node overlay's load.env, which the merged result is checked against.
 type e2eLoad struct {
@@ -57,7 +57,7 @@ func TestLocalClusterEndToEnd(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Skipf("not built (run: sudo %s build): %s", e2eScript, strings.Join(missing, ", "))
+		t.Skipf("not built (run: sudo deploy/local-cluster/cluster.sh build): %s", strings.Join(missing, ", "))
 	}
 	if b, err := os.ReadFile(filepath.Join(paths["images"], "authzbench.commit")); err == nil {
 		if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil && !bytes.Equal(bytes.TrimSpace(b), bytes.TrimSpace(head)) {
@@ -72,6 +72,10 @@ func TestLocalClusterEndToEnd(t *testing.T) {
 		phase = time.Now()
 	}
 
+	if _, err := os.Stat(paths["state"]); err == nil {
+		// Not ours to take down: the teardown below would.
+		t.Fatalf("%s exists: a local cluster is up already (sudo deploy/local-cluster/cluster.sh down first)", paths["state"])
+	}
 	// Teardown runs however the test ends, and is checked: nothing the cluster started is left,
 	// and the machine is as it was.
 	var pids map[string]int
