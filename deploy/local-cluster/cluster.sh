@@ -384,7 +384,8 @@ write_containerd_config() {
 # kubelet then finds the manifests' image without pulling it.
 import_image() { # import_image ARCHIVE REF
 	ctr_ images import --base-name "${2%:*}" "$1" >/dev/null
-	ctr_ images ls -q | grep -qxF "$2" || die "importing $1 did not give $2; containerd has: $(ctr_ images ls -q | tr '\n' ' ')"
+	# grep without -q reads to the end: with pipefail, -q's early exit fails ctr with SIGPIPE.
+	ctr_ images ls -q | grep -xF "$2" >/dev/null || die "importing $1 did not give $2; containerd has: $(ctr_ images ls -q | tr '\n' ' ')"
 }
 
 # --- up: the kubelet -------------------------------------------------------------------------
@@ -604,7 +605,7 @@ cmd_down() {
 		for id in $(ctr_ containers ls -q); do
 			# A pod's containers share one shim: deleting one task can take another with it,
 			# which is then gone, as wanted, though its own delete fails.
-			if ! ctr_ tasks delete --force "$id" >/dev/null 2>&1 && ctr_ tasks ls -q | grep -qxF "$id"; then
+			if ! ctr_ tasks delete --force "$id" >/dev/null 2>&1 && ctr_ tasks ls -q | grep -xF "$id" >/dev/null; then
 				die "cannot delete container $id's task (see $STATE/logs/containerd.log)"
 			fi
 			ctr_ containers delete "$id"
