@@ -55,9 +55,11 @@ type kustomization struct {
 }
 
 type generator struct {
-	Name  string   `json:"name"`
-	Files []string `json:"files,omitempty"`
-	Envs  []string `json:"envs,omitempty"`
+	Name string `json:"name"`
+	// Behavior "replace" is how an overlay swaps a base's ConfigMap (local-1-node's load).
+	Behavior string   `json:"behavior,omitempty"`
+	Files    []string `json:"files,omitempty"`
+	Envs     []string `json:"envs,omitempty"`
 }
 
 // object is one decoded document: its kind and name, and the typed value.
@@ -79,7 +81,7 @@ var scheme = func() *runtime.Scheme {
 
 // usedKinds are the kinds the manifests hold; the scheme's groups hold more (StatefulSet,
 // CronJob ...), which would pass these tests unchecked.
-var usedKinds = []string{"ConfigMap", "Deployment", "Job", "PersistentVolumeClaim", "Service"}
+var usedKinds = []string{"ConfigMap", "Deployment", "Job", "PersistentVolume", "PersistentVolumeClaim", "Service"}
 
 // strict is the API machinery's own YAML decoder in strict mode: an unknown or duplicate field
 // is an error naming its path, as `kubectl apply --validate=strict` would report it.
@@ -301,10 +303,13 @@ func readKustomization(t *testing.T, dir string) *kustomization {
 	return k
 }
 
-// overlays lists deploy/k8s/overlays/<engine>-<N>-replicas, with the engine and N its name says.
+// overlays lists deploy/k8s/overlays/<engine>-<N>-replicas, with the engine and N its name says,
+// and local-1-node, OPA once on a node without a pod network (cluster.sh's).
 type overlay struct {
 	Dir, Engine string
 	Replicas    int
+	// Local: every pod in the node's network, the server on its loopback.
+	Local bool
 }
 
 func overlays(t *testing.T) []overlay {
@@ -316,15 +321,19 @@ func overlays(t *testing.T) []overlay {
 	name := regexp.MustCompile(`^(opa|cedar)-(\d+)-replicas$`)
 	var out []overlay
 	for _, e := range entries {
+		if e.IsDir() && e.Name() == "local-1-node" {
+			out = append(out, overlay{Dir: filepath.Join("overlays", e.Name()), Engine: "opa", Replicas: 1, Local: true})
+			continue
+		}
 		m := name.FindStringSubmatch(e.Name())
 		if !e.IsDir() || m == nil {
-			t.Errorf("overlays/%s: want overlays named <opa|cedar>-<N>-replicas", e.Name())
+			t.Errorf("overlays/%s: want overlays named <opa|cedar>-<N>-replicas, or local-1-node", e.Name())
 			continue
 		}
 		n, _ := strconv.Atoi(m[2])
 		out = append(out, overlay{Dir: filepath.Join("overlays", e.Name()), Engine: m[1], Replicas: n})
 	}
-	for _, want := range []string{"opa-3-replicas", "opa-4-replicas", "cedar-3-replicas"} {
+	for _, want := range []string{"opa-3-replicas", "opa-4-replicas", "cedar-3-replicas", "local-1-node"} {
 		if !slices.ContainsFunc(out, func(o overlay) bool { return filepath.Base(o.Dir) == want }) {
 			t.Errorf("overlays/%s is missing: docs/kubernetes.md walks through it", want)
 		}
@@ -418,14 +427,66 @@ func TestOverlaysRender(t *testing.T) {
 				t.Errorf("load generator TARGET %q, want %s/server", env["TARGET"], ov.Engine)
 			}
 			wantURL := fmt.Sprintf("http://%s:%d", svc.Name, svc.Spec.Ports[0].Port)
+			if ov.Local {
+				wantURL = "http://" + checkLocal(t, r, d, job, merge)
+			}
 			if env["URL"] != wantURL {
-				t.Errorf("load generator URL %q, want the Service, %s", env["URL"], wantURL)
+				t.Errorf("load generator URL %q, want %s", env["URL"], wantURL)
 			}
 			if r.configMap("authzbench-workload") == nil {
 				t.Errorf("no authzbench-workload ConfigMap: the generators would not know the workload")
 			}
 		})
 	}
+}
+
+// checkLocal asserts what a node without a pod network needs (docs/kubernetes.md, "A local
+// cluster"): every pod in the node's network, the server listening on 127.0.0.1 and probed
+// there, and the results claim bound to a hostPath volume in the directory cluster.sh up
+// creates. It returns the server's address, where the generators must send.
+func checkLocal(t *testing.T, r rendered, d *appsv1.Deployment, job, merge *batchv1.Job) string {
+	t.Helper()
+	for what, spec := range map[string]corev1.PodSpec{"Deployment " + d.Name: d.Spec.Template.Spec,
+		"Job " + job.Name: job.Spec.Template.Spec, "Job " + merge.Name: merge.Spec.Template.Spec} {
+		if !spec.HostNetwork {
+			t.Errorf("%s: hostNetwork false: without a pod network its pods get no address", what)
+		}
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	var addr string
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--addr="); ok {
+			addr = v
+		}
+	}
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("Deployment %s listens on %q, want 127.0.0.1 (traffic stays on loopback)", d.Name, addr)
+	}
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Host != "127.0.0.1" {
+			t.Errorf("Deployment %s: %s probe not sent to 127.0.0.1, where the server listens: %+v", d.Name, name, p)
+		}
+	}
+	pvc := r.get(t, "PersistentVolumeClaim", "authzbench-results").(*corev1.PersistentVolumeClaim)
+	pv, ok := r["PersistentVolume/"+pvc.Spec.VolumeName].Value.(*corev1.PersistentVolume)
+	if !ok {
+		t.Fatalf("claim %s names volume %q, which the overlay does not render", pvc.Name, pvc.Spec.VolumeName)
+	}
+	if pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != pv.Spec.StorageClassName {
+		t.Errorf("claim %s: storage class %s, volume %s: %q; they would not bind", pvc.Name, ptrString(pvc.Spec.StorageClassName), pv.Name, pv.Spec.StorageClassName)
+	}
+	script, err := os.ReadFile("../local-cluster/cluster.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^STATE=(/\S+)$`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("../local-cluster/cluster.sh sets no STATE=/path")
+	}
+	if want := string(m[1]) + "/results"; pv.Spec.HostPath == nil || pv.Spec.HostPath.Path != want {
+		t.Errorf("volume %s: hostPath %+v, want %s, the directory cluster.sh up makes writable", pv.Name, pv.Spec.HostPath, want)
+	}
+	return addr
 }
 
 func ptrString[T any](p *T) string {
