@@ -101,6 +101,33 @@ func (h *handler) serveDecision(w http.ResponseWriter, r *http.Request) {
 	w.Write(x.answer.Bytes())
 }
 
+// WithWrites answers POST path with apply, given the request's body: 204 once it is applied (a
+// run whose world changes counts the write acknowledged then, so apply returns only once the next
+// decision sees it), 400 with its error otherwise; every other request goes to decisions.
+func WithWrites(decisions http.Handler, path string, maxBody int64, apply func(body []byte) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			decisions.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			WriteError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			WriteError(w, http.StatusBadRequest, "read body: "+err.Error())
+			return
+		}
+		if err := apply(body); err != nil {
+			WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
 // WriteJSONString writes s as a JSON string.
 func WriteJSONString(buf *bytes.Buffer, s string) {
 	b, _ := json.Marshal(s) // a string always encodes

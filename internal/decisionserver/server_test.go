@@ -89,3 +89,37 @@ func TestHandlerMetrics(t *testing.T) {
 		t.Errorf("answer %+v, want allow with timer_eval_ns 1234 and a handler time", doc)
 	}
 }
+
+// A server's write endpoint: a POST applied answers 204 only once apply returned, one apply
+// refuses 400 with its error, another method 405; every other path is the decisions'.
+func TestWithWrites(t *testing.T) {
+	var applied []string
+	decisions := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h := WithWrites(decisions, "/v1/update", 1<<10, func(body []byte) error {
+		if string(body) == "bad" {
+			return errors.New("not an update")
+		}
+		applied = append(applied, string(body))
+		return nil
+	})
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		answer             string
+	}{
+		{"POST", "/v1/update", "x", http.StatusNoContent, ""},
+		{"POST", "/v1/update", "bad", http.StatusBadRequest, "not an update"},
+		{"GET", "/v1/update", "", http.StatusMethodNotAllowed, "use POST"},
+		{"POST", "/v1/decide", "x", http.StatusTeapot, ""},
+		{"POST", "/v1/update", strings.Repeat("y", 2<<10), http.StatusBadRequest, "read body"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, strings.NewReader(c.body)))
+		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.answer) {
+			t.Errorf("%s %s: %d %q, want %d %q", c.method, c.path, rec.Code, rec.Body.String(), c.status, c.answer)
+		}
+	}
+	if len(applied) != 1 || applied[0] != "x" {
+		t.Errorf("applied %q, want the one good update", applied)
+	}
+}

@@ -120,30 +120,12 @@ func Handler(e *casbinv3.SyncedEnforcer) http.Handler {
 	decisions := decide(e)
 	// The policy is text read once, as in process: links change in memory, not in the adapter.
 	e.EnableAutoSave(false)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != RolesPath {
-			decisions.ServeHTTP(w, r)
-			return
-		}
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			decisionserver.WriteError(w, http.StatusMethodNotAllowed, "use POST")
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
-		if err != nil {
-			decisionserver.WriteError(w, http.StatusBadRequest, "read body: "+err.Error())
-			return
-		}
+	return decisionserver.WithWrites(decisions, RolesPath, maxRequestBody, func(body []byte) error {
 		links, err := readRoleLinks(body)
-		if err == nil {
-			err = applyRoleLinks(e, links)
-		}
 		if err != nil {
-			decisionserver.WriteError(w, http.StatusBadRequest, err.Error())
-			return
+			return err
 		}
-		w.WriteHeader(http.StatusNoContent)
+		return applyRoleLinks(e, links)
 	})
 }
 

@@ -226,29 +226,11 @@ func LiveHandler(l *cedarengine.Live) http.Handler {
 		answer.WriteByte(']')
 		return eval, nil
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != UpdatePath {
-			decisions.ServeHTTP(w, r)
-			return
-		}
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			decisionserver.WriteError(w, http.StatusMethodNotAllowed, "use POST")
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-		if err != nil {
-			decisionserver.WriteError(w, http.StatusBadRequest, "read body: "+err.Error())
-			return
-		}
+	return decisionserver.WithWrites(decisions, UpdatePath, maxBody, func(body []byte) error {
 		u, err := cedarengine.ReadUpdate(body)
-		if err == nil {
-			err = l.Update("update", u)
-		}
 		if err != nil {
-			decisionserver.WriteError(w, http.StatusBadRequest, err.Error())
-			return
+			return err
 		}
-		w.WriteHeader(http.StatusNoContent)
+		return l.Update("update", u)
 	})
 }
