@@ -329,6 +329,13 @@ func remeasuredRepetitions(reps []Repetition) []Repetition {
 	for j := range out {
 		rep := &out[j]
 		rep.ID = NewRepetitionID()
+		// One added up from shards was measured by shards of its own.
+		if rep.Parts != nil {
+			rep.Parts = append([]string(nil), rep.Parts...)
+			for k := range rep.Parts {
+				rep.Parts[k] = NewRepetitionID()
+			}
+		}
 		if !rep.Started.IsZero() {
 			rep.Started = rep.Started.Add(time.Nanosecond)
 		}
