@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
@@ -36,15 +37,20 @@ func (l *launched) launch(ctx context.Context, name string, cmd *exec.Cmd, pin [
 func (l *launched) Died() <-chan struct{} { return l.died }
 func (l *launched) Err() error            { return l.diedErr }
 
-// describe fills in what a run records of a server authzbench started: its version, process
-// and command line; nothing for one it did not.
+// describe fills in what a run records of a server authzbench started: its version, process,
+// command line and start (Startup); nothing for one it did not.
 func (l *launched) describe(info *Info, version string) {
 	if l.server != nil {
 		info.Version = version
 		info.PID = l.server.PID()
 		info.Command = l.server.Command()
+		ready, mem := l.server.Ready()
+		info.Startup = &result.Startup{ReadySeconds: ready.Seconds(), PeakMB: megabytes(mem.Peak), RSSMB: megabytes(mem.Resident)}
 	}
 }
+
+// megabytes is bytes in MiB, as the result's other memory figures (rss_max_mb) are.
+func megabytes(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // stop stops the server, if one was launched.
 func (l *launched) stop() error {

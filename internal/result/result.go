@@ -152,6 +152,24 @@ type SUT struct {
 	// which, how it was set up, and what loading the workload into it cost; nil for an engine's
 	// default, or an engine that has none.
 	Datastore *Datastore `json:"datastore,omitempty"`
+	// Startup is what starting the server authzbench launched took, and its memory; nil for
+	// a server it did not start, or replicas (each in Replicas' own process).
+	Startup *Startup `json:"startup,omitempty"`
+}
+
+// Startup is the start of a server authzbench launched: the time from its start to its first
+// ready answer (loading its policy and data, or downloading and activating its bundles), and its
+// memory as the kernel counts it (/proc/PID/status), when it was ready and when the run ended.
+type Startup struct {
+	ReadySeconds float64 `json:"ready_seconds"`
+	// PeakMB is VmHWM when ready: the most resident memory the start took, its data's load
+	// included, which sampling can miss. RSSMB is VmRSS then. Zero where /proc cannot say.
+	PeakMB float64 `json:"peak_mb,omitempty"`
+	RSSMB  float64 `json:"rss_mb,omitempty"`
+	// EndPeakMB and EndRSSMB are VmHWM and VmRSS at the end of the run, before the server was
+	// stopped: the steady memory under load, and whether the load raised the peak.
+	EndPeakMB float64 `json:"end_peak_mb,omitempty"`
+	EndRSSMB  float64 `json:"end_rss_mb,omitempty"`
 }
 
 // Datastore is the database an engine ran over, and the load of the workload into it.
