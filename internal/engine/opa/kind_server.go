@@ -106,7 +106,7 @@ func (t *server) launch(ctx context.Context, w *workload.Workload) error {
 	args = append(args, logArgs...)
 	args = append(args, t.cfg.Args...)
 	if t.bundle.served() {
-		bundleArgs, srv, err := t.bundle.serverBundle(ctx, w, policies, data)
+		bundleArgs, srv, err := t.bundle.serverBundle(ctx, w)
 		if err != nil {
 			return err
 		}

@@ -10,8 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -102,18 +104,78 @@ const (
 	bundleService = "authzbench_bundles"
 )
 
-// serverBundle builds the workload's bundle as configured (optimized and checked against the
-// unoptimized one when asked), refuses one OPA's size limit would refuse, serves it on
-// loopback, and returns OPA's flags that point its bundle plugin at it. The bundle server is
-// closed by the caller once OPA has stopped.
-func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload, policies, data []string) (args []string, srv *http.Server, err error) {
+// builtBundle is a workload's bundle as OPA is served it: the tarball, and each file's size
+// uncompressed, as OPA's size limit counts it.
+type builtBundle struct {
+	tarball []byte
+	files   []bundleFile
+}
+
+type bundleFile struct {
+	name string
+	size int64
+}
+
+// bundleKey is a workload at an optimization level: a bundle is built once per run for each,
+// whichever targets serve it, and checked before any load (CheckWorkload).
+type bundleKey struct {
+	w        *workload.Workload
+	optimize int
+}
+
+var (
+	bundlesMu sync.Mutex
+	built     = map[bundleKey]*builtBundle{}
+)
+
+// CheckWorkload builds the workload's bundle when the settings serve one, before any load:
+// optimized, and refused if it decides any input otherwise than the unoptimized bundle; and
+// refused if OPA's size limit would refuse it. Each is bad input, naming the input or the file.
+func (c *ServerConfig) CheckWorkload(w *workload.Workload) error {
+	if !c.served() || c.URL != "" || !w.HasRego() {
+		return nil
+	}
+	b, err := c.BundleConfig.build(context.Background(), w)
+	if err != nil {
+		return err
+	}
+	return c.checkSize(w, b)
+}
+
+// build is the workload's bundle at the settings' optimization level, built once per run.
+func (c *BundleConfig) build(ctx context.Context, w *workload.Workload) (*builtBundle, error) {
+	key := bundleKey{w, c.Optimize}
+	bundlesMu.Lock()
+	defer bundlesMu.Unlock()
+	if b := built[key]; b != nil {
+		return b, nil
+	}
+	dir, err := os.MkdirTemp("", "authzbench-bundle-")
+	if err != nil {
+		return nil, fmt.Errorf("create directory for workload %s's bundle: %w", w.Name, err)
+	}
+	defer os.RemoveAll(dir)
+	policies, data, err := w.Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.bundleOf(ctx, w, policies, data)
+	if err != nil {
+		return nil, err
+	}
+	built[key] = b
+	return b, nil
+}
+
+// bundleOf builds the bundle from the workload's files.
+func (c *BundleConfig) bundleOf(ctx context.Context, w *workload.Workload, policies, data []string) (*builtBundle, error) {
 	v0 := regoV0(w)
 	bundles, err := workloadBundles(policies, data, v0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
+		return nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
 	}
 	if len(bundles) != 1 {
-		return nil, nil, kinds.NewOptionError("bundle_server", func(n func(string) string) string {
+		return nil, kinds.NewOptionError("bundle_server", func(n func(string) string) string {
 			return fmt.Sprintf("%s: workload %s is %d bundles; authzbench serves OPA one", n("bundle_server"), w.Name, len(bundles))
 		})
 	}
@@ -123,28 +185,43 @@ func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload, p
 		// place (Bundle.Copy shares their slice), and the reference is the bundle as written.
 		refs, err := workloadBundles(policies, data, v0)
 		if err != nil {
-			return nil, nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
+			return nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
 		}
 		opt, err := optimizeBundle(ctx, b, c.Optimize, w.Query, v0)
 		if err != nil {
-			return nil, nil, fmt.Errorf("workload %s: opa build -O=%d: %w", w.Name, c.Optimize, err)
+			return nil, fmt.Errorf("workload %s: opa build -O=%d: %w", w.Name, c.Optimize, err)
 		}
 		if optimizedHook != nil {
 			optimizedHook(opt)
 		}
 		if err := sameDecisions(ctx, w, refs[0], opt, fmt.Sprintf("the -O=%d bundle", c.Optimize)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		b = opt
 	}
 	tarball, err := writeBundle(b, v0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
+		return nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
 	}
-	if err := c.checkSize(w, tarball); err != nil {
+	files, err := filesOf(tarball)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
+	}
+	return &builtBundle{tarball: tarball, files: files}, nil
+}
+
+// serverBundle serves the workload's bundle (built as CheckWorkload built it) on loopback,
+// and returns OPA's flags that point its bundle plugin at it. The bundle server is closed by
+// the caller once OPA has stopped.
+func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload) (args []string, srv *http.Server, err error) {
+	b, err := c.build(ctx, w)
+	if err != nil {
 		return nil, nil, err
 	}
-	srv, url, err := serveBundles([][]byte{tarball})
+	if err := c.checkSize(w, b); err != nil {
+		return nil, nil, err
+	}
+	srv, url, err := serveBundles([][]byte{b.tarball})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -174,11 +251,26 @@ func optimizeBundle(ctx context.Context, b *bundle.Bundle, level int, query stri
 	}
 	c := compile.New().WithTarget(compile.TargetRego).WithOptimizationLevel(level).WithRegoVersion(version).
 		WithEntrypoints(strings.ReplaceAll(strings.TrimPrefix(query, "data."), ".", "/")).WithBundle(b)
-	if err := c.Build(ctx); err != nil {
-		return nil, err
+	// OPA's optimizer partially evaluates the rule over the bundle's data, known to it: on
+	// rbac's 200 users and 500 resources `opa build -O=1` runs for minutes. It takes no
+	// deadline, so it is waited for at most optimizeWithin, and a build past that is refused.
+	done := make(chan error, 1)
+	go func() { done <- c.Build(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, err
+		}
+		return c.Bundle(), nil
+	case <-time.After(optimizeWithin):
+		return nil, fmt.Errorf("OPA's optimizer did not finish within %s (it partially evaluates the query over the bundle's data, which it takes as known; a large data document multiplies its work)", optimizeWithin)
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return c.Bundle(), nil
 }
+
+// optimizeWithin bounds opa build -O's optimization of a workload's bundle.
+const optimizeWithin = 2 * time.Minute
 
 // sameDecisions decides every input of w with the reference bundle and the candidate (what
 // names it), in process, and refuses the first input on which they differ, naming it: a bundle
@@ -250,27 +342,36 @@ func decide(ctx context.Context, q rego.PreparedEvalQuery, input any) (*any, err
 
 // checkSize refuses a bundle OPA's bundle plugin would refuse at activation: a file in it
 // larger than its size limit, as OPA's reader counts it (the file's bytes uncompressed).
-func (c *BundleConfig) checkSize(w *workload.Workload, tarball []byte) error {
+func (c *BundleConfig) checkSize(w *workload.Workload, b *builtBundle) error {
 	limit := c.sizeLimit()
+	for _, f := range b.files {
+		if f.size > limit {
+			return kinds.NewOptionError("bundle_size_limit", func(n func(string) string) string {
+				return fmt.Sprintf("workload %s's bundle holds %s of %d bytes, over OPA's size limit of %d bytes a file (%s, OPA's size_limit_bytes): OPA would refuse the bundle; raise %s",
+					w.Name, f.name, f.size, limit, n("bundle_size_limit"), n("bundle_size_limit"))
+			})
+		}
+	}
+	return nil
+}
+
+// filesOf lists a bundle tarball's files and their sizes uncompressed.
+func filesOf(tarball []byte) ([]bundleFile, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(tarball))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tr := tar.NewReader(zr)
+	var out []bundleFile
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return nil
+			return out, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if h.Size > limit {
-			return kinds.NewOptionError("bundle_size_limit", func(n func(string) string) string {
-				return fmt.Sprintf("workload %s's bundle holds %s of %d bytes, over OPA's size limit of %d bytes a file (%s, OPA's size_limit_bytes): OPA would refuse the bundle; raise %s",
-					w.Name, strings.TrimPrefix(h.Name, "/"), h.Size, limit, n("bundle_size_limit"), n("bundle_size_limit"))
-			})
-		}
+		out = append(out, bundleFile{strings.TrimPrefix(h.Name, "/"), h.Size})
 	}
 }
 
