@@ -155,6 +155,20 @@ type SUT struct {
 	// Startup is what starting the server authzbench launched took, and its memory; nil for
 	// a server it did not start, or replicas (each in Replicas' own process).
 	Startup *Startup `json:"startup,omitempty"`
+	// Bundle is the bundle the server was given by a bundle server inside authzbench (OPA's
+	// bundle_server, optimize); nil when it read files.
+	Bundle *Bundle `json:"bundle,omitempty"`
+}
+
+// Bundle is a policy bundle a server downloaded from authzbench and activated.
+type Bundle struct {
+	// Optimize is the optimization level it was built at (opa build's -O); 0 as written.
+	Optimize int `json:"optimize,omitempty"`
+	// Bytes is the tarball as served (gzipped); FilesBytes its files' bytes uncompressed.
+	Bytes      int64 `json:"bytes"`
+	FilesBytes int64 `json:"files_bytes"`
+	// SizeLimitBytes is the server's limit on one file's bytes (OPA's size_limit_bytes).
+	SizeLimitBytes int64 `json:"size_limit_bytes"`
 }
 
 // Startup is the start of a server authzbench launched: the time from its start to its first

@@ -13,6 +13,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/version"
 
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -65,6 +66,7 @@ type server struct {
 	bundle   *BundleConfig
 	// bundles serves the workload's bundle to OPA's bundle plugin (bundle_server, optimize).
 	bundles *http.Server
+	served  *result.Bundle
 }
 
 func (t *server) Start(ctx context.Context, w *workload.Workload) error {
@@ -106,11 +108,11 @@ func (t *server) launch(ctx context.Context, w *workload.Workload) error {
 	args = append(args, logArgs...)
 	args = append(args, t.cfg.Args...)
 	if t.bundle.served() {
-		bundleArgs, srv, err := t.bundle.serverBundle(ctx, w)
+		bundleArgs, srv, rec, err := t.bundle.serverBundle(ctx, w)
 		if err != nil {
 			return err
 		}
-		t.bundles = srv
+		t.bundles, t.served = srv, rec
 		args = append(args, bundleArgs...)
 	} else {
 		args = append(args, runPaths(policies, data)...)
@@ -166,6 +168,7 @@ func (t *server) Info() kinds.Info {
 		info.TLS.Admitted = t.admitted
 	}
 	info.DecisionLogs = t.logging.info()
+	info.Bundle = t.served
 	return info
 }
 

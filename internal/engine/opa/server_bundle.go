@@ -23,6 +23,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/util"
 
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -213,17 +214,21 @@ func (c *BundleConfig) bundleOf(ctx context.Context, w *workload.Workload, polic
 // serverBundle serves the workload's bundle (built as CheckWorkload built it) on loopback,
 // and returns OPA's flags that point its bundle plugin at it. The bundle server is closed by
 // the caller once OPA has stopped.
-func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload) (args []string, srv *http.Server, err error) {
+func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload) (args []string, srv *http.Server, rec *result.Bundle, err error) {
 	b, err := c.build(ctx, w)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := c.checkSize(w, b); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	srv, url, err := serveBundles([][]byte{b.tarball})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	rec = &result.Bundle{Optimize: c.Optimize, Bytes: int64(len(b.tarball)), SizeLimitBytes: c.sizeLimit()}
+	for _, f := range b.files {
+		rec.FilesBytes += f.size
 	}
 	key := "bundles." + bundleName + "."
 	args = []string{
@@ -235,7 +240,7 @@ func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload) (
 		"--set", key + "polling.max_delay_seconds=7200",
 		"--set", fmt.Sprintf("%ssize_limit_bytes=%d", key, c.sizeLimit()),
 	}
-	return args, srv, nil
+	return args, srv, rec, nil
 }
 
 // optimizedHook, when set (by a test), changes each optimized bundle before it is checked: a

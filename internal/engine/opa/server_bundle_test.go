@@ -29,6 +29,9 @@ func TestBundleServerActivates(t *testing.T) {
 	if !slices.Contains(info.Command, "bundles.authzbench.service=authzbench_bundles") || slices.ContainsFunc(info.Command, func(a string) bool { return strings.HasSuffix(a, ".rego") }) {
 		t.Errorf("command %q: want OPA's bundle plugin pointed at authzbench's bundle server, and no policy file", info.Command)
 	}
+	if b := info.Bundle; b == nil || b.Optimize != 0 || b.Bytes <= 0 || b.FilesBytes <= b.Bytes || b.SizeLimitBytes != bundle.DefaultSizeLimitBytes {
+		t.Errorf("bundle %+v: want the bundle served recorded, its sizes and OPA's default limit", b)
+	}
 	if s := info.Startup; s == nil || s.ReadySeconds <= 0 || s.PeakMB <= 0 || s.PeakMB < s.RSSMB {
 		t.Errorf("startup %+v: want the time to ready and the peak memory of the server's start", s)
 	}
@@ -76,6 +79,9 @@ func TestOptimizedBundleThatChangesADecisionIsRefused(t *testing.T) {
 	classes, _ := decideAll(t, w, tg.Worker())
 	if classes["ok"] != len(w.Inputs) {
 		t.Errorf("the -O=1 bundle unchanged: classes %v, want all %d correct", classes, len(w.Inputs))
+	}
+	if b := tg.Info().Bundle; b == nil || b.Optimize != 1 {
+		t.Errorf("bundle %+v: want -O=1 recorded", b)
 	}
 }
 
