@@ -139,6 +139,7 @@ func serversGroup() flagGroup {
 			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written",
 			"decision-logs", "decision-log-reporting", "decision-log-mask", "decision-log-service", "decision-log-latency",
 			"decision-log-service-addr", "decision-log-flush-timeout",
+			"bundle-server", "bundle-size-limit", "optimize",
 			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-max-conns", "datastore-min-conns"}}
 }
 
