@@ -18,9 +18,10 @@ type launched struct {
 	diedErr error
 }
 
-// launch starts cmd (pinned to pin, ready when probe says so) and watches it.
-func (l *launched) launch(ctx context.Context, name string, cmd *exec.Cmd, pin []int, probe sut.Probe) error {
-	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: pin, Probe: probe})
+// launch starts cmd (pinned to pin, ready when probe says so, within within or sut's default
+// when 0) and watches it.
+func (l *launched) launch(ctx context.Context, name string, cmd *exec.Cmd, pin []int, probe sut.Probe, within time.Duration) error {
+	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: pin, Probe: probe, ReadyWithin: within})
 	if err != nil {
 		return err
 	}
