@@ -135,10 +135,11 @@ func userFilesGroup() flagGroup {
 func serversGroup() flagGroup {
 	return flagGroup{title: "Servers", intro: "those authzbench starts, or the running one --url names",
 		flags: []string{"url", "opa-bin"}, fold: true,
-		more: []string{"replicas", "port", "sut-arg", "log-level", "server-metrics", "no-reuse", "grpc-connections",
+		more: []string{"replicas", "port", "sut-arg", "ready-timeout", "log-level", "server-metrics", "no-reuse", "grpc-connections",
 			"openfga-bin", "openfga-api", "spicedb-bin", "spicedb-key", "spicedb-overwrite", "keep-written",
 			"decision-logs", "decision-log-reporting", "decision-log-mask", "decision-log-service", "decision-log-latency",
 			"decision-log-service-addr", "decision-log-flush-timeout",
+			"bundle-server", "bundle-size-limit", "optimize",
 			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-max-conns", "datastore-min-conns",
 			"consistency", "openfga-check-query-cache", "openfga-check-query-cache-ttl", "openfga-check-iterator-cache", "openfga-check-iterator-cache-ttl",
 			"openfga-cache-controller", "openfga-cache-controller-ttl", "spicedb-dispatch-cache"}}

@@ -500,6 +500,13 @@ func (sl *slot) finish(reps int, err error) {
 	}
 	sl.stopped = true
 	sl.recordReplicas()
+	if st := sl.run.SUT.Startup; st != nil && sl.started {
+		// The server's memory at the end of its load, before it stops: its steady state, and
+		// whether the load raised its peak above its start's.
+		if mem, err := sut.ReadMemory(sl.run.SUT.PID); err == nil {
+			st.EndPeakMB, st.EndRSSMB = float64(mem.Peak)/(1<<20), float64(mem.Resident)/(1<<20)
+		}
+	}
 	if sl.tg != nil {
 		sl.tg.Stop(context.Background())
 		// What the run wrote into a server the user runs was removed by the stop, or not:

@@ -209,7 +209,11 @@ func (s *extAuthzServed) dial(cfg *tls.Config) (*grpc.ClientConn, *extauthz.TLSW
 // probed on its gRPC health service (over TLS, with the client's certificate, when it serves
 // TLS) until SERVING, then watched.
 func (s *extAuthzServed) run(ctx context.Context, name, addr string, cmd *exec.Cmd) error {
-	return s.launch(ctx, name, cmd, s.common.PinCPUs, sut.GRPCProbe{Addr: addr, TLS: s.clientTLS})
+	within, err := s.cfg.ServerConfig.readyWithin()
+	if err != nil {
+		return err
+	}
+	return s.launch(ctx, name, cmd, s.common.PinCPUs, sut.GRPCProbe{Addr: addr, TLS: s.clientTLS}, within)
 }
 
 // checkRequests is every input as a CheckRequest in wire form: an input with "attributes" is

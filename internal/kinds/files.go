@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/sut"
 )
 
@@ -17,9 +18,10 @@ type launched struct {
 	diedErr error
 }
 
-// launch starts cmd (pinned to pin, ready when probe says so) and watches it.
-func (l *launched) launch(ctx context.Context, name string, cmd *exec.Cmd, pin []int, probe sut.Probe) error {
-	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: pin, Probe: probe})
+// launch starts cmd (pinned to pin, ready when probe says so, within within or sut's default
+// when 0) and watches it.
+func (l *launched) launch(ctx context.Context, name string, cmd *exec.Cmd, pin []int, probe sut.Probe, within time.Duration) error {
+	srv, err := sut.StartServer(ctx, sut.Launch{Name: name, Cmd: cmd, Pin: pin, Probe: probe, ReadyWithin: within})
 	if err != nil {
 		return err
 	}
@@ -36,15 +38,20 @@ func (l *launched) launch(ctx context.Context, name string, cmd *exec.Cmd, pin [
 func (l *launched) Died() <-chan struct{} { return l.died }
 func (l *launched) Err() error            { return l.diedErr }
 
-// describe fills in what a run records of a server authzbench started: its version, process
-// and command line; nothing for one it did not.
+// describe fills in what a run records of a server authzbench started: its version, process,
+// command line and start (Startup); nothing for one it did not.
 func (l *launched) describe(info *Info, version string) {
 	if l.server != nil {
 		info.Version = version
 		info.PID = l.server.PID()
 		info.Command = l.server.Command()
+		ready, mem := l.server.Ready()
+		info.Startup = &result.Startup{ReadySeconds: ready.Seconds(), PeakMB: megabytes(mem.Peak), RSSMB: megabytes(mem.Resident)}
 	}
 }
+
+// megabytes is bytes in MiB, as the result's other memory figures (rss_max_mb) are.
+func megabytes(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // stop stops the server, if one was launched.
 func (l *launched) stop() error {

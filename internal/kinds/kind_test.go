@@ -111,7 +111,7 @@ func TestPlacementFollowsTheSettings(t *testing.T) {
 // left for the others, and a value of the wrong type names its key.
 func TestSetOptions(t *testing.T) {
 	c := &standInConfig{}
-	if got, want := strings.Join(OptionKeys(c), ","), "cacert,cert,http2,http2_connections,insecure,key,mtls,mtls_admit,mtls_authz,port,replicas,server_cert,server_key,stand_in_bin,sut_args,tls,url"; got != want {
+	if got, want := strings.Join(OptionKeys(c), ","), "cacert,cert,http2,http2_connections,insecure,key,mtls,mtls_admit,mtls_authz,port,ready_timeout,replicas,server_cert,server_key,stand_in_bin,sut_args,tls,url"; got != want {
 		t.Errorf("keys %s, want %s", got, want)
 	}
 	ignored, err := SetOptions(c, map[string]any{"url": "http://x:1", "port": 8181, "sut_args": []string{"--h2c"},

@@ -31,6 +31,9 @@ type ServerConfig struct {
 	Port int `yaml:"port"`
 	// Args are extra arguments for the server authzbench starts.
 	Args []string `yaml:"sut_args"`
+	// ReadyTimeout is how long the server authzbench starts may take to answer ready ("5m");
+	// 60 s when empty. A server loading hundreds of megabytes of data takes longer.
+	ReadyTimeout string `yaml:"ready_timeout"`
 	// TLSServer says whether a server authzbench starts serves over TLS, and with which
 	// certificates; TLSClient what the client trusts and presents, to a url over https above
 	// all.
@@ -67,6 +70,7 @@ func init() {
 			"a path, query included, replaces the engine's decision endpoint; the ext_authz targets take grpc://host:port (grpcs:// over TLS). http: the endpoint"})
 	DeclareOption(Option{Key: "port", Flag: "port", Check: checkPortFree, Help: "{kinds}: loopback port for the server authzbench starts (default: a free one)"})
 	DeclareOption(Option{Key: "sut_args", Flag: "sut-arg", Launches: true, Help: "extra argument for the servers authzbench starts, repeatable (--sut-arg=--h2c)"})
+	DeclareOption(Option{Key: "ready_timeout", Flag: "ready-timeout", Launches: true, Help: "how long a server authzbench starts may take to answer ready (60s by default; a server loading hundreds of megabytes of data takes longer)"})
 }
 
 // DeclareKeepWritten declares keep_written, the option of the kinds that write the workload
@@ -129,6 +133,9 @@ func (c *ServerConfig) checkLaunch() []error {
 			}))
 		}
 	}
+	if _, err := c.readyWithin(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, optionError("port", func(n func(string) string) string {
 			return fmt.Sprintf("%s %d: not a TCP port; want 1 to 65535, or none for a free one", n("port"), c.Port)
@@ -141,6 +148,20 @@ func (c *ServerConfig) checkLaunch() []error {
 type Served interface {
 	Config
 	Server() *ServerConfig
+}
+
+// readyWithin is how long a started server may take to answer ready; 0 for sut's default.
+func (c *ServerConfig) readyWithin() (time.Duration, error) {
+	if c.ReadyTimeout == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.ReadyTimeout)
+	if err != nil || d <= 0 {
+		return 0, optionError("ready_timeout", func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: want a duration such as 5m", n("ready_timeout"), c.ReadyTimeout)
+		})
+	}
+	return d, nil
 }
 
 // served is what the targets that decide over HTTP share, whatever the engine behind them: a
@@ -437,7 +458,11 @@ func (s *served) run(ctx context.Context, name, addr string, cmd *exec.Cmd) erro
 		health = sut.GRPCProbe{Addr: addr, Service: g.HealthService(), TLS: tlsConfig}
 	}
 	l, pin := s.nextLaunch(addr)
-	if err := l.launch(ctx, name, cmd, pin, health); err != nil {
+	within, err := s.cfg.readyWithin()
+	if err != nil {
+		return err
+	}
+	if err := l.launch(ctx, name, cmd, pin, health, within); err != nil {
 		return err
 	}
 	s.url = s.scheme() + "://" + addr

@@ -166,6 +166,12 @@ type SUT struct {
 	// consistency), and how stale an answer may be under the engine's promise; nil for an engine
 	// that is asked none.
 	Consistency *Consistency `json:"consistency,omitempty"`
+	// Startup is what starting the server authzbench launched took, and its memory; nil for
+	// a server it did not start, or replicas (each in Replicas' own process).
+	Startup *Startup `json:"startup,omitempty"`
+	// Bundle is the bundle the server was given by a bundle server inside authzbench (OPA's
+	// bundle_server, optimize); nil when it read files.
+	Bundle *Bundle `json:"bundle,omitempty"`
 }
 
 // Consistency is what a target's checks asked of the engine's freshness.
@@ -178,6 +184,32 @@ type Consistency struct {
 	// be stale); Why says what that rests on.
 	PromiseMS float64 `json:"promise_ms"`
 	Why       string  `json:"why,omitempty"`
+}
+
+// Bundle is a policy bundle a server downloaded from authzbench and activated.
+type Bundle struct {
+	// Optimize is the optimization level it was built at (opa build's -O); 0 as written.
+	Optimize int `json:"optimize,omitempty"`
+	// Bytes is the tarball as served (gzipped); FilesBytes its files' bytes uncompressed.
+	Bytes      int64 `json:"bytes"`
+	FilesBytes int64 `json:"files_bytes"`
+	// SizeLimitBytes is the server's limit on one file's bytes (OPA's size_limit_bytes).
+	SizeLimitBytes int64 `json:"size_limit_bytes"`
+}
+
+// Startup is the start of a server authzbench launched: the time from its start to its first
+// ready answer (loading its policy and data, or downloading and activating its bundles), and its
+// memory as the kernel counts it (/proc/PID/status), when it was ready and when the run ended.
+type Startup struct {
+	ReadySeconds float64 `json:"ready_seconds"`
+	// PeakMB is VmHWM when ready: the most resident memory the start took, its data's load
+	// included, which sampling can miss. RSSMB is VmRSS then. Zero where /proc cannot say.
+	PeakMB float64 `json:"peak_mb,omitempty"`
+	RSSMB  float64 `json:"rss_mb,omitempty"`
+	// EndPeakMB and EndRSSMB are VmHWM and VmRSS at the end of the run, before the server was
+	// stopped: the steady memory under load, and whether the load raised the peak.
+	EndPeakMB float64 `json:"end_peak_mb,omitempty"`
+	EndRSSMB  float64 `json:"end_rss_mb,omitempty"`
 }
 
 // Datastore is the database an engine ran over, and the load of the workload into it.

@@ -27,6 +27,11 @@ type Server struct {
 	command  []string
 	done     chan error
 	stopping atomic.Bool
+	// ready is how long it took from its start to its first ready answer (loading its policy
+	// and data, or activating its bundles), and readyMemory its memory then; zero where /proc
+	// cannot say.
+	ready       time.Duration
+	readyMemory Memory
 }
 
 // StartServer launches l.Cmd, pinned to l.Pin, and waits until l.Probe says it is ready. A
@@ -41,6 +46,7 @@ func StartServer(ctx context.Context, l Launch) (*Server, error) {
 			return nil, err
 		}
 	}
+	started := time.Now()
 	p, err := Start(l.Name, cmd)
 	if err != nil {
 		return nil, err
@@ -53,7 +59,8 @@ func StartServer(ctx context.Context, l Launch) (*Server, error) {
 		p.Stop(5 * time.Second)
 		return nil, err
 	}
-	s := &Server{proc: p, command: command, done: make(chan error, 1)}
+	s := &Server{proc: p, command: command, done: make(chan error, 1), ready: time.Since(started)}
+	s.readyMemory, _ = ReadMemory(p.PID())
 	go func() {
 		<-p.Exited()
 		if !s.stopping.Load() {
@@ -66,6 +73,10 @@ func StartServer(ctx context.Context, l Launch) (*Server, error) {
 
 // PID is the server's process id (the pinning wrapper's, which execs the server itself).
 func (s *Server) PID() int { return s.proc.PID() }
+
+// Ready is how long the server took from its start to its first ready answer, and its memory
+// at that moment: its peak is the peak of its start, loading its data included.
+func (s *Server) Ready() (time.Duration, Memory) { return s.ready, s.readyMemory }
 
 // Command is the server's command line as given, before any pinning wrapper.
 func (s *Server) Command() []string { return s.command }

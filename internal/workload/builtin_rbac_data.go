@@ -18,7 +18,7 @@ import (
 // MinDataUsers and MaxDataUsers bound the N of rbac-data-<N>.
 const (
 	MinDataUsers = 10
-	MaxDataUsers = 1_000_000
+	MaxDataUsers = 10_000_000
 )
 
 const rbacDataPattern = "rbac-data-<N>"

@@ -54,11 +54,11 @@ func TestRBACDataMatchesReferenceModel(t *testing.T) {
 
 func TestRBACDataNames(t *testing.T) {
 	bad := map[string]string{
-		"rbac-data-9":       "N is 9; rbac-data-<N> takes N from 10 to 1000000",
-		"rbac-data-1000001": "N is 1000001",
-		"rbac-data-":        "want rbac-data-<N>, N a whole number from 10 to 1000000",
-		"rbac-data-1k":      "N a whole number",
-		"rbac-data-0100":    "without leading zeros",
+		"rbac-data-9":        "N is 9; rbac-data-<N> takes N from 10 to 10000000",
+		"rbac-data-10000001": "N is 10000001",
+		"rbac-data-":         "want rbac-data-<N>, N a whole number from 10 to 10000000",
+		"rbac-data-1k":       "N a whole number",
+		"rbac-data-0100":     "without leading zeros",
 	}
 	for name, want := range bad {
 		if _, err := Builtin(name); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"`+name+`"`) {

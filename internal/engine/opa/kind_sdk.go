@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -153,34 +152,38 @@ func (t *sdkTarget) config(bundleURL string, n int) ([]byte, error) {
 	return json.Marshal(conf)
 }
 
-// sdkBundles are the workload's policy and data as bundle tarballs: each bundle directory as
-// it is, and loose files as `opa run` reads them (data files merged at the root), in one.
+// sdkBundles are the workload's policy and data as bundle tarballs (workloadBundles).
 func sdkBundles(policies, data []string, v0 bool) ([][]byte, error) {
+	bundles, err := workloadBundles(policies, data, v0)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, b := range bundles {
+		tb, err := writeBundle(b, v0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tb)
+	}
+	return out, nil
+}
+
+// workloadBundles are the workload's policy and data as bundles: each bundle directory as it
+// is, and loose files as `opa run` reads them (data files merged at the root), in one.
+func workloadBundles(policies, data []string, v0 bool) ([]*bundle.Bundle, error) {
 	dirs, files := SplitBundles(policies)
 	fl := loader.NewFileLoader()
 	if v0 {
 		fl = fl.WithRegoVersion(ast.RegoV0)
 	}
-	var out [][]byte
-	write := func(b *bundle.Bundle) error {
-		if v0 {
-			b.Manifest.SetRegoVersion(ast.RegoV0)
-		}
-		var buf bytes.Buffer
-		if err := bundle.NewWriter(&buf).Write(*b); err != nil {
-			return err
-		}
-		out = append(out, buf.Bytes())
-		return nil
-	}
+	var out []*bundle.Bundle
 	for _, dir := range dirs {
 		b, err := fl.AsBundle(dir)
 		if err != nil {
 			return nil, err
 		}
-		if err := write(b); err != nil {
-			return nil, err
-		}
+		out = append(out, b)
 	}
 	if paths := append(files, data...); len(paths) > 0 {
 		res, err := fl.All(paths)
@@ -194,9 +197,10 @@ func sdkBundles(policies, data []string, v0 bool) ([][]byte, error) {
 		for _, m := range res.Modules {
 			b.Modules = append(b.Modules, bundle.ModuleFile{URL: m.Name, Path: m.Name, Raw: m.Raw, Parsed: m.Parsed})
 		}
-		if err := write(b); err != nil {
-			return nil, err
-		}
+		// Roots over all of data, as a bundle without a manifest has (OPA's activation reads
+		// them).
+		b.Manifest.Init()
+		out = append(out, b)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no policy")
@@ -204,22 +208,23 @@ func sdkBundles(policies, data []string, v0 bool) ([][]byte, error) {
 	return out, nil
 }
 
-// serveBundles serves the tarballs on loopback, /bundles/N.tar.gz, as a bundle server would.
+// writeBundle is b as a bundle tarball, its manifest saying v0 Rego where it is.
+func writeBundle(b *bundle.Bundle, v0 bool) ([]byte, error) {
+	if v0 {
+		b.Manifest.SetRegoVersion(ast.RegoV0)
+	}
+	var buf bytes.Buffer
+	if err := bundle.NewWriter(&buf).Write(*b); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// serveBundles serves the tarballs to the SDK's bundle plugin.
 func (t *sdkTarget) serveBundles(tarballs [][]byte) (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("serve the workload's bundle to OPA's SDK: %w", err)
-	}
-	mux := http.NewServeMux()
-	for i, tb := range tarballs {
-		mux.HandleFunc(fmt.Sprintf("GET /bundles/%d.tar.gz", i), func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/gzip")
-			w.Write(tb) //nolint:errcheck // the SDK says so if it gets no bundle
-		})
-	}
-	t.bundles = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go t.bundles.Serve(ln) //nolint:errcheck // ends with Stop
-	return "http://" + ln.Addr().String(), nil
+	srv, url, err := serveBundles(tarballs)
+	t.bundles = srv
+	return url, err
 }
 
 func (t *sdkTarget) Worker() kinds.Decider { return &sdkWorker{t: t} }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/version"
 
 	"github.com/authzbench/authzbench/internal/kinds"
+	"github.com/authzbench/authzbench/internal/result"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
@@ -21,7 +23,7 @@ func init() {
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			cfg := c.(*ServerConfig)
 			return &server{Server: kinds.NewServer(common, Engine, &cfg.ServerConfig, kinds.WithHTTP2(&cfg.HTTP2Config), kinds.WithReplicas(cfg.Replicas)),
-				cfg: &cfg.ServerConfig, opaBin: cfg.OPABin, logs: &cfg.DecisionLogConfig}
+				cfg: &cfg.ServerConfig, opaBin: cfg.OPABin, logs: &cfg.DecisionLogConfig, bundle: &cfg.BundleConfig}
 		}})
 }
 
@@ -34,6 +36,8 @@ type ServerConfig struct {
 	OPABin string `yaml:"opa_bin"`
 	// DecisionLogConfig is OPA's decision logging, off by default.
 	DecisionLogConfig `yaml:",inline"`
+	// BundleConfig gives OPA the workload as a bundle from a bundle server, optimized or not.
+	BundleConfig `yaml:",inline"`
 }
 
 // Check takes every TLS mode, mtls_authz included: OPA's own authorization policy
@@ -43,7 +47,7 @@ func (c *ServerConfig) Check() error {
 	if c.URL != "" && c.OPABin != "" {
 		errs = append(errs, errors.New("opa_bin configures a server authzbench starts; with url it starts none"))
 	}
-	errs = append(errs, checkLoggedServer(&c.DecisionLogConfig, c.URL, c.OPABin, c.Replicas))
+	errs = append(errs, checkLoggedServer(&c.DecisionLogConfig, c.URL, c.OPABin, c.Replicas), c.BundleConfig.check(c.URL, c.Replicas))
 	return errors.Join(errs...)
 }
 
@@ -59,6 +63,10 @@ type server struct {
 	admitted []string
 	logs     *DecisionLogConfig
 	logging  *decisionLogging
+	bundle   *BundleConfig
+	// bundles serves the workload's bundle to OPA's bundle plugin (bundle_server, optimize).
+	bundles *http.Server
+	served  *result.Bundle
 }
 
 func (t *server) Start(ctx context.Context, w *workload.Workload) error {
@@ -99,7 +107,16 @@ func (t *server) launch(ctx context.Context, w *workload.Workload) error {
 	}
 	args = append(args, logArgs...)
 	args = append(args, t.cfg.Args...)
-	args = append(args, runPaths(policies, data)...)
+	if t.bundle.served() {
+		bundleArgs, srv, rec, err := t.bundle.serverBundle(ctx, w)
+		if err != nil {
+			return err
+		}
+		t.bundles, t.served = srv, rec
+		args = append(args, bundleArgs...)
+	} else {
+		args = append(args, runPaths(policies, data)...)
+	}
 	opa, err := opaCommand(t.opaBin)
 	if err != nil {
 		return err
@@ -151,6 +168,7 @@ func (t *server) Info() kinds.Info {
 		info.TLS.Admitted = t.admitted
 	}
 	info.DecisionLogs = t.logging.info()
+	info.Bundle = t.served
 	return info
 }
 
@@ -169,6 +187,10 @@ func (t *server) startLogging(dir string) ([]string, error) {
 func (t *server) Stop(ctx context.Context) error {
 	err := t.Server.Stop(ctx)
 	t.logging.finish()
+	if t.bundles != nil {
+		t.bundles.Close()
+		t.bundles = nil
+	}
 	return err
 }
 
