@@ -6,12 +6,8 @@ import (
 	"github.com/authzbench/authzbench/internal/result"
 )
 
-func init() {
-	DeclareOption(Option{Key: "consistency", Flag: "consistency", Selective: true, EveryTarget: true,
-		Help: "{kinds}: how fresh each check must be, in the engine's own words (SpiceDB: minimize_latency, at_least_as_fresh " +
-			"with the last acknowledged write's token, fully_consistent; OpenFGA: MINIMIZE_LATENCY, HIGHER_CONSISTENCY); " +
-			"by default the engine's own, said in the run's notes and recorded in the result"})
-}
+// The option itself is declared by internal/kinds/consistencyflag, which the engines that take it
+// import.
 
 // Consistency is what a target's checks ask of the engine's freshness, in the engine's words,
 // and how stale an answer may be under it by the engine's own promise: what a run whose world

@@ -19,6 +19,8 @@ import (
 
 	"github.com/authzbench/authzbench/internal/change"
 	"github.com/authzbench/authzbench/internal/kinds"
+	// The consistency option this engine's ConsistencySetting reads.
+	_ "github.com/authzbench/authzbench/internal/kinds/consistencyflag"
 	"github.com/authzbench/authzbench/internal/workload"
 )
 
