@@ -67,6 +67,10 @@ type frontAnswer struct {
 	EvalNS    int64
 	Err       string
 	NotSent   bool
+	// Versioned and Version: the version of the world the answer was decided at (a run whose
+	// world changes).
+	Versioned bool
+	Version   int64
 }
 
 // serveOverHTTP starts a front for target, stopped when the test ends; on Linux the test fails
@@ -112,7 +116,8 @@ func (f *httpFront) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := d.Decide(r.Context(), input)
-	a := frontAnswer{Kind: out.Kind, Allow: out.Allow, Status: out.Status, HandlerNS: out.ServerHandlerNS, EvalNS: out.ServerEvalNS, NotSent: out.NotSent}
+	a := frontAnswer{Kind: out.Kind, Allow: out.Allow, Status: out.Status, HandlerNS: out.ServerHandlerNS, EvalNS: out.ServerEvalNS, NotSent: out.NotSent,
+		Versioned: out.Versioned, Version: out.Version}
 	if out.Err != nil {
 		a.Err = out.Err.Error()
 	}
@@ -139,7 +144,8 @@ func (d *frontDecider) judge(status int, body []byte) verify.Outcome {
 	if err := json.Unmarshal(body, &a); err != nil {
 		return verify.Outcome{Kind: verify.Malformed, Err: err}
 	}
-	out := verify.Outcome{Kind: a.Kind, Allow: a.Allow, Status: a.Status, ServerHandlerNS: a.HandlerNS, ServerEvalNS: a.EvalNS, NotSent: a.NotSent}
+	out := verify.Outcome{Kind: a.Kind, Allow: a.Allow, Status: a.Status, ServerHandlerNS: a.HandlerNS, ServerEvalNS: a.EvalNS, NotSent: a.NotSent,
+		Versioned: a.Versioned, Version: a.Version}
 	if a.Err != "" {
 		out.Err = errors.New(a.Err)
 	}
