@@ -39,6 +39,21 @@ func TestDecisionsTable(t *testing.T) {
 			}
 		}
 	}
+	// A run whose every response allowed (nop) has no deny row.
+	nop := run
+	nop.Workload = "nop"
+	nop.Summary.Decisions = &result.Decisions{Allow: result.DecisionLatency{Count: 10, LatencyUS: &result.Percentiles{P50: 5}}}
+	doc.Runs = append(doc.Runs, nop)
+	b.Reset()
+	if err := Table(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "nop" && f[2] == "deny" {
+			t.Errorf("a deny row for a run that denied nothing: %q", l)
+		}
+	}
+	doc.Runs = doc.Runs[:1]
 	doc.Runs[0].Summary.Decisions = nil
 	b.Reset()
 	if err := Table(&b, doc); err != nil {
