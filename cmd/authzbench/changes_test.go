@@ -167,6 +167,10 @@ func TestChangesRefusedBeforeLoad(t *testing.T) {
 		{"repetitions", append(httpArgs, "--changes", changes, "--repeat", "2"), "--changes with --repeat 2"},
 		// One writer applies the stream: a shard on another machine could not judge by its log.
 		{"a shard", append(httpArgs, "--changes", changes, "--shard", "1/2", "--rate", "100"), "--changes with --shard"},
+		// Each replica holds its own world: a write would reach one, and the others' answers
+		// would be judged stale against it.
+		{"replicas", []string{"run", "--target", "opa/server", "--replicas", "2", "--workload", "rbac", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"opa/server with 2 replicas: each holds its own copy of the world"},
 		{"two workloads", []string{"run", "--target", "opa/server", "--workload", "rbac,api", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"give one"},
 		{"a target without writes", []string{"run", "--target", "opa/cli", "--workload", "rbac", "--changes", changes, "--no-progress", "-o", filepath.Join(dir, "r.json")},

@@ -30,6 +30,9 @@ func init() {
 		Help: "{kinds}: start K server processes and spread the connections over them round robin, as a Kubernetes Service does (pinned to distinct CPUs where --pin-sut or --pin auto gives enough)"})
 }
 
+// replicaCount is how many server processes the settings start (1 when not replicated).
+func (r Replication) replicaCount() int { return max(1, r.Replicas) }
+
 // check refuses replicas that cannot be started as asked.
 func (r Replication) check(c *ServerConfig) error {
 	switch {

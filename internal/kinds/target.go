@@ -15,6 +15,7 @@ package kinds
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/authzbench/authzbench/internal/change"
 	"github.com/authzbench/authzbench/internal/result"
@@ -125,6 +126,11 @@ func WritesRefused(name string, c Config) error {
 	}
 	if c == nil {
 		c = k.NewConfig()
+	}
+	// Each replica holds its own copy of the world, and a write reaches the one its connection
+	// goes to: the others' answers would be judged stale against a write they never saw.
+	if r, ok := c.(interface{ replicaCount() int }); ok && r.replicaCount() > 1 {
+		return fmt.Errorf("%s with %d replicas: each holds its own copy of the world and a write reaches one; run one", name, r.replicaCount())
 	}
 	if r, ok := k.New(Common{}, c).(WritesRefuser); ok {
 		return r.RefusesWrites()
