@@ -105,7 +105,7 @@ func changesOf(c *load.Changes, out *load.ChangesOutcome, intervals []load.Inter
 	for v := change.Verdict(0); v < change.NumVerdicts; v++ {
 		rc.Answers[v.String()] = t.Verdicts[v]
 	}
-	rc.VersionNamed = t.Named > 0
+	rc.VersionNamed, rc.AnswersNamed = t.Named > 0, t.Named
 	rc.StaleAgeUS = percentilesOrNil(t.StaleAge)
 	rc.NearChangeUS, rc.SteadyUS = percentilesOrNil(t.NearLatency), percentilesOrNil(t.SteadyLatency)
 	visible, enemy := metrics.NewHistogram(), metrics.NewHistogram()

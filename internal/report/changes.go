@@ -47,6 +47,13 @@ func changesRows(r *result.Run) [][]string {
 	judged := "by their decisions (each given the newest version it matches)"
 	if c.VersionNamed {
 		judged = "by the version each named"
+		var total uint64
+		for _, n := range c.Answers {
+			total += n
+		}
+		if c.AnswersNamed != 0 && c.AnswersNamed < total {
+			judged += fmt.Sprintf(" (%d of %d; the others, whose version could not be told, by their decisions)", c.AnswersNamed, total)
+		}
 	}
 	add("answers judged", judged)
 	add("fresh", strconv.FormatUint(c.Answers["fresh"], 10))

@@ -37,6 +37,9 @@ type Changes struct {
 	AllowedStaleMS float64 `json:"allowed_stale_ms"`
 	// VersionNamed: the answers named the version they were decided at, and were judged by it.
 	VersionNamed bool `json:"version_named,omitempty"`
+	// AnswersNamed counts the judged answers that named their version; the others were judged
+	// by their decisions (a SpiceDB answer whose revision may also hold the write in flight).
+	AnswersNamed uint64 `json:"answers_named,omitempty"`
 	// Answers counts the decisions judged: fresh, stale (within the promise),
 	// stale_beyond_promise and wrong (also counted in the summary's wrong decisions).
 	Answers map[string]uint64 `json:"answers"`

@@ -207,6 +207,9 @@ type spicedbServer struct {
 	// acknowledged write's token (the load's before any): the writer stores it, every check
 	// reads it (writes.go).
 	fresh *atomic.Pointer[v1.Consistency]
+	// versions maps the answers' checked_at to the run's versions, for the server authzbench
+	// started (checkedat.go); nil for a running server, whose datastore is its own.
+	versions *versions
 	// metricsURL is the started server's metrics endpoint, where its dispatch cache's counters
 	// are read ("" for a running server a URL names).
 	metricsURL string
@@ -257,6 +260,11 @@ func (t *spicedbServer) Start(ctx context.Context, w *workload.Workload) error {
 		return fmt.Errorf("write the workload into SpiceDB at %s: %w", t.grpcAddr, err)
 	}
 	t.recordLoad(ctx, len(l.Fixture.Relationships), time.Since(began))
+	if t.settings.URL == "" {
+		// A token that cannot be read leaves the answers judged by their decisions (the result
+		// says how many named their version).
+		t.versions, _ = newVersions(revisionKindOf(t.settings.Engine()), written)
+	}
 	// By default at least as fresh as the write, as SpiceDB's clients ask after one: every
 	// check sees the whole workload, and no more recent revision than that is asked for. Asked
 	// minimize_latency, the clock waits until SpiceDB's snapshot holds the workload.
@@ -542,7 +550,7 @@ func (t *spicedbServer) Worker() kinds.Decider {
 		return kinds.FailedDecider(err)
 	}
 	return &spicedbGRPCWorker{client: v1.NewPermissionsServiceClient(conn), checks: t.checks,
-		assertions: t.loaded.Fixture.Assertions, timeout: t.Common().RequestTimeout(), fresh: t.fresh}
+		assertions: t.loaded.Fixture.Assertions, timeout: t.Common().RequestTimeout(), fresh: t.fresh, versions: t.versions}
 }
 
 // spicedbGRPCWorker asks PermissionsService.CheckPermission over one gRPC connection.
@@ -554,6 +562,9 @@ type spicedbGRPCWorker struct {
 	// fresh, when checks ask at_least_as_fresh, names the last acknowledged write's token: each
 	// check is the prepared one with it, one allocation of the request's shell.
 	fresh *atomic.Pointer[v1.Consistency]
+	// versions, in a run whose world changes, names each answer's version by its checked_at.
+	versions *versions
+	checked  tokenCache
 }
 
 func (w *spicedbGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
@@ -580,7 +591,11 @@ func (w *spicedbGRPCWorker) Decide(ctx context.Context, i int) verify.Outcome {
 		return verify.Outcome{Kind: verify.Malformed, Err: fmt.Errorf("spicedb check: permissionship %s", p)}
 	}
 	if err == nil && w.assertions[i].Expect != ExpectConditional {
-		return verify.Outcome{Kind: verify.Decided, Allow: allowed}
+		out := verify.Outcome{Kind: verify.Decided, Allow: allowed}
+		if v, ok := w.versions.version(&w.checked, resp.GetCheckedAt()); ok {
+			out.Versioned, out.Version = true, int64(v)
+		}
+		return out
 	}
 	return Outcome(w.assertions[i], allowed, err)
 }

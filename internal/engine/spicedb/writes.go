@@ -132,21 +132,28 @@ func writeFailed(ctx context.Context, err error) change.Ack {
 
 // serverWriter applies each change with WriteRelationships; the written_at token it returns is
 // what checks asked at_least_as_fresh ask for from then on.
+// Each token is also the revision of its version, by which the answers' checked_at is placed
+// (checkedat.go).
 type serverWriter struct {
-	client v1.PermissionsServiceClient
-	fresh  *atomic.Pointer[v1.Consistency]
+	client   v1.PermissionsServiceClient
+	fresh    *atomic.Pointer[v1.Consistency]
+	versions *versions
 }
 
-func (a *serverWriter) Apply(ctx context.Context, _ int, c change.Change) change.Ack {
+func (a *serverWriter) Apply(ctx context.Context, version int, c change.Change) change.Ack {
 	req, err := readWrite(c.Form)
 	if err != nil {
+		a.versions.failed()
 		return change.Ack{Class: "refused", Err: err}
 	}
+	a.versions.sending()
 	resp, err := a.client.WriteRelationships(ctx, req)
 	if err != nil {
+		a.versions.failed()
 		return writeFailed(ctx, err)
 	}
 	token := resp.GetWrittenAt()
+	a.versions.written(version, token)
 	if a.fresh != nil {
 		a.fresh.Store(&v1.Consistency{Requirement: &v1.Consistency_AtLeastAsFresh{AtLeastAsFresh: token}})
 	}
@@ -162,7 +169,8 @@ func (t *spicedbServer) Writer() (change.Applier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &serverWriter{client: v1.NewPermissionsServiceClient(conn), fresh: t.fresh}, nil
+	t.versions.start()
+	return &serverWriter{client: v1.NewPermissionsServiceClient(conn), fresh: t.fresh, versions: t.versions}, nil
 }
 
 // inprocWriter applies each change in one transaction of the checker's datastore, as SpiceDB's
