@@ -21,10 +21,12 @@ func TestChangesRelationshipEngines(t *testing.T) {
 		name, targets, workload, consistency string
 		want                                 string // the consistency recorded
 		defaulted                            bool
+		named                                bool // the answers name their version (SpiceDB's checked_at)
 	}{
-		{"openfga", "openfga/inproc,openfga/server", "gdrive-50", "HIGHER_CONSISTENCY", "HIGHER_CONSISTENCY", false},
-		{"spicedb server", "spicedb/server", "github-50", "at_least_as_fresh", "at_least_as_fresh", false},
-		{"spicedb inproc", "spicedb/inproc", "rbac", "", "fully_consistent", true},
+		{"openfga", "openfga/inproc,openfga/server", "gdrive-50", "HIGHER_CONSISTENCY", "HIGHER_CONSISTENCY", false, false},
+		{"spicedb server", "spicedb/server", "github-50", "at_least_as_fresh", "at_least_as_fresh", false, true},
+		{"spicedb server fully consistent", "spicedb/server", "gdrive-50", "fully_consistent", "fully_consistent", false, true},
+		{"spicedb inproc", "spicedb/inproc", "rbac", "", "fully_consistent", true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{"run", "--target", c.targets, "--workload", c.workload, "--changes", "builtin",
@@ -49,6 +51,12 @@ func TestChangesRelationshipEngines(t *testing.T) {
 				}
 				if ch.Visible == 0 {
 					t.Errorf("%s: no change seen", r.Target)
+				}
+				t.Logf("%s: answers %v, %d of %d named their version", r.Target, ch.Answers, ch.AnswersNamed, r.Summary.OK)
+				// Named, most answers are (those asked while a write was in flight, whose
+				// revision may hold it, are judged by their decisions).
+				if ch.VersionNamed != c.named || c.named && ch.AnswersNamed < r.Summary.OK/2 {
+					t.Errorf("%s: version named %t, %d answers of %d: want named %t", r.Target, ch.VersionNamed, ch.AnswersNamed, r.Summary.OK, c.named)
 				}
 				if w := r.Operations[0]; w.OK != uint64(ch.Applied) || w.Errors != 0 {
 					t.Errorf("%s: writes %+v", r.Target, w)
@@ -77,6 +85,27 @@ func TestChangesStaleAllowedByConsistency(t *testing.T) {
 	r := doc.Runs[0]
 	if p := r.SUT.Consistency; p == nil || !p.Default || p.PromiseMS != 5500 || r.Changes.AllowedStaleMS != 5500 || r.Changes.Answers["wrong"] != 0 {
 		t.Errorf("consistency %+v, changes %+v", p, r.Changes)
+	}
+}
+
+// SpiceDB's server asked minimize_latency answers from its quantized snapshot (every 300 ms
+// here, 5 s by default), so most answers are stale within its promise; each names its version
+// by its checked_at and is judged by it: none wrong, the stale ones no older than the promise.
+func TestChangesSpiceDBMinimizeLatencyByVersion(t *testing.T) {
+	doc, _ := runOK(t, filepath.Join(t.TempDir(), "r.json"), "run", "--target", "spicedb/server", "--workload", "gdrive-50",
+		"--consistency", "minimize_latency", "--sut-arg=--datastore-revision-quantization-interval=300ms",
+		"--changes", "builtin", "--change-rate", "20/s", "--workers", "2", "--duration", "2s", "--warmup", "0s", "--no-progress")
+	r := doc.Runs[0]
+	ch := r.Changes
+	if ch == nil || ch.Applied < 10 || !ch.VersionNamed || ch.AnswersNamed < r.Summary.OK/2 {
+		t.Fatalf("changes %+v: want at least 10 applied and most of the %d answers naming their version", ch, r.Summary.OK)
+	}
+	if ch.Answers["wrong"] != 0 || r.Summary.WrongDecision != 0 || ch.Answers["stale_beyond_promise"] != 0 {
+		t.Errorf("answers %v, %d wrong decisions", ch.Answers, r.Summary.WrongDecision)
+	}
+	t.Logf("answers %v, %d of %d named their version", ch.Answers, ch.AnswersNamed, r.Summary.OK)
+	if ch.Answers["stale"] == 0 || ch.Answers["fresh"] == 0 {
+		t.Errorf("answers %v: from snapshots 300 ms apart, under changes 50 ms apart, some are stale and some fresh", ch.Answers)
 	}
 }
 
