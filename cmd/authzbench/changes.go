@@ -26,7 +26,7 @@ type changeFlags struct {
 
 func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
 	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes; gdrive's, github's and tinytodo's shares, unshares, memberships and moves), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
-		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number), or {"write": ..., "expect": {...}} in the engine's own form (a JSON Patch of OPA's data, Cedar's entities, an OpenFGA Write body, a SpiceDB WriteRelationships request; docs/changes.md); `+
+		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number), or {"write": ..., "expect": {...}} in the engine's own form (a JSON Patch of OPA's data, Cedar's entities, Casbin's role links, an OpenFGA Write body, a SpiceDB WriteRelationships request, or a policy replacement: {"policy": "v2.rego"} for OPA, {"policy": "v2.csv"} for Casbin, Cedar's "policies"; docs/changes.md); `+
 		"every answer is judged fresh, stale or wrong against the versions it may reflect")
 	fl.StringVar(&f.rate, "change-rate", "1/s", "with --changes: changes a second (10/s), one at a time")
 	fl.DurationVar(&f.staleAllowed, "stale-allowed", 0, "with --changes: how old a stale answer may be within the consistency the target promises (5.5s); older ones are counted as stale beyond the promise (0: none may be stale; by default the promise of the consistency OpenFGA's and SpiceDB's targets ask)")
