@@ -229,3 +229,51 @@ func TestChangesCasbinPolicyReplacement(t *testing.T) {
 		t.Error("a result was written for a run refused before any load")
 	}
 }
+
+// rbac's built-in policy stream (--changes builtin-policy) through every target of the engines
+// that take it: a role's grant withdrawn and the whole policy put back, written in each engine's
+// language (a Rego module put, Cedar's policies swapped, Casbin's policy reloaded); every
+// answer is judged, none wrong, and none stale (each acknowledges once the policy is in place).
+// An engine that takes no policy replacement is refused before any load, exit 2.
+func TestChangesBuiltinPolicyStream(t *testing.T) {
+	for _, target := range []string{"opa/inproc", "opa/sdk", "opa/server", "cedar/inproc", "cedar/server", "casbin/inproc", "casbin/server"} {
+		t.Run(target, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			doc, _ := runOK(t, out, "run", "--target", target, "--workload", "rbac", "--changes", "builtin-policy", "--change-rate", "10/s",
+				"--workers", "4", "--duration", "2s", "--warmup", "0s", "--no-progress")
+			r := doc.Runs[0]
+			c := r.Changes
+			if c == nil || c.Applied < 5 || c.Source != "rbac (built-in policy)" {
+				t.Fatalf("changes %+v: want at least 5 of rbac's policy changes applied in 2s at 10/s", c)
+			}
+			if c.Answers["stale"] != 0 || c.Answers["stale_beyond_promise"] != 0 || c.Answers["wrong"] != 0 || r.Summary.WrongDecision != 0 {
+				t.Errorf("answers %v, wrong decisions %d: a check sent after a policy was acknowledged must decide by it", c.Answers, r.Summary.WrongDecision)
+			}
+			if c.Answers["fresh"] != r.Summary.OK || r.Summary.OK == 0 {
+				t.Errorf("%d fresh of %d ok decisions: every answer is judged", c.Answers["fresh"], r.Summary.OK)
+			}
+			if c.Visible == 0 {
+				t.Errorf("visible %d: no policy change was seen in any answer", c.Visible)
+			}
+			if w := r.Operations[0]; w.OK != uint64(c.Applied) || w.Errors != 0 {
+				t.Errorf("writes %+v", w)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, stderr := run(t, "run", "--target", "spicedb/inproc", "--workload", "rbac", "--changes", "builtin-policy",
+			"--duration", "1s", "--warmup", "0s", "--no-progress", "-o", out)
+		if code != exitUsage {
+			t.Fatalf("exit %d, want %d; stderr %s", code, exitUsage, stderr)
+		}
+		for _, want := range []string{"--changes builtin-policy: target spicedb/inproc", "no built-in policy replacement", "opa"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr %q: want %q", stderr, want)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Error("a result was written for a run refused before any load")
+		}
+	})
+}

@@ -158,3 +158,30 @@ func replacePolicy(e *casbinv3.SyncedEnforcer, p policyWrite) error {
 func policyWriteOf(name, text string) (json.RawMessage, error) {
 	return json.Marshal(policyWrite{Policy: name, Text: &text})
 }
+
+// WritePolicy is a built-in family's policy replacement in Casbin's form (engine.PolicyWriter):
+// rbac's whole policy written again from the workload's data with the change's roles table (a
+// grant withdrawn is a p rule gone), loaded with the model as Casbin loads it before any load,
+// and applied as a policy reload.
+func (registered) WritePolicy(w *workload.Workload, c workload.Change) (json.RawMessage, error) {
+	p, ok := c.Policy.(*workload.RBACPolicy)
+	if _, rbac := w.Model.(*workload.RBACData); !ok || !rbac {
+		return nil, fmt.Errorf("workload %s: Casbin takes the built-in policy changes of rbac and rbac-data-N only", w.Name)
+	}
+	if v := w.VersionFor(Name); v == nil || v.Files[FileModel] != "" {
+		return nil, fmt.Errorf("workload %s: its Casbin files are your own; the built-in policy stream rewrites rbac's own policy", w.Name)
+	}
+	var d rbacData
+	if err := fromModel(w, &d); err != nil {
+		return nil, fmt.Errorf("read the rbac data: %w", err)
+	}
+	d.Roles = p.Roles
+	f, err := rbacFilesOf(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.What, err)
+	}
+	if _, err := NewEnforcer(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.What, err)
+	}
+	return policyWriteOf(f.PolicyName, f.Policy)
+}
