@@ -134,8 +134,9 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 			// A policy stream's changes make a few policies over and over: each is written once.
 			written := map[any]json.RawMessage{}
 			for k, c := range stream {
-				form, err := written[c.Policy], error(nil)
+				form := written[c.Policy]
 				if form == nil {
+					var err error
 					form, err = engine.WriteFor(engineName, w, c)
 					if err == nil && len(form) == 0 {
 						err = fmt.Errorf("engine %s cannot write change %d (%s) of workload %s", engineName, k+1, c.What, w.Name)
