@@ -260,20 +260,28 @@ func TestChangesBuiltinPolicyStream(t *testing.T) {
 			}
 		})
 	}
-	t.Run("refused", func(t *testing.T) {
-		out := filepath.Join(t.TempDir(), "r.json")
-		code, _, stderr := run(t, "run", "--target", "spicedb/inproc", "--workload", "rbac", "--changes", "builtin-policy",
-			"--duration", "1s", "--warmup", "0s", "--no-progress", "-o", out)
-		if code != exitUsage {
-			t.Fatalf("exit %d, want %d; stderr %s", code, exitUsage, stderr)
-		}
-		for _, want := range []string{"--changes builtin-policy: target spicedb/inproc", "no built-in policy replacement", "opa"} {
-			if !strings.Contains(stderr, want) {
-				t.Errorf("stderr %q: want %q", stderr, want)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--target", "spicedb/inproc", "--workload", "rbac"}, []string{"--changes builtin-policy: target spicedb/inproc", "no built-in policy replacement", "opa"}},
+		{[]string{"--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-path", "/allow", "--workload", "rbac"}, []string{"--changes builtin-policy: target http"}},
+		{[]string{"--target", "opa/inproc", "--workload", "api"}, []string{"--changes builtin-policy", "no built-in policy stream", "rbac"}},
+	} {
+		t.Run("refused "+strings.Join(c.args, " "), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			code, _, stderr := run(t, append([]string{"run", "--changes", "builtin-policy", "--duration", "1s", "--warmup", "0s", "--no-progress", "-o", out}, c.args...)...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr %s", code, exitUsage, stderr)
 			}
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Error("a result was written for a run refused before any load")
-		}
-	})
+			for _, want := range c.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q: want %q", stderr, want)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a result was written for a run refused before any load")
+			}
+		})
+	}
 }
