@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -25,8 +26,8 @@ type changeFlags struct {
 }
 
 func addChangeFlags(fl *pflag.FlagSet, f *changeFlags) {
-	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes; gdrive's, github's and tinytodo's shares, unshares, memberships and moves), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
-		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number), or {"write": ..., "expect": {...}} in the engine's own form (a JSON Patch of OPA's data, Cedar's entities, an OpenFGA Write body, a SpiceDB WriteRelationships request; docs/changes.md); `+
+	fl.StringVar(&f.file, "changes", "", "change the world during the run: builtin (the built-in family's stream, from its reference model: rbac's grants and revokes; gdrive's, github's and tinytodo's shares, unshares, memberships and moves), builtin-policy (rbac's policy itself replaced: a role's grant withdrawn, then the whole policy put back, in each engine's language, for OPA, Cedar and Casbin), or a JSON-lines file, one change a line, applied in order from the measured phase on: "+
+		`{"request": {"method": "POST", "path": "/revoke", "body": {...}}, "expect": {"3": "deny"}} (the http target's write, and the decisions it sets by input number), or {"write": ..., "expect": {...}} in the engine's own form (a JSON Patch of OPA's data, Cedar's entities, Casbin's role links, an OpenFGA Write body, a SpiceDB WriteRelationships request, or a policy replacement: {"policy": "v2.rego"} for OPA, {"policy": "v2.csv"} for Casbin, Cedar's "policies"; docs/changes.md); `+
 		"every answer is judged fresh, stale or wrong against the versions it may reflect")
 	fl.StringVar(&f.rate, "change-rate", "1/s", "with --changes: changes a second (10/s), one at a time")
 	fl.DurationVar(&f.staleAllowed, "stale-allowed", 0, "with --changes: how old a stale answer may be within the consistency the target promises (5.5s); older ones are counted as stale beyond the promise (0: none may be stale; by default the promise of the consistency OpenFGA's and SpiceDB's targets ask)")
@@ -108,35 +109,48 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 	}
 	// Without --stale-allowed, each target's consistency says how stale an answer may be.
 	out := &bench.Changes{Source: f.file, Workload: w.Name, Rate: rate, Allowed: f.staleAllowed, AllowedGiven: fl.Changed("stale-allowed")}
-	if f.file == builtinChanges {
+	if f.file == builtinChanges || f.file == builtinPolicyChanges {
 		var longest time.Duration
 		for _, t := range plan.Scenario.Targets {
 			longest = max(longest, t.Load.Duration+t.Load.Warmup)
 		}
 		n := min(100000, int(rate*longest.Seconds())+1)
-		made, err := workload.BuiltinChanges(w, n)
-		if err != nil {
-			return nil, fmt.Errorf("%s builtin: %w", name, err)
+		makeStream, source := workload.BuiltinChanges, w.Name+" (built-in)"
+		if f.file == builtinPolicyChanges {
+			makeStream, source = workload.BuiltinPolicyChanges, w.Name+" (built-in policy)"
 		}
-		out.Source = w.Name + " (built-in)"
+		stream, err := makeStream(w, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", name, f.file, err)
+		}
+		out.Source = source
 		out.ByEngine = map[string]*change.Stream{}
 		for _, t := range plan.Scenario.Targets {
-			name := t.Kind().Engine
-			if out.ByEngine[name] != nil {
+			engineName := t.Kind().Engine
+			if out.ByEngine[engineName] != nil {
 				continue
 			}
-			cs := make([]change.Change, len(made))
-			for k, c := range made {
-				form, err := engine.WriteFor(name, w, c)
-				if err == nil && len(form) == 0 {
-					err = fmt.Errorf("engine %s cannot write change %d (%s) of workload %s", name, k+1, c.What, w.Name)
-				}
-				if err != nil {
-					return nil, fmt.Errorf("%s builtin: target %s: %w", name, t.Name, err)
+			cs := make([]change.Change, len(stream))
+			// A policy stream's changes make a few policies over and over: each is written once.
+			written := map[any]json.RawMessage{}
+			for k, c := range stream {
+				form := written[c.Policy]
+				if form == nil {
+					var err error
+					form, err = engine.WriteFor(engineName, w, c)
+					if err == nil && len(form) == 0 {
+						err = fmt.Errorf("engine %s cannot write change %d (%s) of workload %s", engineName, k+1, c.What, w.Name)
+					}
+					if err != nil {
+						return nil, fmt.Errorf("%s %s: target %s: %w", name, f.file, t.Name, err)
+					}
+					if c.Policy != nil {
+						written[c.Policy] = form
+					}
 				}
 				cs[k] = change.Change{Source: c.What, Sets: c.Sets, Form: form}
 			}
-			if out.ByEngine[name], err = change.NewStream(expects, cs); err != nil {
+			if out.ByEngine[engineName], err = change.NewStream(expects, cs); err != nil {
 				return nil, err
 			}
 		}
@@ -219,3 +233,7 @@ func writableKinds() []string {
 // builtinChanges is --changes's word for the workload's own stream, from its family's
 // reference model.
 const builtinChanges = "builtin"
+
+// builtinPolicyChanges is --changes's word for the workload's own stream of policy replacements,
+// from its family's reference model.
+const builtinPolicyChanges = "builtin-policy"

@@ -5,7 +5,7 @@
 // it, its requests, how its server's answers read, its version) instead of comparing names.
 //
 // What only some engines have is a named optional interface here (Preparer, Handed, Dialect,
-// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer, WriteChecker, WriteResolver), checked for where
+// Queried, GRPCHealth, FilesHinted, Explained, Exported, Profiler, Redecider, Writer, WriteChecker, WriteResolver, PolicyWriter), checked for where
 // it matters, never an anonymous type assertion.
 //
 // This package holds no engine and decides nothing; target kinds, which run an engine in one
@@ -170,12 +170,34 @@ func CheckWriteFor(name string, form json.RawMessage) error {
 }
 
 // WriteFor is change c of w's stream in the form of the engine called name; an error when the
-// engine takes no built-in changes (see Writer).
+// engine takes no built-in changes (see Writer), or c replaces the policy and the engine takes
+// no built-in policy replacement (see PolicyWriter).
 func WriteFor(name string, w *workload.Workload, c workload.Change) (json.RawMessage, error) {
+	if c.Policy != nil {
+		if pw, ok := For(name).(PolicyWriter); ok {
+			return pw.WritePolicy(w, c)
+		}
+		var takers []string
+		for _, e := range All() {
+			if _, ok := e.(PolicyWriter); ok {
+				takers = append(takers, e.Name())
+			}
+		}
+		return nil, fmt.Errorf("engine %s takes no built-in policy replacement (engines that do: %s)", name, strings.Join(takers, ", "))
+	}
 	if wr, ok := For(name).(Writer); ok {
 		return wr.Write(w, c)
 	}
 	return nil, fmt.Errorf("engine %s takes no built-in changes yet", name)
+}
+
+// PolicyWriter is implemented by a Writer engine whose targets take a built-in family's policy
+// replacements (--changes builtin-policy; workload.Change.Policy): WritePolicy writes the whole
+// policy after the change in the engine's own language, as the write its targets apply (OPA: a
+// module, put as a policy PUT; Cedar: an update's "policies"; Casbin: a policy to reload),
+// checked as the engine would check it, before any load.
+type PolicyWriter interface {
+	WritePolicy(w *workload.Workload, c workload.Change) (json.RawMessage, error)
 }
 
 // WriteResolver is implemented by an engine whose changes-file writes name files of their own

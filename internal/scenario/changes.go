@@ -12,7 +12,8 @@ import (
 // overrides its key. The stream itself is read against the workload it changes once the
 // workloads are built, as --changes is.
 type Changes struct {
-	// File is "builtin" or the changes file, from the scenario's directory; "" for none.
+	// File is "builtin", "builtin-policy" or the changes file, from the scenario's directory; ""
+	// for none.
 	File string
 	// Rate is change_rate as written ("10/s"), checked; "" when not given.
 	Rate string
@@ -22,8 +23,12 @@ type Changes struct {
 	Line int
 }
 
-// builtinChanges is the changes key's word for the workload's own stream.
-const builtinChanges = "builtin"
+// builtinChanges is the changes key's word for the workload's own stream;
+// builtinPolicyChanges for its own stream of policy replacements.
+const (
+	builtinChanges       = "builtin"
+	builtinPolicyChanges = "builtin-policy"
+)
 
 // readChanges checks the file's change keys: a rate that is not one, a negative stale_allowed,
 // either without changes; each refused by its line.
@@ -33,8 +38,8 @@ func readChanges(f *file, baseDir string, bad func(line int, format string, args
 		c.File, c.Line = f.Changes.V, f.Changes.Line
 		switch {
 		case c.File == "":
-			bad(f.Changes.Line, "changes: want builtin (the workload's own stream) or a changes file")
-		case c.File != builtinChanges && !filepath.IsAbs(c.File) && baseDir != "":
+			bad(f.Changes.Line, "changes: want builtin (the workload's own stream), builtin-policy (its policy replaced) or a changes file")
+		case c.File != builtinChanges && c.File != builtinPolicyChanges && !filepath.IsAbs(c.File) && baseDir != "":
 			c.File = filepath.Join(baseDir, c.File)
 		}
 	}

@@ -30,6 +30,11 @@ func TestChangesKeys(t *testing.T) {
 	if err != nil || s.Changes.File != "builtin" || s.Changes.Rate != "" || s.Changes.StaleAllowed != nil {
 		t.Errorf("changes: builtin: %+v %v", s.Changes, err)
 	}
+	// builtin-policy is a word too, not a file beside the scenario.
+	s, err = Parse("s.yaml", []byte("changes: builtin-policy\nworkloads: [rbac]\ntargets: [opa/inproc]\n"), "dir")
+	if err != nil || s.Changes.File != "builtin-policy" {
+		t.Errorf("changes: builtin-policy: %+v %v", s.Changes, err)
+	}
 	if s, err := Parse("s.yaml", []byte("workloads: [rbac]\ntargets: [opa/inproc]\n"), ""); err != nil || s.Changes.File != "" {
 		t.Errorf("no changes: %+v %v", s.Changes, err)
 	}

@@ -20,6 +20,10 @@ type Change struct {
 	// Writes and Deletes are the change as relationships, for a family whose world is
 	// relationships too (changes_rel.go): what a relationship engine writes and deletes.
 	Writes, Deletes []Relationship
+	// Policy, for a change of the policy itself rather than of the world's data, is the policy
+	// after it in the family's terms (RBACPolicy), which an engine writes whole in its own
+	// language; Patch is then empty. Changes that make the same policy share one value.
+	Policy any
 }
 
 // BuiltinChanges is the change stream of a built-in family, n changes long, from its

@@ -104,6 +104,11 @@ func rbacFiles(w *workload.Workload) (Files, error) {
 	if err := fromModel(w, &d); err != nil {
 		return Files{}, fmt.Errorf("read the rbac data: %w", err)
 	}
+	return rbacFilesOf(d)
+}
+
+// rbacFilesOf writes the rbac policy from rbac's data d.
+func rbacFilesOf(d rbacData) (Files, error) {
 	var p policyWriter
 	for _, role := range sortedKeys(d.Roles) {
 		for _, typ := range sortedKeys(d.Roles[role]) {

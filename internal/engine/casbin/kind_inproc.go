@@ -18,6 +18,8 @@ type casbinInproc struct {
 	loaded *Loaded
 	// own says loaded holds an enforcer of the target's own, which takes the run's writes.
 	own bool
+	// writes applies the run's writes to the own enforcer, one at a time.
+	writes *enforcerWrites
 }
 
 func init() {

@@ -40,6 +40,14 @@ const ServerPath = "/v1/enforce"
 // ["role", ...]}}, the g links each user holds afterwards, applied before the answer, 204.
 const RolesPath = "/v1/roles"
 
+// PolicyPath is where the server takes policy replacements: {"policy": "name.csv", "text":
+// "..."}, the whole policy's text (one rule a line), reloaded as Casbin's LoadPolicy reloads it,
+// before the answer, 204.
+const PolicyPath = "/v1/policy"
+
+// maxWriteBody bounds a write's body: a whole policy may be many MB for a big directory.
+const maxWriteBody = 256 << 20
+
 // maxRequestBody bounds a request body: a request's values are rarely more than a few KB.
 const maxRequestBody = 1 << 20
 
@@ -52,7 +60,8 @@ func init() {
 own process, over a small JSON API: POST ` + ServerPath + ` with the request's values as a JSON array,
 in the order of the model's request definition, answered {"allow":true} or {"allow":false}
 ({"error": "..."} when Enforce fails); POST ` + RolesPath + ` {"roles": {"alice": ["admin"]}} sets
-users' g links (role links), answered 204 once applied. The casbin/server target starts it; run
+users' g links (role links), and POST ` + PolicyPath + ` {"policy": "v2.csv", "text": "p, admin, data1, read\n..."}
+replaces the whole policy (as Casbin's LoadPolicy reloads it), each answered 204 once applied. The casbin/server target starts it; run
 it yourself to put your own load tool in front of Casbin.`,
 		Example: `  authzbench casbin-server --model model.conf --policy policy.csv
   curl -s localhost:8180` + ServerPath + ` -d '["alice", "data1", "read"]'`,
@@ -75,11 +84,12 @@ Serves a Casbin model and policy (a SyncedEnforcer) over HTTP:
   POST %s  ["alice", "data1", "read"]  (the request's values, as the model's request definition orders them)
     -> {"allow":true} | {"allow":false} | {"error": "..."}
   POST %s  {"roles": {"alice": ["admin"]}}  (the g links each user holds afterwards) -> 204
+  POST %s  {"policy": "v2.csv", "text": "p, admin, data1, read\n"}  (the whole policy, reloaded) -> 204
   GET  /health -> 200
 Add ?metrics=true to a decision request for the server's own timers (enforce, handler) in ns.
 
 Flags:
-`, ServerArg, ServerPath, RolesPath)
+`, ServerArg, ServerPath, RolesPath, PolicyPath)
 		fs.PrintDefaults()
 	}
 	if code, ok := decisionserver.ParseFlags(fs, args, stderr, ServerArg); !ok {
@@ -118,14 +128,18 @@ Flags:
 // a service shares one.
 func Handler(e *casbinv3.SyncedEnforcer) http.Handler {
 	decisions := decide(e)
-	// The policy is text read once, as in process: links change in memory, not in the adapter.
-	e.EnableAutoSave(false)
-	return decisionserver.WithWrites(decisions, RolesPath, maxRequestBody, func(body []byte) error {
-		links, err := readRoleLinks(body)
-		if err != nil {
-			return err
+	writes := newEnforcerWrites(e)
+	roles := decisionserver.WithWrites(decisions, RolesPath, maxRequestBody, func(body []byte) error {
+		if isPolicyWrite(body) {
+			return fmt.Errorf("a policy replacement: post it to %s", PolicyPath)
 		}
-		return applyRoleLinks(e, links)
+		return writes.apply(body)
+	})
+	return decisionserver.WithWrites(roles, PolicyPath, maxWriteBody, func(body []byte) error {
+		if !isPolicyWrite(body) {
+			return fmt.Errorf(`want {"policy": "name.csv", "text": "..."}, the whole policy; role links go to %s`, RolesPath)
+		}
+		return writes.apply(body)
 	})
 }
 

@@ -64,9 +64,14 @@ func (registered) Write(w *workload.Workload, c workload.Change) (json.RawMessag
 	return json.Marshal(out)
 }
 
-// CheckWrite reads a changes file's write as casbin/inproc takes it: {"roles": {"user":
-// ["role", ...]}}, the roles each user's g links hold afterwards (engine.WriteChecker).
+// CheckWrite reads a changes file's write as the Casbin targets take it (engine.WriteChecker):
+// {"roles": {"user": ["role", ...]}}, the roles each user's g links hold afterwards, or a
+// policy replacement, {"policy": "policy-v2.csv"}, read by ResolveWrite before.
 func (registered) CheckWrite(form json.RawMessage) error {
+	if isPolicyWrite(form) {
+		_, err := readPolicyWrite(form, true)
+		return err
+	}
 	_, err := readRoleLinks(form)
 	return err
 }
@@ -104,25 +109,19 @@ func (t *casbinInproc) Writer() (change.Applier, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The policy is text read once: the links change in memory, as a service whose
-		// adapter is read-only keeps them, not in an adapter.
-		e.EnableAutoSave(false)
 		own := *t.loaded
 		own.Enforcer = e
-		t.loaded, t.own = &own, true
+		t.loaded, t.own, t.writes = &own, true, newEnforcerWrites(e)
 	}
-	return linkWriter{t.loaded}, nil
+	return linkWriter{t.writes}, nil
 }
 
-type linkWriter struct{ l *Loaded }
+type linkWriter struct{ w *enforcerWrites }
 
-// Apply adds and removes the user's g links (applyRoleLinks).
+// Apply adds and removes the user's g links (applyRoleLinks), or replaces the policy
+// (replacePolicy).
 func (a linkWriter) Apply(_ context.Context, _ int, c change.Change) change.Ack {
-	links, err := readRoleLinks(c.Form)
-	if err == nil {
-		err = applyRoleLinks(a.l.Enforcer, links)
-	}
-	if err != nil {
+	if err := a.w.apply(c.Form); err != nil {
 		return change.Ack{Class: "refused", Err: err}
 	}
 	return change.Ack{}
@@ -174,22 +173,28 @@ func applyRoleLinks(e *casbinv3.SyncedEnforcer, links roleLinks) error {
 	return nil
 }
 
-// Writer sends each change to the server's roles endpoint (kinds.Writable), which changes its
-// enforcer's links as casbin/inproc does before it answers, 204.
+// Writer sends each change to the server's roles endpoint, or a policy replacement to its policy
+// endpoint (kinds.Writable), which changes its enforcer as casbin/inproc does before it answers,
+// 204.
 func (t *casbinServer) Writer() (change.Applier, error) {
 	if t.URL() == "" {
 		return nil, errors.New("the Casbin server is not started")
 	}
-	return &rolesPoster{client: t.WriteClient(), url: t.URL() + RolesPath}, nil
+	return &rolesPoster{client: t.WriteClient(), url: t.URL() + RolesPath, policyURL: t.URL() + PolicyPath}, nil
 }
 
 type rolesPoster struct {
-	client *http.Client
-	url    string
+	client         *http.Client
+	url, policyURL string
 }
 
+// Apply posts role links to the roles endpoint and a policy replacement to the policy endpoint.
 func (p *rolesPoster) Apply(ctx context.Context, _ int, c change.Change) change.Ack {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(c.Form))
+	u := p.url
+	if isPolicyWrite(c.Form) {
+		u = p.policyURL
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(c.Form))
 	if err != nil {
 		return change.Ack{Class: "refused", Err: err}
 	}

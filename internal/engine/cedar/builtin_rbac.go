@@ -43,35 +43,44 @@ func rbacVersion(d *workload.RBACData) builtin {
 		}
 	}
 	sortEntities(es)
-
-	var grants strings.Builder
-	grants.WriteString("// Generated from the rbac roles table: one permit per role and resource type.\n")
-	for _, role := range roles {
-		types := make([]string, 0, len(d.Roles[role]))
-		for typ := range d.Roles[role] {
-			types = append(types, typ)
-		}
-		sort.Strings(types)
-		for _, typ := range types {
-			var actions []string
-			for _, a := range d.Roles[role][typ] {
-				actions = append(actions, "Action::"+quote(a))
-			}
-			fmt.Fprintf(&grants, "\n@id(%s)\npermit (principal in Role::%s, action in [%s], resource is %s);\n",
-				quote("role-"+role+"-"+typ), quote(role), strings.Join(actions, ", "), rbacTypes[typ])
-		}
-	}
 	return builtin{
 		files: &Files{
 			Policies: []workload.File{
 				{Name: "rbac.cedar", Content: rbacPolicy},
-				{Name: "rbac-roles.cedar", Content: []byte(grants.String())},
+				{Name: "rbac-roles.cedar", Content: []byte(rbacGrants(d.Roles))},
 			},
 			Schema:   &workload.File{Name: "rbac.cedarschema", Content: rbacSchema},
 			Entities: mustJSON(es),
 		},
 		request: requestOf(rbacRequest),
 	}
+}
+
+// rbacGrants is the rbac roles table as Cedar policies: one permit per role and resource type.
+func rbacGrants(table map[string]map[string][]string) string {
+	roles := make([]string, 0, len(table))
+	for role := range table {
+		roles = append(roles, role)
+	}
+	sort.Strings(roles)
+	var grants strings.Builder
+	grants.WriteString("// Generated from the rbac roles table: one permit per role and resource type.\n")
+	for _, role := range roles {
+		types := make([]string, 0, len(table[role]))
+		for typ := range table[role] {
+			types = append(types, typ)
+		}
+		sort.Strings(types)
+		for _, typ := range types {
+			var actions []string
+			for _, a := range table[role][typ] {
+				actions = append(actions, "Action::"+quote(a))
+			}
+			fmt.Fprintf(&grants, "\n@id(%s)\npermit (principal in Role::%s, action in [%s], resource is %s);\n",
+				quote("role-"+role+"-"+typ), quote(role), strings.Join(actions, ", "), rbacTypes[typ])
+		}
+	}
+	return grants.String()
 }
 
 // rbacUser is a user's entity: its roles are its parents.

@@ -71,6 +71,25 @@ func (cedar) Write(w *workload.Workload, c workload.Change) (json.RawMessage, er
 	return json.Marshal(up)
 }
 
+// WritePolicy is a built-in family's policy replacement in Cedar's form (engine.PolicyWriter):
+// an update whose "policies" are rbac's two policy files again, the roles' permits written from
+// the change's roles table (a grant withdrawn is an action gone from a permit, or the permit
+// gone), parsed as an update's policies are, before any load. The entities are left as they are.
+func (cedar) WritePolicy(w *workload.Workload, c workload.Change) (json.RawMessage, error) {
+	p, ok := c.Policy.(*workload.RBACPolicy)
+	if _, rbac := w.Model.(*workload.RBACData); !ok || !rbac {
+		return nil, fmt.Errorf("workload %s: Cedar takes the built-in policy changes of rbac and rbac-data-N only", w.Name)
+	}
+	if v := w.VersionFor(Name); v == nil || len(v.Files) > 0 {
+		return nil, fmt.Errorf("workload %s: its Cedar files are your own; the built-in policy stream rewrites rbac's own policies", w.Name)
+	}
+	up := cedarengine.Update{Policies: []string{string(rbacPolicy), rbacGrants(p.Roles)}}
+	if err := cedarengine.CheckPolicies(c.What, up.Policies); err != nil {
+		return nil, err
+	}
+	return json.Marshal(up)
+}
+
 // rbacRolesPath is the user whose roles a JSON Pointer into rbac's data names
 // (/rbac/users/NAME/roles); an error for any other path.
 func rbacRolesPath(p string) (string, error) {

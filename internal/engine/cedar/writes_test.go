@@ -115,3 +115,74 @@ func TestServerReplicasRefuseWrites(t *testing.T) {
 		t.Errorf("err %v, want replicas refused", err)
 	}
 }
+
+// rbac's built-in policy stream in Cedar's form (engine.PolicyWriter), in process: each change
+// is an update replacing the policy set, and once it is swapped in every input is decided as the
+// stream expects at that version, on a worker made before the first write. A workload that is
+// not rbac's is refused before any load.
+func TestBuiltinPolicyStreamSeenOnceAcknowledged(t *testing.T) {
+	w, err := workload.Builtin("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := workload.BuiltinPolicyChanges(w, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expects := make([]workload.Expect, len(w.Inputs))
+	for i, in := range w.Inputs {
+		expects[i] = in.Expect
+	}
+	cs := make([]change.Change, len(made))
+	for k, c := range made {
+		form, err := engine.WriteFor(Name, w, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (cedar{}).CheckWrite(form); err != nil {
+			t.Fatalf("change %d (%s): %v", k+1, c.What, err)
+		}
+		cs[k] = change.Change{Sets: c.Sets, Form: form}
+	}
+	stream, err := change.NewStream(expects, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &inproc{}
+	if err := tg.Start(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	applier, err := tg.Writer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tg.Worker()
+	flipped := 0
+	for k, c := range cs {
+		if ack := applier.Apply(context.Background(), k+1, c); ack.Class != "" || ack.Err != nil {
+			t.Fatalf("change %d (%s): %s %v", k+1, made[k].What, ack.Class, ack.Err)
+		}
+		for i := range w.Inputs {
+			out := d.Decide(context.Background(), i)
+			if out.Kind != verify.Decided {
+				t.Fatalf("change %d: input %d: %v", k+1, i+1, out.Err)
+			}
+			if want := stream.Allowed(i, k+1); out.Allow != want {
+				t.Errorf("after change %d (%s), input %d decided %v, want %v", k+1, made[k].What, i+1, out.Allow, want)
+			}
+			if stream.Allowed(i, k+1) != stream.Allowed(i, k) {
+				flipped++
+			}
+		}
+	}
+	if flipped == 0 {
+		t.Fatal("no change flipped a decision: the test shows nothing")
+	}
+	api, err := workload.Builtin("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (cedar{}).WritePolicy(api, workload.Change{Policy: &workload.RBACPolicy{}}); err == nil {
+		t.Error("a policy change of a workload that is not rbac's was written")
+	}
+}

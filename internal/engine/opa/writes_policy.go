@@ -379,3 +379,50 @@ func replaceStorePolicy(ctx context.Context, store storage.Store, v0 bool, form 
 	}
 	return change.Ack{}
 }
+
+// rbacRolesRead is where rbac.rego reads the roles table from the data; a module of the built-in
+// policy stream reads its own table there instead.
+const rbacRolesRead = "data.rbac.roles[role][input.resource.type]"
+
+// WritePolicy is a built-in family's policy replacement in OPA's form (engine.PolicyWriter): a
+// policy PUT of rbac's module written again to hold the change's roles table itself (a grant
+// withdrawn is an action gone from it) and to read it there rather than from the data, which
+// the stream leaves as it was. The module is parsed and compiled before any load, as OPA
+// compiles a policy PUT; it replaces the workload's rbac.rego.
+func (opa) WritePolicy(w *workload.Workload, c workload.Change) (json.RawMessage, error) {
+	p, ok := c.Policy.(*workload.RBACPolicy)
+	if _, rbac := w.Model.(*workload.RBACData); !ok || !rbac {
+		return nil, fmt.Errorf("workload %s: OPA takes the built-in policy changes of rbac and rbac-data-N only", w.Name)
+	}
+	if len(w.Policies) != 1 || w.Policies[0].Name != "rbac.rego" || !bytes.Equal(w.Policies[0].Content, rbacPolicy) {
+		return nil, fmt.Errorf("workload %s: its Rego is not rbac.rego as authzbench writes it; the built-in policy stream rewrites that module", w.Name)
+	}
+	text, err := rbacModule(p.Roles)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.What, err)
+	}
+	parsed, err := ast.ParseModuleWithOpts("rbac.rego", text, ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.What, err)
+	}
+	comp := ast.NewCompiler().WithUseTypeCheckAnnotations(true).WithDefaultRegoVersion(ast.RegoV1)
+	if comp.Compile(map[string]*ast.Module{"rbac.rego": parsed}); comp.Failed() {
+		return nil, fmt.Errorf("%s: OPA refuses the module written: %w", c.What, comp.Errors)
+	}
+	return json.Marshal(policyWrite{Policy: "rbac.rego", Replaces: "rbac.rego", Module: text})
+}
+
+// rbacModule is rbac.rego holding the roles table table and reading it from itself.
+func rbacModule(table map[string]map[string][]string) (string, error) {
+	src := string(rbacPolicy)
+	if n := strings.Count(src, rbacRolesRead); n != 1 {
+		return "", fmt.Errorf("rbac.rego reads the roles table %d times where %s was expected once", n, rbacRolesRead)
+	}
+	body, err := json.MarshalIndent(table, "", "\t")
+	if err != nil {
+		return "", err
+	}
+	return strings.Replace(src, rbacRolesRead, "roles[role][input.resource.type]", 1) +
+		"\n# The roles table, held by the policy itself from this version on (authzbench's built-in\n" +
+		"# policy stream): what each role may do to each kind of resource.\nroles := " + string(body) + "\n", nil
+}

@@ -137,3 +137,74 @@ func TestPolicyReplacementRefusedBeforeLoad(t *testing.T) {
 		t.Error("an unread policy replacement passed the check")
 	}
 }
+
+// rbac's built-in policy stream in OPA's form (engine.PolicyWriter), in process and through the
+// SDK: each change is a module holding the roles table, and once acknowledged every input is
+// decided as the stream expects at that version, on a worker made before the first write. A
+// workload that is not rbac's is refused before any load.
+func TestBuiltinPolicyStreamSeenOnceAcknowledged(t *testing.T) {
+	for _, kind := range []string{"opa/inproc", "opa/sdk"} {
+		t.Run(kind, func(t *testing.T) {
+			w := builtin(t, "rbac", 300)
+			made, err := workload.BuiltinPolicyChanges(w, 6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expects := make([]workload.Expect, len(w.Inputs))
+			for i, in := range w.Inputs {
+				expects[i] = in.Expect
+			}
+			cs := make([]change.Change, len(made))
+			for k, c := range made {
+				form, err := opa{}.WritePolicy(w, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := (opa{}).CheckWrite(form); err != nil || !strings.Contains(string(form), "roles :=") {
+					t.Fatalf("change %d (%s): %s: %v", k+1, c.What, form, err)
+				}
+				cs[k] = change.Change{Sets: c.Sets, Form: form}
+			}
+			stream, err := change.NewStream(expects, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cfg kinds.Config
+			if kind == "opa/sdk" {
+				cfg = &SDKConfig{}
+			}
+			tg := startTarget(t, kind, kinds.Common{TempDir: t.TempDir()}, cfg, w)
+			applier, err := kinds.WriterOf(tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := tg.Worker()
+			defer kinds.CloseDecider(d)
+			flipped := 0
+			for k, c := range cs {
+				if ack := applier.Apply(context.Background(), k+1, c); ack.Class != "" || ack.Err != nil {
+					t.Fatalf("change %d (%s): %s %v", k+1, made[k].What, ack.Class, ack.Err)
+				}
+				for i := range w.Inputs {
+					out := d.Decide(context.Background(), i)
+					if out.Kind != verify.Decided {
+						t.Fatalf("change %d: input %d: %v", k+1, i+1, out.Err)
+					}
+					if want := stream.Allowed(i, k+1); out.Allow != want {
+						t.Errorf("after change %d (%s), input %d decided %v, want %v", k+1, made[k].What, i+1, out.Allow, want)
+					}
+					if stream.Allowed(i, k+1) != stream.Allowed(i, k) {
+						flipped++
+					}
+				}
+			}
+			if flipped == 0 {
+				t.Fatal("no change flipped a decision: the test shows nothing")
+			}
+		})
+	}
+	api := builtin(t, "api", 10)
+	if _, err := (opa{}).WritePolicy(api, workload.Change{Policy: &workload.RBACPolicy{}}); err == nil {
+		t.Error("a policy change of a workload that is not rbac's was written")
+	}
+}
