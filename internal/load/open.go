@@ -100,7 +100,14 @@ func (c Spec) runOpen(ctx context.Context, t kinds.Target, pacer Pacer, inputs [
 	if err != nil {
 		return Outcome{Recorder: metrics.NewOpenRecorder(), Stopped: err, Schedule: &Schedule{}}
 	}
-	WatchFailing(ctx, cancel, attempts, c.Timeout)
+	// The watch ends when the run gives up sending: past it the run only waits for the answers
+	// of sends already out, each cut off by its own timeout, and a silence then (a target that
+	// stalled to the end, answering after the window) is measured, not a reason to stop a run
+	// that is over. CI once saw the watch mark such a run stopped, its ticker beating the last
+	// sender's return.
+	watching, stopWatching := context.WithDeadline(ctx, giveUp)
+	defer stopWatching()
+	WatchFailing(watching, cancel, attempts, c.Timeout)
 	wd.write(ctx, cancel, warmEnd.Sub(wd.base()), end.Sub(wd.base()))
 
 	var usageStart metrics.Usage
