@@ -184,6 +184,10 @@ func TestChangesRefusedBeforeLoad(t *testing.T) {
 		// published without optimizing it again.
 		{"an optimized bundle", []string{"run", "--target", "opa/server", "--optimize", "1", "--workload", "rbac", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"opa/server with a bundle optimized by opa build -O=1"},
+		// A delta bundle carries data alone.
+		{"a policy replacement as a delta bundle", []string{"run", "--target", "opa/server", "--bundle-server", "--bundle-changes", "delta", "--workload", "rbac",
+			"--changes", filepath.Join("..", "..", "experiments", "changes-opa", "policy-put.jsonl"), "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"policy-put.jsonl:1: \"write\" for target opa/server: a policy replacement cannot be published as a delta bundle"},
 		{"provenance without a bundle", []string{"run", "--target", "opa/server", "--provenance", "--workload", "rbac", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"--provenance names the bundle revision behind each decision: give it with --bundle-server"},
 		{"a version path beside a status decision", []string{"run", "--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-status", "200=allow,403=deny",

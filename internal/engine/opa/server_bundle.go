@@ -47,6 +47,10 @@ type BundleConfig struct {
 	// Provenance asks every decision for OPA's provenance, whose bundle revision names the
 	// version of the world it was made at (server_bundle_changes.go).
 	Provenance bool `yaml:"provenance"`
+	// BundleChanges is how a run whose world changes publishes each change: "snapshot" (the
+	// default: the whole world at that version) or "delta" (a delta bundle: the change's JSON
+	// Patch alone, data only).
+	BundleChanges string `yaml:"bundle_changes"`
 }
 
 func init() {
@@ -97,6 +101,16 @@ func (c *BundleConfig) check(url string, replicas int) error {
 	if c.Provenance && !c.served() {
 		errs = append(errs, kinds.NewOptionError("provenance", func(n func(string) string) string {
 			return fmt.Sprintf("%s names the bundle revision behind each decision: give it with %s", n("provenance"), n("bundle_server"))
+		}))
+	}
+	if c.BundleChanges != "" && c.BundleChanges != snapshotChanges && c.BundleChanges != deltaChanges {
+		errs = append(errs, kinds.NewOptionError("bundle_changes", func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: want %s (each change a bundle of the whole world) or %s (a delta bundle of the change's patch alone)", n("bundle_changes"), c.BundleChanges, snapshotChanges, deltaChanges)
+		}))
+	}
+	if c.BundleChanges != "" && !c.served() {
+		errs = append(errs, kinds.NewOptionError("bundle_changes", func(n func(string) string) string {
+			return fmt.Sprintf("%s says how changes are published as bundle revisions: give it with %s", n("bundle_changes"), n("bundle_server"))
 		}))
 	}
 	if replicas > 1 && c.served() {

@@ -30,8 +30,25 @@ import (
 // change, so that OPA's provenance (provenance) names the version each decision was made at.
 
 func init() {
+	kinds.DeclareOption(kinds.Option{Key: "bundle_changes", Flag: "bundle-changes", Selective: true,
+		Help: "{kinds}, with --bundle-server and --changes: publish each change as a snapshot bundle of the whole world at its version (snapshot, the default) or as a delta bundle of the change's JSON Patch alone (delta: data only, no policy replacement)"})
 	kinds.DeclareOption(kinds.Option{Key: "provenance", Flag: "provenance", Selective: true,
 		Help: "{kinds}, with --bundle-server: ask every decision for OPA's provenance (?provenance=true), whose bundle revision names the version of the world it was made at; with --changes each answer is judged by it exactly. OPA reads the revisions in each decision's transaction and answers a longer body, which the generator parses"})
+}
+
+// What bundle_changes takes.
+const (
+	snapshotChanges = "snapshot"
+	deltaChanges    = "delta"
+)
+
+// CheckWriteForm refuses, before any load (kinds.WriteFormChecker), a policy replacement for a
+// server given its changes as delta bundles: a delta bundle carries data alone.
+func (c *ServerConfig) CheckWriteForm(form json.RawMessage) error {
+	if c.BundleChanges == deltaChanges && isPolicyWrite(form) {
+		return errors.New("a policy replacement cannot be published as a delta bundle (OPA's delta bundles carry data alone): give --bundle-changes snapshot")
+	}
+	return nil
 }
 
 // longPollSeconds is OPA's long_polling_timeout_seconds: how long authzbench's bundle server
@@ -171,6 +188,8 @@ const maxRevisionBytes = 2 << 30
 // an answer of the revision before, sent in those milliseconds, is judged fresh.
 type bundleChanges struct {
 	server *revisionServer
+	// delta publishes each change as a delta bundle of its patch alone (bundle_changes delta).
+	delta bool
 	// base is the workload's bundle as served at revision 0, read back from its tarball.
 	base *bundle.Bundle
 	v0   bool
@@ -201,6 +220,9 @@ func (b *bundleChanges) Prepare(ctx context.Context, changes []change.Change) er
 			return err
 		}
 		if isPolicyWrite(c.Form) {
+			if b.delta {
+				return fmt.Errorf("%s: a policy replacement cannot be published as a delta bundle (OPA's delta bundles carry data alone)", where)
+			}
 			next, err := replaceBundleModule(modules, c.Form, version)
 			if err != nil {
 				return fmt.Errorf("%s as a bundle revision: %w", where, err)
@@ -209,7 +231,13 @@ func (b *bundleChanges) Prepare(ctx context.Context, changes []change.Change) er
 		} else if err := patchStore(ctx, store, c.Form); err != nil {
 			return fmt.Errorf("%s as a bundle revision: %w", where, err)
 		}
-		tarball, err := snapshotOf(ctx, store, b.base.Manifest, modules, k+1, b.v0)
+		var tarball []byte
+		var err error
+		if b.delta {
+			tarball, err = deltaOf(c.Form, b.base.Manifest, k+1, b.v0)
+		} else {
+			tarball, err = snapshotOf(ctx, store, b.base.Manifest, modules, k+1, b.v0)
+		}
 		if err != nil {
 			return fmt.Errorf("%s as a bundle revision: %w", where, err)
 		}
@@ -293,6 +321,28 @@ func snapshotOf(ctx context.Context, store storage.Store, manifest bundle.Manife
 	manifest = manifest.Copy()
 	manifest.Revision = strconv.Itoa(k)
 	return writeBundle(&bundle.Bundle{Manifest: manifest, Data: data, Modules: modules}, v0)
+}
+
+// deltaOf is the delta bundle of a change, at revision k: its JSON Patch as OPA's delta bundles
+// take one (an add is an upsert, which OPA applies as its store's add), under the snapshot's
+// manifest, whose roots a delta must keep. The patch was checked against the data by Prepare,
+// as the Data API checks one, so OPA applies it as it would have applied the PATCH.
+func deltaOf(form []byte, manifest bundle.Manifest, k int, v0 bool) ([]byte, error) {
+	ops, err := readPatch(form)
+	if err != nil {
+		return nil, err
+	}
+	patch := bundle.Patch{Data: make([]bundle.PatchOperation, len(ops))}
+	for i, op := range ops {
+		name := op.name
+		if name == "add" {
+			name = "upsert"
+		}
+		patch.Data[i] = bundle.PatchOperation{Op: name, Path: op.pointer, Value: op.value}
+	}
+	manifest = manifest.Copy()
+	manifest.Revision = strconv.Itoa(k)
+	return writeBundle(&bundle.Bundle{Manifest: manifest, Patch: patch}, v0)
 }
 
 // Apply publishes revision k and returns once OPA's server holds it, or the write's time is up.
@@ -387,7 +437,7 @@ func (t *server) bundleWriter() (change.Applier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the workload's bundle back to build its revisions: %w", err)
 	}
-	return &bundleChanges{server: t.revisions, base: base, v0: t.v0, client: t.WriteClient(),
+	return &bundleChanges{server: t.revisions, base: base, v0: t.v0, delta: t.bundle.BundleChanges == deltaChanges, client: t.WriteClient(),
 		revisionURL: t.URL() + "/v1/data/system/bundles/" + bundleName + "/manifest/revision"}, nil
 }
 

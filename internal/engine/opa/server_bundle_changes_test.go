@@ -5,6 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +23,16 @@ import (
 // revision its bundle plugin downloads by long polling and activates: once the write is
 // acknowledged, every decision names the change's revision in its provenance and decides every
 // input as the reference model does at that version; a revocation is never seen stale.
+//
+// As snapshots, the stream ends with a policy replacement (a module that denies everything in
+// place of rbac's), which a delta bundle cannot carry.
 func TestBundleChangesSeenOnceActive(t *testing.T) {
+	for _, mode := range []string{snapshotChanges, deltaChanges} {
+		t.Run(mode, func(t *testing.T) { testBundleChanges(t, mode) })
+	}
+}
+
+func testBundleChanges(t *testing.T, mode string) {
 	w := builtin(t, "rbac", 400)
 	made, err := workload.BuiltinChanges(w, 6)
 	if err != nil {
@@ -38,11 +50,29 @@ func TestBundleChangesSeenOnceActive(t *testing.T) {
 		}
 		cs[k] = change.Change{Source: c.What, Sets: c.Sets, Form: form}
 	}
+	if mode == snapshotChanges {
+		dir := t.TempDir()
+		pkg := strings.TrimSuffix(strings.TrimPrefix(w.Query, "data."), ".allow")
+		if err := os.WriteFile(filepath.Join(dir, "deny.rego"), []byte("package "+pkg+"\n\ndefault allow := false\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		form, err := engine.ResolveWriteFor(Name, w, []byte(`{"policy": "deny.rego"}`), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		denyAll := change.Change{Source: "deny all", Sets: map[int]bool{}, Form: form}
+		for i, e := range expects {
+			if e != workload.Unverified {
+				denyAll.Sets[i] = false
+			}
+		}
+		cs = append(cs, denyAll)
+	}
 	stream, err := change.NewStream(expects, cs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := startTarget(t, "opa/server", kinds.Common{Workers: 1}, &ServerConfig{BundleConfig: BundleConfig{BundleServer: true, Provenance: true}}, w)
+	tg := startTarget(t, "opa/server", kinds.Common{Workers: 1}, &ServerConfig{BundleConfig: BundleConfig{BundleServer: true, Provenance: true, BundleChanges: mode}}, w)
 	if info := tg.Info(); info.Consistency == nil || info.Consistency.PromiseMS != 0 || info.Bundle == nil || !strings.Contains(info.Bundle.Polling, "long polling") {
 		t.Errorf("consistency %+v, bundle %+v: want the bundle's promise (none stale after the acknowledgement) and its long polling recorded", info.Consistency, info.Bundle)
 	}
@@ -91,6 +121,17 @@ func TestBundleChangesSeenOnceActive(t *testing.T) {
 	if revocations == 0 {
 		t.Fatal("no change revoked a decision: the test shows nothing of a revocation")
 	}
+	srv := tg.(*server).revisions
+	srv.mu.Lock()
+	files, err := filesOf(srv.tarballs[1])
+	srv.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta := slices.ContainsFunc(files, func(f bundleFile) bool { return f.name == "patch.json" })
+	if delta != (mode == deltaChanges) {
+		t.Errorf("%s: revision 1 holds %v", mode, files)
+	}
 }
 
 // A change OPA would refuse is refused as the revisions are built, before the run, naming it.
@@ -105,6 +146,18 @@ func TestBundleChangesRefusedBeforeTheRun(t *testing.T) {
 	err = applier.(change.Preparer).Prepare(context.Background(), bad)
 	if err == nil || !strings.Contains(err.Error(), "changes.jsonl:1") || !strings.Contains(err.Error(), "/no/such/path") {
 		t.Errorf("prepare: %v; want the line and the path refused", err)
+	}
+	// A delta bundle carries data alone: a policy replacement is refused before any load.
+	delta := &ServerConfig{BundleConfig: BundleConfig{BundleServer: true, BundleChanges: deltaChanges}}
+	policy := []byte(`{"policy": "p.rego", "module": "package rbac"}`)
+	if err := delta.CheckWriteForm(policy); err == nil || !strings.Contains(err.Error(), "delta bundle") {
+		t.Errorf("policy as a delta: %v", err)
+	}
+	if err := delta.CheckWriteForm(bad[0].Form); err != nil {
+		t.Errorf("a data patch as a delta: %v", err)
+	}
+	if err := (&ServerConfig{BundleConfig: BundleConfig{BundleChanges: deltaChanges}}).Check(); err == nil || !strings.Contains(err.Error(), "give it with bundle_server") {
+		t.Errorf("bundle_changes without a bundle: %v", err)
 	}
 	// Optimized: the optimizer folded the data into the policy; refused before anything starts.
 	if err := kinds.WritesRefused("opa/server", &ServerConfig{BundleConfig: BundleConfig{Optimize: 1}}); err == nil || !strings.Contains(err.Error(), "-O=1") {
