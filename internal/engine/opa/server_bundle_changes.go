@@ -24,9 +24,9 @@ import (
 )
 
 // Bundle changes: with bundle_server, a run whose world changes publishes each change as a new
-// revision of the workload's bundle, the whole world at that version (a snapshot bundle), which
-// OPA's bundle plugin downloads by HTTP long polling and activates, as OPA runs beside a bundle
-// service in production. The revision is the version: "0" as the run starts, "k" after the k-th
+// revision of the workload's bundle, the whole world at that version (a snapshot bundle) or the
+// change alone (a delta bundle, bundle_changes delta), which OPA's bundle plugin downloads by
+// HTTP long polling and activates, as OPA runs beside a bundle service in production. The revision is the version: "0" as the run starts, "k" after the k-th
 // change, so that OPA's provenance (provenance) names the version each decision was made at.
 
 func init() {
@@ -66,12 +66,18 @@ var pollingRecord = fmt.Sprintf("long polling (long_polling_timeout_seconds %d: 
 // is held until another revision is published (answered with it) or the wait OPA asked for
 // (Prefer: wait=N) has passed (304). Its answers say application/vnd.openpolicyagent.bundles,
 // the type that tells OPA the server long-polls.
+//
+// Delta bundles are served in sequence (sequential): each applies to the revision before it, so a
+// download naming revision j is answered with revision j+1, up to the one published, and one
+// naming none with revision 0, the snapshot; OPA then asks again at once and catches up, as
+// OPA's docs ask of a server of delta bundles. Snapshots are served latest first.
 type revisionServer struct {
 	mu       sync.Mutex
 	current  int
 	tarballs [][]byte // by revision; later ones added by prepare
 	// changed is closed, and replaced, when a revision is published: held downloads wake.
-	changed chan struct{}
+	changed    chan struct{}
+	sequential bool
 }
 
 func newRevisionServer(first []byte) *revisionServer {
@@ -109,9 +115,14 @@ func (s *revisionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 		expired = t.C
 	}
+	held := heldRevision(r.Header.Get("If-None-Match"))
 	for {
 		s.mu.Lock()
-		k, tarball, changed := s.current, s.tarballs[s.current], s.changed
+		k, changed := s.current, s.changed
+		if s.sequential && held < k {
+			k = held + 1
+		}
+		tarball := s.tarballs[k]
 		s.mu.Unlock()
 		etag := etagOf(k)
 		w.Header().Set("Content-Type", "application/vnd.openpolicyagent.bundles")
@@ -133,6 +144,17 @@ func (s *revisionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// heldRevision is the revision an If-None-Match header says OPA holds (the first ETag, its
+// current one); -1 for none.
+func heldRevision(header string) int {
+	first, _, _ := strings.Cut(header, ",")
+	n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(first), `"`))
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // preferredWait is the wait=N of a Prefer header (OPA's long poll); 0 without one.
@@ -437,7 +459,11 @@ func (t *server) bundleWriter() (change.Applier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the workload's bundle back to build its revisions: %w", err)
 	}
-	return &bundleChanges{server: t.revisions, base: base, v0: t.v0, delta: t.bundle.BundleChanges == deltaChanges, client: t.WriteClient(),
+	delta := t.bundle.BundleChanges == deltaChanges
+	t.revisions.mu.Lock()
+	t.revisions.sequential = delta
+	t.revisions.mu.Unlock()
+	return &bundleChanges{server: t.revisions, base: base, v0: t.v0, delta: delta, client: t.WriteClient(),
 		revisionURL: t.URL() + "/v1/data/system/bundles/" + bundleName + "/manifest/revision"}, nil
 }
 

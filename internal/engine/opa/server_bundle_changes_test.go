@@ -213,4 +213,21 @@ func TestRevisionServerLongPolls(t *testing.T) {
 	if err := s.publish(2); err == nil {
 		t.Error("a revision never built was published")
 	}
+
+	// Deltas in sequence: a download behind by two is answered the next one, then the last;
+	// one naming none gets the snapshot, revision 0.
+	d := newRevisionServer([]byte("zero"))
+	d.sequential = true
+	d.add([]byte("one"))
+	d.add([]byte("two"))
+	if err := d.publish(2); err != nil {
+		t.Fatal(err)
+	}
+	srv = httptest.NewServer(d)
+	defer srv.Close()
+	for _, c := range []struct{ held, want, etag string }{{"", "zero", `"0"`}, {`"0"`, "one", `"1"`}, {`"1", "0"`, "two", `"2"`}} {
+		if resp, body, _ := get(c.held, "wait=30"); resp.StatusCode != 200 || body != c.want || resp.Header.Get("ETag") != c.etag {
+			t.Errorf("deltas, holding %s: %d %q %s; want %q", c.held, resp.StatusCode, body, resp.Header.Get("ETag"), c.want)
+		}
+	}
 }
