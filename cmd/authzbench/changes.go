@@ -206,7 +206,11 @@ func checkWrites(plan *bench.Plan, w *workload.Workload, dir string, cs []change
 			case !requests && c.Form == nil:
 				errs = append(errs, fmt.Errorf("%s: target %s takes its engine's own writes, not requests: give \"write\" in %s's own form, or --changes builtin", c.Source, t.Name, name))
 			case !requests:
-				if err := engine.CheckWriteFor(name, c.Form); err != nil {
+				err := engine.CheckWriteFor(name, c.Form)
+				if wc, ok := t.Settings().(kinds.WriteFormChecker); ok && err == nil {
+					err = wc.CheckWriteForm(c.Form)
+				}
+				if err != nil {
 					errs = append(errs, fmt.Errorf("%s: \"write\" for target %s: %w", c.Source, t.Name, err))
 				}
 			}

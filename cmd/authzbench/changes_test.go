@@ -180,6 +180,16 @@ func TestChangesRefusedBeforeLoad(t *testing.T) {
 			"give one"},
 		{"a target without writes", []string{"run", "--target", "opa/cli", "--workload", "rbac", "--changes", changes, "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"target opa/cli takes no writes yet; those that do: "},
+		// OPA's optimizer folded the data into the policy: no revision of the data can be
+		// published without optimizing it again.
+		{"an optimized bundle", []string{"run", "--target", "opa/server", "--optimize", "1", "--workload", "rbac", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"opa/server with a bundle optimized by opa build -O=1"},
+		// A delta bundle carries data alone.
+		{"a policy replacement as a delta bundle", []string{"run", "--target", "opa/server", "--bundle-server", "--bundle-changes", "delta", "--workload", "rbac",
+			"--changes", filepath.Join("..", "..", "experiments", "changes-opa", "policy-put.jsonl"), "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"policy-put.jsonl:1: \"write\" for target opa/server: a policy replacement cannot be published as a delta bundle"},
+		{"provenance without a bundle", []string{"run", "--target", "opa/server", "--provenance", "--workload", "rbac", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"--provenance names the bundle revision behind each decision: give it with --bundle-server"},
 		{"a version path beside a status decision", []string{"run", "--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-status", "200=allow,403=deny",
 			"--version-path", "/v", "--inputs", inputs, "--changes", changes, "--no-progress", "-o", filepath.Join(dir, "r.json")}, "--version-path reads the version"},
 	} {
@@ -222,6 +232,40 @@ func TestChangesOPAServerNeverStaleAfterAck(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "rbac (built-in)") {
 		t.Errorf("the table does not name the stream:\n%s", stdout)
+	}
+}
+
+// OPA's server given rbac as a bundle takes rbac's own stream as bundle revisions, downloaded by
+// long polling and activated; every answer names its revision (provenance) and is judged by it
+// exactly: none wrong, none stale after the acknowledgement (OPA's store holding the revision),
+// so no revoked user gets in once a revocation is acknowledged.
+func TestChangesOPAServerBundleRevisions(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	doc, _ := runOK(t, out, "run", "--target", "opa/server", "--bundle-server", "--provenance", "--workload", "rbac", "--changes", "builtin",
+		"--change-rate", "4/s", "--rate", "200", "--duration", "3s", "--warmup", "0s", "--no-progress")
+	r := doc.Runs[0]
+	c := r.Changes
+	if c == nil || c.Applied < 5 {
+		t.Fatalf("changes %+v: want at least 5 revisions applied in 3s at 4/s", c)
+	}
+	if !c.VersionNamed {
+		t.Error("no answer named its revision: provenance was not read")
+	}
+	if c.Answers["stale"] != 0 || c.Answers["stale_beyond_promise"] != 0 || c.Answers["wrong"] != 0 {
+		t.Errorf("answers %v: a check sent after OPA activated a revision must see it", c.Answers)
+	}
+	if c.Answers["fresh"] != r.Summary.OK || r.Summary.OK == 0 {
+		t.Errorf("%d fresh of %d ok decisions", c.Answers["fresh"], r.Summary.OK)
+	}
+	if c.Visible == 0 || c.NewEnemyWindowUS == nil || c.NewEnemyWindowUS.Max != 0 {
+		t.Errorf("visible %d, new-enemy window %+v: want revisions seen and none missed after its acknowledgement", c.Visible, c.NewEnemyWindowUS)
+	}
+	if w := r.Operations[0]; w.OK != uint64(c.Applied) || w.Errors != 0 {
+		t.Errorf("writes %+v", w)
+	}
+	if sut := r.SUT; sut.Consistency == nil || sut.Consistency.Name != "bundle revision active" || sut.Bundle == nil || sut.Bundle.Polling == "" {
+		t.Errorf("sut consistency %+v, bundle %+v: want the bundle's promise and its polling recorded", sut.Consistency, sut.Bundle)
 	}
 }
 

@@ -350,7 +350,7 @@ func TestFaultPaths(t *testing.T) {
 				return args("run", "-f", e.write(t, "s.yaml", "workloads: [nop]\ntargets: [opa/server\nrepeat: 2\n"), "-o", e.out)
 			}},
 		{name: "scenario option the target does not take", code: exitUsage,
-			want: []string{`s.yaml:5: target opa/server: unknown option "prot"; known: bundle_server, bundle_size_limit, cacert, cert, decision_log_flush_timeout, decision_log_latency, decision_log_mask, decision_log_reporting, decision_log_service, decision_log_service_addr, decision_logs, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, opa_bin, optimize, port, ready_timeout, replicas, server_cert, server_key, sut_args, tls, url`},
+			want: []string{`s.yaml:5: target opa/server: unknown option "prot"; known: bundle_changes, bundle_server, bundle_size_limit, cacert, cert, decision_log_flush_timeout, decision_log_latency, decision_log_mask, decision_log_reporting, decision_log_service, decision_log_service_addr, decision_logs, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, opa_bin, optimize, port, provenance, ready_timeout, replicas, server_cert, server_key, sut_args, tls, url`},
 			args: func(t *testing.T, e *faultEnv) []string {
 				return args("run", "-f", e.write(t, "s.yaml", "workloads: [nop]\ntargets:\n  - target: opa/server\n    options:\n      prot: 8181\n"), "-o", e.out)
 			}},

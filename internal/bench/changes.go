@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -46,6 +47,11 @@ func (sl *slot) withChanges() error {
 	}
 	if sl.ref.Load.Rate > 0 && sl.ref.Load.Intervals == 0 {
 		sl.ref.Load.Intervals = TimelineStep(sl.ref.Load.Duration)
+	}
+	if p, ok := applier.(change.Preparer); ok {
+		if err := p.Prepare(context.Background(), stream.Changes); err != nil {
+			return fmt.Errorf("target %s: prepare the changes: %w", sl.ref.Name, err)
+		}
 	}
 	allowed := c.Allowed
 	if p := sl.run.SUT.Consistency; p != nil && !c.AllowedGiven {

@@ -13,6 +13,13 @@ type Applier interface {
 	Apply(ctx context.Context, version int, c Change) Ack
 }
 
+// Preparer is an Applier that builds what it sends from the whole stream before the clock
+// starts (OPA's bundle server builds each version's bundle), so that a write sends what was
+// built and its latency is the engine's, not the building's. Its error refuses the stream.
+type Preparer interface {
+	Prepare(ctx context.Context, changes []Change) error
+}
+
 // Ack is what became of one write.
 type Ack struct {
 	// Token is what the engine returned to name the write, if anything (SpiceDB's written_at).

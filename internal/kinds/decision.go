@@ -29,6 +29,10 @@ type decisionReader struct {
 	// of white space more or a field of timers, goes to the parser, so the fast path decides
 	// nothing the parser would decide otherwise.
 	allowBody, denyBody string
+	// version, when set, is a JSON pointer's tokens to the version of the world the answer
+	// names (versionPath as given): OPA's bundle revision in its provenance.
+	version     []string
+	versionPath string
 }
 
 func newDecisionReader(field string) *decisionReader {
@@ -48,7 +52,7 @@ func (d *decisionReader) read(body []byte) verify.Outcome {
 		exact = exact[:n-1]
 	}
 	// Compared in place (string(exact) == s does not copy; a switch on it would, past 32 bytes).
-	if len(exact) > 0 {
+	if len(exact) > 0 && d.version == nil {
 		if string(exact) == d.allowBody {
 			return verify.Outcome{Kind: verify.Decided, Allow: true}
 		}
@@ -74,6 +78,11 @@ func (d *decisionReader) read(body []byte) verify.Outcome {
 		}
 	} else {
 		out = decisionOf(v.Get(d.field))
+	}
+	if d.version != nil {
+		if out = versioned(out, v, d.version, d.versionPath, body); out.Kind == verify.Malformed {
+			return out
+		}
 	}
 	if m := v.Get("metrics"); m != nil {
 		out.ServerEvalNS = m.GetInt64("timer_rego_query_eval_ns")

@@ -133,6 +133,30 @@ func TestDecisionReaderOtherField(t *testing.T) {
 	}
 }
 
+// A served target's reader told where its answers name their version (WithVersionPath: OPA's
+// bundle revision in its provenance) reads it beside the decision; an answer without it, even
+// the exact {"result":true}, is malformed, not a decision judged without its version.
+func TestDecisionReaderVersion(t *testing.T) {
+	r := provenanceReader()
+	if out := r.read([]byte(provenanceBody)); out.Kind != verify.Decided || !out.Allow || !out.Versioned || out.Version != 3 {
+		t.Errorf("provenance: %+v, want an allow at version 3", out)
+	}
+	if out := r.read([]byte(`{"provenance":{"bundles":{"authzbench":{"revision":12}}},"result":false}`)); out.Kind != verify.Decided || out.Allow || out.Version != 12 {
+		t.Errorf("a number: %+v, want a deny at version 12", out)
+	}
+	for _, rev := range []string{`"v3"`, `""`, `"3.5"`, `true`} {
+		body := `{"provenance":{"bundles":{"authzbench":{"revision":` + rev + `}}},"result":true}`
+		if out := r.read([]byte(body)); out.Kind != verify.Malformed || !strings.Contains(out.Err.Error(), "is not a whole number") {
+			t.Errorf("revision %s: %+v, want malformed", rev, out)
+		}
+	}
+	for _, body := range []string{`{"result":true}`, `{"provenance":{"bundles":{}},"result":false}`} {
+		if out := r.read([]byte(body)); out.Kind != verify.Malformed || out.Err == nil || !strings.Contains(out.Err.Error(), "no version at /provenance/bundles/authzbench/revision") {
+			t.Errorf("%s: %+v, want malformed for want of a version", body, out)
+		}
+	}
+}
+
 // TestDecisionReaderReuse: one reader serves a worker's every response; nothing of one
 // response may leak into the next.
 func TestDecisionReaderReuse(t *testing.T) {
@@ -316,6 +340,8 @@ func TestDecisionReadingAllocatesNothing(t *testing.T) {
 	}{
 		"opa":   {newDecisionReader("result"), `{"result":{"allow":true},"metrics":{"timer_rego_query_eval_ns":12}}`},
 		"cedar": {newAnswerReader(cedarAnswer()), `{"decision":"deny","reasons":[],"errors":[]}`},
+		// The revision, a string, read as the answer's version (--provenance).
+		"opa provenance": {provenanceReader(), provenanceBody},
 	} {
 		body := []byte(tc.body)
 		tc.r.read(body)
@@ -328,4 +354,11 @@ func TestDecisionReadingAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { statusOutcome(503, page) }); n > 2 {
 		t.Errorf("an error status: %v allocations, want at most 2", n)
 	}
+}
+
+// provenanceReader reads OPA's answers with their bundle's revision as the version.
+func provenanceReader() *decisionReader {
+	r := newDecisionReader("result")
+	r.version, r.versionPath = jsonPointer("/provenance/bundles/authzbench/revision"), "/provenance/bundles/authzbench/revision"
+	return r
 }

@@ -62,17 +62,43 @@ func versioned(out verify.Outcome, v *fastjson.Value, pointer []string, path str
 	if vv == nil {
 		return malformed("no version at "+path+" in the body", body)
 	}
-	n, err := vv.Int64()
-	if err != nil {
-		if vv.Type() != fastjson.TypeString {
-			return malformed("the version at "+path+" is not a whole number", body)
-		}
-		if n, err = strconv.ParseInt(string(vv.GetStringBytes()), 10, 64); err != nil {
-			return malformed("the version at "+path+" is not a whole number", body)
-		}
+	var n int64
+	var ok bool
+	if vv.Type() == fastjson.TypeString {
+		// Read in place: OPA's revision is a string, on every answer of a run that asks for it.
+		n, ok = wholeNumber(vv.GetStringBytes())
+	} else {
+		var err error
+		n, err = vv.Int64()
+		ok = err == nil
+	}
+	if !ok {
+		return malformed("the version at "+path+" is not a whole number", body)
 	}
 	out.Versioned, out.Version = true, n
 	return out
+}
+
+// wholeNumber reads decimal digits, an optional minus sign before them, without allocating.
+func wholeNumber(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // WritesRequests: the http target's writes are the changes' own requests (RequestWriter).

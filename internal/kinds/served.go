@@ -201,6 +201,9 @@ type served struct {
 	// one.
 	replicas int
 	rs       replicaSet
+
+	// versionPath is a JSON pointer to the version each answer names (WithVersionPath).
+	versionPath string
 }
 
 // speaksHTTP2 says whether the target was asked for HTTP/2.

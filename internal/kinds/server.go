@@ -36,6 +36,11 @@ func WithHTTP2(h *HTTP2Config) ServerOption { return func(s *served) { s.http2 =
 // function called once for each.
 func WithReplicas(n int) ServerOption { return func(s *served) { s.replicas = n } }
 
+// WithVersionPath has the target read, from every answer, the version of the world it names
+// at the JSON pointer path (OPA's bundle revision in its provenance), judged by it exactly in a
+// run whose world changes; an answer without a whole number there is malformed.
+func WithVersionPath(path string) ServerOption { return func(s *served) { s.versionPath = path } }
+
 // StartAt points the target at its server over HTTP, launching it with launch unless the
 // settings' URL names a running one, and encodes one request per body for the decision endpoint
 // path, which a URL with a path replaces.
@@ -99,7 +104,13 @@ func (s *Server) StartHTTP(ctx context.Context, launch func(context.Context) err
 
 // HTTPWorker is one load worker's connection to the server StartHTTP readied, reading its
 // answers as the engine's Answer says.
-func (s *Server) HTTPWorker() Decider { return s.worker(newAnswerReader(s.engine.Answer())) }
+func (s *Server) HTTPWorker() Decider {
+	r := newAnswerReader(s.engine.Answer())
+	if s.versionPath != "" {
+		r.version, r.versionPath = jsonPointer(s.versionPath), s.versionPath
+	}
+	return s.worker(r)
+}
 
 // BaseInfo is the part of Info every served target fills alike: the engine, the address and
 // connections measured, the TLS, and for a server authzbench started its version (as given),

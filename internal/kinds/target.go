@@ -14,6 +14,7 @@ package kinds
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -108,6 +109,13 @@ func TakesWrites(name string, c Config) (writes, requests bool) {
 	_, writes = t.(Writable)
 	_, requests = t.(RequestWriter)
 	return writes, requests
+}
+
+// WriteFormChecker is implemented by settings whose targets take only some of their engine's
+// writes (OPA's server given delta bundles takes no policy replacement): a changes file's every
+// write is checked against them before any load.
+type WriteFormChecker interface {
+	CheckWriteForm(form json.RawMessage) error
 }
 
 // WritesRefuser is a Writable target whose settings refuse writes before it starts (a server

@@ -195,6 +195,9 @@ type Bundle struct {
 	FilesBytes int64 `json:"files_bytes"`
 	// SizeLimitBytes is the server's limit on one file's bytes (OPA's size_limit_bytes).
 	SizeLimitBytes int64 `json:"size_limit_bytes"`
+	// Polling is how the server's bundle plugin learns of a new revision (a change of a run
+	// whose world changes): long polling, with its timeout.
+	Polling string `json:"polling,omitempty"`
 }
 
 // Startup is the start of a server authzbench launched: the time from its start to its first

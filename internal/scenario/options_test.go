@@ -17,7 +17,7 @@ func TestTargetOptionsAreDecodedStrictly(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"unknown key", head + "  - target: opa/server\n    options:\n      port: 8181\n      prot: 8182\n",
-			`s.yaml:6: target opa/server: unknown option "prot"; known: bundle_server, bundle_size_limit, cacert, cert, decision_log_flush_timeout, decision_log_latency, decision_log_mask, decision_log_reporting, decision_log_service, decision_log_service_addr, decision_logs, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, opa_bin, optimize, port, ready_timeout, replicas, server_cert, server_key, sut_args, tls, url`},
+			`s.yaml:6: target opa/server: unknown option "prot"; known: bundle_changes, bundle_server, bundle_size_limit, cacert, cert, decision_log_flush_timeout, decision_log_latency, decision_log_mask, decision_log_reporting, decision_log_service, decision_log_service_addr, decision_logs, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, opa_bin, optimize, port, provenance, ready_timeout, replicas, server_cert, server_key, sut_args, tls, url`},
 		{"a key of another kind", head + "  - target: cedar/server\n    options: {opa_bin: /usr/bin/opa}\n",
 			`s.yaml:4: target cedar/server: unknown option "opa_bin"; known: cacert, cert, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, port, ready_timeout, replicas, server_cert, server_key, sut_args, tls, url`},
 		{"a kind without options", head + "  - target: opa/inproc\n    options:\n      url: http://127.0.0.1:8181\n",
@@ -25,7 +25,7 @@ func TestTargetOptionsAreDecodedStrictly(t *testing.T) {
 		{"wrong type", head + "  - target: opa/server\n    options:\n      port: eighty\n",
 			"s.yaml:5: target opa/server: options: key `port`: want a whole number, got \"eighty\""},
 		{"not a mapping", head + "  - target: opa/server\n    options: [url]\n",
-			"s.yaml:4: target opa/server: options: want a mapping of known: bundle_server, bundle_size_limit, cacert, cert, decision_log_flush_timeout, decision_log_latency, decision_log_mask, decision_log_reporting, decision_log_service, decision_log_service_addr, decision_logs, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, opa_bin, optimize, port, ready_timeout, replicas, server_cert, server_key, sut_args, tls, url"},
+			"s.yaml:4: target opa/server: options: want a mapping of known: bundle_changes, bundle_server, bundle_size_limit, cacert, cert, decision_log_flush_timeout, decision_log_latency, decision_log_mask, decision_log_reporting, decision_log_service, decision_log_service_addr, decision_logs, http2, http2_connections, insecure, key, mtls, mtls_admit, mtls_authz, opa_bin, optimize, port, provenance, ready_timeout, replicas, server_cert, server_key, sut_args, tls, url"},
 		{"settings that cannot work", head + "  - target: opa/server\n    options: {port: 70000}\n",
 			"s.yaml:4: target opa/server: options: port 70000: not a TCP port; want 1 to 65535, or none for a free one"},
 		{"a bad decision rule", head + "  - target: http\n    options: {url: 'http://127.0.0.1:8080/authz', decision_status: 200=yes}\n",

@@ -22,7 +22,11 @@ func init() {
 		NewConfig: func() kinds.Config { return &ServerConfig{} },
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			cfg := c.(*ServerConfig)
-			return &server{Server: kinds.NewServer(common, Engine, &cfg.ServerConfig, kinds.WithHTTP2(&cfg.HTTP2Config), kinds.WithReplicas(cfg.Replicas)),
+			opts := []kinds.ServerOption{kinds.WithHTTP2(&cfg.HTTP2Config), kinds.WithReplicas(cfg.Replicas)}
+			if cfg.Provenance {
+				opts = append(opts, kinds.WithVersionPath(provenancePath))
+			}
+			return &server{Server: kinds.NewServer(common, Engine, &cfg.ServerConfig, opts...),
 				cfg: &cfg.ServerConfig, opaBin: cfg.OPABin, logs: &cfg.DecisionLogConfig, bundle: &cfg.BundleConfig}
 		}})
 }
@@ -67,10 +71,17 @@ type server struct {
 	// bundles serves the workload's bundle to OPA's bundle plugin (bundle_server, optimize).
 	bundles *http.Server
 	served  *result.Bundle
+	// revisions is what bundles serves: the workload's bundle, and a revision per change of a
+	// run whose world changes (server_bundle_changes.go).
+	revisions *revisionServer
+	v0        bool
 }
 
 func (t *server) Start(ctx context.Context, w *workload.Workload) error {
 	path := "/v1/data/" + strings.ReplaceAll(strings.TrimPrefix(w.Query, "data."), ".", "/")
+	if t.bundle.Provenance {
+		path += "?provenance=true"
+	}
 	bodies := make([][]byte, len(w.Inputs))
 	for i, in := range w.Inputs {
 		bodies[i] = append(append([]byte(`{"input":`), in.JSON...), '}')
@@ -108,11 +119,12 @@ func (t *server) launch(ctx context.Context, w *workload.Workload) error {
 	args = append(args, logArgs...)
 	args = append(args, t.cfg.Args...)
 	if t.bundle.served() {
-		bundleArgs, srv, rec, err := t.bundle.serverBundle(ctx, w)
+		bundleArgs, srv, revs, rec, err := t.bundle.serverBundle(ctx, w)
 		if err != nil {
 			return err
 		}
-		t.bundles, t.served = srv, rec
+		t.bundles, t.revisions, t.served = srv, revs, rec
+		t.v0 = regoV0(w)
 		args = append(args, bundleArgs...)
 	} else {
 		args = append(args, runPaths(policies, data)...)
@@ -169,6 +181,9 @@ func (t *server) Info() kinds.Info {
 	}
 	info.DecisionLogs = t.logging.info()
 	info.Bundle = t.served
+	if t.served != nil {
+		info.Consistency = bundlePromise.Record()
+	}
 	return info
 }
 

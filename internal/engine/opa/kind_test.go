@@ -94,7 +94,7 @@ func TestKindsPlacement(t *testing.T) {
 // (Check) and from the command line (CheckGiven), as --sut-arg is.
 func TestServerSettings(t *testing.T) {
 	c := &ServerConfig{}
-	if got, want := strings.Join(kinds.OptionKeys(c), ","), "bundle_server,bundle_size_limit,cacert,cert,decision_log_flush_timeout,decision_log_latency,decision_log_mask,decision_log_reporting,decision_log_service,decision_log_service_addr,decision_logs,http2,http2_connections,insecure,key,mtls,mtls_admit,mtls_authz,opa_bin,optimize,port,ready_timeout,replicas,server_cert,server_key,sut_args,tls,url"; got != want {
+	if got, want := strings.Join(kinds.OptionKeys(c), ","), "bundle_changes,bundle_server,bundle_size_limit,cacert,cert,decision_log_flush_timeout,decision_log_latency,decision_log_mask,decision_log_reporting,decision_log_service,decision_log_service_addr,decision_logs,http2,http2_connections,insecure,key,mtls,mtls_admit,mtls_authz,opa_bin,optimize,port,provenance,ready_timeout,replicas,server_cert,server_key,sut_args,tls,url"; got != want {
 		t.Errorf("keys %s, want %s", got, want)
 	}
 	if _, err := kinds.SetOptions(c, map[string]any{"opa_bin": "/usr/bin/opa", "port": 8181}); err != nil || c.OPABin != "/usr/bin/opa" || c.Port != 8181 {

@@ -44,6 +44,13 @@ type BundleConfig struct {
 	// may hold); OPA's own default, 1 GiB, when 0. A bundle OPA would refuse is refused before
 	// its server starts.
 	BundleSizeLimit int `yaml:"bundle_size_limit"`
+	// Provenance asks every decision for OPA's provenance, whose bundle revision names the
+	// version of the world it was made at (server_bundle_changes.go).
+	Provenance bool `yaml:"provenance"`
+	// BundleChanges is how a run whose world changes publishes each change: "snapshot" (the
+	// default: the whole world at that version) or "delta" (a delta bundle: the change's JSON
+	// Patch alone, data only).
+	BundleChanges string `yaml:"bundle_changes"`
 }
 
 func init() {
@@ -89,6 +96,21 @@ func (c *BundleConfig) check(url string, replicas int) error {
 	if url != "" && (c.served() || c.BundleSizeLimit > 0) {
 		errs = append(errs, kinds.NewOptionError("bundle_server", func(n func(string) string) string {
 			return fmt.Sprintf("%s, %s and %s give a bundle to the server authzbench starts; with %s it starts none", n("bundle_server"), n("optimize"), n("bundle_size_limit"), n("url"))
+		}))
+	}
+	if c.Provenance && !c.served() {
+		errs = append(errs, kinds.NewOptionError("provenance", func(n func(string) string) string {
+			return fmt.Sprintf("%s names the bundle revision behind each decision: give it with %s", n("provenance"), n("bundle_server"))
+		}))
+	}
+	if c.BundleChanges != "" && c.BundleChanges != snapshotChanges && c.BundleChanges != deltaChanges {
+		errs = append(errs, kinds.NewOptionError("bundle_changes", func(n func(string) string) string {
+			return fmt.Sprintf("%s %q: want %s (each change a bundle of the whole world) or %s (a delta bundle of the change's patch alone)", n("bundle_changes"), c.BundleChanges, snapshotChanges, deltaChanges)
+		}))
+	}
+	if c.BundleChanges != "" && !c.served() {
+		errs = append(errs, kinds.NewOptionError("bundle_changes", func(n func(string) string) string {
+			return fmt.Sprintf("%s says how changes are published as bundle revisions: give it with %s", n("bundle_changes"), n("bundle_server"))
 		}))
 	}
 	if replicas > 1 && c.served() {
@@ -200,6 +222,9 @@ func (c *BundleConfig) bundleOf(ctx context.Context, w *workload.Workload, polic
 		}
 		b = opt
 	}
+	// Revision 0: a run whose world changes publishes revision k after the k-th change, and
+	// OPA's provenance names the revision behind each decision.
+	b.Manifest.Revision = "0"
 	tarball, err := writeBundle(b, v0)
 	if err != nil {
 		return nil, fmt.Errorf("workload %s as a bundle: %w", w.Name, err)
@@ -214,19 +239,20 @@ func (c *BundleConfig) bundleOf(ctx context.Context, w *workload.Workload, polic
 // serverBundle serves the workload's bundle (built as CheckWorkload built it) on loopback,
 // and returns OPA's flags that point its bundle plugin at it. The bundle server is closed by
 // the caller once OPA has stopped.
-func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload) (args []string, srv *http.Server, rec *result.Bundle, err error) {
+func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload) (args []string, srv *http.Server, revs *revisionServer, rec *result.Bundle, err error) {
 	b, err := c.build(ctx, w)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if err := c.checkSize(w, b); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	srv, url, err := serveBundles([][]byte{b.tarball})
+	revs = newRevisionServer(b.tarball)
+	srv, url, err := serveRevisions(revs)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	rec = &result.Bundle{Optimize: c.Optimize, Bytes: int64(len(b.tarball)), SizeLimitBytes: c.sizeLimit()}
+	rec = &result.Bundle{Optimize: c.Optimize, Bytes: int64(len(b.tarball)), SizeLimitBytes: c.sizeLimit(), Polling: pollingRecord}
 	for _, f := range b.files {
 		rec.FilesBytes += f.size
 	}
@@ -235,12 +261,15 @@ func (c *BundleConfig) serverBundle(ctx context.Context, w *workload.Workload) (
 		"--set", "services." + bundleService + ".url=" + url,
 		"--set", key + "service=" + bundleService,
 		"--set", key + "resource=/bundles/0.tar.gz",
-		// Polled seldom enough that the run never polls: the activation measured is the first.
-		"--set", key + "polling.min_delay_seconds=3600",
-		"--set", key + "polling.max_delay_seconds=7200",
+		// Long polling: a revision published during the run (a change) is answered to the
+		// download OPA holds open; a run without changes never polls, so the activation
+		// measured is the first. The delays bound only the retries after a failed download.
+		"--set", fmt.Sprintf("%spolling.long_polling_timeout_seconds=%d", key, longPollSeconds),
+		"--set", key + "polling.min_delay_seconds=1",
+		"--set", key + "polling.max_delay_seconds=2",
 		"--set", fmt.Sprintf("%ssize_limit_bytes=%d", key, c.sizeLimit()),
 	}
-	return args, srv, rec, nil
+	return args, srv, revs, rec, nil
 }
 
 // optimizedHook, when set (by a test), changes each optimized bundle before it is checked: a

@@ -19,10 +19,15 @@ func (opa) Write(_ *workload.Workload, c workload.Change) (json.RawMessage, erro
 }
 
 // Writer applies each change with a PATCH of the server's data (kinds.Writable): OPA commits it
-// to its store before it answers, 204; a policy replacement with a PUT of the module.
+// to its store before it answers, 204; a policy replacement with a PUT of the module. A server
+// given the workload as a bundle (bundle_server) takes each change as a bundle revision instead
+// (bundleChanges): its bundle's roots are OPA's, and OPA refuses Data API writes under them.
 func (t *server) Writer() (change.Applier, error) {
 	if t.URL() == "" {
 		return nil, errors.New("the OPA server is not started")
+	}
+	if t.revisions != nil {
+		return t.bundleWriter()
 	}
 	return &dataPatcher{client: t.WriteClient(), url: t.URL() + "/v1/data",
 		policies: &policyPutter{client: t.WriteClient(), base: t.URL()}}, nil

@@ -176,6 +176,8 @@ type patchOp struct {
 	op    storage.PatchOp
 	path  storage.Path
 	value any
+	// pointer is the path as the patch gave it, a JSON Pointer (a delta bundle's path).
+	pointer string
 }
 
 // readPatch reads a JSON Patch (RFC 6902) of OPA's data document as OPA's Data API reads one:
@@ -217,7 +219,7 @@ func readPatch(form []byte) ([]patchOp, error) {
 		if !ok {
 			return nil, fmt.Errorf("operation %d: path %q is not a JSON Pointer", i+1, r.Path)
 		}
-		o.path = path
+		o.path, o.pointer = path, r.Path
 		if o.op != storage.RemoveOp {
 			if r.Value == nil {
 				return nil, fmt.Errorf("operation %d: %s %s has no value", i+1, r.Op, r.Path)
