@@ -115,9 +115,9 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 			longest = max(longest, t.Load.Duration+t.Load.Warmup)
 		}
 		n := min(100000, int(rate*longest.Seconds())+1)
-		makeStream, source := workload.BuiltinChanges, w.Name+" (built-in)"
+		makeStream, source := workload.BuiltinChanges, w.Name+"'s built-in stream"
 		if f.file == builtinPolicyChanges {
-			makeStream, source = workload.BuiltinPolicyChanges, w.Name+" (built-in policy)"
+			makeStream, source = workload.BuiltinPolicyChanges, w.Name+"'s built-in policy stream"
 		}
 		stream, err := makeStream(w, n)
 		if err != nil {
@@ -152,6 +152,20 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 			}
 			if out.ByEngine[engineName], err = change.NewStream(expects, cs); err != nil {
 				return nil, err
+			}
+		}
+		// A target's settings may take only some of its engine's writes (OPA's delta bundles
+		// carry no policy): refused now, as a changes file's line would be, not at the first
+		// change under load.
+		for _, t := range plan.Scenario.Targets {
+			wc, ok := t.Settings().(kinds.WriteFormChecker)
+			if !ok {
+				continue
+			}
+			for k, c := range out.ByEngine[t.Kind().Engine].Changes {
+				if err := wc.CheckWriteForm(c.Form); err != nil {
+					return nil, fmt.Errorf("%s %s: target %s: change %d (%s): %w", name, f.file, t.Name, k+1, c.Source, err)
+				}
 			}
 		}
 		return out, nil

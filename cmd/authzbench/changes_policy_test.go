@@ -243,7 +243,7 @@ func TestChangesBuiltinPolicyStream(t *testing.T) {
 				"--workers", "4", "--duration", "2s", "--warmup", "0s", "--no-progress")
 			r := doc.Runs[0]
 			c := r.Changes
-			if c == nil || c.Applied < 5 || c.Source != "rbac (built-in policy)" {
+			if c == nil || c.Applied < 5 || c.Source != "rbac's built-in policy stream" {
 				t.Fatalf("changes %+v: want at least 5 of rbac's policy changes applied in 2s at 10/s", c)
 			}
 			if c.Answers["stale"] != 0 || c.Answers["stale_beyond_promise"] != 0 || c.Answers["wrong"] != 0 || r.Summary.WrongDecision != 0 {

@@ -188,6 +188,9 @@ func TestChangesRefusedBeforeLoad(t *testing.T) {
 		{"a policy replacement as a delta bundle", []string{"run", "--target", "opa/server", "--bundle-server", "--bundle-changes", "delta", "--workload", "rbac",
 			"--changes", filepath.Join("..", "..", "experiments", "changes-opa", "policy-put.jsonl"), "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"policy-put.jsonl:1: \"write\" for target opa/server: a policy replacement cannot be published as a delta bundle"},
+		{"the built-in policy stream as delta bundles", []string{"run", "--target", "opa/server", "--bundle-server", "--bundle-changes", "delta", "--workload", "rbac",
+			"--changes", "builtin-policy", "--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"--changes builtin-policy: target opa/server: change 1 (withdraw "},
 		{"provenance without a bundle", []string{"run", "--target", "opa/server", "--provenance", "--workload", "rbac", "--changes", "builtin", "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"--provenance names the bundle revision behind each decision: give it with --bundle-server"},
 		{"a version path beside a status decision", []string{"run", "--target", "http", "--url", "http://127.0.0.1:1/check", "--decision-status", "200=allow,403=deny",
@@ -230,7 +233,7 @@ func TestChangesOPAServerNeverStaleAfterAck(t *testing.T) {
 	if w := r.Operations[0]; w.OK != uint64(c.Applied) || w.Errors != 0 {
 		t.Errorf("writes %+v", w)
 	}
-	if !strings.Contains(stdout, "rbac (built-in)") {
+	if !strings.Contains(stdout, "rbac's built-in stream") {
 		t.Errorf("the table does not name the stream:\n%s", stdout)
 	}
 }
