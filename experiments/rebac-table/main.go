@@ -1,7 +1,8 @@
 // Command rebac-table reads the result files of experiments/rebac-matrix.sh (or
 // experiments/rebac-tuples.sh) and prints one Markdown row per cell, its rounds' values side by
-// side in round order: a file NAME-rROUND.json is round ROUND of cell NAME. Only what the results
-// hold is printed, nothing computed beyond a ratio and a share.
+// side in round order (a value the same in every round once): a file NAME-rROUND.json is round
+// ROUND of cell NAME, and cells come in the order their files are named. Only what the results
+// hold is printed, nothing computed beyond a ratio.
 //
 //	go run ./experiments/rebac-table docs/results/rebac-matrix-uniform-2026-11-29/*.json
 //	go run ./experiments/rebac-table -tuples docs/results/rebac-tuples-2026-11-29/*.json
@@ -62,6 +63,8 @@ type doc struct {
 		} `json:"summary"`
 		Changes *struct {
 			Applied int `json:"applied"`
+			Visible int `json:"visible"`
+			Unseen  int `json:"unseen"`
 			Answers struct {
 				Fresh              int64 `json:"fresh"`
 				Stale              int64 `json:"stale"`
@@ -77,6 +80,10 @@ type percentiles struct {
 	P99 float64 `json:"p99"`
 }
 
+// shortCache names a cache as the tables do.
+var shortCache = strings.NewReplacer("dispatch_cache", "dispatch", "check_query_cache", "query",
+	"check_iterator_cache", "iterator", "cache_controller", "controller")
+
 var roundName = regexp.MustCompile(`^(.*)-r([0-9]+)\.json$`)
 
 func main() {
@@ -87,7 +94,6 @@ func main() {
 		os.Exit(2)
 	}
 	type cell struct {
-		name   string
 		rounds map[int][]string
 	}
 	var cells []*cell
@@ -111,7 +117,7 @@ func main() {
 		}
 		c := byName[m[1]]
 		if c == nil {
-			c = &cell{name: m[1], rounds: map[int][]string{}}
+			c = &cell{rounds: map[int][]string{}}
 			byName[m[1]] = c
 			cells = append(cells, c)
 		}
@@ -122,11 +128,11 @@ func main() {
 		}
 	}
 	if *tuples {
-		fmt.Println("| cell | tuples | P50 | P99 | P50 allow / deny | P99 allow / deny | load, tuples/s | load, s | errors, wrong |")
-		fmt.Println("|---|---|---|---|---|---|---|---|---|")
+		fmt.Println("| target | datastore | tuples | P50 | P99 | P50 allow / deny | P99 allow / deny | load, tuples/s | load, s | errors, wrong |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	} else {
-		fmt.Println("| cell | P50 / P99 | P50 / P99 from the send | P50 allow / deny | hit ratio | stale (of checks) | beyond promise, wrong, errors | writes | rate missed |")
-		fmt.Println("|---|---|---|---|---|---|---|---|---|")
+		fmt.Println("| target | datastore | consistency | caches | inputs | P50 | P99 | P50 from the send | hit ratio | stale / judged | flips seen / made | beyond the promise, wrong, errors | rate missed |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	}
 	for _, c := range cells {
 		var rounds []int
@@ -135,11 +141,16 @@ func main() {
 		}
 		slices.Sort(rounds)
 		cols := len(c.rounds[rounds[0]])
-		row := []string{c.name}
+		var row []string
 		for i := range cols {
 			var vals []string
 			for _, r := range rounds {
 				vals = append(vals, c.rounds[r][i])
+			}
+			// A column the same in every round (the cell's settings, a count that did not move)
+			// is written once.
+			if len(slices.Compact(slices.Clone(vals))) == 1 {
+				vals = vals[:1]
 			}
 			row = append(row, strings.Join(vals, ", "))
 		}
@@ -150,50 +161,61 @@ func main() {
 func matrixColumns(d doc) []string {
 	r := d.Runs[0]
 	s := r.Summary
+	// Each cache on: its hit ratio, or "-" when it was never asked (OpenFGA's HIGHER_CONSISTENCY
+	// reads past its check caches); "off" when every cache was off.
 	var hit []string
+	asked := false
 	for _, c := range r.SUT.Caches {
 		switch {
 		case c.On && c.Lookups > 0:
-			hit = append(hit, fmt.Sprintf("%.0f %%", 100*float64(c.Hits)/float64(c.Lookups)))
+			hit = append(hit, fmt.Sprintf("%.0f", 100*float64(c.Hits)/float64(c.Lookups)))
+			asked = true
 		case c.On:
-			// On, and never asked: OpenFGA's HIGHER_CONSISTENCY reads past its check caches.
-			hit = append(hit, "0 lookups")
+			hit = append(hit, "-")
 		}
 	}
-	hits := "-"
-	if len(hit) > 0 {
-		hits = strings.Join(hit, " / ")
+	hits := "off"
+	switch {
+	case asked:
+		hits = strings.Join(hit, "/") + " %"
+	case len(hit) > 0:
+		hits = "0 lookups"
 	}
-	stale, beyond, wrong, writes := "-", "-", "-", "-"
+	stale, seen, problems := "-", "-", fmt.Sprintf("%d", s.WrongDecision+s.Errors)
 	if ch := r.Changes; ch != nil {
 		a := ch.Answers
 		judged := a.Fresh + a.Stale + a.StaleBeyondPromise + a.Wrong
-		stale = fmt.Sprintf("%d of %d", a.Stale+a.StaleBeyondPromise, judged)
-		beyond = strconv.FormatInt(a.StaleBeyondPromise, 10)
-		wrong = strconv.FormatInt(a.Wrong, 10)
-		writes = strconv.Itoa(ch.Applied)
+		stale = fmt.Sprintf("%d/%d", a.Stale+a.StaleBeyondPromise, judged)
+		// A change can be seen stale only once an input it flips is asked again after it.
+		seen = fmt.Sprintf("%d/%d", ch.Visible, ch.Visible+ch.Unseen)
+		problems = fmt.Sprintf("%d", a.StaleBeyondPromise+a.Wrong+s.WrongDecision+s.Errors)
 	}
 	missed, fromSend := "no", "-"
 	if s.Open != nil {
-		fromSend = dur(s.Open.FromSend.P50) + " / " + dur(s.Open.FromSend.P99)
+		fromSend = dur(s.Open.FromSend.P50)
 		if s.Open.RateMissed {
 			missed = "yes"
 		}
 	}
-	return []string{
-		dur(s.Latency.P50) + " / " + dur(s.Latency.P99), fromSend,
-		dur(s.Decisions["allow"].Latency.P50) + " / " + dur(s.Decisions["deny"].Latency.P50),
-		hits, stale,
-		fmt.Sprintf("%s, %s, %d", beyond, wrong, s.Errors),
-		writes, missed,
+	var on []string
+	for _, c := range r.SUT.Caches {
+		if c.On {
+			on = append(on, shortCache.Replace(c.Name))
+		}
 	}
+	caches := "none"
+	if len(on) > 0 {
+		caches = strings.Join(on, " + ")
+	}
+	return []string{r.Target, r.SUT.Datastore.Engine, r.SUT.Consistency.Name, caches, r.Load.InputSkew,
+		dur(s.Latency.P50), dur(s.Latency.P99), fromSend, hits, stale, seen, problems, missed}
 }
 
 func tupleColumns(d doc) []string {
 	r := d.Runs[0]
 	s := r.Summary
 	ds := r.SUT.Datastore
-	return []string{
+	return []string{r.Target, ds.Engine,
 		strconv.Itoa(ds.Tuples), dur(s.Latency.P50), dur(s.Latency.P99),
 		dur(s.Decisions["allow"].Latency.P50) + " / " + dur(s.Decisions["deny"].Latency.P50),
 		dur(s.Decisions["allow"].Latency.P99) + " / " + dur(s.Decisions["deny"].Latency.P99),
