@@ -14,7 +14,8 @@
 # TARGET-DATASTORE-NUSERS-rROUND.json and .txt. Every run loads rbac-data-N into the engine's
 # memory datastore first, to check it (docs/rebac.md: OpenFGA's memory datastore loads in
 # quadratic time), whatever datastore it measures. A run that exits non-zero is said in
-# table.txt and the script goes on. Needs authzbench and authzbench-spicedb on PATH, or
+# table.txt and the script goes on. ROUNDS (default 3) fewer rounds, where one run takes
+# minutes (OpenFGA at 10^5 tuples). Needs authzbench and authzbench-spicedb on PATH, or
 # AUTHZBENCH naming a built authzbench with authzbench-spicedb beside it.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [seconds] [users] [targets] [datastores]" >&2; exit 2; }
@@ -26,9 +27,9 @@ fi
 mkdir -p "$out"
 {
   echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# $0 $*"
+  echo "# ROUNDS=${ROUNDS:-3} $0 $*"
 } | tee "$out/table.txt"
-for round in 1 2 3; do
+for round in $(seq "${ROUNDS:-3}"); do
   for n in $sizes; do
     for target in $targets; do
       case $target in
