@@ -1,11 +1,12 @@
 // Command rebac-table reads the result files of experiments/rebac-matrix.sh (or
 // experiments/rebac-tuples.sh) and prints one Markdown row per cell, its rounds' values side by
 // side in round order (a value the same in every round once): a file NAME-rROUND.json is round
-// ROUND of cell NAME, and cells come in the order their files are named. Only what the results
-// hold is printed, nothing computed beyond a ratio.
+// ROUND of cell NAME, and cells come in the order of their first file on the command line
+// (`ls -tr`: the order they ran). Only what the results hold is printed, nothing computed beyond
+// a ratio.
 //
-//	go run ./experiments/rebac-table docs/results/rebac-matrix-uniform-2026-11-29/*.json
-//	go run ./experiments/rebac-table -tuples docs/results/rebac-tuples-2026-11-29/*.json
+//	go run ./experiments/rebac-table $(ls -tr docs/results/rebac-matrix-uniform-2026-11-29/*.json)
+//	go run ./experiments/rebac-table -tuples $(ls -tr docs/results/rebac-tuples-2026-11-29/*.json)
 package main
 
 import (
