@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/authzbench/authzbench/internal/change"
+	"github.com/authzbench/authzbench/internal/change/changetest"
 	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/verify"
@@ -224,25 +225,13 @@ func TestBuiltinPolicyStreamSeenOnceAcknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expects := make([]workload.Expect, len(w.Inputs))
-	for i, in := range w.Inputs {
-		expects[i] = in.Expect
-	}
-	cs := make([]change.Change, len(made))
-	for k, c := range made {
+	stream := changetest.Stream(t, w, made, func(c workload.Change) (json.RawMessage, error) {
 		form, err := engine.WriteFor(Name, w, c)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			err = Registered.(engine.WriteChecker).CheckWrite(form)
 		}
-		if err := Registered.(engine.WriteChecker).CheckWrite(form); err != nil {
-			t.Fatalf("change %d (%s): %v", k+1, c.What, err)
-		}
-		cs[k] = change.Change{Sets: c.Sets, Form: form}
-	}
-	stream, err := change.NewStream(expects, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return form, err
+	})
 	tg, err := kinds.New("casbin/inproc", kinds.Common{TempDir: t.TempDir(), Prepared: engine.NewPrepared()}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -254,28 +243,7 @@ func TestBuiltinPolicyStreamSeenOnceAcknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := tg.Worker()
-	flipped := 0
-	for k, c := range cs {
-		if ack := applier.Apply(context.Background(), k+1, c); ack.Class != "" || ack.Err != nil {
-			t.Fatalf("change %d (%s): %s %v", k+1, made[k].What, ack.Class, ack.Err)
-		}
-		for i := range w.Inputs {
-			out := d.Decide(context.Background(), i)
-			if out.Kind != verify.Decided {
-				t.Fatalf("change %d: input %d: %v", k+1, i+1, out.Err)
-			}
-			if want := stream.Allowed(i, k+1); out.Allow != want {
-				t.Errorf("after change %d (%s), input %d decided %v, want %v", k+1, made[k].What, i+1, out.Allow, want)
-			}
-			if stream.Allowed(i, k+1) != stream.Allowed(i, k) {
-				flipped++
-			}
-		}
-	}
-	if flipped == 0 {
-		t.Fatal("no change flipped a decision: the test shows nothing")
-	}
+	changetest.DecidesByEachVersion(t, applier, tg.Worker(), stream)
 	api, err := workload.Builtin("api")
 	if err != nil {
 		t.Fatal(err)
