@@ -65,7 +65,15 @@ func readChanges(fl *pflag.FlagSet, f changeFlags, plan *bench.Plan, sharded boo
 				return nil, fmt.Errorf("--%s applies to a run with --changes", name)
 			}
 		}
-		return nil, nil
+		var errs []error
+		for _, t := range plan.Scenario.Targets {
+			if c, ok := t.Settings().(kinds.ChangesOnly); ok {
+				if err := c.WithoutChanges(); err != nil {
+					errs = append(errs, fmt.Errorf("target %s: %w", t.Name, err))
+				}
+			}
+		}
+		return nil, errors.Join(errs...)
 	}
 	rate, err := parseChangeRate(f.rate)
 	if err != nil {

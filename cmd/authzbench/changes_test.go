@@ -188,6 +188,10 @@ func TestChangesRefusedBeforeLoad(t *testing.T) {
 		{"a policy replacement as a delta bundle", []string{"run", "--target", "opa/server", "--bundle-server", "--bundle-changes", "delta", "--workload", "rbac",
 			"--changes", filepath.Join("..", "..", "experiments", "changes-opa", "policy-put.jsonl"), "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"policy-put.jsonl:1: \"write\" for target opa/server: a policy replacement cannot be published as a delta bundle"},
+		// It says how changes are published, and there are none.
+		{"bundle changes without changes", []string{"run", "--target", "opa/server", "--bundle-server", "--bundle-changes", "delta", "--workload", "rbac",
+			"--no-progress", "-o", filepath.Join(dir, "r.json")},
+			"target opa/server: --bundle-changes says how a run's changes are published as bundle revisions: give it with --changes"},
 		{"the built-in policy stream as delta bundles", []string{"run", "--target", "opa/server", "--bundle-server", "--bundle-changes", "delta", "--workload", "rbac",
 			"--changes", "builtin-policy", "--no-progress", "-o", filepath.Join(dir, "r.json")},
 			"--changes builtin-policy: target opa/server: change 1 (withdraw "},

@@ -118,6 +118,14 @@ type WriteFormChecker interface {
 	CheckWriteForm(form json.RawMessage) error
 }
 
+// ChangesOnly is implemented by settings some of whose options say how a run's changes are
+// applied (OPA's server: --bundle-changes): given in a run without changes, they would do
+// nothing, and the run is refused before any load rather than measured as if they had.
+type ChangesOnly interface {
+	// WithoutChanges is the error naming those options when any is set; nil when none is.
+	WithoutChanges() error
+}
+
 // WritesRefuser is a Writable target whose settings refuse writes before it starts (a server
 // of several replicas, each holding its own store, where a write would reach one).
 type WritesRefuser interface {

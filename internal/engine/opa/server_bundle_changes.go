@@ -51,6 +51,17 @@ func (c *ServerConfig) CheckWriteForm(form json.RawMessage) error {
 	return nil
 }
 
+// WithoutChanges refuses --bundle-changes in a run whose world does not change
+// (kinds.ChangesOnly): it says how changes are published, and there would be none.
+func (c *ServerConfig) WithoutChanges() error {
+	if c.BundleChanges == "" {
+		return nil
+	}
+	return kinds.NewOptionError("bundle_changes", func(n func(string) string) string {
+		return fmt.Sprintf("%s says how a run's changes are published as bundle revisions: give it with --changes", n("bundle_changes"))
+	})
+}
+
 // longPollSeconds is OPA's long_polling_timeout_seconds: how long authzbench's bundle server
 // holds a download that names the revision it serves before it answers 304. A revision
 // published meanwhile is answered at once, so the timeout only says how often an idle OPA asks
