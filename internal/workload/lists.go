@@ -135,3 +135,37 @@ func rbacUserLists(d *RBACData, w *Workload) (*ListQueries, error) {
 	}
 	return l, nil
 }
+
+// OwnedOnly finds a list query of objects, in an rbac-data world, whose subject reads one object
+// only as its owner (no role of theirs grants reading its kind): deleting that owner
+// relationship takes exactly that object out of the answer, which is how a test makes an
+// engine's answer miss one object. It returns the query's number and the object; ok is false
+// when no query has one.
+func (l *ListQueries) OwnedOnly(w *Workload) (n int, object string, ok bool) {
+	d, isRBAC := w.Model.(*RBACData)
+	if !isRBAC {
+		return 0, "", false
+	}
+	for n := range l.Queries {
+		q := &l.Queries[n]
+		if q.Permission != "can_read" {
+			continue
+		}
+		user := d.Users[q.Subject.ID]
+		for typ, byID := range d.Resources {
+			granted := false
+			for _, role := range user.Roles {
+				granted = granted || role == "admin" || slices.Contains(d.Roles[role][typ], "read")
+			}
+			if granted {
+				continue
+			}
+			for id, res := range byID {
+				if o := "resource:" + typ + "-" + id; res.Owner == q.Subject.ID && slices.Contains(q.Expected, o) {
+					return n, o, true
+				}
+			}
+		}
+	}
+	return 0, "", false
+}

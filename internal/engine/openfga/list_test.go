@@ -182,35 +182,15 @@ func TestListObjectsJudgedWhole(t *testing.T) {
 	})
 }
 
-// ownedOnly finds a list query of w whose user reads an object only as its owner (no role of
-// theirs grants reading its kind), from the reference model: deleting that owner tuple takes
-// exactly that object out of the answer.
+// ownedOnly is a list query of w whose user reads an object only as its owner
+// (ListQueries.OwnedOnly), with its number and that object.
 func ownedOnly(t *testing.T, w *workload.Workload, lists *workload.ListQueries) (*workload.ListQuery, int, string) {
 	t.Helper()
-	d := w.Model.(*workload.RBACData)
-	for n := range lists.Queries {
-		q := &lists.Queries[n]
-		if q.Permission != "can_read" {
-			continue
-		}
-		user := d.Users[q.Subject.ID]
-		for typ, byID := range d.Resources {
-			granted := false
-			for _, role := range user.Roles {
-				granted = granted || role == "admin" || slices.Contains(d.Roles[role][typ], "read")
-			}
-			if granted {
-				continue
-			}
-			for id, res := range byID {
-				if o := "resource:" + typ + "-" + id; res.Owner == q.Subject.ID && slices.Contains(q.Expected, o) {
-					return q, n, o
-				}
-			}
-		}
+	n, o, ok := lists.OwnedOnly(w)
+	if !ok {
+		t.Fatal("no list query's user reads an object only as its owner")
 	}
-	t.Fatal("no list query's user reads an object only as its owner")
-	return nil, 0, ""
+	return &lists.Queries[n], n, o
 }
 
 // ListUsers in process and served over gRPC answers every rbac list-users query (every user who
