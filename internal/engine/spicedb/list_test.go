@@ -151,17 +151,18 @@ func (c cutAfter) LookupResources(ctx context.Context, in *v1.LookupResourcesReq
 		cancel()
 		return nil, err
 	}
-	return &cutStream{ServerStreamingClient: s, left: c.n, ctx: ctx, cancel: cancel}, nil
+	return &cutStream[v1.LookupResourcesResponse]{ServerStreamingClient: s, left: c.n, ctx: ctx, cancel: cancel}, nil
 }
 
-type cutStream struct {
-	grpc.ServerStreamingClient[v1.LookupResourcesResponse]
+// cutStream ends a lookup's stream, cancelled, once left messages have come.
+type cutStream[T any] struct {
+	grpc.ServerStreamingClient[T]
 	left   int
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
-func (s *cutStream) Recv() (*v1.LookupResourcesResponse, error) {
+func (s *cutStream[T]) Recv() (*T, error) {
 	if s.left == 0 {
 		s.cancel()
 		return nil, status.FromContextError(s.ctx.Err()).Err()
@@ -243,23 +244,7 @@ func (c cutSubjects) LookupSubjects(ctx context.Context, in *v1.LookupSubjectsRe
 		cancel()
 		return nil, err
 	}
-	return &cutSubjectStream{ServerStreamingClient: s, left: 3, ctx: ctx, cancel: cancel}, nil
-}
-
-type cutSubjectStream struct {
-	grpc.ServerStreamingClient[v1.LookupSubjectsResponse]
-	left   int
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
-func (s *cutSubjectStream) Recv() (*v1.LookupSubjectsResponse, error) {
-	if s.left == 0 {
-		s.cancel()
-		return nil, status.FromContextError(s.ctx.Err()).Err()
-	}
-	s.left--
-	return s.ServerStreamingClient.Recv()
+	return &cutStream[v1.LookupSubjectsResponse]{ServerStreamingClient: s, left: 3, ctx: ctx, cancel: cancel}, nil
 }
 
 // CheckBulkPermissions: every batch of 50 rbac checks decided as the reference model expects;
