@@ -295,6 +295,17 @@ func TestCheckedAtNamesTheVersion(t *testing.T) {
 				}
 				for i := range c.Sets {
 					out := d.Decide(ctx, i)
+					// minimize_latency may answer from a snapshot older than the load's last
+					// write (PostgreSQL's quantized one, once in a CI run): no version can be
+					// named, and the answer is judged by its decision, which must be some
+					// version's.
+					if mode.consistency == minimizeLatency && out.Kind == verify.Decided && !out.Versioned {
+						if !slices.ContainsFunc(allowed[:k+2], func(v []bool) bool { return v[i] == out.Allow }) {
+							t.Errorf("change %d acknowledged, input %d: unplaced answer %t, which no version gives", k+1, i+1, out.Allow)
+						}
+						seen[-1]++
+						continue
+					}
 					if out.Kind != verify.Decided || !out.Versioned || out.Version < 0 || out.Version > int64(k+1) {
 						t.Fatalf("change %d acknowledged, input %d: %+v: want a decision naming a version up to %d", k+1, i+1, out, k+1)
 					}
@@ -308,7 +319,7 @@ func TestCheckedAtNamesTheVersion(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			if len(seen) < 3 {
+			if named := len(seen) - min(1, seen[-1]); named < 3 {
 				t.Errorf("answers named the versions %v: want several", seen)
 			}
 			t.Logf("answers by version named: %v", seen)
