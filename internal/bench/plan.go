@@ -60,7 +60,7 @@ func NewPlan(ctx context.Context, s *scenario.Scenario, o Options) (*Plan, error
 			if ref.User != nil {
 				w, err = workload.FromFiles(*ref.User)
 			} else {
-				w, err = workload.Builtin(ref.Name)
+				w, err = workload.BuiltinFor(ref.Name, s.Engines())
 			}
 			if err != nil {
 				errs = append(errs, err)

@@ -138,6 +138,27 @@ type TargetRef struct {
 	Config kinds.Config
 }
 
+// EnginesOf is the engines that the targets named decide with (a kind's Engine: "opa",
+// "cedar"), each once; a name no kind has adds none (it is refused where it is read).
+func EnginesOf(targets []string) []string {
+	engines := []string{}
+	for _, name := range targets {
+		if k, err := kinds.LookupAny(name); err == nil && !slices.Contains(engines, k.Engine) {
+			engines = append(engines, k.Engine)
+		}
+	}
+	return engines
+}
+
+// Engines is the engines the scenario's targets decide with (EnginesOf).
+func (s *Scenario) Engines() []string {
+	names := make([]string, len(s.Targets))
+	for i, t := range s.Targets {
+		names[i] = t.Name
+	}
+	return EnginesOf(names)
+}
+
 // Kind is the target's kind; nil for a name no kind has (a validated scenario has none).
 func (t TargetRef) Kind() *kinds.Kind {
 	k, _ := kinds.LookupAny(t.Name)
@@ -456,8 +477,15 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	// of several paths is a workload per path.
 	var loaded []*workload.Workload
 	var entryOf []workloadSpec
+	// A built-in is built with the versions of the engines the targets decide with, and no
+	// other's: a big one's other versions would cost memory and minutes for nothing.
+	var targetNames []string
+	for _, t := range f.Targets {
+		targetNames = append(targetNames, t.Target)
+	}
+	engines := EnginesOf(targetNames)
 	for _, w := range f.Workloads {
-		refs, err := workloadRefs(w, baseDir)
+		refs, err := workloadRefs(w, baseDir, engines)
 		if err != nil {
 			line := w.Line
 			var se *workload.SettingError
@@ -567,7 +595,7 @@ func (s *Scenario) SetFloor(on bool) {
 // workloadRefs resolves a workload entry, loading it to check it: one workload, or one per
 // decision path of a decision log (in the entry, or in an inputs file that is one). Each ref
 // carries the workload built.
-func workloadRefs(w workloadSpec, baseDir string) ([]WorkloadRef, error) {
+func workloadRefs(w workloadSpec, baseDir string, engines []string) ([]WorkloadRef, error) {
 	if len(w.Policy) == 0 && w.Inputs == "" && w.Query == "" && len(w.Data) == 0 && !w.replaySettings() &&
 		len(w.CedarPolicies) == 0 && w.Entities == "" && w.Schema == "" && w.Requests == "" && w.TemplateLinks == "" {
 		if w.Name == "" {
@@ -576,7 +604,7 @@ func workloadRefs(w workloadSpec, baseDir string) ([]WorkloadRef, error) {
 		if w.V0Compatible || w.UndefinedAs != "" {
 			return nil, fmt.Errorf("workload %s: v0_compatible and undefined_as apply to your own policy (policy and inputs); the built-in workloads are v1 Rego with a default for every decision", w.Name)
 		}
-		wl, err := workload.Builtin(w.Name)
+		wl, err := workload.BuiltinFor(w.Name, engines)
 		if err != nil {
 			return nil, err
 		}

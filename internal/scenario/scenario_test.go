@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/load"
+	"github.com/authzbench/authzbench/internal/workload"
 )
 
 func TestSweeps(t *testing.T) {
@@ -251,5 +252,42 @@ func TestTestbedAndBuiltinTwice(t *testing.T) {
 	}
 	if s.Testbed != "ci-4core.v2" || len(s.Workloads) != 3 {
 		t.Fatalf("testbed %q, %d workloads; want ci-4core.v2 and nop, rbac, nop", s.Testbed, len(s.Workloads))
+	}
+}
+
+// A built-in is built with the versions of the engines the targets decide with and no other:
+// an OPA run of a big rbac-data workload must not also build Cedar's entities and OpenFGA's
+// tuples, and a Cedar target must still find its version.
+func TestBuiltinsCarryTheTargetsEnginesOnly(t *testing.T) {
+	has := func(w *workload.Workload) (opa, cedar, openfga bool) {
+		return len(w.Policies) > 0, w.VersionFor("cedar") != nil, w.VersionFor("openfga") != nil
+	}
+	cases := []struct {
+		name                string
+		targets             []string
+		opa, cedar, openfga bool
+	}{
+		{"opa alone", []string{"opa/server"}, true, false, false},
+		{"cedar alone", []string{"cedar/inproc"}, false, true, false},
+		{"opa and openfga", []string{"opa/inproc", "openfga/inproc"}, true, false, true},
+		{"every one", []string{"opa/inproc", "cedar/inproc", "openfga/inproc"}, true, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			file, err := Parse("s.yaml", []byte("floor: false\nworkloads: [rbac]\ntargets: ["+strings.Join(tc.targets, ", ")+"]\n"), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			flags, err := FromFlags(AdHoc{Workloads: []string{"rbac"}, Targets: tc.targets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for from, s := range map[string]*Scenario{"scenario file": file, "flags": flags} {
+				opa, cedar, openfga := has(s.Workloads[0].Built)
+				if opa != tc.opa || cedar != tc.cedar || openfga != tc.openfga {
+					t.Errorf("%s: versions opa %v, cedar %v, openfga %v; want %v, %v, %v", from, opa, cedar, openfga, tc.opa, tc.cedar, tc.openfga)
+				}
+			}
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -269,8 +270,24 @@ func Names() []string {
 	return names
 }
 
-// Builtin returns the built-in workload called name with DefaultInputs inputs.
-func Builtin(name string) (*Workload, error) {
+// Builtin returns the built-in workload called name with DefaultInputs inputs, every registered
+// engine's version added.
+func Builtin(name string) (*Workload, error) { return builtin(name, nil) }
+
+// BuiltinFor is Builtin with only the versions of the engines named (as each registers itself:
+// "opa", "cedar"), for a run, which builds what its targets decide with and nothing more. At
+// rbac-data-1700000 the versions of engines an OPA run never asks (Cedar's entities,
+// OpenFGA's tuples) were most of what authzbench allocated before the first server started.
+func BuiltinFor(name string, engines []string) (*Workload, error) {
+	if engines == nil {
+		engines = []string{} // none named is no version, not every one
+	}
+	return builtin(name, engines)
+}
+
+// builtin builds the built-in called name with the versions of engines; nil engines is every
+// registered one.
+func builtin(name string, engines []string) (*Workload, error) {
 	s, ok := builtins[name]
 	if !ok {
 		f := familyOf(name)
@@ -281,13 +298,13 @@ func Builtin(name string) (*Workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		return w, addVersions(w)
+		return w, addVersions(w, engines)
 	}
 	w, err := s.Build(DefaultSeed, DefaultInputs)
 	if err != nil {
 		return nil, fmt.Errorf("build workload %s: %w", name, err)
 	}
-	return w, addVersions(w)
+	return w, addVersions(w, engines)
 }
 
 // Register adds a built-in workload that is one engine's alone (OPA's -opt rewrites, Rego
@@ -323,7 +340,7 @@ func BuiltinWith(name string, seed int64, n int) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build workload %s: %w", name, err)
 	}
-	return w, addVersions(w)
+	return w, addVersions(w, nil)
 }
 
 // BuiltinVersion is an engine's version of the built-in workloads, which its own package writes
@@ -355,9 +372,13 @@ func RegisterBuiltinVersion(v BuiltinVersion) {
 	builtinVersions = append(builtinVersions, v)
 }
 
-// addVersions asks every registered engine for its version of the built-in w.
-func addVersions(w *Workload) error {
+// addVersions asks each registered engine of engines (every one when nil) for its version of
+// the built-in w.
+func addVersions(w *Workload, engines []string) error {
 	for _, v := range builtinVersions {
+		if engines != nil && !slices.Contains(engines, v.Engine) {
+			continue
+		}
 		if err := v.Add(w); err != nil {
 			return fmt.Errorf("build %s's version of workload %s: %w", v.Engine, w.Name, err)
 		}
@@ -446,7 +467,7 @@ type probe struct {
 var probes = sync.OnceValue(func() []probe {
 	var ps []probe
 	for _, n := range Names() {
-		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && addVersions(w) == nil {
+		if w, err := builtins[n].Build(DefaultSeed, 1); err == nil && addVersions(w, nil) == nil {
 			ps = append(ps, probe{n, w})
 		}
 	}
