@@ -325,6 +325,14 @@ func datastoreNote(ds *result.Datastore) string {
 	if ds.SizeBytes > 0 {
 		note += fmt.Sprintf(", database %.1f MB", float64(ds.SizeBytes)/1e6)
 	}
+	switch {
+	case ds.AnalyzeSeconds > 0:
+		note += fmt.Sprintf(", ANALYZE %.2f s", ds.AnalyzeSeconds)
+	case ds.AnalyzeError != "":
+		// Checks planned without the loaded tables' statistics can read far slower than
+		// the same database would a minute later, when autovacuum has analyzed it.
+		note += fmt.Sprintf(", not analyzed (%s): its checks were planned without statistics of the tables the load filled", ds.AnalyzeError)
+	}
 	if ds.Pool != "" {
 		note += "; pool: " + ds.Pool
 	}

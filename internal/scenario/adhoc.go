@@ -83,7 +83,7 @@ func FromFlags(a AdHoc) (*Scenario, error) {
 	given := map[string]bool{}
 	for _, w := range a.Workloads {
 		given[w] = true
-		wl, err := workload.BuiltinFor(w, EnginesOf(targets))
+		wl, err := workload.BuiltinFor(w, enginesOf(targets))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--workload: %w", err))
 			continue

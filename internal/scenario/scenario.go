@@ -138,9 +138,9 @@ type TargetRef struct {
 	Config kinds.Config
 }
 
-// EnginesOf is the engines that the targets named decide with (a kind's Engine: "opa",
+// enginesOf is the engines that the targets named decide with (a kind's Engine: "opa",
 // "cedar"), each once; a name no kind has adds none (it is refused where it is read).
-func EnginesOf(targets []string) []string {
+func enginesOf(targets []string) []string {
 	engines := []string{}
 	for _, name := range targets {
 		if k, err := kinds.LookupAny(name); err == nil && !slices.Contains(engines, k.Engine) {
@@ -150,13 +150,13 @@ func EnginesOf(targets []string) []string {
 	return engines
 }
 
-// Engines is the engines the scenario's targets decide with (EnginesOf).
+// Engines is the engines the scenario's targets decide with, each once.
 func (s *Scenario) Engines() []string {
 	names := make([]string, len(s.Targets))
 	for i, t := range s.Targets {
 		names[i] = t.Name
 	}
-	return EnginesOf(names)
+	return enginesOf(names)
 }
 
 // Kind is the target's kind; nil for a name no kind has (a validated scenario has none).
@@ -483,7 +483,7 @@ func Parse(source string, b []byte, baseDir string) (*Scenario, error) {
 	for _, t := range f.Targets {
 		targetNames = append(targetNames, t.Target)
 	}
-	engines := EnginesOf(targetNames)
+	engines := enginesOf(targetNames)
 	for _, w := range f.Workloads {
 		refs, err := workloadRefs(w, baseDir, engines)
 		if err != nil {

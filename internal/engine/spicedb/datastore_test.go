@@ -86,9 +86,9 @@ func TestValidationFilesOnPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec == nil || rec.Engine != datastore.Postgres || rec.Tuples != len(f.Relationships) || rec.SizeBytes <= 0 ||
+			if rec == nil || rec.Engine != datastore.Postgres || rec.Tuples != len(f.Relationships) || rec.SizeBytes <= 0 || rec.AnalyzeSeconds <= 0 ||
 				!strings.Contains(rec.BulkPath, "ImportBulkRelationships") || !strings.HasPrefix(rec.Migrated, "SpiceDB migration ") {
-				t.Errorf("recorded %+v, want postgres, %d relationships imported, a size and the migration", rec, len(f.Relationships))
+				t.Errorf("recorded %+v, want postgres, %d relationships imported, a size, ANALYZE's time and the migration", rec, len(f.Relationships))
 			}
 			if n := rows(t, cfg.URI, "SELECT count(*) FROM relation_tuple"); n < len(f.Relationships) {
 				t.Errorf("the database holds %d relationships, want %d", n, len(f.Relationships))
