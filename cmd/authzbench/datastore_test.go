@@ -39,6 +39,9 @@ func TestDatastoreFlags(t *testing.T) {
 	t.Run("one the engine has not", func(t *testing.T) {
 		refused(t, "--datastore sqlite: spicedb/server decides over memory or postgres", "--target", "spicedb/server", "--datastore", "sqlite")
 	})
+	t.Run("no ANALYZE of a datastore that is not PostgreSQL", func(t *testing.T) {
+		refused(t, "--datastore-no-analyze configures PostgreSQL, and --datastore is memory", "--target", "spicedb/server", "--datastore-no-analyze")
+	})
 	t.Run("a URI that does not answer", func(t *testing.T) {
 		refused(t, "openfga/inproc: --datastore-uri postgres://u@127.0.0.1:1/db does not answer", "--target", "openfga/inproc", "--datastore-uri", "postgres://u@127.0.0.1:1/db")
 	})

@@ -140,7 +140,7 @@ func serversGroup() flagGroup {
 			"decision-logs", "decision-log-reporting", "decision-log-mask", "decision-log-service", "decision-log-latency",
 			"decision-log-service-addr", "decision-log-flush-timeout",
 			"bundle-server", "bundle-size-limit", "optimize", "provenance", "bundle-changes",
-			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-max-conns", "datastore-min-conns",
+			"datastore", "datastore-uri", "datastore-overwrite", "datastore-nondurable", "datastore-no-analyze", "datastore-max-conns", "datastore-min-conns",
 			"consistency", "openfga-check-query-cache", "openfga-check-query-cache-ttl", "openfga-check-iterator-cache", "openfga-check-iterator-cache-ttl",
 			"openfga-cache-controller", "openfga-cache-controller-ttl", "spicedb-dispatch-cache"}}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/authzbench/authzbench/internal/pgserver"
+	"github.com/authzbench/authzbench/internal/result"
 )
 
 // A load recorded on PostgreSQL is followed by ANALYZE before the clock: the table it filled has
@@ -51,6 +52,20 @@ func TestLoadedAnalyzesTheDatabase(t *testing.T) {
 	}
 	if db.Record.Tuples != 5000 || db.Record.SizeBytes <= 0 {
 		t.Errorf("the load's record lost: %+v", db.Record)
+	}
+
+	// Asked for none, the next load leaves the statistics as they were and says so.
+	if _, err := conn.Exec(ctx, `CREATE TABLE fresh AS SELECT * FROM tuple`); err != nil {
+		t.Fatal(err)
+	}
+	db.noAnalyze, db.Record = true, result.Datastore{}
+	db.Loaded(ctx, 5000, time.Second, "INSERT")
+	var fresh int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stats WHERE tablename = 'fresh'").Scan(&fresh); err != nil {
+		t.Fatal(err)
+	}
+	if !db.Record.NotAnalyzed || db.Record.AnalyzeSeconds != 0 || fresh != 0 {
+		t.Errorf("--datastore-no-analyze: recorded %+v, and the new table has statistics of %d columns; want none, said", db.Record, fresh)
 	}
 
 	gone := &DB{URI: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"}

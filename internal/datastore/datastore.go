@@ -44,6 +44,9 @@ func init() {
 		Help: "{kinds}: with --datastore-uri, write the workload into a database that already holds the engine's store"})
 	kinds.DeclareOption(kinds.Option{Key: "datastore_nondurable", Flag: "datastore-nondurable", Selective: true, EveryTarget: true,
 		Help: "{kinds}: start the PostgreSQL with fsync, synchronous_commit and full_page_writes off (faster loads, no crash safety; recorded)"})
+	kinds.DeclareOption(kinds.Option{Key: "datastore_no_analyze", Flag: "datastore-no-analyze", Selective: true, EveryTarget: true,
+		Help: "{kinds}: leave out the ANALYZE authzbench runs on PostgreSQL after the load and before the clock, to measure a database " +
+			"whose tables the load has just filled, as PostgreSQL plans reads before autovacuum has gathered their statistics (recorded)"})
 	kinds.DeclareOption(kinds.Option{Key: "datastore_max_conns", Flag: "datastore-max-conns", Selective: true, EveryTarget: true,
 		Help: "{kinds}: the engine's connection pool to PostgreSQL, its most open connections (default: the engine's own; recorded)"})
 	kinds.DeclareOption(kinds.Option{Key: "datastore_min_conns", Flag: "datastore-min-conns", Selective: true, EveryTarget: true,
@@ -57,6 +60,7 @@ type Settings struct {
 	URI        string `yaml:"datastore_uri"`
 	Overwrite  bool   `yaml:"datastore_overwrite"`
 	NotDurable bool   `yaml:"datastore_nondurable"`
+	NoAnalyze  bool   `yaml:"datastore_no_analyze"`
 	MaxConns   int    `yaml:"datastore_max_conns"`
 	MinConns   int    `yaml:"datastore_min_conns"`
 }
@@ -108,10 +112,15 @@ func (s *Settings) Check(target string, takes ...string) []error {
 		}))
 	}
 	if engine != Postgres {
-		for _, key := range []string{"datastore_nondurable", "datastore_max_conns", "datastore_min_conns"} {
-			if key == "datastore_nondurable" && !s.NotDurable || key == "datastore_max_conns" && s.MaxConns == 0 || key == "datastore_min_conns" && s.MinConns == 0 {
+		for _, o := range []struct {
+			key   string
+			given bool
+		}{{"datastore_nondurable", s.NotDurable}, {"datastore_no_analyze", s.NoAnalyze},
+			{"datastore_max_conns", s.MaxConns != 0}, {"datastore_min_conns", s.MinConns != 0}} {
+			if !o.given {
 				continue
 			}
+			key := o.key
 			errs = append(errs, kinds.NewOptionError(key, func(n func(string) string) string {
 				return fmt.Sprintf("%s configures PostgreSQL, and %s is %s", n(key), n("datastore"), engine)
 			}))
@@ -255,6 +264,8 @@ type DB struct {
 	URI    string
 	Record result.Datastore
 	server *pgserver.Server
+	// noAnalyze: the load is measured without the ANALYZE after it (--datastore-no-analyze).
+	noAnalyze bool
 }
 
 // the run's PostgreSQL, shared by every target that asks for one, stopped by the last.
@@ -272,7 +283,7 @@ func (s *Settings) Open(ctx context.Context, name string) (*DB, error) {
 	rec := result.Datastore{Engine: Postgres, MaxConns: s.MaxConns, MinConns: s.MinConns}
 	if s.URI != "" {
 		rec.URI = Redacted(s.URI)
-		db := &DB{URI: s.URI, Record: rec}
+		db := &DB{URI: s.URI, Record: rec, noAnalyze: s.NoAnalyze}
 		db.readServer(ctx)
 		return db, nil
 	}
@@ -303,7 +314,7 @@ func (s *Settings) Open(ctx context.Context, name string) (*DB, error) {
 	shared.users++
 	rec.Started = true
 	rec.Settings = shared.server.Settings
-	db := &DB{URI: uri, Record: rec, server: shared.server}
+	db := &DB{URI: uri, Record: rec, server: shared.server, noAnalyze: s.NoAnalyze}
 	db.readServer(ctx)
 	return db, nil
 }
@@ -331,14 +342,17 @@ func (d *DB) readServer(ctx context.Context) {
 // A table a bulk load has just filled has no statistics until autovacuum gets to it (a minute
 // or more after the load), and until then PostgreSQL plans its reads as if it were nearly
 // empty; a database in production has had them for long. So the checks are measured with the
-// statistics a deployed database has: ANALYZE runs before the clock, and its time is recorded.
+// statistics a deployed database has: ANALYZE runs before the clock, and its time is recorded;
+// unless --datastore-no-analyze asks for the database as the load left it, recorded so.
 func (d *DB) Loaded(ctx context.Context, tuples int, elapsed time.Duration, bulkPath string) {
 	d.Record.Tuples, d.Record.BulkPath = tuples, bulkPath
 	d.Record.LoadSeconds = elapsed.Seconds()
 	if elapsed > 0 {
 		d.Record.TuplesPerSecond = float64(tuples) / elapsed.Seconds()
 	}
-	if took, err := d.Analyze(ctx); err != nil {
+	if d.noAnalyze {
+		d.Record.NotAnalyzed = true
+	} else if took, err := d.analyze(ctx); err != nil {
 		d.Record.AnalyzeError = oneLine(err)
 	} else {
 		d.Record.AnalyzeSeconds = took.Seconds()
@@ -348,9 +362,9 @@ func (d *DB) Loaded(ctx context.Context, tuples int, elapsed time.Duration, bulk
 	}
 }
 
-// Analyze has PostgreSQL gather the statistics of every table of the database the connection's
+// analyze has PostgreSQL gather the statistics of every table of the database the connection's
 // user may analyze (ANALYZE without a table), and says how long it took.
-func (d *DB) Analyze(ctx context.Context) (time.Duration, error) {
+func (d *DB) analyze(ctx context.Context) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	conn, err := connect(ctx, d.URI)

@@ -328,6 +328,8 @@ func datastoreNote(ds *result.Datastore) string {
 	switch {
 	case ds.AnalyzeSeconds > 0:
 		note += fmt.Sprintf(", ANALYZE %.2f s", ds.AnalyzeSeconds)
+	case ds.NotAnalyzed:
+		note += ", not analyzed (--datastore-no-analyze): its checks were planned without statistics of the tables the load filled"
 	case ds.AnalyzeError != "":
 		// Checks planned without the loaded tables' statistics can read far slower than
 		// the same database would a minute later, when autovacuum has analyzed it.

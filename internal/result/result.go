@@ -247,9 +247,11 @@ type Datastore struct {
 	SizeBytes int64 `json:"size_bytes,omitempty"`
 	// AnalyzeSeconds is how long PostgreSQL's ANALYZE of the database took after the load,
 	// before the clock, so that the checks were planned with statistics of the tables the load
-	// filled; absent where it did not run. AnalyzeError says why it failed (the run went on).
+	// filled; absent where it did not run. AnalyzeError says why it failed (the run went on);
+	// NotAnalyzed, that the user asked for none (--datastore-no-analyze).
 	AnalyzeSeconds float64 `json:"analyze_seconds,omitempty"`
 	AnalyzeError   string  `json:"analyze_error,omitempty"`
+	NotAnalyzed    bool    `json:"not_analyzed,omitempty"`
 }
 
 // Written is what a run wrote into a running server the user gave it, and what became of it:

@@ -192,6 +192,7 @@ func TestDatastoreSettingsRefused(t *testing.T) {
 		{datastore.Settings{URI: "mysql://u@host/db"}, "want postgres://"},
 		{datastore.Settings{Datastore: "postgres", Overwrite: true}, "datastore_overwrite is for a running database"},
 		{datastore.Settings{Datastore: "memory", MaxConns: 4}, "datastore_max_conns configures PostgreSQL"},
+		{datastore.Settings{Datastore: "sqlite", NoAnalyze: true}, "datastore_no_analyze configures PostgreSQL, and datastore is sqlite"},
 		{datastore.Settings{Datastore: "postgres", MaxConns: 2, MinConns: 4}, "want 0 <= min <= max"},
 	} {
 		err := (&OpenFGAInprocConfig{Settings: c.s}).Check()
