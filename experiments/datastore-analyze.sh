@@ -15,25 +15,16 @@
 # authzbench-spicedb on PATH, or AUTHZBENCH naming a built authzbench with authzbench-spicedb
 # beside it, and PostgreSQL installed.
 set -uo pipefail
+. "$(dirname "$0")/lib/rebac.sh"
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [seconds] [users] [targets]" >&2; exit 2; }
 out=$1; secs=${2:-5}; sizes=${3:-300 7000 70000}; targets=${4:-spicedb/server}
 ab=${AUTHZBENCH:-authzbench}
-if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
-  echo "$out exists and is not empty: name a new results directory" >&2; exit 2
-fi
-mkdir -p "$out"
-{
-  echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# ROUNDS=${ROUNDS:-3} $0 $*"
-} | tee "$out/table.txt"
+for target in $targets; do caches_off "$target"; done # a target it cannot run refused before anything is made
+start_results "$out" "ROUNDS=${ROUNDS:-3} $0 $*"
 for round in $(seq "${ROUNDS:-3}"); do
   for n in $sizes; do
     for target in $targets; do
-      case $target in
-        openfga/*) caches=(--openfga-check-query-cache off --openfga-check-iterator-cache off --openfga-cache-controller off) ;;
-        spicedb/*) caches=(--spicedb-dispatch-cache off) ;;
-        *) echo "$target: not an OpenFGA or SpiceDB target" >&2; exit 2 ;;
-      esac
+      caches_off "$target"
       for analyze in analyzed not; do
         extra=()
         [ "$analyze" = not ] && extra=(--datastore-no-analyze)

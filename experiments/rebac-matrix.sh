@@ -22,19 +22,13 @@
 # script goes on. Needs authzbench and authzbench-spicedb on PATH, or AUTHZBENCH naming a built
 # authzbench with authzbench-spicedb beside it.
 set -uo pipefail
+. "$(dirname "$0")/lib/rebac.sh"
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [seconds] [rate] [skews] [datastores]" >&2; exit 2; }
 out=$1; secs=${2:-5}; rate=${3:-100}; skews=${4:-uniform hot:90/10}; datastores=${5:-memory postgres}
 ab=${AUTHZBENCH:-authzbench}
 workload=${WORKLOAD:-rbac}; only=${CELLS:-.}
 writes=$(awk -v r="$rate" 'BEGIN { print r / 100 }')
-if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
-  echo "$out exists and is not empty: name a new results directory" >&2; exit 2
-fi
-mkdir -p "$out"
-{
-  echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# WORKLOAD=$workload CELLS='$only' $0 $*"
-} | tee "$out/table.txt"
+start_results "$out" "WORKLOAD=$workload CELLS='$only' $0 $*"
 
 # A cell: engine, consistency, the caches' name in the file name, then the cache flags.
 cells=(
