@@ -1,7 +1,6 @@
 package casbin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
@@ -109,18 +108,7 @@ func TestPolicyReplacementSeenOnceAcknowledged(t *testing.T) {
 		{"empty.csv", func(int) bool { return false }},
 		{"again.csv", loadedDecision},
 	}
-	ask := func(i int) bool {
-		resp, err := srv.Client().Post(srv.URL+ServerPath, "application/json", bytes.NewReader(Registered.Request(w.Inputs[i])))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var a struct{ Allow bool }
-		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("input %d: %s %v", i+1, resp.Status, err)
-		}
-		return a.Allow
-	}
+	ask := func(i int) bool { return askServed(t, srv, w, i) }
 	for k, s := range steps {
 		form, err := Registered.(engine.WriteResolver).ResolveWrite(w, json.RawMessage(`{"policy": "`+s.file+`"}`), dir)
 		if err != nil {

@@ -48,18 +48,7 @@ func TestWritesSeenOnceAcknowledged(t *testing.T) {
 	srv := httptest.NewServer(Handler(enf))
 	defer srv.Close()
 	served := &rolesPoster{client: srv.Client(), url: srv.URL + RolesPath}
-	ask := func(i int) bool {
-		resp, err := srv.Client().Post(srv.URL+ServerPath, "application/json", bytes.NewReader(Registered.Request(w.Inputs[i])))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var a struct{ Allow bool }
-		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("input %d: %s %v", i+1, resp.Status, err)
-		}
-		return a.Allow
-	}
+	ask := func(i int) bool { return askServed(t, srv, w, i) }
 	decide := func(d kinds.Decider, i int) bool {
 		out := d.Decide(context.Background(), i)
 		if out.Kind != verify.Decided {
@@ -117,4 +106,19 @@ func TestWritesSeenOnceAcknowledged(t *testing.T) {
 			t.Fatalf("the shared enforcer: input %d %s after the writes", i+1, verify.Name(c, 0))
 		}
 	}
+}
+
+// askServed asks casbin/server's decision endpoint at srv for w's input i and returns its answer.
+func askServed(t *testing.T, srv *httptest.Server, w *workload.Workload, i int) bool {
+	t.Helper()
+	resp, err := srv.Client().Post(srv.URL+ServerPath, "application/json", bytes.NewReader(Registered.Request(w.Inputs[i])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a struct{ Allow bool }
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("input %d: %s %v", i+1, resp.Status, err)
+	}
+	return a.Allow
 }
