@@ -7,8 +7,9 @@
 #   experiments/changes-opa-server.sh RESULTS_DIR [rate] [seconds]
 #
 # Kept as CELL-rROUND.json (the result: changes.pause_ms, near_change_latency_us against
-# steady_latency_us, the timeline) and .txt (its table). Needs authzbench on PATH, or AUTHZBENCH
-# naming a built one with authzbench-opa beside it.
+# steady_latency_us, the timeline) and .txt (its table). PIN=auto runs the generator and OPA's
+# server on cores of their own (--pin auto; none, sharing every core, by default). Needs
+# authzbench on PATH, or AUTHZBENCH naming a built one with authzbench-opa beside it.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 RESULTS_DIR [rate] [seconds]" >&2; exit 2; }
 out=$1; rate=${2:-2000}; secs=${3:-10}
@@ -25,7 +26,7 @@ for round in 1 2 3; do
       policy-1) extra=(--changes "$here/changes-opa/policy-put.jsonl" --change-rate 1/s) ;;
     esac
     name="$cell-r$round"
-    "$ab" run --target opa/server --workload rbac --rate "$rate" --warmup 2s --duration "${secs}s" "${extra[@]}" \
+    "$ab" run --target opa/server --workload rbac --rate "$rate" --warmup 2s --duration "${secs}s" --pin "${PIN:-none}" "${extra[@]}" \
       --no-progress -o "$out/$name.json" >"$out/$name.txt" 2>&1
     echo "$name: exit $?"
   done
