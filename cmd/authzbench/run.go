@@ -431,9 +431,11 @@ func runBench(fl *pflag.FlagSet, f runFlags, out runIO) (err error) {
 	opts.Note = func(n string) { fmt.Fprintf(stderr, "authzbench: %s\n", n) }
 	fmt.Fprintf(stderr, "authzbench: scenario %s: %d workloads x %d targets, %d repetition(s)\n",
 		s.Name, len(s.Workloads), len(s.Targets), s.Repeat)
-	// What planning built and dropped (a big workload's data encoded, parsed and copied into
-	// the in-process check) goes back to the kernel before the first server starts, rather than
-	// sit beside the server being measured: at rbac-data-6800000, gigabytes.
+	// What planning built and no longer needs (a big workload's data encoded, parsed and, where
+	// only servers decide, compiled into the in-process check) goes back to the kernel before
+	// the first server starts, rather than sit beside the server being measured: at
+	// rbac-data-6800000, gigabytes.
+	resolved.DropChecked()
 	debug.FreeOSMemory()
 	runErr := bench.Execute(ctx, resolved, opts, doc)
 	progress.clear()

@@ -110,3 +110,26 @@ func (p *Plan) prepare(ctx context.Context, w *workload.Workload) error {
 	}
 	return nil
 }
+
+// DropChecked lets go of what an engine prepared from the workloads (OPA's compiled query and
+// data, as large as OPA's own store) where every target of the engine read it only to check the
+// workload (kinds.Kind.ChecksPrepared), which planning has done: a served OPA decides with its
+// own copy, and authzbench's need not sit beside it through the load. Called once the checks
+// before the load are over; a target that asks for the artefact after all builds it again.
+func (p *Plan) DropChecked() {
+	decides := map[string]bool{} // engines a target decides with through the artefact itself
+	for _, t := range p.Scenario.Targets {
+		if k := t.Kind(); !k.ChecksPrepared {
+			decides[k.Engine] = true
+		}
+	}
+	for _, t := range p.Scenario.Targets {
+		k := t.Kind()
+		if decides[k.Engine] {
+			continue
+		}
+		for _, w := range p.Workloads {
+			p.Prepared.Drop(k.Engine, w)
+		}
+	}
+}

@@ -105,3 +105,38 @@ func TestPlanRefusesBeforeAnyLoad(t *testing.T) {
 		})
 	}
 }
+
+// OPA's compiled query and data, which a served OPA reads only as the check before it starts, is
+// let go before the load where no target of the run decides with it, and kept where one does
+// (opa/inproc); the served target's check, asked again, does not compile it again.
+func TestPlanDropsWhatOnlyChecksRead(t *testing.T) {
+	for _, tc := range []struct {
+		targets []string
+		kept    bool
+	}{
+		{[]string{"opa/server"}, false},
+		{[]string{"opa/server", "opa/sdk"}, false},
+		{[]string{"opa/server", "opa/inproc"}, true},
+	} {
+		s, err := scenario.FromFlags(scenario.AdHoc{Targets: tc.targets, Workloads: []string{"rbac"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(context.Background(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := p.Workloads[0]
+		if !p.Prepared.Holds("opa", w) {
+			t.Fatalf("%v: the plan compiled nothing", tc.targets)
+		}
+		p.DropChecked()
+		if got := p.Prepared.Holds("opa", w); got != tc.kept {
+			t.Errorf("%v: compiled query held after DropChecked %v, want %v", tc.targets, got, tc.kept)
+		}
+		err = engine.Check(context.Background(), p.Prepared, engine.For("opa"), w)
+		if err != nil || p.Prepared.Holds("opa", w) != tc.kept {
+			t.Errorf("%v: the check after DropChecked: err %v, held %v; want nil, answered without compiling", tc.targets, err, p.Prepared.Holds("opa", w))
+		}
+	}
+}

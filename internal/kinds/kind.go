@@ -109,6 +109,11 @@ type Kind struct {
 	// can): the ext_authz kinds send Envoy CheckRequests, which only some workloads' inputs
 	// are. Nil takes every workload.
 	Takes func(w *workload.Workload) string
+	// ChecksPrepared says the kind reads what its engine prepares from a workload (OPA's
+	// compiled query and data) only to check the workload before it starts, and decides with
+	// its own copy (a server reading the workload's files): a run whose targets of an engine are
+	// all such lets the engine's artefact go before the load (bench.Plan.DropChecked).
+	ChecksPrepared bool
 	// Internal kinds are not offered to users (calibrate's trivial server).
 	Internal bool
 	// Order places the kind in lists (help, verify): lower first, then by name. The in-process

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/authzbench/authzbench/internal/engine"
 	"github.com/authzbench/authzbench/internal/kinds"
 	"github.com/authzbench/authzbench/internal/workload"
 )
@@ -14,7 +15,7 @@ import (
 // starts, then writes its policy and data files under a new directory of the run's temporary
 // one for the processes that read them.
 func workloadFiles(ctx context.Context, common kinds.Common, w *workload.Workload) (dir string, policies, data []string, err error) {
-	if _, err := Compiled(ctx, common.Prepared, w); err != nil {
+	if err := engine.Check(ctx, common.Prepared, Engine, w); err != nil {
 		return "", nil, nil, err
 	}
 	if dir, err = os.MkdirTemp(common.TempDir, "authzbench-workload-"); err != nil {

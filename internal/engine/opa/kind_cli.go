@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	kinds.Register(kinds.Kind{Name: "opa/cli", Engine: "opa", Placement: kinds.ProcessPerDecision, LoadsPolicy: true, Order: 20,
+	kinds.Register(kinds.Kind{Name: "opa/cli", Engine: "opa", Placement: kinds.ProcessPerDecision, LoadsPolicy: true, ChecksPrepared: true, Order: 20,
 		NewConfig: func() kinds.Config { return &CLIConfig{} },
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			return &cli{common: common, cfg: c.(*CLIConfig)}

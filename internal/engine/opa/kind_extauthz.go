@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	kinds.Register(kinds.Kind{Name: "opa/extauthz", Engine: "opa", Placement: kinds.LaunchedServer, LoadsPolicy: true, Order: 35,
+	kinds.Register(kinds.Kind{Name: "opa/extauthz", Engine: "opa", Placement: kinds.LaunchedServer, LoadsPolicy: true, ChecksPrepared: true, Order: 35,
 		Takes:     kinds.TakesCheckRequests,
 		NewConfig: func() kinds.Config { return &ExtAuthzConfig{} },
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {

@@ -30,7 +30,7 @@ import (
 )
 
 func init() {
-	kinds.Register(kinds.Kind{Name: "opa/sdk", Engine: "opa", Placement: kinds.InProcess, LoadsPolicy: true, Order: 12,
+	kinds.Register(kinds.Kind{Name: "opa/sdk", Engine: "opa", Placement: kinds.InProcess, LoadsPolicy: true, ChecksPrepared: true, Order: 12,
 		NewConfig: func() kinds.Config { return &SDKConfig{} },
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			return &sdkTarget{common: common, cfg: c.(*SDKConfig)}

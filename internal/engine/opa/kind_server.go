@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	kinds.Register(kinds.Kind{Name: "opa/server", Engine: "opa", Placement: kinds.LaunchedServer, LoadsPolicy: true, Order: 30,
+	kinds.Register(kinds.Kind{Name: "opa/server", Engine: "opa", Placement: kinds.LaunchedServer, LoadsPolicy: true, ChecksPrepared: true, Order: 30,
 		NewConfig: func() kinds.Config { return &ServerConfig{} },
 		New: func(common kinds.Common, c kinds.Config) kinds.Target {
 			cfg := c.(*ServerConfig)
