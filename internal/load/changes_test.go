@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
 	"testing"
 	"time"
@@ -33,10 +34,14 @@ func (l *lagged) Worker() kinds.Decider { return l }
 
 func (l *lagged) Decide(_ context.Context, i int) verify.Outcome {
 	allow, version, _ := l.svc.Decide(i)
-	// The rest of the service's time, after it decided: answers come back 10 ms after they
-	// were decided, 3 % of the lag, and a worker's next question comes 10 ms after its last, so
-	// that some arrive past the hold and are answered stale.
-	time.Sleep(10 * time.Millisecond)
+	// The rest of the service's time, after it decided: answers come back 7 to 13 ms after they
+	// were decided, about 3 % of the lag, and a worker's next question comes that long after its
+	// last, so that some arrive past the hold and are answered stale. Drawn, not fixed: a
+	// closed-loop worker held to the end of one change's lag and then asking every 20 ms
+	// exactly arrived again at the next change's acknowledgement, 400 ms on, was held again,
+	// and so never asked its input while only the first change was visible: that change was
+	// seen one change late (CI's race run once read half the changes so).
+	time.Sleep(time.Duration(7+rand.IntN(7)) * time.Millisecond)
 	return verify.Outcome{Kind: verify.Decided, Allow: allow, Versioned: l.named, Version: int64(version)}
 }
 
@@ -101,7 +106,10 @@ func TestChangesAgainstGroundTruth(t *testing.T) {
 				svc.WrongEvery = 97
 			}
 			tg := &lagged{svc: svc, named: c.named}
-			spec := Spec{Workers: 8, Duration: 5 * time.Second, Timeout: time.Second,
+			// 9 workers over the 4 inputs: worker k asks k, k+9, k+18 ..., so each asks every
+			// input in turn (with 8, each asked one input only, and two workers held past a
+			// change left theirs unasked until the next).
+			spec := Spec{Workers: 9, Duration: 5 * time.Second, Timeout: time.Second,
 				Changes: &Changes{Stream: s, Applier: tg, Rate: 2, Allowed: time.Second}}
 			if c.open {
 				spec.Workers, spec.Rate, spec.Connections = 0, 400, 128 // enough for the answers held up to a lag
