@@ -277,7 +277,7 @@ func Builtin(name string) (*Workload, error) { return builtin(name, nil) }
 // BuiltinFor is Builtin with only the versions of the engines named (as each registers itself:
 // "opa", "cedar"), for a run, which builds what its targets decide with and nothing more. At
 // rbac-data-1700000 the versions of engines an OPA run never asks (Cedar's entities,
-// OpenFGA's tuples) were most of what authzbench allocated before the first server started.
+// OpenFGA's tuples) were nearly half of what authzbench allocated before the first server started.
 func BuiltinFor(name string, engines []string) (*Workload, error) {
 	if engines == nil {
 		engines = []string{} // none named is no version, not every one
